@@ -1,0 +1,19 @@
+#pragma once
+// Subcommands of shardlens-cli. Each file registers one subcommand on the root app; the
+// callbacks throw shardlens::InputError on bad input (main turns that into exit 2).
+#include <CLI/CLI.hpp>
+
+namespace shardlens::cli {
+
+// Exit code a subcommand asks for (diagnose: 1 when the matrix is wrong).
+inline int g_exit_code = 0;
+
+void register_simulate(CLI::App& app);
+void register_shards(CLI::App& app);
+void register_diagnose(CLI::App& app);
+void register_export(CLI::App& app);
+void register_lessons(CLI::App& app);
+void register_run(CLI::App& app);     // real runs (app/cli/cmd_run.cpp)
+void register_import(CLI::App& app);  // imports of users' dumps (app/cli/cmd_import.cpp)
+
+}  // namespace shardlens::cli

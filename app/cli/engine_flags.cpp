@@ -1,0 +1,76 @@
+#include "app/cli/engine_flags.h"
+
+#include "core/resources.h"
+#include "core/types.h"
+
+namespace shardlens::cli {
+
+void add_format_flag(CLI::App& cmd, std::string& format) {
+  cmd.add_option("--format", format, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+}
+
+void add_engine_flags(CLI::App& cmd, EngineFlags& f) {
+  cmd.add_option("--preset", f.preset, "Lesson preset name or scenario JSON file (flags override it)");
+  cmd.add_option("--dataset", f.dataset,
+                 "synthetic:classes=10,per-class=50 | synthetic:counts=3,5,7 | "
+                 "synthetic:classes=C,n=N,zipf=S | fashion-mnist:test | fashion-mnist:train | "
+                 "idx:PATH | npy:PATH | csv:PATH");
+  cmd.add_option("--predictor", f.predictor,
+                 "perfect | noisy:accuracy=0.9,seed=1[,structure=adjacent] | npy:PATH | csv:PATH");
+  cmd.add_option("--world-size", f.world_size, "Number of ranks (W)");
+  cmd.add_option("--batch-size", f.batch_size, "DataLoader batch_size");
+  cmd.add_option("--sampler", f.sampler, "distributed | unrepeated | sequential | none");
+  cmd.add_flag("--shuffle", f.shuffle, "Shuffle the evaluation order (seed + epoch)");
+  cmd.add_flag("--no-shuffle", f.no_shuffle, "Keep dataset order (default, as a val loader)");
+  cmd.add_option("--seed", f.seed, "Sampler seed (PL_GLOBAL_SEED)");
+  cmd.add_option("--epoch", f.epoch, "Epoch passed to set_epoch");
+  cmd.add_flag("--sampler-drop-last", f.sampler_drop_last, "DistributedSampler(drop_last=True)");
+  cmd.add_flag("--loader-drop-last", f.loader_drop_last, "DataLoader(drop_last=True)");
+  cmd.add_option("--limit-batches", f.limit_batches,
+                 "Lightning limit_val_batches: an int (batches) or a float fraction; 1 != 1.0");
+  cmd.add_option("--rank-seeds", f.rank_seeds, "One sampler seed per rank (divergence)")
+      ->delimiter(',');
+  cmd.add_flag("--sanity-leak", f.sanity_leak, "Count the sanity-check batches into the metric");
+  cmd.add_option("--sanity-steps", f.sanity_steps, "num_sanity_val_steps (default 2)");
+  cmd.add_option("--sync", f.sync,
+                 "all-reduce | local | double | gather-zero-pad | gather-trim | "
+                 "gather-for-metrics | normalize-then-sum");
+  cmd.add_option("--counter-dtype", f.counter_dtype, "int64 | float32 | float16 | bfloat16");
+  cmd.add_option("--torch-version", f.torch_version, "PyTorch semantics to imitate (e.g. 1.13, 2.7)");
+  cmd.add_option("--ignore-index", f.ignore_index, "torchmetrics ignore_index (-1: none)");
+  add_format_flag(cmd, f.format);
+}
+
+Scenario resolve_scenario(const CLI::App& cmd, const EngineFlags& f) {
+  Scenario s = f.preset.empty() ? Scenario{} : load_preset(f.preset);
+  auto given = [&](const char* flag) { return cmd.count(flag) > 0; };
+  if (given("--dataset")) s.dataset = f.dataset;
+  if (given("--predictor")) s.predictor = f.predictor;
+  if (given("--world-size")) s.sampler.world_size = f.world_size;
+  if (given("--batch-size")) {
+    if (f.batch_size < 1) throw InputError("--batch-size: must be at least 1");
+    s.loader.batch_size = f.batch_size;
+  }
+  if (given("--sampler")) s.sampler.kind = parse_sampler_kind(f.sampler);
+  if (f.shuffle && f.no_shuffle) throw InputError("--shuffle and --no-shuffle contradict each other");
+  if (f.shuffle) s.sampler.shuffle = true;
+  if (f.no_shuffle) s.sampler.shuffle = false;
+  if (given("--seed")) s.sampler.seed = f.seed;
+  if (given("--epoch")) s.sampler.epoch = f.epoch;
+  if (f.sampler_drop_last) s.sampler.drop_last = true;
+  if (f.loader_drop_last) s.loader.drop_last = true;
+  if (given("--limit-batches")) s.loader.limit = BatchLimit::parse(f.limit_batches);
+  if (given("--rank-seeds")) s.sampler.rank_seeds = f.rank_seeds;
+  if (f.sanity_leak) s.loader.sanity_leak = true;
+  if (given("--sanity-steps")) s.loader.sanity_steps = f.sanity_steps;
+  if (given("--sync")) s.sync = parse_sync_strategy(f.sync);
+  if (given("--counter-dtype")) s.dtype = parse_counter_dtype(f.counter_dtype);
+  if (given("--torch-version")) s.sampler.torch = TorchVersion::parse(f.torch_version);
+  if (given("--ignore-index")) s.ignore_index = f.ignore_index;
+  if (s.sampler.world_size < 1) throw InputError("--world-size: must be at least 1");
+  return s;
+}
+
+}  // namespace shardlens::cli

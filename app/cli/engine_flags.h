@@ -1,0 +1,30 @@
+#pragma once
+// The engine flags shared by simulate, shards, diagnose, export and run. Flags follow
+// PyTorch / Lightning names; a --preset is applied first and flags given override it.
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/scenario.h"
+
+namespace shardlens::cli {
+
+struct EngineFlags {
+  std::string preset;
+  std::string dataset, predictor, sampler, sync, counter_dtype, torch_version, limit_batches;
+  int world_size = 0;
+  int64_t batch_size = 0, seed = 0, epoch = 0;
+  bool shuffle = false, no_shuffle = false;
+  bool sampler_drop_last = false, loader_drop_last = false, sanity_leak = false;
+  int sanity_steps = 2, ignore_index = -1;
+  std::vector<int64_t> rank_seeds;
+  std::string format = "text";
+};
+
+void add_engine_flags(CLI::App& cmd, EngineFlags& flags);
+void add_format_flag(CLI::App& cmd, std::string& format);
+// Preset (or defaults) with every flag the user gave applied on top.
+Scenario resolve_scenario(const CLI::App& cmd, const EngineFlags& flags);
+
+}  // namespace shardlens::cli

@@ -1,0 +1,38 @@
+// shardlens-cli: the headless twin of the ShardLens desktop application.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "app/cli/commands.h"
+#include "core/types.h"
+#include "shardlens/config.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"ShardLens: what distributed evaluation does to a confusion matrix"};
+  app.set_version_flag("--version", std::string("shardlens-cli ") + SHARDLENS_VERSION);
+  app.require_subcommand(1);
+  namespace cli = shardlens::cli;
+  cli::register_simulate(app);
+  cli::register_shards(app);
+  cli::register_diagnose(app);
+  cli::register_export(app);
+  cli::register_lessons(app);
+  cli::register_run(app);
+  cli::register_import(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Usage errors exit 2 like every other bad input (CLI11 would use 105-109).
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  } catch (const shardlens::InputError& e) {
+    std::cerr << "shardlens-cli: " << e.what() << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "shardlens-cli: out of memory\n";
+    return 3;
+  } catch (const std::exception& e) {
+    std::cerr << "shardlens-cli: internal error: " << e.what() << "\n";
+    return 3;
+  }
+  return cli::g_exit_code;
+}

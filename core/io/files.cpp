@@ -1,0 +1,319 @@
+#include "core/io/files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include "core/io/detail.h"
+
+namespace shardlens {
+namespace {
+
+using io_detail::fail;
+
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
+
+// Closes a POSIX descriptor on every exit path.
+class Fd {
+ public:
+  explicit Fd(int fd) : m_fd(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (m_fd >= 0) ::close(m_fd);
+  }
+  int get() const { return m_fd; }
+  // Closes now so that a failing close (delayed write error) can be reported.
+  int close_now() {
+    const int rc = ::close(m_fd);
+    m_fd = -1;
+    return rc;
+  }
+
+ private:
+  int m_fd;
+};
+
+std::string limit_text(size_t bytes) {
+  return std::to_string(bytes) + "-byte limit";
+}
+
+// Reads until EOF, never holding more than max_bytes + 1 bytes, so a file that grows while
+// it is read (or a pipe) cannot exhaust memory.
+void read_all(int fd, const std::string& path, size_t max_bytes, std::string& out) {
+  char chunk[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(path, "cannot read (" + errno_text(errno) + ")");
+    }
+    if (n == 0) return;
+    if (out.size() + size_t(n) > max_bytes) fail(path, "file exceeds the " + limit_text(max_bytes));
+    out.append(chunk, size_t(n));
+  }
+}
+
+std::string random_suffix() {
+  static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::random_device rd;
+  std::string s(8, 'x');
+  for (char& c : s) c = kAlphabet[rd() % (sizeof kAlphabet - 1)];
+  return s;
+}
+
+// Creates PATH.tmp-XXXXXXXX next to the target (same filesystem, so rename is atomic).
+// O_EXCL rather than mkstemp because mkstemp forces mode 0600 and we want the umask's.
+std::string create_temp(const std::string& path, int* fd_out) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string tmp = path + ".tmp-" + random_suffix();
+    const int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      *fd_out = fd;
+      return tmp;
+    }
+    if (errno != EEXIST) fail(path, "cannot write (" + errno_text(errno) + ")");
+  }
+  fail(path, "cannot write (no free temporary file name)");
+}
+
+void write_all(int fd, const std::string& path, const std::string& bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(path, "cannot write (" + errno_text(errno) + ")");
+    }
+    done += size_t(n);
+  }
+}
+
+// The data must be on disk before the rename makes it visible, or a crash could leave a
+// complete-looking but empty file; the directory sync makes the rename itself durable.
+void sync_and_rename(Fd& fd, const std::string& tmp, const std::string& path) {
+  if (::fsync(fd.get()) != 0 || fd.close_now() != 0)
+    fail(path, "cannot write (" + errno_text(errno) + ")");
+  if (::rename(tmp.c_str(), path.c_str()) != 0)
+    fail(path, "cannot replace file (" + errno_text(errno) + ")");
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);  // Best effort: some filesystems do not support syncing directories.
+    ::close(dfd);
+  }
+}
+
+// Length of the valid UTF-8 sequence starting at p[0], or 0 if it is invalid.
+size_t utf8_sequence_length(const unsigned char* p, size_t avail) {
+  const unsigned char c = p[0];
+  if (c < 0x80) return 1;
+  size_t len = 0;
+  uint32_t cp = 0;
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+    cp = c & 0x1F;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    cp = c & 0x0F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;  // Continuation byte, overlong lead (C0/C1) or beyond U+10FFFF (F5..FF).
+  }
+  if (avail < len) return 0;
+  for (size_t i = 1; i < len; ++i) {
+    if ((p[i] & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (p[i] & 0x3F);
+  }
+  if (len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) return 0;
+  if (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) return 0;
+  return len;
+}
+
+std::string_view trim(std::string_view s) {
+  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+namespace io_detail {
+
+std::string quote_excerpt(std::string_view text, size_t max_chars) {
+  std::string out = "'";
+  size_t i = 0;
+  while (i < text.size() && i < max_chars) {
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data() + i);
+    const size_t len = utf8_sequence_length(p, text.size() - i);
+    if (len == 1 && *p >= 0x20 && *p != 0x7F) {
+      out += char(*p);
+    } else if (len > 1) {
+      out.append(text.data() + i, len);
+    } else {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[*p >> 4];
+      out += kHex[*p & 0xF];
+      i += 1;
+      continue;
+    }
+    i += len;
+  }
+  out += "'";
+  if (i < text.size()) out += "...";
+  return out;
+}
+
+}  // namespace io_detail
+
+std::string read_file_bytes(const std::string& path, size_t max_bytes) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) fail(path, "cannot open (" + errno_text(errno) + ")");
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) fail(path, "cannot open (" + errno_text(errno) + ")");
+  if (S_ISDIR(st.st_mode)) fail(path, "cannot open (is a directory)");
+  std::string out;
+  if (S_ISREG(st.st_mode)) {
+    if (uint64_t(st.st_size) > max_bytes)
+      fail(path, "file is " + std::to_string(st.st_size) + " bytes, more than the " +
+                     limit_text(max_bytes));
+    out.reserve(size_t(st.st_size));  // Checked against the limit just above.
+  }
+  read_all(fd.get(), path, max_bytes, out);
+  if (out.empty()) fail(path, "empty file");
+  return out;
+}
+
+std::string maybe_gunzip(const std::string& data, const std::string& origin, size_t max_bytes) {
+  const auto is_gzip = [](std::string_view d) {
+    return d.size() >= 2 && uint8_t(d[0]) == 0x1F && uint8_t(d[1]) == 0x8B;
+  };
+  if (!is_gzip(data)) return data;
+
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 16) != Z_OK) fail(origin, "cannot start gzip decompression");
+  struct Guard {
+    z_stream* z;
+    ~Guard() { inflateEnd(z); }
+  } guard{&zs};
+
+  std::string out;
+  char chunk[1 << 16];
+  size_t in_pos = 0;
+  for (;;) {
+    // avail_in is 32-bit; feed large inputs in pieces.
+    if (zs.avail_in == 0 && in_pos < data.size()) {
+      const size_t n = std::min<size_t>(data.size() - in_pos, size_t(1) << 30);
+      zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data() + in_pos));
+      zs.avail_in = uInt(n);
+      in_pos += n;
+    }
+    zs.next_out = reinterpret_cast<Bytef*>(chunk);
+    zs.avail_out = sizeof chunk;
+    const int rc = inflate(&zs, Z_NO_FLUSH);
+    const size_t produced = sizeof chunk - zs.avail_out;
+    if (out.size() + produced > max_bytes)
+      fail(origin, "decompressed data exceeds the " + limit_text(max_bytes));
+    out.append(chunk, produced);
+    if (rc == Z_STREAM_END) {
+      const size_t rest = zs.avail_in + (data.size() - in_pos);
+      if (rest == 0) break;
+      // gzip allows several members back to back; anything else after the stream is junk.
+      const size_t at = data.size() - rest;
+      if (!is_gzip(std::string_view(data).substr(at)))
+        fail(origin, std::to_string(rest) + " bytes of trailing data after the gzip stream");
+      inflateReset(&zs);
+      continue;
+    }
+    if (rc == Z_OK) continue;
+    if (rc == Z_BUF_ERROR && zs.avail_in == 0 && in_pos == data.size())
+      fail(origin, "truncated gzip data");
+    if (rc == Z_BUF_ERROR) continue;  // Output chunk was full; go around again.
+    fail(origin, std::string("corrupt gzip data (") + (zs.msg ? zs.msg : "inflate error") + ")");
+  }
+  return out;
+}
+
+void write_file_atomic(const std::string& path, const std::string& bytes) {
+  int raw_fd = -1;
+  const std::string tmp = create_temp(path, &raw_fd);
+  Fd fd(raw_fd);
+  try {
+    write_all(fd.get(), path, bytes);
+    sync_and_rename(fd, tmp, path);
+  } catch (...) {
+    ::unlink(tmp.c_str());
+    throw;
+  }
+}
+
+void write_file_atomic_with(const std::string& path,
+                            const std::function<void(const std::string& tmp_path)>& fill) {
+  int raw_fd = -1;
+  const std::string tmp = create_temp(path, &raw_fd);
+  ::close(raw_fd);  // `fill` may replace the file (libzip writes its own temp and renames).
+  try {
+    fill(tmp);
+    Fd fd(::open(tmp.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) fail(path, "cannot write (" + errno_text(errno) + ")");
+    sync_and_rename(fd, tmp, path);
+  } catch (...) {
+    ::unlink(tmp.c_str());
+    throw;
+  }
+}
+
+size_t invalid_utf8_offset(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data() + i);
+    const size_t len = utf8_sequence_length(p, text.size() - i);
+    if (len == 0) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+std::vector<std::string> read_class_names(const std::string& path) {
+  // Class-name files are tiny; a large one is almost certainly the wrong file.
+  std::string_view text;
+  const std::string bytes = read_file_bytes(path, size_t(64) << 20);
+  text = bytes;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+
+  std::vector<std::string> names;
+  size_t line_no = 0;
+  while (!text.empty()) {
+    ++line_no;
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    const size_t bad = invalid_utf8_offset(line);
+    if (bad != std::string_view::npos)
+      fail(path, "line " + std::to_string(line_no) + ": not valid UTF-8 (byte " +
+                     std::to_string(bad + 1) + ")");
+    line = trim(line);
+    if (line.empty()) continue;
+    if (std::any_of(line.begin(), line.end(), [](char c) { return uint8_t(c) < 0x20; }))
+      fail(path, "line " + std::to_string(line_no) + ": control character in class name");
+    names.emplace_back(line);
+  }
+  if (names.empty()) fail(path, "no class names (only blank lines)");
+  return names;
+}
+
+}  // namespace shardlens

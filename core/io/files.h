@@ -1,0 +1,34 @@
+#pragma once
+// File helpers: whole-file reads with clear errors, gzip detection, atomic writes.
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardlens {
+
+// Reads a file; throws InputError "PATH: cannot open (reason)" / "PATH: empty file".
+// `max_bytes` guards against reading absurd files into memory.
+std::string read_file_bytes(const std::string& path, size_t max_bytes = size_t(1) << 34);
+// Returns the decompressed bytes if the data starts with the gzip magic, else the data.
+std::string maybe_gunzip(const std::string& data, const std::string& origin,
+                         size_t max_bytes = size_t(1) << 34);
+// Writes to PATH.tmp-XXXX then renames, so a crash never leaves a half-written file.
+void write_file_atomic(const std::string& path, const std::string& bytes);
+// Reads class names, one per line (blank lines ignored, UTF-8 checked).
+std::vector<std::string> read_class_names(const std::string& path);
+
+// Atomic save for writers that need a file name rather than bytes (libzip): `fill` writes
+// the complete file at the temporary path it is given; then it is fsynced and renamed over
+// PATH. The temporary file is removed if `fill` throws.
+void write_file_atomic_with(const std::string& path,
+                            const std::function<void(const std::string& tmp_path)>& fill);
+
+// Byte offset of the first invalid UTF-8 sequence (overlong forms, surrogates and code
+// points above U+10FFFF count as invalid), or std::string_view::npos when valid.
+size_t invalid_utf8_offset(std::string_view text);
+inline bool is_valid_utf8(std::string_view text) {
+  return invalid_utf8_offset(text) == std::string_view::npos;
+}
+
+}  // namespace shardlens

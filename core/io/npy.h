@@ -1,0 +1,38 @@
+#pragma once
+// NumPy .npy arrays (format 1.0, 2.0, 3.0): reading integer/float arrays and writing them.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardlens {
+
+struct NpyHeader {
+  std::string descr;  // e.g. "<i8", ">i4", "|u1", "<f8"
+  bool fortran_order = false;
+  std::vector<int64_t> shape;
+  size_t data_offset = 0;  // byte offset of the data in the buffer
+};
+
+// Parses the header of an in-memory .npy; `origin` names the file in errors.
+NpyHeader parse_npy_header(const std::string& bytes, const std::string& origin);
+
+// A 1-D (or N-D, flattened, C order) array of any integer dtype (bool, i1..i8, u1..u8,
+// either byte order) converted to int64. Rejects floats, Fortran order, object arrays,
+// truncated data, and sizes that do not match the file.
+std::vector<int64_t> npy_integers_from_bytes(const std::string& bytes, const std::string& origin,
+                                             std::vector<int64_t>* shape = nullptr);
+std::vector<int64_t> read_npy_integers(const std::string& path);
+// Float arrays (f4, f8, and integer dtypes converted) as double.
+std::vector<double> npy_doubles_from_bytes(const std::string& bytes, const std::string& origin,
+                                           std::vector<int64_t>* shape = nullptr);
+std::vector<double> read_npy_doubles(const std::string& path);
+
+// Serializes an array in C order as .npy bytes, little-endian (format 1.0, or 2.0 if the
+// header outgrows 64 KiB). Throws std::invalid_argument (a programming error, not an input
+// error) when the shape does not hold exactly values.size() elements.
+std::string npy_bytes(const std::vector<int64_t>& values, const std::vector<int64_t>& shape);
+std::string npy_bytes(const std::vector<int32_t>& values, const std::vector<int64_t>& shape);
+std::string npy_bytes(const std::vector<uint8_t>& values, const std::vector<int64_t>& shape);
+std::string npy_bytes(const std::vector<double>& values, const std::vector<int64_t>& shape);
+
+}  // namespace shardlens

@@ -1,0 +1,214 @@
+#include "core/io/npz.h"
+
+#include <sys/stat.h>
+#include <zip.h>
+
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <stdexcept>
+
+#include "core/io/detail.h"
+#include "core/io/files.h"
+
+namespace shardlens {
+namespace {
+
+using io_detail::fail;
+using io_detail::quote_excerpt;
+
+// Deflate cannot expand data by more than about 1032:1; a member claiming more than that is
+// lying about its size, and we must not allocate what it claims.
+constexpr uint64_t kMaxDeflateRatio = 1032;
+
+std::string zip_error_text(int code) {
+  zip_error_t err;
+  zip_error_init_with_code(&err, code);
+  std::string text = zip_error_strerror(&err);
+  zip_error_fini(&err);
+  return text;
+}
+
+// Owns a zip_t opened for reading; discarding never writes anything back.
+struct ZipReader {
+  zip_t* za = nullptr;
+  ~ZipReader() {
+    if (za) zip_discard(za);
+  }
+};
+
+struct ZipFile {
+  zip_file_t* zf = nullptr;
+  ~ZipFile() {
+    if (zf) zip_fclose(zf);
+  }
+};
+
+// Opens the archive from `src` (consumed, even on failure).
+void open_archive(zip_source_t* src, const std::string& origin, ZipReader& reader) {
+  zip_error_t err;
+  zip_error_init(&err);
+  reader.za = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &err);
+  if (!reader.za) {
+    const int code = zip_error_code_zip(&err);
+    const std::string text = zip_error_strerror(&err);
+    zip_error_fini(&err);
+    zip_source_free(src);
+    if (code == ZIP_ER_NOZIP)
+      fail(origin, "not a ZIP archive, or a truncated one (an .npz is a ZIP file)");
+    if (code == ZIP_ER_INCONS) fail(origin, "corrupt ZIP archive (" + text + ")");
+    if (code == ZIP_ER_EXISTS) fail(origin, "corrupt ZIP archive (duplicate member names)");
+    fail(origin, "cannot read ZIP archive (" + text + ")");
+  }
+  zip_error_fini(&err);
+}
+
+// Reads exactly the size the directory claims (already checked), then one more read so
+// libzip reaches the end of the member and verifies its CRC.
+std::string read_member(zip_t* za, zip_uint64_t index, const zip_stat_t& st,
+                        const std::string& where) {
+  ZipFile file;
+  file.zf = zip_fopen_index(za, index, 0);
+  if (!file.zf) fail(where, std::string("cannot open (") + zip_strerror(za) + ")");
+  std::string out(size_t(st.size), '\0');
+  size_t done = 0;
+  while (done < out.size()) {
+    const zip_int64_t n = zip_fread(file.zf, out.data() + done, out.size() - done);
+    if (n < 0) fail(where, std::string("corrupt data (") + zip_file_strerror(file.zf) + ")");
+    if (n == 0)
+      fail(where,
+           "truncated data: " + std::to_string(done) + " of " + std::to_string(st.size) + " bytes");
+    done += size_t(n);
+  }
+  char extra;
+  const zip_int64_t n = zip_fread(file.zf, &extra, 1);
+  if (n < 0) fail(where, std::string("corrupt data (") + zip_file_strerror(file.zf) + ")");
+  if (n > 0) fail(where, "holds more data than the archive directory says");
+  return out;
+}
+
+// Checks one directory entry before anything is allocated for it.
+void check_entry(const zip_stat_t& st, const std::string& where, uint64_t archive_bytes) {
+  if (st.encryption_method != ZIP_EM_NONE) fail(where, "encrypted members are not supported");
+  if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE)
+    fail(where, "compression method " + std::to_string(st.comp_method) +
+                    " is not supported (only stored or deflated)");
+  if (st.comp_size > archive_bytes)
+    fail(where, "claims " + std::to_string(st.comp_size) + " compressed bytes, more than the " +
+                    std::to_string(archive_bytes) + "-byte archive");
+  const bool plausible = st.comp_method == ZIP_CM_STORE
+                             ? st.size == st.comp_size
+                             : st.size / kMaxDeflateRatio <= st.comp_size;
+  if (!plausible)
+    fail(where, "implausible size: " + std::to_string(st.size) + " bytes from " +
+                    std::to_string(st.comp_size) + " compressed");
+}
+
+NpzMembers read_all_members(zip_t* za, const std::string& origin, size_t max_bytes,
+                            uint64_t archive_bytes) {
+  const zip_int64_t count = zip_get_num_entries(za, 0);
+  NpzMembers members;
+  uint64_t total = 0;
+  for (zip_int64_t i = 0; i < count; ++i) {
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat_index(za, zip_uint64_t(i), 0, &st) != 0 || !(st.valid & ZIP_STAT_NAME))
+      fail(origin, std::string("corrupt ZIP directory (") + zip_strerror(za) + ")");
+    const std::string name = st.name;
+    const std::string where = origin + ": member " + quote_excerpt(name);
+    if (!is_npz_member_name(name))
+      fail(where, "unexpected member (an .npz holds NAME.npy arrays and meta.json)");
+    if (members.count(name)) fail(where, "appears twice in the archive");
+    check_entry(st, where, archive_bytes);
+    total += st.size;
+    if (total > max_bytes)
+      fail(origin, "members add up to more than the " + std::to_string(max_bytes) + "-byte limit");
+    members.emplace(name, read_member(za, zip_uint64_t(i), st, where));
+  }
+  return members;
+}
+
+}  // namespace
+
+bool is_npz_member_name(const std::string& name) {
+  if (name == "meta.json") return true;
+  constexpr std::string_view kSuffix = ".npy";
+  return name.size() > kSuffix.size() && name.ends_with(kSuffix) &&
+         name.find('\0') == std::string::npos && is_valid_utf8(name);
+}
+
+NpzMembers read_npz(const std::string& path, size_t max_bytes) {
+  struct stat sb {};
+  if (::stat(path.c_str(), &sb) != 0)
+    fail(path, std::string("cannot open (") + strerror(errno) + ")");
+  if (S_ISDIR(sb.st_mode)) fail(path, "cannot open (is a directory)");
+  if (sb.st_size == 0) fail(path, "empty file");
+  zip_error_t err;
+  zip_error_init(&err);
+  zip_source_t* src = zip_source_file_create(path.c_str(), 0, -1, &err);
+  if (!src) {
+    const std::string text = zip_error_strerror(&err);
+    zip_error_fini(&err);
+    fail(path, "cannot open (" + text + ")");
+  }
+  zip_error_fini(&err);
+  ZipReader reader;
+  open_archive(src, path, reader);
+  return read_all_members(reader.za, path, max_bytes, uint64_t(sb.st_size));
+}
+
+NpzMembers npz_members_from_bytes(const std::string& bytes, const std::string& origin,
+                                  size_t max_bytes) {
+  if (bytes.empty()) fail(origin, "empty file");
+  zip_error_t err;
+  zip_error_init(&err);
+  zip_source_t* src = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &err);
+  zip_error_fini(&err);
+  if (!src) fail(origin, "cannot read ZIP archive (out of memory)");
+  ZipReader reader;
+  open_archive(src, origin, reader);
+  return read_all_members(reader.za, origin, max_bytes, bytes.size());
+}
+
+void write_npz(const std::string& path,
+               const std::vector<std::pair<std::string, std::string>>& members, bool compress) {
+  std::set<std::string> seen;
+  for (const auto& [name, bytes] : members) {
+    if (!is_npz_member_name(name))
+      throw std::invalid_argument("write_npz: invalid member name '" + name + "'");
+    if (!seen.insert(name).second)
+      throw std::invalid_argument("write_npz: duplicate member name '" + name + "'");
+  }
+  if (members.empty()) {
+    // libzip deletes an archive left with no entries; numpy.savez() writes this instead:
+    // just the end-of-central-directory record.
+    write_file_atomic(path, std::string("PK\x05\x06", 4) + std::string(18, '\0'));
+    return;
+  }
+  write_file_atomic_with(path, [&](const std::string& tmp) {
+    int code = 0;
+    zip_t* za = zip_open(tmp.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code);
+    if (!za) fail(path, "cannot write (" + zip_error_text(code) + ")");
+    const auto give_up = [&]() {
+      const std::string text = zip_strerror(za);
+      zip_discard(za);
+      fail(path, "cannot write (" + text + ")");
+    };
+    for (const auto& [name, bytes] : members) {
+      // The buffers outlive zip_close, so libzip may read them in place (freep = 0).
+      zip_source_t* src = zip_source_buffer(za, bytes.data(), bytes.size(), 0);
+      if (!src) give_up();
+      const zip_int64_t index = zip_file_add(za, name.c_str(), src, ZIP_FL_ENC_UTF_8);
+      if (index < 0) {
+        zip_source_free(src);
+        give_up();
+      }
+      if (zip_set_file_compression(za, zip_uint64_t(index),
+                                   compress ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0) != 0)
+        give_up();
+    }
+    if (zip_close(za) != 0) give_up();
+  });
+}
+
+}  // namespace shardlens

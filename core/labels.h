@@ -1,0 +1,36 @@
+#pragma once
+// Dataset labels: the true class of every dataset index.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardlens {
+
+struct Labels {
+  std::vector<int32_t> targets;          // true class per dataset index
+  int32_t num_classes = 0;
+  std::vector<std::string> class_names;  // empty, or one per class
+  std::string source;                    // human description, e.g. "fashion-mnist:test"
+
+  int64_t size() const { return static_cast<int64_t>(targets.size()); }
+  std::vector<int64_t> class_counts() const;
+  std::string class_name(int32_t c) const;  // the name, or the number as text
+};
+
+// Builds labels from integers read out of a file; rejects negatives and values
+// >= num_classes (when num_classes > 0; otherwise num_classes = max + 1). `origin` names the
+// file in error messages.
+Labels labels_from_values(const std::vector<int64_t>& values, int32_t num_classes,
+                          const std::string& origin);
+
+// Synthetic label layouts. Class order over indices is a deterministic shuffle (seed
+// `layout_seed`) so it looks like a real dataset; `blocks` keeps classes contiguous.
+enum class LabelLayout { Shuffled, Blocks, Interleaved };
+Labels synthetic_counts(const std::vector<int64_t>& counts, LabelLayout layout = LabelLayout::Shuffled,
+                        uint32_t layout_seed = 0);
+// Zipf-imbalanced: class k gets a share proportional to 1 / (k + 1)^exponent of n samples.
+std::vector<int64_t> zipf_counts(int32_t classes, int64_t n, double exponent);
+
+const std::vector<std::string>& fashion_mnist_class_names();
+
+}  // namespace shardlens

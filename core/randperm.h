@@ -1,0 +1,28 @@
+#pragma once
+// Bit-exact reproduction of torch.randperm(n, generator=g) on CPU after g.manual_seed(seed).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardlens {
+
+// Which PyTorch release to imitate. From 2.7 on, n >= kLargeRandpermThreshold uses a
+// different shuffle loop (PyTorch PR 144735); below it all versions agree.
+struct TorchVersion {
+  int major = 1;
+  int minor = 13;
+  static TorchVersion parse(const std::string& text);  // "1.13", "2.7.1"; throws InputError
+  std::string to_string() const;
+  bool has_large_randperm() const { return major > 2 || (major == 2 && minor >= 7); }
+};
+
+inline constexpr int64_t kLargeRandpermThreshold = 214748364;  // UINT32_MAX / 20
+
+// Returns the permutation as 32-bit indices (n must be < 2^32).
+std::vector<uint32_t> randperm(int64_t n, int64_t seed, TorchVersion version = {});
+
+// The two loops, exposed for tests.
+void randperm_swap_loop(uint32_t* out, int64_t n, uint32_t seed32);
+void randperm_inside_out_loop(uint32_t* out, int64_t n, uint32_t seed32);
+
+}  // namespace shardlens

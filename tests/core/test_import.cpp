@@ -1,0 +1,297 @@
+// Imports of per-rank dumps (.npz, .npy, .csv) and their rejection of malformed input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include "core/import.h"
+#include "core/io/npy.h"
+#include "core/io/npz.h"
+#include "core/labels.h"
+#include "core/specs.h"
+#include "core/types.h"
+
+namespace fs = std::filesystem;
+using namespace shardlens;
+
+namespace {
+
+class ImportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    m_dir = fs::temp_directory_path() /
+            ("shardlens_import_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(m_dir);
+  }
+  void TearDown() override { fs::remove_all(m_dir); }
+
+  std::string path(const std::string& name) const { return (m_dir / name).string(); }
+  std::string write_text(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name), std::ios::binary) << text;
+    return path(name);
+  }
+  std::string write_npz_dump(
+      const std::string& name,
+      const std::vector<std::pair<std::string, std::string>>& members) const {
+    write_npz(path(name), members);
+    return path(name);
+  }
+
+  fs::path m_dir;
+};
+
+std::string ints(const std::vector<int64_t>& v) {
+  return npy_bytes(v, {int64_t(v.size())});
+}
+
+// A two-rank evaluation of 6 samples, 3 classes; rank 1's last record pads with index 0.
+const std::vector<std::vector<int64_t>> kRows = {
+    // rank, index, target, prediction
+    {0, 0, 0, 0}, {0, 2, 1, 1}, {0, 4, 2, 0}, {1, 1, 0, 0},
+    {1, 3, 1, 2}, {1, 5, 2, 2}, {1, 0, 0, 0}};
+
+std::vector<std::pair<std::string, std::string>> rank_members(int rank,
+                                                              bool with_rank_array = true) {
+  std::vector<int64_t> index, target, pred;
+  for (const auto& row : kRows) {
+    if (row[0] != rank) continue;
+    index.push_back(row[1]);
+    target.push_back(row[2]);
+    pred.push_back(row[3]);
+  }
+  std::vector<std::pair<std::string, std::string>> m = {
+      {"index.npy", ints(index)},
+      {"target.npy", ints(target)},
+      {"prediction.npy", ints(pred)},
+      {"world_size.npy", npy_bytes(std::vector<int64_t>{2}, {})}};
+  if (with_rank_array) m.push_back({"rank.npy", npy_bytes(std::vector<int64_t>{rank}, {})});
+  return m;
+}
+
+void expect_error(const std::function<void()>& f, const std::string& file,
+                  const std::string& needle) {
+  try {
+    f();
+    FAIL() << "no error; expected one mentioning " << needle;
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(file), std::string::npos) << what;
+    EXPECT_NE(what.find(needle), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+
+TEST_F(ImportTest, NpzPerRankDumps) {
+  const auto a = write_npz_dump("a.npz", rank_members(0));
+  const auto b = write_npz_dump("b.npz", rank_members(1));
+  const RunFile run = import_dumps({a, b}, {});
+  EXPECT_EQ(run.meta.world_size, 2);
+  EXPECT_EQ(run.meta.classes, 3);
+  EXPECT_EQ(run.meta.source, "imported");
+  ASSERT_EQ(run.records.ranks[0].size(), 3u);
+  ASSERT_EQ(run.records.ranks[1].size(), 4u);
+  EXPECT_EQ(run.records.ranks[1][1].index, 3);
+  EXPECT_EQ(run.records.ranks[1][1].prediction, 2);
+  EXPECT_EQ(run.per_rank[0].at(2, 0), 1);
+  EXPECT_EQ(run.per_rank[1].at(0, 0), 2);
+  EXPECT_EQ(run.synced.total(), 7);
+  // No dataset: class counts estimated from the 6 distinct samples.
+  EXPECT_EQ(run.meta.class_counts_source, "distinct-records");
+  EXPECT_EQ(run.meta.class_counts, (std::vector<int64_t>{2, 2, 2}));
+  EXPECT_EQ(run.meta.dataset_size, 6);
+  // The run saves and loads back, and diagnoses the duplicate.
+  save_run_file(run, path("out.slrun"));
+  const RunFile back = load_run_file(path("out.slrun"));
+  EXPECT_EQ(back.synced, run.synced);
+  const Diagnosis d = diagnose_run(back);
+  EXPECT_FALSE(d.correct);
+  EXPECT_EQ(d.duplicated_samples, 1);
+}
+
+TEST_F(ImportTest, ReportedMatrixAndRankFromFileName) {
+  auto m0 = rank_members(0, false);
+  auto m1 = rank_members(1, false);
+  std::vector<int64_t> reported(9, 0);
+  reported[0] = 42;  // whatever the run reported, e.g. after a double sync
+  m0.push_back({"reported.npy", npy_bytes(reported, {3, 3})});
+  const RunFile run = import_dumps(
+      {write_npz_dump("eval_rank0.npz", m0), write_npz_dump("eval_rank1.npz", m1)}, {});
+  EXPECT_EQ(run.synced.at(0, 0), 42);
+  EXPECT_EQ(run.synced.total(), 42);
+  EXPECT_EQ(run.per_rank[1].total(), 4);
+}
+
+TEST_F(ImportTest, ScoresAreReducedByArgmax) {
+  auto m = rank_members(0);
+  m[2] = {"prediction.npy",
+          npy_bytes(std::vector<double>{0.9, 0.1, 0, 0.2, 0.7, 0.1, 0.5, 0.5, 0}, {3, 3})};
+  m.erase(m.begin() + 3);  // world_size: the only rank
+  const RunFile run = import_dumps({write_npz_dump("r.npz", m)}, {});
+  EXPECT_EQ(run.records.ranks[0][0].prediction, 0);
+  EXPECT_EQ(run.records.ranks[0][1].prediction, 1);
+  EXPECT_EQ(run.records.ranks[0][2].prediction, 0);  // tie: first maximum, as torch.argmax
+}
+
+TEST_F(ImportTest, NpyTableWithAllRanks) {
+  std::vector<int64_t> flat;
+  for (const auto& row : kRows) flat.insert(flat.end(), row.begin(), row.end());
+  const std::string p = path("all.npy");
+  std::ofstream(p, std::ios::binary) << npy_bytes(flat, {int64_t(kRows.size()), 4});
+  const RunFile run = import_dumps({p}, {});
+  EXPECT_EQ(run.meta.world_size, 2);
+  EXPECT_EQ(run.records.ranks[1].size(), 4u);
+  EXPECT_EQ(run.synced.total(), 7);
+}
+
+TEST_F(ImportTest, CsvWithAndWithoutHeader) {
+  std::string with = "rank,index,target,prediction\n";
+  std::string without;
+  for (const auto& row : kRows) {
+    const std::string line = std::to_string(row[0]) + "," + std::to_string(row[1]) + "," +
+                             std::to_string(row[2]) + "," + std::to_string(row[3]) + "\n";
+    with += line;
+    without += line;
+  }
+  const RunFile a = import_dumps({write_text("with.csv", with)}, {});
+  const RunFile b = import_dumps({write_text("without.csv", without)}, {});
+  EXPECT_EQ(a.synced, b.synced);
+  EXPECT_EQ(a.per_rank, b.per_rank);
+  EXPECT_EQ(a.records.ranks[1].size(), 4u);
+  // Columns in another order, with flags.
+  const RunFile c = import_dumps(
+      {write_text("reordered.csv", "prediction,target,index,rank,flags\n0,0,0,0,0\n2,1,3,1,1\n")},
+      {});
+  EXPECT_EQ(c.records.ranks[1][0].prediction, 2);
+  EXPECT_EQ(c.records.ranks[1][0].flags, 1);
+}
+
+TEST_F(ImportTest, DatasetGivesClassCountsAndChecksTargets) {
+  const Labels labels = load_labels("synthetic:classes=3,per-class=4");
+  std::string csv = "rank,index,target,prediction\n";
+  for (int64_t i = 0; i < labels.size(); ++i) {
+    csv += std::to_string(i % 2) + "," + std::to_string(i) + "," +
+           std::to_string(labels.targets[i]) + "," + std::to_string(labels.targets[i]) + "\n";
+  }
+  ImportOptions options;
+  options.dataset = "synthetic:classes=3,per-class=4";
+  const RunFile run = import_dumps({write_text("ok.csv", csv)}, options);
+  EXPECT_EQ(run.meta.class_counts, (std::vector<int64_t>{4, 4, 4}));
+  EXPECT_EQ(run.meta.class_counts_source, "dataset");
+  EXPECT_TRUE(diagnose_run(run).correct);
+
+  const int wrong = (labels.targets[5] + 1) % 3;
+  std::string bad = "rank,index,target,prediction\n0,5," + std::to_string(wrong) + ",0\n";
+  expect_error([&] { import_dumps({write_text("bad.csv", bad)}, options); }, "bad.csv",
+               "the dataset says");
+  expect_error(
+      [&] {
+        import_dumps({write_text("far.csv", "rank,index,target,prediction\n0,99,0,0\n")}, options);
+      },
+      "far.csv", "beyond the dataset");
+}
+
+TEST_F(ImportTest, MalformedNpz) {
+  auto no_target = rank_members(0);
+  no_target.erase(no_target.begin() + 1);
+  expect_error([&] { import_dumps({write_npz_dump("nt.npz", no_target)}, {}); }, "nt.npz",
+               "target");
+
+  auto short_pred = rank_members(0);
+  short_pred[2] = {"prediction.npy", ints({0, 1})};
+  expect_error([&] { import_dumps({write_npz_dump("len.npz", short_pred)}, {}); }, "len.npz",
+               "different lengths");
+
+  const std::string good = write_npz_dump("good.npz", rank_members(0));
+  std::string bytes;
+  {
+    std::ifstream in(good, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto cut = write_text("cut.npz", bytes.substr(0, bytes.size() / 2));
+  expect_error([&] { import_dumps({cut}, {}); }, "cut.npz", "");
+  expect_error([&] { import_dumps({write_text("junk.npz", "PK\x03\x04 garbage")}, {}); },
+               "junk.npz", "");
+  expect_error([&] { import_dumps({write_text("empty.npz", "")}, {}); }, "empty.npz", "");
+
+  auto no_rank = rank_members(0, false);
+  expect_error([&] { import_dumps({write_npz_dump("anon.npz", no_rank)}, {}); }, "anon.npz",
+               "rank");
+
+  auto neg = rank_members(0);
+  neg.back() = {"rank.npy", npy_bytes(std::vector<int64_t>{-1}, {})};
+  expect_error([&] { import_dumps({write_npz_dump("neg.npz", neg)}, {}); }, "neg.npz", "rank -1");
+
+  auto bad_target = rank_members(0);
+  bad_target[1] = {"target.npy", ints({0, 1, -7})};
+  expect_error([&] { import_dumps({write_npz_dump("t.npz", bad_target)}, {}); }, "t.npz",
+               "target -7");
+
+  auto float_index = rank_members(0);
+  float_index[0] = {"index.npy", npy_bytes(std::vector<double>{0, 1.5, 2}, {3})};
+  expect_error([&] { import_dumps({write_npz_dump("fi.npz", float_index)}, {}); }, "fi.npz",
+               "non-integer");
+
+  auto bad_matrix = rank_members(0);
+  bad_matrix.push_back({"reported.npy", ints({1, 2, 3})});
+  expect_error([&] { import_dumps({write_npz_dump("bm.npz", bad_matrix)}, {}); }, "bm.npz",
+               "square");
+}
+
+TEST_F(ImportTest, RankConflictsAndGaps) {
+  const auto a = write_npz_dump("a.npz", rank_members(0));
+  const auto again = write_npz_dump("again.npz", rank_members(0));
+  expect_error([&] { import_dumps({a, again}, {}); }, "again.npz", "also appears in");
+  // world_size 2 declared, rank 1 missing.
+  expect_error([&] { import_dumps({a}, {}); }, "import", "no dump holds rank 1");
+  ImportOptions three;
+  three.world_size = 3;
+  expect_error([&] { import_dumps({a}, three); }, "a.npz", "disagrees");
+}
+
+TEST_F(ImportTest, MalformedNpy) {
+  const std::string p = path("wide.npy");
+  std::ofstream(p, std::ios::binary) << npy_bytes(std::vector<int64_t>(6, 0), {2, 3});
+  expect_error([&] { import_dumps({p}, {}); }, "wide.npy", "[N, 4]");
+  const std::string f = path("float.npy");
+  std::ofstream(f, std::ios::binary) << npy_bytes(std::vector<double>(8, 0), {2, 4});
+  expect_error([&] { import_dumps({f}, {}); }, "float.npy", "float");
+  const std::string good = npy_bytes(std::vector<int64_t>(8, 0), {2, 4});
+  expect_error(
+      [&] { import_dumps({write_text("trunc.npy", good.substr(0, good.size() - 3))}, {}); },
+      "trunc.npy", "truncated");
+  expect_error([&] { import_dumps({write_text("nomagic.npy", "hello")}, {}); }, "nomagic.npy", "");
+}
+
+TEST_F(ImportTest, MalformedCsv) {
+  expect_error(
+      [&] {
+        import_dumps({write_text("text.csv", "rank,index,target,prediction\n0,1,cat,0\n")}, {});
+      },
+      "text.csv", "not an integer");
+  expect_error([&] { import_dumps({write_text("nocol.csv", "rank,index,target\n0,1,0\n")}, {}); },
+               "nocol.csv", "prediction");
+  expect_error(
+      [&] {
+        import_dumps({write_text("ragged.csv", "rank,index,target,prediction\n0,1,0\n")}, {});
+      },
+      "ragged.csv", "");
+  expect_error([&] { import_dumps({write_text("empty.csv", "")}, {}); }, "empty.csv", "");
+  expect_error([&] { import_dumps({write_text("three.csv", "0,1,2\n")}, {}); }, "three.csv",
+               "4 or 5 columns");
+  expect_error(
+      [&] {
+        import_dumps({write_text("pred.csv", "rank,index,target,prediction\n0,1,0,-2\n")}, {});
+      },
+      "pred.csv", "prediction -2");
+}
+
+TEST_F(ImportTest, UnknownAndUnsupportedFormats) {
+  expect_error([&] { import_dumps({write_text("dump.txt", "x")}, {}); }, "dump.txt",
+               "unknown dump format");
+  expect_error([&] { import_dumps({write_text("dump.pt", "x")}, {}); }, "dump.pt", "LibTorch");
+  expect_error([&] { import_dumps(std::vector<std::string>{}, {}); }, "import", "no dump");
+}

@@ -1,0 +1,320 @@
+// Run files: round trips, numpy compatibility, and rejection of every kind of damage.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/engine.h"
+#include "core/io/files.h"
+#include "core/io/npy.h"
+#include "core/io/npz.h"
+#include "core/progress.h"  // engine.h uses Progress
+#include "core/runfile.h"
+#include "core/sha256.h"
+#include "core/types.h"
+
+namespace fs = std::filesystem;
+using namespace shardlens;
+
+namespace {
+
+// W = 2, C = 3, four records each; rank 1 evaluates index 0 twice (padding).
+RunFile small_run() {
+  RunFile run;
+  run.meta.source = "real";
+  run.meta.backend = "gloo";
+  run.meta.torch_version = "1.13";
+  run.meta.classes = 3;
+  run.meta.class_names = {"cat", "dog", "émeu"};
+  run.meta.class_counts = {3, 2, 2};
+  run.meta.dataset_size = 7;
+  run.meta.world_size = 2;
+  run.meta.batch_size = 2;
+  run.records.ranks = {
+      {{0, 0, 0, 0}, {2, 1, 1, 0}, {4, 2, 2, 0}, {6, 0, 1, 0}},
+      {{1, 0, 0, 0}, {3, 1, 2, 0}, {5, 2, 2, 0}, {0, 0, 0, kPadding}},
+  };
+  run.per_rank = matrices_from_records(run.records, 3, -1);
+  run.synced = run.per_rank[0];
+  run.synced += run.per_rank[1];
+  return run;
+}
+
+std::string temp_path(const std::string& name) {
+  return (fs::temp_directory_path() / ("shardlens_test_" + std::to_string(::getpid()) + "_" + name))
+      .string();
+}
+
+std::string pack(const std::map<std::string, std::string>& members) {
+  const std::string path = temp_path("pack.npz");
+  std::vector<std::pair<std::string, std::string>> list(members.begin(), members.end());
+  write_npz(path, list);
+  std::string bytes = read_file_bytes(path);
+  fs::remove(path);
+  return bytes;
+}
+
+std::string run_file_bytes(const RunFile& run) {
+  auto members = run_file_members(run);
+  return pack(std::map<std::string, std::string>(members.begin(), members.end()));
+}
+
+// Re-packs an archive after `edit` changed its members, refreshing meta.json's checksums
+// unless told not to, so a test reaches the check it targets.
+std::string repack(const std::string& bytes,
+                   const std::function<void(std::map<std::string, std::string>&)>& edit,
+                   bool refresh_checksums = true) {
+  auto members = npz_members_from_bytes(bytes, "test");
+  edit(members);
+  if (refresh_checksums && members.count("meta.json")) {
+    auto meta = nlohmann::json::parse(members["meta.json"]);
+    if (!meta.is_object()) return pack(members);
+    nlohmann::json sums = nlohmann::json::object();
+    for (const auto& [name, data] : members) {
+      if (name != "meta.json") sums[name] = {{"sha256", sha256_hex(data)}, {"bytes", data.size()}};
+    }
+    meta["members"] = sums;
+    members["meta.json"] = meta.dump();
+  }
+  return pack(members);
+}
+
+std::string edit_meta(const std::string& bytes, const std::function<void(nlohmann::json&)>& edit) {
+  return repack(bytes, [&](auto& members) {
+    auto meta = nlohmann::json::parse(members["meta.json"]);
+    edit(meta);
+    members["meta.json"] = meta.dump();
+  });
+}
+
+void expect_input_error(const std::string& bytes, const std::string& needle) {
+  try {
+    parse_run_file(bytes, "bad.slrun");
+    FAIL() << "accepted a run file that should fail with: " << needle;
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("bad.slrun"), std::string::npos) << what;
+    EXPECT_NE(what.find(needle), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+
+TEST(Sha256, KnownVectors) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(sha256_hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(RunFile, RoundTripKeepsEverything) {
+  const RunFile run = small_run();
+  const std::string path = temp_path("roundtrip.slrun");
+  save_run_file(run, path);
+  const RunFile back = load_run_file(path);
+  EXPECT_EQ(back.meta.classes, 3);
+  EXPECT_EQ(back.meta.world_size, 2);
+  EXPECT_EQ(back.meta.class_names, run.meta.class_names);
+  EXPECT_EQ(back.meta.class_counts, run.meta.class_counts);
+  EXPECT_EQ(back.meta.backend, "gloo");
+  EXPECT_EQ(back.meta.batch_size, std::optional<int64_t>(2));
+  EXPECT_TRUE(back.meta.complete);
+  ASSERT_EQ(back.records.ranks.size(), 2u);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_EQ(back.records.ranks[r].size(), run.records.ranks[r].size());
+    for (size_t i = 0; i < run.records.ranks[r].size(); ++i) {
+      const Record& a = run.records.ranks[r][i];
+      const Record& b = back.records.ranks[r][i];
+      EXPECT_EQ(a.index, b.index);
+      EXPECT_EQ(a.target, b.target);
+      EXPECT_EQ(a.prediction, b.prediction);
+      EXPECT_EQ(a.flags, b.flags);
+    }
+  }
+  EXPECT_EQ(back.per_rank, run.per_rank);
+  EXPECT_EQ(back.synced, run.synced);
+  EXPECT_FALSE(back.expected.has_value());
+  fs::remove(path);
+}
+
+TEST(RunFile, FloatMatricesSurvive) {
+  RunFile run = small_run();
+  run.synced.at(0, 0) = 0.5;                                      // e.g. normalize-then-sum
+  run.synced.at(1, 1) = std::numeric_limits<double>::infinity();  // float16 overflow
+  const RunFile back = parse_run_file(run_file_bytes(run), "float.slrun");
+  EXPECT_EQ(back.synced.at(0, 0), 0.5);
+  EXPECT_TRUE(std::isinf(back.synced.at(1, 1)));
+}
+
+TEST(RunFile, IncompleteRunWithoutSync) {
+  RunFile run = small_run();
+  run.meta.complete = false;
+  run.meta.incomplete_reason = "rank 1 failed: connection closed";
+  run.meta.failed_ranks = {1};
+  run.records.ranks[1].clear();
+  run.per_rank[1] = Matrix(3);
+  run.synced = Matrix();
+  const RunFile back = parse_run_file(run_file_bytes(run), "partial.slrun");
+  EXPECT_FALSE(back.meta.complete);
+  EXPECT_FALSE(back.has_synced());
+  EXPECT_EQ(back.meta.failed_ranks, std::vector<int>{1});
+  try {
+    diagnose_run(back, "partial.slrun");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1 failed"), std::string::npos);
+  }
+}
+
+TEST(RunFile, SaveRejectsInconsistentRun) {
+  RunFile run = small_run();
+  run.records.ranks[0][0].target = 7;
+  EXPECT_THROW(run_file_bytes(run), InputError);
+  run = small_run();
+  run.per_rank.pop_back();
+  EXPECT_THROW(run_file_bytes(run), InputError);
+  run = small_run();
+  run.synced = Matrix();  // complete runs need the synced matrix
+  EXPECT_THROW(run_file_bytes(run), InputError);
+}
+
+TEST(RunFile, RejectsGarbageAndTruncation) {
+  const std::string good = run_file_bytes(small_run());
+  expect_input_error("", "");
+  expect_input_error("this is not a zip archive at all", "");
+  for (size_t cut : {size_t(10), good.size() / 2, good.size() - 5}) {
+    expect_input_error(good.substr(0, cut), "");
+  }
+}
+
+TEST(RunFile, RejectsDamagedMembers) {
+  const std::string good = run_file_bytes(small_run());
+  // A member replaced after writing, meta.json untouched: the checksum catches it.
+  expect_input_error(repack(
+                         good, [](auto& m) { m["synced.npy"] = m["rank0_matrix.npy"]; }, false),
+                     "checksum");
+  expect_input_error(repack(good, [](auto& m) { m.erase("meta.json"); }), "meta.json");
+  expect_input_error(repack(
+                         good, [](auto& m) { m["meta.json"] = "{not json"; }, false),
+                     "not valid JSON");
+  expect_input_error(repack(good, [](auto& m) { m.erase("rank1_flags.npy"); }), "rank1_flags");
+  expect_input_error(repack(good, [](auto& m) { m["extra.npy"] = m["synced.npy"]; }),
+                     "unexpected member");
+  expect_input_error(repack(good,
+                            [](auto& m) {
+                              m["rank0_target.npy"] = npy_bytes(std::vector<int32_t>{0, 1}, {2});
+                            }),
+                     "different lengths");
+  expect_input_error(repack(good,
+                            [](auto& m) {
+                              m["rank0_matrix.npy"] = npy_bytes(std::vector<int64_t>(4, 0), {2, 2});
+                            }),
+                     "3 x 3");
+  expect_input_error(
+      repack(good,
+             [](auto& m) {
+               m["rank0_prediction.npy"] = npy_bytes(std::vector<int32_t>{0, 1, 9, 1}, {4});
+             }),
+      "prediction 9");
+  expect_input_error(
+      repack(good,
+             [](auto& m) {
+               m["rank0_index.npy"] = npy_bytes(std::vector<int64_t>{0, 2, 4, 70}, {4});
+             }),
+      "dataset index 70");
+  expect_input_error(
+      repack(good,
+             [](auto& m) {
+               m["rank0_index.npy"] = npy_bytes(std::vector<double>{0, 2, 4, 6}, {4});
+             }),
+      "rank0_index");
+}
+
+TEST(RunFile, RejectsBadMeta) {
+  const std::string good = run_file_bytes(small_run());
+  expect_input_error(edit_meta(good, [](auto& j) { j["format"] = "other"; }),
+                     "not a ShardLens run");
+  expect_input_error(edit_meta(good, [](auto& j) { j["format_version"] = 99; }), "newer");
+  expect_input_error(edit_meta(good, [](auto& j) { j.erase("world_size"); }), "world_size");
+  expect_input_error(edit_meta(good, [](auto& j) { j["world_size"] = "two"; }), "world_size");
+  expect_input_error(edit_meta(good, [](auto& j) { j["world_size"] = 3; }), "rank2_index");
+  expect_input_error(edit_meta(good, [](auto& j) { j["classes"] = 1000000000; }), "classes");
+  expect_input_error(edit_meta(good, [](auto& j) { j["classes"] = 4; }), "4 classes");
+  expect_input_error(edit_meta(good, [](auto& j) { j["class_counts"] = {1, 2}; }), "class counts");
+  expect_input_error(edit_meta(good, [](auto& j) { j["class_names"] = {"a"}; }), "class names");
+  expect_input_error(edit_meta(good,
+                               [](auto& j) {
+                                 j["records_per_rank"] = {4, 5};
+                               }),
+                     "meta.json says");
+  expect_input_error(edit_meta(good, [](auto& j) { j["complete"] = "yes"; }), "complete");
+  expect_input_error(edit_meta(good,
+                               [](auto& j) {
+                                 j["scenario"] = {{"no_such_key", 1}};
+                               }),
+                     "scenario");
+  expect_input_error(edit_meta(good, [](auto& j) { j = nlohmann::json::array(); }), "object");
+}
+
+TEST(RunFile, SimulatedEvaluationRoundTripAndDiagnosis) {
+  Scenario s;
+  s.dataset = "synthetic:classes=4,per-class=5";
+  s.predictor = "noisy:accuracy=0.8,seed=3";
+  s.sampler.world_size = 3;  // 20 % 3 != 0: padding duplicates
+  s.loader.batch_size = 2;
+  const Evaluation e = simulate(s);
+  const RunFile run = run_from_evaluation(e);
+  EXPECT_EQ(run.meta.world_size, 3);
+  EXPECT_EQ(run.meta.dataset_size, 20);
+  EXPECT_EQ(run.per_rank, matrices_from_records(run.records, 4, -1));
+  const RunFile back = parse_run_file(run_file_bytes(run), "sim.slrun");
+  ASSERT_TRUE(back.meta.scenario.has_value());
+  EXPECT_EQ(back.meta.scenario->sampler.world_size, 3);
+  ASSERT_TRUE(back.expected.has_value());
+  EXPECT_EQ(*back.expected, e.expected);
+  EXPECT_EQ(back.synced, e.synced);
+  const Diagnosis d = diagnose_run(back);
+  EXPECT_EQ(d.correct, e.diagnosis.correct);
+  EXPECT_EQ(d.findings.size(), e.diagnosis.findings.size());
+  EXPECT_FALSE(d.correct);
+}
+
+// numpy.load under Debian's python must open a run file (DESIGN: "a valid NumPy .npz").
+TEST(RunFile, NumpyLoadsIt) {
+  if (std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "numpy is not installed for /usr/bin/python3";
+  const std::string path = temp_path("numpy.slrun");
+  save_run_file(small_run(), path);
+  const std::string script = temp_path("numpy_check.py");
+  std::ofstream(script) << R"(import sys, json, hashlib, numpy as np, zipfile
+z = np.load(sys.argv[1])
+meta = json.loads(bytes(z["meta.json"]).decode())
+assert meta["format"] == "shardlens-run", meta
+assert meta["world_size"] == 2 and meta["classes"] == 3
+assert z["rank0_index"].tolist() == [0, 2, 4, 6]
+assert z["rank1_flags"].tolist() == [0, 0, 0, 1]
+assert z["rank1_prediction"].tolist() == [0, 2, 2, 0]
+assert z["synced"].shape == (3, 3) and int(z["synced"].sum()) == 8
+assert z["synced"].dtype == np.int64
+zf = zipfile.ZipFile(sys.argv[1])
+for name, info in meta["members"].items():
+    assert hashlib.sha256(zf.read(name)).hexdigest() == info["sha256"], name
+print("ok")
+)";
+  const std::string cmd = "/usr/bin/python3 " + script + " " + path;
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  fs::remove(path);
+  fs::remove(script);
+}

@@ -1,0 +1,115 @@
+#include "ui/cell_info.h"
+
+#include "ui/render/heatmap_data.h"
+
+namespace shardlens::ui {
+namespace {
+
+using render::formatValue;
+
+QString name(const EvaluationResult& r, int c) {
+  return QStringLiteral("%1 (%2)")
+      .arg(QString::fromStdString(r.eval.inputs->labels->class_name(c)).toHtmlEscaped())
+      .arg(c);
+}
+
+QString count(double v) { return formatValue(v, false); }
+
+}  // namespace
+
+QString cellTitle(const EvaluationResult& r, const CellRef& c) {
+  QString where;
+  switch (c.kind) {
+    case ViewKind::Rank: where = QObject::tr("rank %1").arg(c.rank); break;
+    case ViewKind::Synced: where = QObject::tr("synced"); break;
+    case ViewKind::Expected: where = QObject::tr("expected"); break;
+    case ViewKind::Difference: where = QObject::tr("difference"); break;
+  }
+  return QObject::tr("True %1 → predicted %2, %3")
+      .arg(name(r, c.trueClass), name(r, c.predClass), where);
+}
+
+QString cellTooltip(const EvaluationResult& r, const CellRef& c) {
+  const Evaluation& e = r.eval;
+  const int t = c.trueClass, p = c.predClass;
+  QString html = QStringLiteral("<b>%1</b><table>").arg(cellTitle(r, c));
+  const auto line = [&html](const QString& k, const QString& v) {
+    html += QStringLiteral("<tr><td>%1</td><td align=right><b>%2</b></td></tr>").arg(k, v);
+  };
+  if (c.kind == ViewKind::Rank)
+    line(QObject::tr("This rank's count"), count(e.per_rank[size_t(c.rank)].at(t, p)));
+  line(QObject::tr("Synced (reported)"), count(e.synced.at(t, p)));
+  line(QObject::tr("Expected (whole dataset)"), count(e.expected.at(t, p)));
+  line(QObject::tr("Expected (distinct evaluated)"), count(e.expected_distinct.at(t, p)));
+  const double diff = e.synced.at(t, p) - e.expected.at(t, p);
+  if (diff != 0) line(QObject::tr("Difference"), (diff > 0 ? "+" : "") + count(diff));
+  html += QStringLiteral("</table>");
+  QStringList ranks;
+  for (int k = 0; k < int(e.per_rank.size()); ++k) {
+    const double v = e.per_rank[size_t(k)].at(t, p);
+    if (v != 0) ranks << QStringLiteral("r%1: %2").arg(k).arg(count(v));
+  }
+  html += QObject::tr("Contributing ranks: %1<br>")
+              .arg(ranks.isEmpty() ? QObject::tr("none") : ranks.join(QStringLiteral(", ")));
+  int64_t total = 0;
+  const auto samples = cellSamples(r, c, 12, &total);
+  if (total > 0) {
+    QStringList idx;
+    for (const CellSample& s : samples) {
+      QString text = QString::number(s.index);
+      if (s.flags & kPadding) text += QStringLiteral("ᵖ");
+      if (s.flags & kSanity) text += QStringLiteral("ˢ");
+      idx << text;
+    }
+    if (total > int64_t(samples.size())) idx << QObject::tr("… %1 more").arg(total - int64_t(samples.size()));
+    html += QObject::tr("Samples: %1").arg(idx.join(QStringLiteral(", ")));
+    html += QObject::tr("<br><small>ᵖ padding duplicate, ˢ sanity-check leak; click to list</small>");
+  }
+  return html;
+}
+
+QString rowSumTooltip(const EvaluationResult& r, ViewKind kind, int rank, int t) {
+  const Evaluation& e = r.eval;
+  const Matrix& m = kind == ViewKind::Rank ? e.per_rank[size_t(rank)]
+                    : kind == ViewKind::Expected ? e.expected
+                                                 : e.synced;
+  const double obs = m.row_sums()[size_t(t)];
+  const double exp = e.expected.row_sums()[size_t(t)];
+  QString html = QObject::tr("<b>Row %1</b><br>").arg(name(r, t));
+  html += QObject::tr("Observed row sum: <b>%1</b><br>").arg(count(obs));
+  if (kind != ViewKind::Rank) {
+    html += QObject::tr("True count of the class: <b>%1</b><br>").arg(count(exp));
+    if (kind != ViewKind::Expected && obs != exp)
+      html += QObject::tr("<font color=#b2182b>⚠ off by %1%2</font>")
+                  .arg(obs > exp ? "+" : "")
+                  .arg(count(obs - exp));
+  }
+  return html;
+}
+
+std::vector<CellSample> cellSamples(const EvaluationResult& r, const CellRef& c, size_t limit,
+                                    int64_t* total) {
+  const Evaluation& e = r.eval;
+  if (c.kind == ViewKind::Expected) return datasetSamples(e, c.trueClass, c.predClass, limit, total);
+  const int first = c.kind == ViewKind::Rank ? c.rank : 0;
+  const int last = c.kind == ViewKind::Rank ? c.rank : int(e.per_rank.size()) - 1;
+  std::vector<CellSample> out;
+  int64_t n = 0;
+  for (int k = first; k <= last; ++k) {
+    const size_t room = limit > out.size() ? limit - out.size() : 0;
+    std::vector<CellSample> part;
+    if (r.cells.indexed()) {
+      part = r.cells.samples(k, c.trueClass, c.predClass, room);
+      n += r.cells.count(k, c.trueClass, c.predClass);
+    } else {
+      int64_t rankTotal = 0;
+      part = scanRank(e, k, c.trueClass, c.predClass, room, &rankTotal);
+      n += rankTotal;
+    }
+    out.insert(out.end(), part.begin(), part.end());
+  }
+  if (total) *total = n;
+  return out;
+}
+
+}  // namespace shardlens::ui

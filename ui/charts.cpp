@@ -1,0 +1,138 @@
+#include "ui/charts.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QStackedBarSeries>
+#include <QValueAxis>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <numeric>
+
+namespace shardlens::ui {
+namespace {
+
+QChartView* makeView(QWidget* parent) {
+  auto* view = new QChartView(new QChart, parent);
+  view->setRenderHint(QPainter::Antialiasing);
+  view->chart()->setAnimationOptions(QChart::NoAnimation);  // live updates must not lag
+  view->chart()->legend()->setAlignment(Qt::AlignBottom);
+  view->setMinimumHeight(180);
+  return view;
+}
+
+void setAxes(QChart* chart, QAbstractSeries* series, const QStringList& categories, double top) {
+  for (QAbstractAxis* a : chart->axes()) {
+    chart->removeAxis(a);
+    delete a;
+  }
+  auto* x = new QBarCategoryAxis;
+  x->append(categories);
+  x->setLabelsAngle(categories.size() > 8 ? -60 : 0);
+  auto* y = new QValueAxis;
+  y->setRange(0, std::max(1.0, top * 1.05));
+  y->setLabelFormat(QStringLiteral("%.0f"));
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  series->attachAxis(x);
+  series->attachAxis(y);
+}
+
+// Classes to show: all when few, else the ones with the largest row-sum error.
+std::vector<int> shownClasses(const Evaluation& e, int limit) {
+  const auto obs = e.synced.row_sums();
+  const auto exp = e.expected.row_sums();
+  std::vector<int> idx(obs.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  if (int(idx.size()) <= limit) return idx;
+  std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) {
+    return std::abs(obs[size_t(a)] - exp[size_t(a)]) > std::abs(obs[size_t(b)] - exp[size_t(b)]);
+  });
+  idx.resize(size_t(limit));
+  std::sort(idx.begin(), idx.end());
+  return idx;
+}
+
+}  // namespace
+
+ChartsPanel::ChartsPanel(QWidget* parent)
+    : QWidget(parent), m_classes(makeView(this)), m_ranks(makeView(this)) {
+  m_classes->setObjectName(QStringLiteral("classChart"));
+  m_ranks->setObjectName(QStringLiteral("rankChart"));
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(m_classes);
+  layout->addWidget(m_ranks);
+}
+
+void ChartsPanel::setResult(const ResultPtr& result) {
+  if (!result) return;
+  const Evaluation& e = result->eval;
+  {
+    QChart* chart = m_classes->chart();
+    chart->removeAllSeries();
+    const auto obs = e.synced.row_sums();
+    const auto exp = e.expected.row_sums();
+    const auto classes = shownClasses(e, kMaxClassBars);
+    auto* expected = new QBarSet(tr("Expected (class count)"));
+    auto* observed = new QBarSet(tr("Observed (synced row sum)"));
+    expected->setColor(QColor(0x9e, 0x9e, 0x9e));
+    observed->setColor(QColor(0x21, 0x91, 0x8c));
+    QStringList categories;
+    double top = 0;
+    for (int c : classes) {
+      *expected << exp[size_t(c)];
+      *observed << obs[size_t(c)];
+      top = std::max({top, exp[size_t(c)], obs[size_t(c)]});
+      categories << QString::fromStdString(e.inputs->labels->class_name(c));
+    }
+    auto* series = new QBarSeries;
+    series->append(expected);
+    series->append(observed);
+    chart->addSeries(series);
+    chart->setTitle(int(classes.size()) < e.synced.classes
+                        ? tr("Per class: expected vs observed (%1 classes with the largest error)")
+                              .arg(classes.size())
+                        : tr("Per class: expected vs observed"));
+    setAxes(chart, series, categories, top);
+  }
+  {
+    QChart* chart = m_ranks->chart();
+    chart->removeAllSeries();
+    const ShardSummary& s = result->shards;
+    auto* real = new QBarSet(tr("Real samples"));
+    auto* padding = new QBarSet(tr("Padding duplicates"));
+    auto* cut = new QBarSet(tr("Given but not evaluated"));
+    auto* never = new QBarSet(tr("Never evaluated (dataset)"));
+    real->setColor(QColor(0x3b, 0x52, 0x8b));
+    padding->setColor(QColor(0xf1, 0xa3, 0x40));
+    cut->setColor(QColor(0xbd, 0xbd, 0xbd));
+    never->setColor(QColor(0x40, 0x40, 0x40));
+    QStringList categories;
+    double top = 0;
+    for (int r = 0; r < int(s.ranks.size()); ++r) {
+      const RankTotals& t = s.ranks[size_t(r)];
+      *real << double(t.real);
+      *padding << double(t.padding);
+      *cut << double(t.notEvaluated);
+      *never << 0;
+      top = std::max(top, double(t.real + t.padding + t.notEvaluated));
+      categories << tr("rank %1").arg(r);
+    }
+    *real << 0;
+    *padding << 0;
+    *cut << 0;
+    *never << double(s.neverTotal);
+    top = std::max(top, double(s.neverTotal));
+    categories << tr("never");
+    auto* series = new QStackedBarSeries;
+    series->append({real, padding, cut, never});
+    chart->addSeries(series);
+    chart->setTitle(tr("Per rank: real, padding and unevaluated samples"));
+    setAxes(chart, series, categories, top);
+  }
+}
+
+}  // namespace shardlens::ui

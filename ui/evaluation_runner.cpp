@@ -1,0 +1,101 @@
+#include "ui/evaluation_runner.h"
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QPointer>
+#include <QThread>
+#include <QtConcurrent>
+
+#include "core/types.h"
+
+namespace shardlens::ui {
+
+EvaluationRunner::EvaluationRunner(QObject* parent) : QObject(parent) {
+  qRegisterMetaType<ResultPtr>();
+  m_poll.setInterval(50);
+  connect(&m_poll, &QTimer::timeout, this, [this] {
+    if (m_current) emit progress(m_latest, m_current->stage(), m_current->fraction());
+  });
+}
+
+EvaluationRunner::~EvaluationRunner() {
+  cancel();
+  waitIdle();
+}
+
+std::shared_ptr<const DatasetInputs> EvaluationRunner::inputsFor(const Scenario& s,
+                                                                 Progress* progress) {
+  const auto key = std::make_pair(s.dataset, s.predictor);
+  {
+    std::lock_guard lock(m_cacheMutex);
+    if (auto it = m_cache.find(key); it != m_cache.end()) return it->second;
+  }
+  auto inputs = load_inputs(s, progress);
+  std::lock_guard lock(m_cacheMutex);
+  // Keep the last few only: a 100M-sample dataset is 400 MB of keys.
+  if (m_cache.size() >= 4) m_cache.clear();
+  m_cache[key] = inputs;
+  return inputs;
+}
+
+quint64 EvaluationRunner::start(const Scenario& s) {
+  if (m_current) m_current->cancel();
+  const quint64 job = ++m_latest;
+  auto prog = std::make_shared<JobProgress>();
+  m_current = prog;
+  ++m_running;
+  m_poll.start();
+  emit started(job);
+  QPointer<EvaluationRunner> self(this);
+  (void)QtConcurrent::run([this, self, job, prog, s] {
+    ResultPtr result;
+    QString error;
+    bool wasCancelled = false;
+    try {
+      QElapsedTimer timer;
+      timer.start();
+      auto r = std::make_shared<EvaluationResult>();
+      r->jobId = job;
+      r->eval = evaluate(s, inputsFor(s, prog.get()), prog.get());
+      r->cells.build(r->eval, prog.get());
+      r->shards = summarizeShards(r->eval, prog.get());
+      r->seconds = timer.nsecsElapsed() / 1e9;
+      result = std::move(r);
+    } catch (const Cancelled&) {
+      wasCancelled = true;
+    } catch (const std::exception& e) {
+      error = QString::fromStdString(e.what());
+    }
+    // Hand over on the GUI thread; the runner may be gone by then.
+    QMetaObject::invokeMethod(
+        qApp, [self, job, result, error, wasCancelled] {
+          if (self) self->deliver(job, result, error, wasCancelled);
+        },
+        Qt::QueuedConnection);
+  });
+  return job;
+}
+
+void EvaluationRunner::deliver(quint64 job, ResultPtr result, const QString& error,
+                               bool wasCancelled) {
+  --m_running;
+  if (m_running == 0) m_poll.stop();
+  if (job != m_latest) return;  // stale: a newer job owns the views
+  m_current.reset();
+  if (wasCancelled) emit cancelled(job);
+  else if (!error.isEmpty()) emit failed(job, error);
+  else emit finished(result);
+}
+
+void EvaluationRunner::cancel() {
+  if (m_current) m_current->cancel();
+}
+
+void EvaluationRunner::waitIdle() {
+  while (m_running > 0) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    QThread::msleep(1);
+  }
+}
+
+}  // namespace shardlens::ui

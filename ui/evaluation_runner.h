@@ -1,0 +1,65 @@
+#pragma once
+// Runs the engine off the GUI thread. Every start() gets a new job id and cancels the job
+// before it; a result whose id is no longer the latest is dropped, so a quick series of
+// setting changes never shows an old scenario's matrices.
+#include <QObject>
+#include <QString>
+#include <QTimer>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "core/engine.h"
+#include "ui/cell_index.h"
+#include "ui/job_progress.h"
+#include "ui/shard_summary.h"
+
+namespace shardlens::ui {
+
+// Everything the views need, computed in the worker.
+struct EvaluationResult {
+  quint64 jobId = 0;
+  Evaluation eval;
+  CellIndex cells;
+  ShardSummary shards;
+  double seconds = 0;  // engine time, for the status bar
+};
+using ResultPtr = std::shared_ptr<const EvaluationResult>;
+
+class EvaluationRunner : public QObject {
+  Q_OBJECT
+ public:
+  explicit EvaluationRunner(QObject* parent = nullptr);
+  ~EvaluationRunner() override;
+
+  quint64 start(const Scenario& s);
+  void cancel();
+  bool busy() const { return m_running > 0; }
+  quint64 latestJob() const { return m_latest; }
+  // Blocks until no job runs (tests, shutdown).
+  void waitIdle();
+
+ signals:
+  void started(quint64 job);
+  void progress(quint64 job, const QString& stage, double fraction);
+  void finished(shardlens::ui::ResultPtr result);
+  void failed(quint64 job, const QString& message);
+  void cancelled(quint64 job);
+
+ private:
+  void deliver(quint64 job, ResultPtr result, const QString& error, bool wasCancelled);
+  std::shared_ptr<const DatasetInputs> inputsFor(const Scenario& s, Progress* progress);
+
+  quint64 m_latest = 0;
+  int m_running = 0;
+  std::shared_ptr<JobProgress> m_current;
+  QTimer m_poll;
+  // Loaded datasets and predictions by (dataset, predictor) spec, so toggling a sampler or
+  // sync setting does not reload or re-predict.
+  std::mutex m_cacheMutex;
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<const DatasetInputs>> m_cache;
+};
+
+}  // namespace shardlens::ui
+
+Q_DECLARE_METATYPE(shardlens::ui::ResultPtr)

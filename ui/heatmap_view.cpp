@@ -1,0 +1,148 @@
+#include "ui/heatmap_view.h"
+
+#include <QHelpEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+#include <QWheelEvent>
+#include <cmath>
+
+#include "ui/render/heatmap_painter.h"
+
+namespace shardlens::ui {
+
+using namespace shardlens::render;
+
+HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
+  setMouseTracking(true);
+  setAttribute(Qt::WA_OpaquePaintEvent);
+  setFocusPolicy(Qt::ClickFocus);
+  setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+}
+
+void HeatmapView::setData(HeatmapData data) {
+  const bool sameShape = data.classes == m_data.classes;
+  m_data = std::move(data);
+  m_image = buildHeatmapImage(m_data, m_style);
+  if (!sameShape) m_view.reset();
+  m_hover.reset();
+  relayout();
+  update();
+}
+
+void HeatmapView::setStyle(const HeatmapStyle& style) {
+  const bool recolour = style.colormap != m_style.colormap || style.logScale != m_style.logScale;
+  m_style = style;
+  if (recolour) m_image = buildHeatmapImage(m_data, m_style);
+  relayout();
+  update();
+}
+
+void HeatmapView::resetZoom() {
+  m_view.reset();
+  update();
+}
+
+QSize HeatmapView::sizeHint() const { return m_style.compact ? QSize(260, 250) : QSize(430, 420); }
+QSize HeatmapView::minimumSizeHint() const {
+  return m_style.compact ? QSize(180, 170) : QSize(300, 290);
+}
+
+void HeatmapView::relayout() {
+  m_layout = computeLayout(QRectF(rect()), layoutMetrics(m_data, m_style));
+  m_view.classes = m_data.classes;
+  m_view.grid = m_layout.grid;
+  m_view.clamp();
+}
+
+void HeatmapView::resizeEvent(QResizeEvent*) { relayout(); }
+
+void HeatmapView::paintEvent(QPaintEvent*) {
+  ++m_paints;
+  QPainter p(this);
+  p.fillRect(rect(), Qt::white);
+  if (m_data.classes <= 0) {
+    p.setPen(Qt::gray);
+    p.drawText(rect(), Qt::AlignCenter, tr("No data"));
+    return;
+  }
+  PaintState state;
+  state.image = &m_image;
+  state.hover = m_hover;
+  paintHeatmap(p, m_data, m_style, m_layout, m_view, state);
+  if (hasFocus()) {
+    p.setPen(QPen(palette().highlight().color(), 1, Qt::DotLine));
+    p.drawRect(rect().adjusted(0, 0, -1, -1));
+  }
+}
+
+bool HeatmapView::event(QEvent* e) {
+  if (e->type() == QEvent::ToolTip && m_tooltip) {
+    auto* help = static_cast<QHelpEvent*>(e);
+    const QPointF pos = help->pos();
+    QString text;
+    QRect area;
+    if (const auto cell = m_view.cellAt(pos)) {
+      text = m_tooltip(cell->row, cell->col);
+      area = m_view.cellRect(*cell).toAlignedRect();
+    } else if (m_layout.rowSums.contains(pos)) {
+      if (const auto row = m_view.rowAt(pos.y())) text = m_tooltip(*row, -1);
+    }
+    if (text.isEmpty()) QToolTip::hideText();
+    else QToolTip::showText(help->globalPos(), text, this, area);
+    return true;
+  }
+  return QWidget::event(e);
+}
+
+void HeatmapView::mousePressEvent(QMouseEvent* e) {
+  if (e->button() == Qt::LeftButton) {
+    m_dragFrom = e->position();
+    m_dragged = false;
+  }
+}
+
+void HeatmapView::mouseMoveEvent(QMouseEvent* e) {
+  if (m_dragFrom && (e->buttons() & Qt::LeftButton)) {
+    const QPointF delta = e->position() - *m_dragFrom;
+    if (m_dragged || delta.manhattanLength() > 4) {
+      m_dragged = true;
+      m_view.panBy(delta);
+      m_dragFrom = e->position();
+      update();
+      return;
+    }
+  }
+  const auto cell = m_view.cellAt(e->position());
+  if (cell != m_hover) {
+    m_hover = cell;
+    update();
+  }
+}
+
+void HeatmapView::mouseReleaseEvent(QMouseEvent* e) {
+  if (e->button() == Qt::LeftButton && !m_dragged) {
+    if (const auto cell = m_view.cellAt(e->position())) emit cellClicked(cell->row, cell->col);
+  }
+  m_dragFrom.reset();
+  m_dragged = false;
+}
+
+void HeatmapView::mouseDoubleClickEvent(QMouseEvent*) { resetZoom(); }
+
+void HeatmapView::wheelEvent(QWheelEvent* e) {
+  const double steps = e->angleDelta().y() / 120.0;
+  if (steps == 0) return;
+  m_view.zoomAt(e->position(), std::pow(1.25, steps));
+  update();
+  e->accept();
+}
+
+void HeatmapView::leaveEvent(QEvent*) {
+  if (m_hover) {
+    m_hover.reset();
+    update();
+  }
+}
+
+}  // namespace shardlens::ui

@@ -1,0 +1,64 @@
+#pragma once
+// One heatmap as a widget: painted from a cached one-pixel-per-cell image, with wheel zoom
+// around the cursor, drag to pan, double-click to reset, hover highlight and tooltips.
+#include <QImage>
+#include <QWidget>
+#include <functional>
+#include <optional>
+
+#include "ui/render/heatmap_data.h"
+#include "ui/render/heatmap_geometry.h"
+
+namespace shardlens::ui {
+
+class HeatmapView : public QWidget {
+  Q_OBJECT
+ public:
+  // Tooltip text for a cell (display positions); col -1 asks about the row-sum column.
+  using TooltipProvider = std::function<QString(int row, int col)>;
+
+  explicit HeatmapView(QWidget* parent = nullptr);
+
+  void setData(render::HeatmapData data);
+  void setStyle(const render::HeatmapStyle& style);
+  const render::HeatmapData& data() const { return m_data; }
+  const render::HeatmapStyle& style() const { return m_style; }
+  const render::HeatmapViewport& viewport() const { return m_view; }
+  const render::HeatmapLayout& layoutRects() const { return m_layout; }
+  void setTooltipProvider(TooltipProvider provider) { m_tooltip = std::move(provider); }
+  void resetZoom();
+  int paintCount() const { return m_paints; }
+
+  QSize sizeHint() const override;
+  QSize minimumSizeHint() const override;
+
+ signals:
+  void cellClicked(int row, int col);  // display positions
+
+ protected:
+  bool event(QEvent* e) override;
+  void paintEvent(QPaintEvent* e) override;
+  void resizeEvent(QResizeEvent* e) override;
+  void mousePressEvent(QMouseEvent* e) override;
+  void mouseMoveEvent(QMouseEvent* e) override;
+  void mouseReleaseEvent(QMouseEvent* e) override;
+  void mouseDoubleClickEvent(QMouseEvent* e) override;
+  void wheelEvent(QWheelEvent* e) override;
+  void leaveEvent(QEvent* e) override;
+
+ private:
+  void relayout();
+
+  render::HeatmapData m_data;
+  render::HeatmapStyle m_style;
+  QImage m_image;
+  render::HeatmapLayout m_layout;
+  render::HeatmapViewport m_view;
+  std::optional<render::Cell> m_hover;
+  std::optional<QPointF> m_dragFrom;
+  bool m_dragged = false;
+  TooltipProvider m_tooltip;
+  int m_paints = 0;
+};
+
+}  // namespace shardlens::ui

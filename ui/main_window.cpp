@@ -1,0 +1,190 @@
+#include "ui/main_window.h"
+
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QLabel>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QToolButton>
+
+#include "ui/charts.h"
+#include "ui/diagnosis_panel.h"
+#include "ui/heatmap_view.h"
+#include "ui/lesson_model.h"
+#include "ui/matrix_panel.h"
+#include "ui/sample_panel.h"
+#include "ui/scenario_panel.h"
+#include "ui/shard_strip.h"
+
+namespace shardlens::ui {
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent), m_runner(new EvaluationRunner(this)), m_lessons(new LessonModel(this)) {
+  setObjectName(QStringLiteral("mainWindow"));
+  m_lessons->loadDirectory(LessonModel::defaultDirectory());
+  m_matrices = new MatrixPanel(this);
+  m_strip = new ShardStrip(this);
+  m_strip->setObjectName(QStringLiteral("shardStrip"));
+  auto* centre = new QSplitter(Qt::Vertical, this);
+  auto* scroll = new QScrollArea(centre);
+  scroll->setWidget(m_matrices);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  centre->addWidget(scroll);
+  centre->addWidget(m_strip);
+  centre->setStretchFactor(0, 5);
+  centre->setStretchFactor(1, 1);
+  setCentralWidget(centre);
+  buildDocks();
+  buildActions();
+  buildToolbar();
+  buildStatusBar();
+
+  connect(m_runner, &EvaluationRunner::finished, this, &MainWindow::onResult);
+  connect(m_runner, &EvaluationRunner::progress, this, &MainWindow::onProgress);
+  connect(m_runner, &EvaluationRunner::failed, this, [this](quint64, const QString& message) {
+    setBusy(false);
+    showError(message);
+  });
+  connect(m_runner, &EvaluationRunner::cancelled, this, [this] {
+    setBusy(false);
+    statusBar()->showMessage(tr("Cancelled; showing the previous result"), 4000);
+  });
+  connect(m_panel, &ScenarioPanel::changed, this, [this](const Scenario& s) {
+    m_scenario = s;
+    updateTitle();
+    recompute();
+  });
+  connect(m_panel, &ScenarioPanel::error, this, &MainWindow::showError);
+  connect(m_samples, &SamplePanel::error, this, &MainWindow::showError);
+  connect(m_matrices, &MatrixPanel::cellActivated, this, [this](const CellRef& cell) {
+    m_samples->showCell(m_result, cell);
+    if (auto* dock = findChild<QDockWidget*>(QStringLiteral("samplesDock"))) dock->raise();
+  });
+  for (HeatmapView* v : m_matrices->allViews())
+    connect(v, &HeatmapView::cellClicked, this, [this, v] { m_lastView = v; });
+  m_matrices->setOptions(m_options.matrix, m_options.style);
+  readSettings();
+  if (!m_lessons->errors().isEmpty())
+    statusBar()->showMessage(tr("Some lessons could not be read: %1").arg(m_lessons->errors().join("; ")));
+}
+
+MainWindow::~MainWindow() {
+  m_runner->cancel();
+  m_runner->waitIdle();
+}
+
+void MainWindow::buildDocks() {
+  const auto dock = [this](const QString& title, const char* name, QWidget* w, Qt::DockWidgetArea area) {
+    auto* d = new QDockWidget(title, this);
+    d->setObjectName(QLatin1String(name));
+    d->setWidget(w);
+    addDockWidget(area, d);
+    return d;
+  };
+  m_panel = new ScenarioPanel(m_lessons, this);
+  auto* panelScroll = new QScrollArea(this);
+  panelScroll->setWidget(m_panel);
+  panelScroll->setWidgetResizable(true);
+  panelScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  panelScroll->setMinimumWidth(m_panel->sizeHint().width() + 20);
+  dock(tr("Scenario"), "scenarioDock", panelScroll, Qt::LeftDockWidgetArea);
+  m_diagnosis = new DiagnosisPanel(this);
+  m_diagnosis->setObjectName(QStringLiteral("diagnosis"));
+  auto* diag = dock(tr("Diagnosis"), "diagnosisDock", m_diagnosis, Qt::RightDockWidgetArea);
+  m_charts = new ChartsPanel(this);
+  auto* charts = dock(tr("Charts"), "chartsDock", m_charts, Qt::RightDockWidgetArea);
+  m_samples = new SamplePanel(this);
+  auto* samples = dock(tr("Samples"), "samplesDock", m_samples, Qt::RightDockWidgetArea);
+  tabifyDockWidget(diag, charts);
+  tabifyDockWidget(charts, samples);
+  diag->raise();
+}
+
+void MainWindow::buildStatusBar() {
+  m_verdict = new QLabel(this);
+  m_verdict->setObjectName(QStringLiteral("verdict"));
+  m_stage = new QLabel(this);
+  m_progress = new QProgressBar(this);
+  m_progress->setRange(0, 100);
+  m_progress->setMaximumWidth(160);
+  m_cancel = new QToolButton(this);
+  m_cancel->setText(tr("Cancel"));
+  m_cancel->setToolTip(tr("Stop the running evaluation (Esc)"));
+  connect(m_cancel, &QToolButton::clicked, m_runner, &EvaluationRunner::cancel);
+  statusBar()->addWidget(m_verdict, 1);
+  statusBar()->addPermanentWidget(m_stage);
+  statusBar()->addPermanentWidget(m_progress);
+  statusBar()->addPermanentWidget(m_cancel);
+  setBusy(false);
+}
+
+void MainWindow::setScenario(const Scenario& s) {
+  m_scenario = s;
+  m_panel->setScenario(s);
+  updateTitle();
+  recompute();
+}
+
+void MainWindow::recompute() { m_runner->start(m_scenario); }
+
+void MainWindow::setBusy(bool busy) {
+  m_progress->setVisible(busy);
+  m_cancel->setVisible(busy);
+  m_stage->setVisible(busy);
+}
+
+void MainWindow::onProgress(quint64, const QString& stage, double fraction) {
+  setBusy(true);
+  m_stage->setText(stage);
+  m_progress->setValue(int(fraction * 100));
+}
+
+void MainWindow::onResult(ResultPtr result) {
+  setBusy(false);
+  m_result = std::move(result);
+  m_matrices->setResult(m_result);
+  m_strip->setResult(m_result);
+  m_diagnosis->setResult(m_result);
+  m_charts->setResult(m_result);
+  m_samples->clear();
+  const Diagnosis& d = m_result->eval.diagnosis;
+  m_verdict->setText(d.correct ? tr("✓ Reported matrix correct")
+                               : tr("⚠ Reported matrix wrong: %n row(s) ≠ class count", nullptr,
+                                    int(d.mismatched_rows.size())));
+  m_verdict->setStyleSheet(d.correct ? QString() : QStringLiteral("color: #b2182b; font-weight: bold"));
+  statusBar()->showMessage(tr("Evaluated in %1 ms").arg(m_result->seconds * 1000, 0, 'f', 1), 3000);
+  emit resultShown(m_result->jobId);
+}
+
+void MainWindow::showError(const QString& message) {
+  m_lastError = message;
+  emit errorShown(message);
+  if (!m_errorDialogs) return;
+  auto* box = new QMessageBox(QMessageBox::Warning, tr("ShardLens"), message, QMessageBox::Ok, this);
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->open();  // window-modal, not blocking: a job may still deliver meanwhile
+}
+
+void MainWindow::updateTitle() {
+  const QString name = QString::fromStdString(m_scenario.title.empty() ? m_scenario.name
+                                                                       : m_scenario.title);
+  setWindowTitle((name.isEmpty() ? tr("Untitled scenario") : name) + QStringLiteral(" — ShardLens"));
+  setWindowFilePath(m_path);
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+  m_panel->setPlaying(false);
+  m_runner->cancel();
+  writeSettings();
+  e->accept();
+}
+
+HeatmapView* MainWindow::currentView() const {
+  return m_lastView ? m_lastView.data() : m_matrices->syncedView();
+}
+
+}  // namespace shardlens::ui

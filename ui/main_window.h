@@ -1,0 +1,113 @@
+#pragma once
+// The main window: scenario panel (left), heatmaps (centre) over the shard strip, diagnosis,
+// charts and the clicked cell's samples (docks), display toolbar, and a status bar with the
+// background job's progress and a cancel button.
+#include <QMainWindow>
+#include <QPointer>
+
+#include "core/scenario.h"
+#include "ui/evaluation_runner.h"
+#include "ui/view_options.h"
+
+class QAction;
+class QComboBox;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QToolButton;
+
+namespace shardlens::ui {
+
+class ChartsPanel;
+class DiagnosisPanel;
+class HeatmapView;
+class LessonModel;
+class MatrixPanel;
+class SamplePanel;
+class ScenarioPanel;
+class ShardStrip;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  void setScenario(const Scenario& s);  // shows it and recomputes
+  const Scenario& scenario() const { return m_scenario; }
+  bool openScenario(const QString& path);
+  bool saveScenario(const QString& path);
+  bool loadLesson(const QString& name);
+  void setViewOptions(const ViewOptions& o);
+  const ViewOptions& viewOptions() const { return m_options; }
+
+  EvaluationRunner* runner() const { return m_runner; }
+  const ResultPtr& result() const { return m_result; }
+  MatrixPanel* matrices() const { return m_matrices; }
+  ScenarioPanel* scenarioPanel() const { return m_panel; }
+  LessonModel* lessons() const { return m_lessons; }
+  SamplePanel* samples() const { return m_samples; }
+  const QString& lastError() const { return m_lastError; }
+  // Errors open a window-modal dialog unless turned off (tests read lastError()).
+  void setErrorDialogs(bool on) { m_errorDialogs = on; }
+
+ signals:
+  void resultShown(quint64 job);
+  void errorShown(const QString& message);
+
+ public slots:
+  void recompute();
+  void showError(const QString& message);
+
+ protected:
+  void closeEvent(QCloseEvent* e) override;
+
+ private:
+  void buildDocks();
+  void buildActions();
+  void buildToolbar();
+  void buildStatusBar();
+  void onResult(ResultPtr result);
+  void onProgress(quint64 job, const QString& stage, double fraction);
+  void setBusy(bool busy);
+  void updateTitle();
+  void addRecent(const QString& path);
+  void rebuildRecentMenu();
+  void readSettings();
+  void writeSettings() const;
+  void exportView();
+  void exportFigureSet();
+  void exportData();
+  void about();
+  HeatmapView* currentView() const;
+
+  EvaluationRunner* m_runner;
+  LessonModel* m_lessons;
+  ScenarioPanel* m_panel = nullptr;
+  MatrixPanel* m_matrices = nullptr;
+  ShardStrip* m_strip = nullptr;
+  DiagnosisPanel* m_diagnosis = nullptr;
+  ChartsPanel* m_charts = nullptr;
+  SamplePanel* m_samples = nullptr;
+  QMenu* m_recentMenu = nullptr;
+  QMenu* m_viewMenu = nullptr;
+  QProgressBar* m_progress = nullptr;
+  QLabel* m_stage = nullptr;
+  QLabel* m_verdict = nullptr;
+  QToolButton* m_cancel = nullptr;
+  QComboBox* m_normalization = nullptr;
+  QComboBox* m_colormap = nullptr;
+  QComboBox* m_order = nullptr;
+  QAction* m_log = nullptr;
+  QAction* m_values = nullptr;
+
+  Scenario m_scenario;
+  QString m_path;  // scenario file, empty when unsaved
+  ResultPtr m_result;
+  ViewOptions m_options;
+  QString m_lastError;
+  bool m_errorDialogs = true;
+  QPointer<HeatmapView> m_lastView;
+};
+
+}  // namespace shardlens::ui

@@ -1,0 +1,126 @@
+// Menus, shortcuts and the display toolbar of the main window.
+#include <QAction>
+#include <QApplication>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QKeySequence>
+#include <QLabel>
+#include <QMenuBar>
+#include <QToolBar>
+
+#include "ui/heatmap_view.h"
+#include "ui/main_window.h"
+#include "ui/matrix_panel.h"
+#include "ui/scenario_panel.h"
+
+namespace shardlens::ui {
+
+void MainWindow::buildActions() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&Open scenario…"), QKeySequence::Open, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open scenario"), QString(),
+                                                      tr("Scenarios (*.json);;All files (*)"));
+    if (!path.isEmpty()) openScenario(path);
+  });
+  file->addAction(tr("&Save scenario"), QKeySequence::Save, this, [this] {
+    QString path = m_path;
+    if (path.isEmpty())
+      path = QFileDialog::getSaveFileName(this, tr("Save scenario"), QStringLiteral("scenario.json"),
+                                          tr("Scenarios (*.json)"));
+    if (!path.isEmpty()) saveScenario(path);
+  });
+  file->addAction(tr("Save scenario &as…"), QKeySequence::SaveAs, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save scenario as"), m_path,
+                                                      tr("Scenarios (*.json)"));
+    if (!path.isEmpty()) saveScenario(path);
+  });
+  m_recentMenu = file->addMenu(tr("Open &recent"));
+  file->addSeparator();
+  file->addAction(tr("&Export view…"), QKeySequence(tr("Ctrl+E")), this, &MainWindow::exportView);
+  file->addAction(tr("Export &figure set…"), QKeySequence(tr("Ctrl+Shift+E")), this,
+                  &MainWindow::exportFigureSet);
+  file->addAction(tr("Export &data (CSV/JSON)…"), QKeySequence(tr("Ctrl+Shift+D")), this,
+                  &MainWindow::exportData);
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+  QMenu* run = menuBar()->addMenu(tr("&Run"));
+  run->addAction(tr("&Recompute"), QKeySequence::Refresh, this, &MainWindow::recompute);
+  run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), m_runner, &EvaluationRunner::cancel);
+  run->addAction(tr("&Next epoch"), QKeySequence(tr("Ctrl+Right")), this,
+                 [this] { m_panel->stepEpoch(1); });
+  run->addAction(tr("&Previous epoch"), QKeySequence(tr("Ctrl+Left")), this,
+                 [this] { m_panel->stepEpoch(-1); });
+  run->addAction(tr("&Play epochs"), QKeySequence(tr("Ctrl+P")), this,
+                 [this] { m_panel->setPlaying(!m_panel->playing()); });
+
+  m_viewMenu = menuBar()->addMenu(tr("&View"));
+  m_viewMenu->addAction(tr("&Reset zoom"), QKeySequence(tr("Ctrl+0")), this, [this] {
+    for (HeatmapView* v : m_matrices->allViews()) v->resetZoom();
+  });
+  m_viewMenu->addSeparator();
+  for (QDockWidget* d : findChildren<QDockWidget*>()) m_viewMenu->addAction(d->toggleViewAction());
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About ShardLens"), this, &MainWindow::about);
+  help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
+}
+
+void MainWindow::buildToolbar() {
+  QToolBar* bar = addToolBar(tr("Display"));
+  bar->setObjectName(QStringLiteral("displayToolbar"));
+  const auto box = [this, bar](const char* name, const QString& label, const QStringList& items) {
+    bar->addWidget(new QLabel(label + QStringLiteral(" "), bar));
+    auto* c = new QComboBox(bar);
+    c->setObjectName(QLatin1String(name));
+    c->addItems(items);
+    bar->addWidget(c);
+    bar->addSeparator();
+    return c;
+  };
+  m_normalization = box("normalization", tr("Normalize"), {"none", "true", "pred", "all"});
+  m_normalization->setToolTip(tr("torchmetrics normalize: rows (true), columns (pred) or total (all)"));
+  m_colormap = box("colormap", tr("Colours"), render::colormapNames());
+  m_order = box("classOrder", tr("Class order"), render::classOrderNames());
+  m_order->setToolTip(tr("index, name, count (most frequent first), error (wrong rows first)"));
+  m_log = bar->addAction(tr("Log scale"));
+  m_log->setCheckable(true);
+  m_log->setShortcut(QKeySequence(tr("Ctrl+L")));
+  m_values = bar->addAction(tr("Values on cells"));
+  m_values->setCheckable(true);
+  m_values->setShortcut(QKeySequence(tr("Ctrl+Shift+V")));
+  m_viewMenu->addSeparator();
+  m_viewMenu->addAction(m_log);
+  m_viewMenu->addAction(m_values);
+  const auto apply = [this] {
+    ViewOptions o = m_options;
+    o.matrix.normalization = parse_normalization(m_normalization->currentText().toStdString());
+    o.style.colormap = render::parseColormap(m_colormap->currentText());
+    o.matrix.order = render::parseClassOrder(m_order->currentText());
+    o.style.logScale = m_log->isChecked();
+    o.style.showValues = m_values->isChecked();
+    setViewOptions(o);
+  };
+  connect(m_normalization, &QComboBox::currentIndexChanged, this, apply);
+  connect(m_colormap, &QComboBox::currentIndexChanged, this, apply);
+  connect(m_order, &QComboBox::currentIndexChanged, this, apply);
+  connect(m_log, &QAction::toggled, this, apply);
+  connect(m_values, &QAction::toggled, this, apply);
+}
+
+void MainWindow::setViewOptions(const ViewOptions& o) {
+  m_options = o;
+  {
+    // Reflect in the toolbar without re-entering apply.
+    const QSignalBlocker b1(m_normalization), b2(m_colormap), b3(m_order), b4(m_log), b5(m_values);
+    m_normalization->setCurrentText(QString::fromStdString(to_string(o.matrix.normalization)));
+    m_colormap->setCurrentText(render::colormapName(o.style.colormap));
+    m_order->setCurrentText(render::classOrderName(o.matrix.order));
+    m_log->setChecked(o.style.logScale);
+    m_values->setChecked(o.style.showValues);
+  }
+  m_matrices->setOptions(o.matrix, o.style);
+}
+
+}  // namespace shardlens::ui

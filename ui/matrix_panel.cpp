@@ -1,0 +1,123 @@
+#include "ui/matrix_panel.h"
+
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QVBoxLayout>
+
+namespace shardlens::ui {
+
+MatrixPanel::MatrixPanel(QWidget* parent)
+    : QWidget(parent),
+      m_synced(new HeatmapView(this)),
+      m_expected(new HeatmapView(this)),
+      m_difference(new HeatmapView(this)),
+      m_rankGrid(new QGridLayout),
+      m_rankTitle(new QLabel(this)) {
+  m_synced->setObjectName(QStringLiteral("syncedView"));
+  m_expected->setObjectName(QStringLiteral("expectedView"));
+  m_difference->setObjectName(QStringLiteral("differenceView"));
+  wire(m_synced, ViewKind::Synced, 0);
+  wire(m_expected, ViewKind::Expected, 0);
+  wire(m_difference, ViewKind::Difference, 0);
+  auto* top = new QHBoxLayout;
+  top->addWidget(m_synced);
+  top->addWidget(m_expected);
+  top->addWidget(m_difference);
+  m_rankTitle->setText(tr("<b>Per rank</b> (as accumulated on each rank, one colour range)"));
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addLayout(top, 3);
+  layout->addWidget(m_rankTitle);
+  layout->addLayout(m_rankGrid, 2);
+}
+
+std::vector<HeatmapView*> MatrixPanel::allViews() const {
+  std::vector<HeatmapView*> v{m_synced, m_expected, m_difference};
+  v.insert(v.end(), m_ranks.begin(), m_ranks.end());
+  return v;
+}
+
+void MatrixPanel::wire(HeatmapView* view, ViewKind kind, int rank) {
+  // Views show display positions; the tooltip and click speak class ids.
+  const auto toRef = [this, view, kind, rank](int row, int col) {
+    CellRef ref;
+    ref.kind = kind;
+    ref.rank = rank;
+    const auto& of = view->data().classOf;
+    ref.trueClass = of.empty() ? row : of[size_t(row)];
+    ref.predClass = col < 0 ? 0 : (of.empty() ? col : of[size_t(col)]);
+    return ref;
+  };
+  view->setTooltipProvider([this, toRef, kind, rank](int row, int col) -> QString {
+    if (!m_result) return {};
+    const CellRef ref = toRef(row, col);
+    return col < 0 ? rowSumTooltip(*m_result, kind, rank, ref.trueClass)
+                   : cellTooltip(*m_result, ref);
+  });
+  connect(view, &HeatmapView::cellClicked, this,
+          [this, toRef](int row, int col) { emit cellActivated(toRef(row, col)); });
+}
+
+render::HeatmapStyle MatrixPanel::compactStyle() const {
+  render::HeatmapStyle s = m_style;
+  s.compact = true;
+  s.fontPixels = std::max(8, m_style.fontPixels - 1);
+  s.showColorBar = false;
+  return s;
+}
+
+void MatrixPanel::ensureRankViews(int world) {
+  while (int(m_ranks.size()) > world) {
+    delete m_ranks.back();
+    m_ranks.pop_back();
+  }
+  while (int(m_ranks.size()) < world) {
+    const int rank = int(m_ranks.size());
+    auto* view = new HeatmapView(this);
+    view->setObjectName(QStringLiteral("rankView%1").arg(rank));
+    view->setStyle(compactStyle());
+    wire(view, ViewKind::Rank, rank);
+    m_ranks.push_back(view);
+  }
+  // Four columns at most: beyond that the small multiples get too small to read.
+  const int columns = std::clamp(world, 1, 4);
+  for (int r = 0; r < world; ++r) m_rankGrid->addWidget(m_ranks[size_t(r)], r / columns, r % columns);
+}
+
+void MatrixPanel::setOptions(const render::MatrixOptions& matrix,
+                             const render::HeatmapStyle& style) {
+  const bool reorder = matrix.normalization != m_matrix.normalization || matrix.order != m_matrix.order;
+  m_matrix = matrix;
+  m_style = style;
+  m_synced->setStyle(style);
+  m_expected->setStyle(style);
+  m_difference->setStyle(style);
+  for (HeatmapView* v : m_ranks) v->setStyle(compactStyle());
+  if (reorder) rebuild();
+}
+
+void MatrixPanel::setResult(ResultPtr result) {
+  m_result = std::move(result);
+  rebuild();
+}
+
+void MatrixPanel::rebuild() {
+  if (!m_result) return;
+  const Evaluation& e = m_result->eval;
+  ensureRankViews(int(e.per_rank.size()));
+  // Synced and expected share a colour range so equal colours mean equal counts.
+  auto synced = render::syncedHeatmap(e, m_matrix);
+  auto expected = render::expectedHeatmap(e, m_matrix);
+  synced.valueMax = expected.valueMax = std::max(synced.valueMax, expected.valueMax);
+  m_synced->setData(std::move(synced));
+  m_expected->setData(std::move(expected));
+  m_difference->setData(render::differenceHeatmap(e, m_matrix));
+  auto ranks = render::rankHeatmaps(e, m_matrix);
+  for (size_t r = 0; r < ranks.size(); ++r) m_ranks[r]->setData(std::move(ranks[r]));
+}
+
+void MatrixPanel::repaintAll() {
+  for (HeatmapView* v : allViews()) v->repaint();
+}
+
+}  // namespace shardlens::ui

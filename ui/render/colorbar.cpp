@@ -1,0 +1,65 @@
+// The colour bar: the map as a vertical gradient with the value at its ends and middle
+// (for a log scale, the value at the middle of the log range).
+#include <QFontMetricsF>
+
+#include "ui/render/heatmap_painter.h"
+
+namespace shardlens::render {
+namespace {
+
+// Inverse of scaledValue on [0, 1], for tick labels.
+double valueAt(const HeatmapData& d, const HeatmapStyle& s, double t) {
+  const double top = d.valueMax > 0 ? d.valueMax : 1.0;
+  if (!s.logScale) return t * top;
+  const double unit = d.integral ? 1.0 : top / 1000.0;
+  return std::expm1(t * std::log1p(top / unit)) * unit;
+}
+
+}  // namespace
+
+void paintColorBar(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const QRectF& r) {
+  if (r.width() <= 0 || r.height() <= 0) return;
+  p.save();
+  const QFont font = heatmapFont(s);
+  const QFontMetricsF fm(font);
+  const QRectF bar(r.left() + 2, r.top() + fm.height() / 2, 10, r.height() - fm.height());
+  QImage strip(1, 256, QImage::Format_RGB32);
+  for (int k = 0; k < 256; ++k) {
+    const double t = 1.0 - k / 255.0;
+    strip.setPixel(0, k, d.diverging ? divergingColor(2 * t - 1) : colormapColor(s.colormap, t));
+  }
+  if (s.vectorCells) {
+    // Vector output: stacked rectangles stay sharp where a stretched image would blur.
+    const int steps = 64;
+    for (int k = 0; k < steps; ++k) {
+      const QRectF slice(bar.left(), bar.top() + bar.height() * k / steps, bar.width(),
+                         bar.height() / steps + 0.5);
+      p.fillRect(slice, QColor(strip.pixel(0, (k * 255 + 127) / steps)));
+    }
+  } else {
+    p.drawImage(bar, strip);
+  }
+  p.setPen(QPen(QColor(60, 60, 60), 1));
+  p.drawRect(bar);
+  p.setFont(font);
+  p.setPen(Qt::black);
+  const auto tick = [&](double frac, double value) {
+    const double y = bar.bottom() - frac * bar.height();
+    p.drawLine(QPointF(bar.right(), y), QPointF(bar.right() + 3, y));
+    p.drawText(QRectF(bar.right() + 4, y - fm.height() / 2, r.right() - bar.right() - 4, fm.height()),
+               Qt::AlignLeft | Qt::AlignVCenter, formatValue(value, d.integral));
+  };
+  if (d.diverging) {
+    const double top = d.valueMax > 0 ? d.valueMax : 1.0;
+    tick(0, -top);
+    tick(0.5, 0);
+    tick(1, top);
+  } else {
+    tick(0, 0);
+    tick(0.5, valueAt(d, s, 0.5));
+    tick(1, valueAt(d, s, 1.0));
+  }
+  p.restore();
+}
+
+}  // namespace shardlens::render

@@ -1,0 +1,101 @@
+// The figure set of an evaluation, for the GUI's "Export figure set" and the CLI.
+#include <QDir>
+#include <QGuiApplication>
+#include <cstdio>
+#include <memory>
+
+#include "core/engine.h"
+#include "ui/render/figures.h"
+#include "ui/render/heatmap_source.h"
+
+namespace shardlens::render {
+namespace {
+
+// The CLI has no QGuiApplication; fonts and paint devices need one. Offscreen needs no
+// display, so figures work on servers and in CI.
+std::unique_ptr<QGuiApplication> ensureGuiApp() {
+  if (QCoreApplication::instance()) return nullptr;
+  static int argc = 3;
+  static char arg0[] = "shardlens-cli";
+  static char arg1[] = "-platform";
+  static char arg2[] = "offscreen";
+  static char* argv[] = {arg0, arg1, arg2, nullptr};
+  return std::make_unique<QGuiApplication>(argc, argv);
+}
+
+}  // namespace
+
+bool writeFigureSet(const Evaluation& eval, const QString& dir,
+                    const std::vector<FigureFormat>& formats, int dpi, const MatrixOptions& options,
+                    const HeatmapStyle& style, QStringList* written, QString* error) {
+  if (!QDir().mkpath(dir)) {
+    if (error) *error = dir + QStringLiteral(": cannot create the directory");
+    return false;
+  }
+  const QString name = QString::fromStdString(eval.scenario.title.empty() ? eval.scenario.name
+                                                                          : eval.scenario.title);
+  std::vector<std::pair<QString, Figure>> figures;
+  Figure ranks;
+  ranks.title = name.isEmpty() ? QStringLiteral("Per-rank matrices")
+                               : name + QStringLiteral(" — per-rank matrices");
+  ranks.panels = rankHeatmaps(eval, options);
+  ranks.columns = std::min(4, std::max(1, static_cast<int>(ranks.panels.size())));
+  ranks.style = style;
+  ranks.style.compact = true;
+  figures.emplace_back(QStringLiteral("per-rank"), ranks);
+  auto synced = syncedHeatmap(eval, options);
+  auto expected = expectedHeatmap(eval, options);
+  synced.valueMax = expected.valueMax = std::max(synced.valueMax, expected.valueMax);
+  const auto single = [&](const QString& file, HeatmapData d) {
+    Figure f;
+    f.style = style;
+    f.style.compact = false;
+    if (!name.isEmpty()) d.title = name + QStringLiteral(" — ") + d.title;
+    f.panels.push_back(std::move(d));
+    figures.emplace_back(file, f);
+  };
+  single(QStringLiteral("synced"), std::move(synced));
+  single(QStringLiteral("expected"), std::move(expected));
+  single(QStringLiteral("difference"), differenceHeatmap(eval, options));
+  for (const auto& [file, figure] : figures) {
+    for (FigureFormat f : formats) {
+      const QString path = QDir(dir).filePath(file + QLatin1Char('.') + figureExtension(f));
+      if (!writeFigure(figure, path, f, dpi, error)) return false;
+      if (written) *written << path;
+    }
+  }
+  return true;
+}
+
+int write_figure_set(const Evaluation& eval, const std::string& out_dir,
+                     const std::vector<std::string>& formats, int dpi,
+                     std::vector<std::string>* written) {
+  std::vector<FigureFormat> fmts;
+  for (const std::string& name : formats) {
+    const auto f = parseFigureFormat(QString::fromStdString(name));
+    if (!f) {
+      std::fprintf(stderr, "error: --figures: unknown format '%s' (use png, svg, pdf)\n",
+                   name.c_str());
+      return 2;
+    }
+    fmts.push_back(*f);
+  }
+  const auto app = ensureGuiApp();
+  if (!qobject_cast<QGuiApplication*>(QCoreApplication::instance())) {
+    std::fprintf(stderr, "error: figures need a QGuiApplication, but a non-GUI one exists\n");
+    return 2;
+  }
+  QStringList paths;
+  QString error;
+  const bool ok = writeFigureSet(eval, QString::fromStdString(out_dir), fmts, dpi, MatrixOptions{},
+                                 HeatmapStyle{}, &paths, &error);
+  if (written)
+    for (const QString& p : paths) written->push_back(p.toStdString());
+  if (!ok) {
+    std::fprintf(stderr, "error: %s\n", error.toLocal8Bit().constData());
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace shardlens::render

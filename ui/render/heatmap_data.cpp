@@ -1,0 +1,81 @@
+#include "ui/render/heatmap_data.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace shardlens::render {
+
+bool HeatmapData::rowMismatch(int row) const {
+  if (!hasExpectedRows() || row < 0 || row >= static_cast<int>(rowExpected.size()) ||
+      row >= static_cast<int>(rowObserved.size()))
+    return false;
+  const double obs = rowObserved[static_cast<size_t>(row)];
+  const double exp = rowExpected[static_cast<size_t>(row)];
+  // Counts are exact in doubles; the tolerance only absorbs float-counter rounding noise.
+  return std::abs(obs - exp) > 1e-9 * std::max(1.0, std::abs(exp));
+}
+
+int HeatmapData::mismatchCount() const {
+  int n = 0;
+  for (int r = 0; r < classes; ++r) n += rowMismatch(r) ? 1 : 0;
+  return n;
+}
+
+double HeatmapData::maxAbsValue() const {
+  double m = 0;
+  for (double v : values)
+    if (std::isfinite(v)) m = std::max(m, std::abs(v));
+  return m;
+}
+
+double scaledValue(const HeatmapData& d, const HeatmapStyle& s, double v) {
+  if (!std::isfinite(v)) return 0;
+  const double top = d.valueMax > 0 ? d.valueMax : 1.0;
+  const double mag = std::min(std::abs(v), top);
+  double t = mag / top;
+  if (s.logScale) {
+    // Counts: log(1 + v); fractions: the same curve with 1/1000 of the range as the unit,
+    // so a log scale still separates small non-zero cells from zero ones.
+    const double unit = d.integral ? 1.0 : top / 1000.0;
+    t = std::log1p(mag / unit) / std::log1p(top / unit);
+  }
+  return d.diverging && v < 0 ? -t : t;
+}
+
+QRgb cellColor(const HeatmapData& d, const HeatmapStyle& s, double v) {
+  const double t = scaledValue(d, s, v);
+  return d.diverging ? divergingColor(t) : colormapColor(s.colormap, t);
+}
+
+QImage buildHeatmapImage(const HeatmapData& d, const HeatmapStyle& s) {
+  if (d.classes <= 0) return {};
+  QImage image(d.classes, d.classes, QImage::Format_RGB32);
+  const auto& table = colormapTable(s.colormap);
+  const double top = d.valueMax > 0 ? d.valueMax : 1.0;
+  const double unit = d.integral ? 1.0 : top / 1000.0;
+  const double logTop = std::log1p(top / unit);
+  for (int r = 0; r < d.classes; ++r) {
+    auto* line = reinterpret_cast<QRgb*>(image.scanLine(r));
+    const double* row = d.values.data() + static_cast<size_t>(r) * d.classes;
+    if (d.diverging) {
+      for (int c = 0; c < d.classes; ++c) line[c] = cellColor(d, s, row[c]);
+      continue;
+    }
+    // The hot path (1000 x 1000) inlines the sequential mapping on the lookup table.
+    for (int c = 0; c < d.classes; ++c) {
+      const double v = std::isfinite(row[c]) ? std::clamp(row[c], 0.0, top) : 0.0;
+      const double t = s.logScale ? std::log1p(v / unit) / logTop : v / top;
+      line[c] = table[static_cast<size_t>(t * 255.0 + 0.5)];
+    }
+  }
+  return image;
+}
+
+QString formatValue(double v, bool integral) {
+  if (!std::isfinite(v)) return QStringLiteral("∞");
+  if (integral || v == std::floor(v)) return QString::number(static_cast<qlonglong>(std::llround(v)));
+  if (std::abs(v) >= 100) return QString::number(v, 'f', 0);
+  return QString::number(v, 'f', std::abs(v) >= 10 ? 1 : 2);
+}
+
+}  // namespace shardlens::render

@@ -1,0 +1,60 @@
+#pragma once
+// What one heatmap shows, already in display order, plus how values map to colours.
+// Built from an Evaluation by heatmap_source.h; painted by heatmap_painter.h.
+#include <QImage>
+#include <QString>
+#include <vector>
+
+#include "ui/render/colormap.h"
+
+namespace shardlens::render {
+
+struct HeatmapData {
+  QString title;
+  QString xLabel = QStringLiteral("Predicted");
+  QString yLabel = QStringLiteral("True");
+  int classes = 0;
+  std::vector<double> values;  // C x C, row-major, display order (may be normalized)
+  std::vector<QString> names;  // per display position
+  std::vector<int> classOf;    // display position -> class id
+  bool integral = true;        // values are counts: printed without decimals
+  bool diverging = false;      // signed values (difference): diverging colours around 0
+  // Row and column sums in counts (never normalized): observed, and expected where the
+  // view has an expectation. A row whose observed sum differs from the expected one is a
+  // mismatch.
+  std::vector<double> rowObserved, rowExpected, colObserved;
+  // Colour range; heatmaps shown side by side share it so colours compare.
+  double valueMax = 0;
+
+  double value(int row, int col) const {
+    return values[static_cast<size_t>(row) * static_cast<size_t>(classes) +
+                  static_cast<size_t>(col)];
+  }
+  bool hasExpectedRows() const { return !rowExpected.empty(); }
+  bool rowMismatch(int row) const;
+  int mismatchCount() const;
+  double maxAbsValue() const;
+};
+
+struct HeatmapStyle {
+  Colormap colormap = Colormap::Viridis;
+  bool logScale = false;
+  bool showValues = true;   // values on cells, when cells are large enough to read them
+  bool vectorCells = false;  // one rectangle per cell (SVG/PDF at small C) instead of an image
+  bool compact = false;      // small multiples: no axis titles, short row sums
+  bool showColorBar = true;
+  int fontPixels = 11;
+};
+
+// Maps a value to [0, 1] (sequential) or [-1, 1] (diverging), linear or logarithmic.
+double scaledValue(const HeatmapData& d, const HeatmapStyle& s, double v);
+QRgb cellColor(const HeatmapData& d, const HeatmapStyle& s, double v);
+
+// One pixel per cell; painted scaled up without smoothing. Rebuilt only when the data or
+// the colour settings change, never on hover or zoom.
+QImage buildHeatmapImage(const HeatmapData& d, const HeatmapStyle& s);
+
+// Text of a value as printed on a cell or in a tooltip.
+QString formatValue(double v, bool integral);
+
+}  // namespace shardlens::render

@@ -1,0 +1,81 @@
+// Title, axis titles and class labels of a heatmap. Labels are thinned so they never overlap
+// (every 1st, 2nd, 5th, 10th, ... class) and follow zoom and pan.
+#include <QFontMetricsF>
+
+#include "ui/render/heatmap_painter.h"
+
+namespace shardlens::render {
+
+void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s,
+                 const HeatmapLayout& l, const HeatmapViewport& v) {
+  p.save();
+  const QFont font = heatmapFont(s);
+  const QFont bold = heatmapFont(s, true);
+  const QFontMetricsF fm(font);
+  // Title, with the number of wrong rows spelled out so no colour is needed to see it.
+  if (l.title.height() > 0) {
+    QFont titleFont = heatmapFont(s, true);
+    titleFont.setPixelSize(s.fontPixels + (s.compact ? 0 : 2));
+    p.setFont(titleFont);
+    p.setPen(Qt::black);
+    const int wrong = d.mismatchCount();
+    QString title = d.title;
+    p.drawText(l.title, Qt::AlignLeft | Qt::AlignVCenter, title);
+    if (wrong > 0) {
+      const QString note = wrong == 1 ? QStringLiteral("⚠ 1 row ≠ expected")
+                                      : QStringLiteral("⚠ %1 rows ≠ expected").arg(wrong);
+      p.setPen(QColor(kMismatchInk));
+      p.drawText(l.title, Qt::AlignRight | Qt::AlignVCenter, note);
+    }
+  }
+  p.setFont(font);
+  p.setPen(Qt::black);
+  if (l.yTitle.width() > 0) {
+    p.save();
+    p.translate(l.yTitle.center());
+    p.rotate(-90);
+    p.drawText(QRectF(-l.yTitle.height() / 2, -l.yTitle.width() / 2, l.yTitle.height(),
+                      l.yTitle.width()),
+               Qt::AlignCenter, d.yLabel);
+    p.restore();
+  }
+  if (l.xTitle.height() > 0) p.drawText(l.xTitle, Qt::AlignCenter, d.xLabel);
+
+  const VisibleRange vis = v.visible();
+  const int rowStep = labelStep(v.cellHeight(), fm.height() * 0.95);
+  p.save();
+  p.setClipRect(l.rowLabels.adjusted(-2, -fm.height(), 2, fm.height()));
+  for (int r = vis.firstRow - vis.firstRow % rowStep; r <= vis.lastRow; r += rowStep) {
+    if (r < vis.firstRow) continue;
+    const double y = v.toScreen(0, r + 0.5).y();
+    if (y < l.grid.top() || y > l.grid.bottom()) continue;
+    const bool wrong = d.rowMismatch(r);
+    p.setFont(wrong ? bold : font);
+    p.setPen(wrong ? QColor(kMismatchInk) : QColor(Qt::black));
+    const QRectF box(l.rowLabels.left(), y - fm.height() / 2, l.rowLabels.width() - 3, fm.height());
+    p.drawText(box, Qt::AlignRight | Qt::AlignVCenter,
+               fm.elidedText(d.names[size_t(r)], Qt::ElideRight, box.width()));
+  }
+  p.restore();
+
+  const int colStep = labelStep(v.cellWidth(), fm.height() * 0.95);
+  p.setFont(font);
+  p.setPen(Qt::black);
+  for (int c = vis.firstCol - vis.firstCol % colStep; c <= vis.lastCol; c += colStep) {
+    if (c < vis.firstCol) continue;
+    const double x = v.toScreen(c + 0.5, 0).x();
+    if (x < l.grid.left() || x > l.grid.right()) continue;
+    p.save();
+    // Rotated so names read upwards, ending just under the grid.
+    p.translate(x, l.colLabels.top() + 2);
+    p.rotate(-90);
+    const QRectF box(-l.colLabels.height() + 2, -fm.height() / 2, l.colLabels.height() - 2,
+                     fm.height());
+    p.drawText(box, Qt::AlignRight | Qt::AlignVCenter,
+               fm.elidedText(d.names[size_t(c)], Qt::ElideRight, box.width()));
+    p.restore();
+  }
+  p.restore();
+}
+
+}  // namespace shardlens::render

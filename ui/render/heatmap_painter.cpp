@@ -1,0 +1,146 @@
+#include "ui/render/heatmap_painter.h"
+
+#include <QFontMetricsF>
+#include <algorithm>
+#include <cmath>
+
+namespace shardlens::render {
+
+QFont heatmapFont(const HeatmapStyle& s, bool bold) {
+  QFont f(QStringLiteral("DejaVu Sans"));
+  f.setPixelSize(std::max(6, s.fontPixels));
+  f.setBold(bold);
+  return f;
+}
+
+LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s) {
+  const QFontMetricsF fm(heatmapFont(s));
+  const double line = fm.height();
+  double names = 0;
+  // Measuring every name of C = 1000 is cheap next to painting; cap the width so a long
+  // name cannot squeeze the grid.
+  for (const QString& n : d.names) names = std::max(names, fm.horizontalAdvance(n));
+  names = std::min(names, 14.0 * s.fontPixels) + 4;
+  LayoutMetrics m;
+  m.title = line * (s.compact ? 1.2 : 1.5);
+  m.axisTitle = s.compact ? 0 : line;
+  m.rowLabels = names;
+  m.colLabels = names;
+  m.colSums = line;
+  const QString widest = formatValue(std::max({1.0, d.rowObserved.empty() ? 0.0
+                                               : *std::max_element(d.rowObserved.begin(), d.rowObserved.end()),
+                                               d.rowExpected.empty() ? 0.0
+                                               : *std::max_element(d.rowExpected.begin(), d.rowExpected.end())}),
+                                     true);
+  const double icon = line + 2;
+  m.rowSums = d.hasExpectedRows() && !s.compact
+                  ? icon + fm.horizontalAdvance(widest + QStringLiteral(" ≠ ") + widest) + 8
+                  : icon + fm.horizontalAdvance(widest) + 8;
+  m.colorBar = s.showColorBar ? 16 + fm.horizontalAdvance(formatValue(-d.valueMax, d.integral)) + 6 : 0;
+  m.margin = s.compact ? 3 : 6;
+  return m;
+}
+
+void paintCells(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const HeatmapViewport& v,
+                const QImage& image) {
+  const VisibleRange vis = v.visible();
+  if (vis.lastRow < vis.firstRow || vis.lastCol < vis.firstCol) return;
+  p.save();
+  p.setClipRect(v.grid);
+  if (s.vectorCells || image.isNull()) {
+    for (int r = vis.firstRow; r <= vis.lastRow; ++r)
+      for (int c = vis.firstCol; c <= vis.lastCol; ++c)
+        p.fillRect(v.cellRect({r, c}), QColor(cellColor(d, s, d.value(r, c))));
+  } else {
+    const QRect source(vis.firstCol, vis.firstRow, vis.lastCol - vis.firstCol + 1,
+                       vis.lastRow - vis.firstRow + 1);
+    const QRectF target(v.toScreen(vis.firstCol, vis.firstRow),
+                        v.toScreen(vis.lastCol + 1, vis.lastRow + 1));
+    p.setRenderHint(QPainter::SmoothPixmapTransform, false);
+    p.drawImage(target, image, source);
+  }
+  const double cw = v.cellWidth(), ch = v.cellHeight();
+  if (cw >= 8) {
+    // Thin separators keep equal neighbouring cells distinguishable.
+    p.setPen(QPen(QColor(255, 255, 255, 150), 1));
+    for (int c = vis.firstCol + 1; c <= vis.lastCol; ++c) {
+      const double x = v.toScreen(c, 0).x();
+      p.drawLine(QPointF(x, v.grid.top()), QPointF(x, v.grid.bottom()));
+    }
+    for (int r = vis.firstRow + 1; r <= vis.lastRow; ++r) {
+      const double y = v.toScreen(0, r).y();
+      p.drawLine(QPointF(v.grid.left(), y), QPointF(v.grid.right(), y));
+    }
+  }
+  if (s.showValues && cw >= 12 && ch >= 9) {
+    QFont f = heatmapFont(s);
+    const QString widest = formatValue(d.integral ? d.valueMax : -d.valueMax, d.integral);
+    // Shrink the font until the widest value fits, down to a still readable size.
+    for (int px = s.fontPixels; px >= 7; --px) {
+      f.setPixelSize(px);
+      const QFontMetricsF fm(f);
+      if (fm.horizontalAdvance(widest) + 3 <= cw && fm.height() <= ch + 1) break;
+    }
+    const QFontMetricsF fm(f);
+    if (fm.horizontalAdvance(widest) + 3 <= cw && fm.height() <= ch + 2) {
+      p.setFont(f);
+      for (int r = vis.firstRow; r <= vis.lastRow; ++r)
+        for (int c = vis.firstCol; c <= vis.lastCol; ++c) {
+          const double val = d.value(r, c);
+          p.setPen(textColorOn(cellColor(d, s, val)));
+          p.drawText(v.cellRect({r, c}), Qt::AlignCenter, formatValue(val, d.integral));
+        }
+    }
+  }
+  // Mismatching rows get a dashed outline: a shape cue on top of the row-sum marker.
+  if (d.hasExpectedRows() && ch >= 4) {
+    p.setPen(QPen(QColor(kMismatchInk), std::clamp(ch / 8, 1.0, 2.0), Qt::DashLine));
+    p.setBrush(Qt::NoBrush);
+    for (int r = vis.firstRow; r <= vis.lastRow; ++r)
+      if (d.rowMismatch(r)) {
+        const QPointF a = v.toScreen(0, r), b = v.toScreen(d.classes, r + 1);
+        p.drawRect(QRectF(a, b).adjusted(1, 1, -1, -1));
+      }
+  }
+  p.restore();
+}
+
+void paintHeatmap(QPainter& p, const HeatmapData& d, const HeatmapStyle& s,
+                  const HeatmapLayout& layout, const HeatmapViewport& view,
+                  const PaintState& state) {
+  if (d.classes <= 0) return;
+  p.save();
+  QImage local;
+  const QImage* image = state.image;
+  if (!s.vectorCells && (!image || image->isNull())) {
+    local = buildHeatmapImage(d, s);
+    image = &local;
+  }
+  paintCells(p, d, s, view, image ? *image : QImage());
+  p.setPen(QPen(QColor(60, 60, 60), 1));
+  p.setBrush(Qt::NoBrush);
+  p.drawRect(view.grid);
+  if (state.hover) {
+    const QRectF r = view.cellRect(*state.hover).intersected(view.grid);
+    if (!r.isEmpty()) {
+      p.setPen(QPen(Qt::white, 3));
+      p.drawRect(r);
+      p.setPen(QPen(Qt::black, 1.5));
+      p.drawRect(r);
+    }
+  }
+  paintLabels(p, d, s, layout, view);
+  paintSums(p, d, s, layout, view);
+  if (s.showColorBar) paintColorBar(p, d, s, layout.colorBar);
+  p.restore();
+}
+
+void paintHeatmap(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const QRectF& bounds) {
+  const HeatmapLayout layout = computeLayout(bounds, layoutMetrics(d, s));
+  HeatmapViewport view;
+  view.classes = d.classes;
+  view.grid = layout.grid;
+  paintHeatmap(p, d, s, layout, view);
+}
+
+}  // namespace shardlens::render

@@ -1,0 +1,156 @@
+#include "ui/render/heatmap_source.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace shardlens::render {
+
+QString classOrderName(ClassOrder order) {
+  switch (order) {
+    case ClassOrder::Name: return QStringLiteral("name");
+    case ClassOrder::Count: return QStringLiteral("count");
+    case ClassOrder::Error: return QStringLiteral("error");
+    case ClassOrder::Index: break;
+  }
+  return QStringLiteral("index");
+}
+
+ClassOrder parseClassOrder(const QString& name) {
+  const QString n = name.trimmed().toLower();
+  if (n == QLatin1String("name")) return ClassOrder::Name;
+  if (n == QLatin1String("count")) return ClassOrder::Count;
+  if (n == QLatin1String("error")) return ClassOrder::Error;
+  return ClassOrder::Index;
+}
+
+QStringList classOrderNames() { return {"index", "name", "count", "error"}; }
+
+std::vector<QString> classNames(const Evaluation& e) {
+  const int c = e.synced.classes;
+  std::vector<QString> names(static_cast<size_t>(c));
+  for (int k = 0; k < c; ++k)
+    names[static_cast<size_t>(k)] =
+        e.inputs && e.inputs->labels ? QString::fromStdString(e.inputs->labels->class_name(k))
+                                     : QString::number(k);
+  return names;
+}
+
+std::vector<int> classOrder(const Evaluation& e, ClassOrder order) {
+  const int c = e.synced.classes;
+  std::vector<int> idx(static_cast<size_t>(c));
+  std::iota(idx.begin(), idx.end(), 0);
+  if (order == ClassOrder::Name) {
+    const auto names = classNames(e);
+    std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) {
+      return QString::localeAwareCompare(names[size_t(a)], names[size_t(b)]) < 0;
+    });
+  } else if (order == ClassOrder::Count) {
+    const auto& n = e.class_counts;
+    std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) {
+      const auto ca = size_t(a) < n.size() ? n[size_t(a)] : 0;
+      const auto cb = size_t(b) < n.size() ? n[size_t(b)] : 0;
+      return ca > cb;
+    });
+  } else if (order == ClassOrder::Error) {
+    const auto obs = e.synced.row_sums();
+    const auto exp = e.expected.classes == c ? e.expected.row_sums() : obs;
+    std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) {
+      return std::abs(obs[size_t(a)] - exp[size_t(a)]) > std::abs(obs[size_t(b)] - exp[size_t(b)]);
+    });
+  }
+  return idx;
+}
+
+HeatmapData makeHeatmap(const QString& title, const Matrix& values, const Matrix& counts,
+                        const std::vector<int>& order, const std::vector<QString>& names) {
+  HeatmapData d;
+  d.title = title;
+  d.classes = values.classes;
+  d.classOf = order;
+  const size_t c = static_cast<size_t>(d.classes);
+  d.values.resize(c * c);
+  d.names.resize(c);
+  const auto rows = counts.row_sums();
+  const auto cols = counts.col_sums();
+  d.rowObserved.resize(c);
+  d.colObserved.resize(c);
+  bool integral = true;
+  for (size_t i = 0; i < c; ++i) {
+    const int ci = order[i];
+    d.names[i] = names[size_t(ci)];
+    d.rowObserved[i] = rows[size_t(ci)];
+    d.colObserved[i] = cols[size_t(ci)];
+    for (size_t j = 0; j < c; ++j) {
+      const double v = values.at(ci, order[j]);
+      d.values[i * c + j] = v;
+      integral = integral && v == std::floor(v);
+    }
+  }
+  d.integral = integral;
+  d.valueMax = d.maxAbsValue();
+  return d;
+}
+
+namespace {
+
+std::vector<double> permuted(const std::vector<double>& v, const std::vector<int>& order) {
+  std::vector<double> out(order.size());
+  for (size_t i = 0; i < order.size(); ++i) out[i] = v[size_t(order[i])];
+  return out;
+}
+
+}  // namespace
+
+HeatmapData rankHeatmap(const Evaluation& e, int rank, const MatrixOptions& o) {
+  const Matrix& m = e.per_rank[size_t(rank)];
+  return makeHeatmap(QStringLiteral("Rank %1").arg(rank), normalize(m, o.normalization), m,
+                     classOrder(e, o.order), classNames(e));
+}
+
+std::vector<HeatmapData> rankHeatmaps(const Evaluation& e, const MatrixOptions& o) {
+  std::vector<HeatmapData> out;
+  double top = 0;
+  for (int r = 0; r < static_cast<int>(e.per_rank.size()); ++r) {
+    out.push_back(rankHeatmap(e, r, o));
+    top = std::max(top, out.back().valueMax);
+  }
+  for (auto& d : out) d.valueMax = top;
+  return out;
+}
+
+HeatmapData syncedHeatmap(const Evaluation& e, const MatrixOptions& o) {
+  const auto order = classOrder(e, o.order);
+  HeatmapData d = makeHeatmap(QStringLiteral("Synced (reported)"),
+                              normalize(e.synced, o.normalization), e.synced, order, classNames(e));
+  d.rowExpected = permuted(e.expected.row_sums(), order);
+  return d;
+}
+
+HeatmapData expectedHeatmap(const Evaluation& e, const MatrixOptions& o) {
+  const auto order = classOrder(e, o.order);
+  HeatmapData d = makeHeatmap(QStringLiteral("Expected (single process)"),
+                              normalize(e.expected, o.normalization), e.expected, order,
+                              classNames(e));
+  d.rowExpected = permuted(e.expected.row_sums(), order);
+  return d;
+}
+
+HeatmapData differenceHeatmap(const Evaluation& e, const MatrixOptions& o) {
+  const auto order = classOrder(e, o.order);
+  Matrix diff = normalize(e.synced, o.normalization);
+  const Matrix exp = normalize(e.expected, o.normalization);
+  Matrix counts = e.synced;
+  for (size_t i = 0; i < diff.cells.size(); ++i) {
+    diff.cells[i] -= exp.cells[i];
+    counts.cells[i] -= e.expected.cells[i];
+  }
+  HeatmapData d = makeHeatmap(QStringLiteral("Difference (synced − expected)"), diff, counts,
+                              order, classNames(e));
+  d.diverging = true;
+  // A correct row differs by zero in total.
+  d.rowExpected.assign(size_t(d.classes), 0.0);
+  return d;
+}
+
+}  // namespace shardlens::render

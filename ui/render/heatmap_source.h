@@ -1,0 +1,45 @@
+#pragma once
+// Builds the heatmaps of an evaluation: each rank's matrix, the synced (reported) one, the
+// expected one, and their difference, in the chosen normalization and class order.
+#include <QString>
+#include <QStringList>
+#include <vector>
+
+#include "core/engine.h"
+#include "core/matrix.h"
+#include "ui/render/heatmap_data.h"
+
+namespace shardlens::render {
+
+enum class ClassOrder {
+  Index,  // class id
+  Name,   // alphabetical class name
+  Count,  // most frequent class first
+  Error,  // largest row-sum error first, so mismatches gather at the top
+};
+QString classOrderName(ClassOrder order);
+ClassOrder parseClassOrder(const QString& name);  // unknown names give Index
+QStringList classOrderNames();
+
+struct MatrixOptions {
+  Normalization normalization = Normalization::None;
+  ClassOrder order = ClassOrder::Index;
+};
+
+// Display position -> class id.
+std::vector<int> classOrder(const Evaluation& e, ClassOrder order);
+std::vector<QString> classNames(const Evaluation& e);
+
+// A heatmap of `values` (display values) with row/column sums from `counts`.
+HeatmapData makeHeatmap(const QString& title, const Matrix& values, const Matrix& counts,
+                        const std::vector<int>& order, const std::vector<QString>& names);
+
+HeatmapData rankHeatmap(const Evaluation& e, int rank, const MatrixOptions& o);
+HeatmapData syncedHeatmap(const Evaluation& e, const MatrixOptions& o);
+HeatmapData expectedHeatmap(const Evaluation& e, const MatrixOptions& o);
+// Synced minus expected (both normalized first when a normalization is chosen).
+HeatmapData differenceHeatmap(const Evaluation& e, const MatrixOptions& o);
+// Every rank's heatmap, sharing one colour range.
+std::vector<HeatmapData> rankHeatmaps(const Evaluation& e, const MatrixOptions& o);
+
+}  // namespace shardlens::render

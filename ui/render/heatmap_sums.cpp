@@ -1,0 +1,102 @@
+// The row-sum column (observed vs expected, mismatches marked by fill, icon and "≠" text)
+// and the column-sum row under the grid.
+#include <QFontMetricsF>
+#include <QPainterPath>
+
+#include "ui/render/heatmap_painter.h"
+
+namespace shardlens::render {
+
+void paintWarningIcon(QPainter& p, const QRectF& r) {
+  const double side = std::min(r.width(), r.height());
+  const QRectF box(r.center().x() - side / 2, r.center().y() - side / 2, side, side);
+  QPainterPath tri;
+  tri.moveTo(box.center().x(), box.top() + side * 0.05);
+  tri.lineTo(box.right() - side * 0.03, box.bottom() - side * 0.08);
+  tri.lineTo(box.left() + side * 0.03, box.bottom() - side * 0.08);
+  tri.closeSubpath();
+  p.save();
+  p.setRenderHint(QPainter::Antialiasing, true);
+  p.setPen(QPen(QColor(kMismatchInk), std::max(1.0, side / 12)));
+  p.setBrush(QColor(255, 214, 0));
+  p.drawPath(tri);
+  p.setPen(QPen(Qt::black, std::max(1.2, side / 9), Qt::SolidLine, Qt::RoundCap));
+  const double cx = box.center().x();
+  p.drawLine(QPointF(cx, box.top() + side * 0.35), QPointF(cx, box.top() + side * 0.62));
+  p.drawPoint(QPointF(cx, box.top() + side * 0.76));
+  p.restore();
+}
+
+void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const HeatmapLayout& l,
+               const HeatmapViewport& v) {
+  const QFont font = heatmapFont(s);
+  const QFontMetricsF fm(font);
+  const VisibleRange vis = v.visible();
+  const double ch = v.cellHeight(), cw = v.cellWidth();
+  p.save();
+  p.setFont(font);
+  // Header of both sum bands, on the column-sum row.
+  p.setPen(QColor(80, 80, 80));
+  if (l.rowSums.width() > 0 && l.colSums.height() > 0) {
+    const QRectF head(l.rowSums.left(), l.colSums.top(), l.rowSums.width(), l.colSums.height());
+    p.drawText(head, Qt::AlignLeft | Qt::AlignVCenter,
+               d.hasExpectedRows() && !s.compact ? QStringLiteral("Σ row / expected")
+                                                 : QStringLiteral("Σ row"));
+    const QRectF left(l.rowLabels.left(), l.colSums.top(), l.rowLabels.width() - 3,
+                      l.colSums.height());
+    p.drawText(left, Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("Σ col"));
+  }
+  // Row sums.
+  p.setClipRect(l.rowSums.adjusted(0, -1, 1, 1));
+  const bool readable = ch >= fm.height() * 0.9;
+  const double icon = std::min(fm.height(), std::max(ch - 2, 0.0));
+  for (int r = vis.firstRow; r <= vis.lastRow; ++r) {
+    const QPointF a = v.toScreen(0, r);
+    // Tiny rows still get a visible band of at least 2 px when wrong.
+    QRectF band(l.rowSums.left(), a.y(), l.rowSums.width(), std::max(ch, 2.0));
+    const bool wrong = d.rowMismatch(r);
+    if (wrong) p.fillRect(band, QColor(kMismatchFill));
+    if (!readable) {
+      if (wrong && ch >= 3) paintWarningIcon(p, QRectF(band.left(), band.top(), ch, ch));
+      continue;
+    }
+    const QString obs = formatValue(d.rowObserved[size_t(r)], true);
+    QString text = obs;
+    if (wrong) {
+      const QString exp = formatValue(d.rowExpected[size_t(r)], true);
+      text = s.compact ? obs : obs + QStringLiteral(" ≠ ") + exp;
+      paintWarningIcon(p, QRectF(band.left() + 1, band.center().y() - icon / 2, icon, icon));
+    } else if (d.hasExpectedRows() && !s.compact) {
+      text = obs + QStringLiteral(" ✓");
+    }
+    p.setPen(wrong ? QColor(kMismatchInk) : QColor(Qt::black));
+    p.drawText(band.adjusted(icon + 4, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
+  }
+  if (!readable && d.mismatchCount() > 0 && l.rowSums.width() > 0) {
+    // Rows too thin for text: say how many are wrong at the top of the band.
+    p.setClipping(false);
+    p.setPen(QColor(kMismatchInk));
+    p.drawText(QRectF(l.rowSums.left(), l.rowSums.top() - fm.height(), l.rowSums.width() + 40,
+                      fm.height()),
+               Qt::AlignLeft | Qt::AlignBottom,
+               QStringLiteral("⚠ %1 ≠").arg(d.mismatchCount()));
+  }
+  p.setClipping(false);
+  // Column sums, only when every visible one fits.
+  if (l.colSums.height() > 0 && !d.colObserved.empty()) {
+    double widest = 0;
+    for (int c = vis.firstCol; c <= vis.lastCol; ++c)
+      widest = std::max(widest, fm.horizontalAdvance(formatValue(d.colObserved[size_t(c)], true)));
+    if (widest + 2 <= cw) {
+      p.setPen(Qt::black);
+      for (int c = vis.firstCol; c <= vis.lastCol; ++c) {
+        const QRectF box(v.toScreen(c, 0).x(), l.colSums.top(), cw, l.colSums.height());
+        if (box.center().x() < l.grid.left() || box.center().x() > l.grid.right()) continue;
+        p.drawText(box, Qt::AlignCenter, formatValue(d.colObserved[size_t(c)], true));
+      }
+    }
+  }
+  p.restore();
+}
+
+}  // namespace shardlens::render

@@ -1,0 +1,196 @@
+#include "ui/scenario_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSpinBox>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "ui/lesson_model.h"
+
+namespace shardlens::ui {
+namespace {
+
+QComboBox* combo(QWidget* parent, const char* name, const QStringList& items, bool editable,
+                 const QString& tip) {
+  auto* c = new QComboBox(parent);
+  c->setObjectName(QLatin1String(name));
+  c->addItems(items);
+  c->setEditable(editable);
+  c->setToolTip(tip);
+  if (editable) c->setInsertPolicy(QComboBox::NoInsert);
+  c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  c->setMinimumContentsLength(12);
+  return c;
+}
+
+QSpinBox* spin(QWidget* parent, const char* name, int lo, int hi, const QString& tip) {
+  auto* s = new QSpinBox(parent);
+  s->setObjectName(QLatin1String(name));
+  s->setRange(lo, hi);
+  s->setToolTip(tip);
+  s->setKeyboardTracking(false);  // typing "128" evaluates once, not for 1, 12 and 128
+  return s;
+}
+
+QCheckBox* check(QWidget* parent, const char* name, const QString& text, const QString& tip) {
+  auto* c = new QCheckBox(text, parent);
+  c->setObjectName(QLatin1String(name));
+  c->setToolTip(tip);
+  return c;
+}
+
+template <class E>
+QStringList enumNames(std::initializer_list<E> values) {
+  QStringList out;
+  for (E v : values) out << QString::fromStdString(to_string(v));
+  return out;
+}
+
+}  // namespace
+
+ScenarioPanel::ScenarioPanel(LessonModel* lessons, QWidget* parent)
+    : QWidget(parent), m_lessons(lessons) {
+  build();
+  wire();
+  setScenario(Scenario{});
+  m_play.setInterval(1200);
+  connect(&m_play, &QTimer::timeout, this, [this] { stepEpoch(1); });
+}
+
+QWidget* ScenarioPanel::lessonsBox() {
+  auto* box = new QGroupBox(tr("Lesson"), this);
+  m_lesson = new QComboBox(box);
+  m_lesson->setObjectName(QStringLiteral("lesson"));
+  m_lesson->setModel(m_lessons);
+  m_lesson->setToolTip(tr("Preset scenarios, each showing one DDP evaluation pitfall"));
+  m_lessonText = new QLabel(box);
+  m_lessonText->setObjectName(QStringLiteral("lessonText"));
+  m_lessonText->setWordWrap(true);
+  m_lessonText->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_lessonText->setMinimumHeight(60);
+  m_lessonText->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+  auto* v = new QVBoxLayout(box);
+  v->addWidget(m_lesson);
+  v->addWidget(m_lessonText);
+  return box;
+}
+
+void ScenarioPanel::build() {
+  auto* data = new QGroupBox(tr("Data"), this);
+  m_dataset = combo(data, "dataset",
+                    {"synthetic:classes=10,per-class=50", "synthetic:classes=10,per-class=1000",
+                     "synthetic:classes=10,n=1000,zipf=1.2", "synthetic:classes=100,per-class=100",
+                     "synthetic:classes=1000,per-class=100", "fashion-mnist:test"},
+                    true, tr("Dataset spec: synthetic:…, fashion-mnist:test|train, idx:PATH, npy:PATH, csv:PATH"));
+  m_predictor = combo(data, "predictor",
+                      {"noisy:accuracy=0.9,seed=1", "perfect", "noisy:accuracy=0.7,seed=1,structure=adjacent"},
+                      true, tr("Predictor spec: perfect, noisy:accuracy=…,seed=…, npy:PATH, csv:PATH"));
+  auto* f1 = new QFormLayout(data);
+  f1->addRow(tr("Dataset"), m_dataset);
+  f1->addRow(tr("Predictor"), m_predictor);
+
+  auto* dist = new QGroupBox(tr("Sampler and loader"), this);
+  m_world = spin(dist, "worldSize", 1, 256, tr("Number of ranks (processes), WORLD_SIZE"));
+  m_batch = spin(dist, "batchSize", 1, 1 << 30, tr("DataLoader batch_size per rank"));
+  m_sampler = combo(dist, "sampler",
+                    enumNames({SamplerKind::Distributed, SamplerKind::Unrepeated,
+                               SamplerKind::Sequential, SamplerKind::None}),
+                    false,
+                    tr("distributed: torch DistributedSampler (pads to a multiple of W); "
+                       "unrepeated: Lightning's predict sampler (no padding); sequential: "
+                       "contiguous blocks; none: every rank iterates the whole dataset"));
+  m_shuffle = check(dist, "shuffle", tr("shuffle"), tr("Shuffle with randperm(seed + epoch)"));
+  m_seed = spin(dist, "seed", std::numeric_limits<int>::min(), std::numeric_limits<int>::max(),
+                tr("Sampler seed (PL_GLOBAL_SEED or 0)"));
+  m_epoch = spin(dist, "epoch", 0, 1000000, tr("set_epoch(): the shuffled order changes with it"));
+  m_playButton = new QToolButton(dist);
+  m_playButton->setObjectName(QStringLiteral("play"));
+  m_playButton->setCheckable(true);
+  m_playButton->setText(QStringLiteral("▶"));
+  m_playButton->setToolTip(tr("Play epochs: step the epoch every second"));
+  auto* step = new QToolButton(dist);
+  step->setText(QStringLiteral("+1"));
+  step->setToolTip(tr("Next epoch"));
+  connect(step, &QToolButton::clicked, this, [this] { stepEpoch(1); });
+  auto* epochRow = new QHBoxLayout;
+  epochRow->addWidget(m_epoch, 1);
+  epochRow->addWidget(step);
+  epochRow->addWidget(m_playButton);
+  m_samplerDropLast = check(dist, "samplerDropLast", tr("sampler drop_last"),
+                            tr("DistributedSampler(drop_last=True): cut the tail instead of padding; "
+                               "up to W−1 samples are never evaluated"));
+  m_loaderDropLast = check(dist, "loaderDropLast", tr("loader drop_last"),
+                           tr("DataLoader(drop_last=True): each rank's partial last batch is dropped"));
+  m_limit = new QLineEdit(dist);
+  m_limit->setObjectName(QStringLiteral("limitBatches"));
+  m_limit->setPlaceholderText(tr("all"));
+  m_limit->setToolTip(tr("limit_val_batches: an int k (k batches per rank) or a fraction (1.0 = all)"));
+  m_rankSeeds = new QLineEdit(dist);
+  m_rankSeeds->setObjectName(QStringLiteral("rankSeeds"));
+  m_rankSeeds->setPlaceholderText(tr("same seed on every rank"));
+  m_rankSeeds->setToolTip(tr("Per-rank sampler seeds, comma separated (models ranks whose seeds diverge)"));
+  m_sanityLeak = check(dist, "sanityLeak", tr("sanity batches leak"),
+                       tr("Sanity-check batches counted into the metric (state not reset before epoch 0)"));
+  m_sanitySteps = spin(dist, "sanitySteps", 0, 1000, tr("num_sanity_val_steps"));
+  auto* sanityRow = new QHBoxLayout;
+  sanityRow->addWidget(m_sanityLeak);
+  sanityRow->addWidget(m_sanitySteps);
+  auto* f2 = new QFormLayout(dist);
+  f2->addRow(tr("World size"), m_world);
+  f2->addRow(tr("Batch size"), m_batch);
+  f2->addRow(tr("Sampler"), m_sampler);
+  f2->addRow(QString(), m_shuffle);
+  f2->addRow(tr("Seed"), m_seed);
+  f2->addRow(tr("Epoch"), epochRow);
+  f2->addRow(QString(), m_samplerDropLast);
+  f2->addRow(QString(), m_loaderDropLast);
+  f2->addRow(tr("Limit batches"), m_limit);
+  f2->addRow(tr("Rank seeds"), m_rankSeeds);
+  f2->addRow(tr("Sanity"), sanityRow);
+
+  auto* metric = new QGroupBox(tr("Metric and sync"), this);
+  m_sync = combo(metric, "sync",
+                 enumNames({SyncStrategy::AllReduce, SyncStrategy::Local, SyncStrategy::Double,
+                            SyncStrategy::GatherZeroPad, SyncStrategy::GatherTrim,
+                            SyncStrategy::GatherForMetrics, SyncStrategy::NormalizeThenSum}),
+                 false, tr("How per-rank matrices become the reported one"));
+  m_dtype = combo(metric, "counterDtype",
+                  enumNames({CounterDtype::Int64, CounterDtype::Float32, CounterDtype::Float16,
+                             CounterDtype::BFloat16}),
+                  false, tr("Counter dtype of the metric state (float16 stalls at 2048, bfloat16 at 256)"));
+  m_torch = combo(metric, "torchVersion", {"1.13", "2.0", "2.7"}, true,
+                  tr("PyTorch release to imitate (randperm differs from 2.7 on for n ≥ 214,748,364)"));
+  m_ignore = spin(metric, "ignoreIndex", -1, 100000, tr("torchmetrics ignore_index (−1: none)"));
+  m_ignore->setSpecialValueText(tr("none"));
+  auto* f3 = new QFormLayout(metric);
+  f3->addRow(tr("Sync"), m_sync);
+  f3->addRow(tr("Counter dtype"), m_dtype);
+  f3->addRow(tr("Torch version"), m_torch);
+  f3->addRow(tr("Ignore index"), m_ignore);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(lessonsBox());
+  layout->addWidget(data);
+  layout->addWidget(dist);
+  layout->addWidget(metric);
+  layout->addStretch();
+}
+
+bool ScenarioPanel::playing() const { return m_play.isActive(); }
+
+void ScenarioPanel::setPlaying(bool on) {
+  if (on) m_play.start();
+  else m_play.stop();
+  m_playButton->setChecked(on);
+  m_playButton->setText(on ? QStringLiteral("⏸") : QStringLiteral("▶"));
+}
+
+void ScenarioPanel::stepEpoch(int delta) { m_epoch->setValue(m_epoch->value() + delta); }
+
+}  // namespace shardlens::ui

@@ -1,0 +1,159 @@
+// ScenarioPanel: controls <-> Scenario. Each control writes its field and commits; text
+// fields are parsed by the engine's own parsers so the GUI accepts exactly what files and
+// the CLI accept, and a bad value is reported instead of silently ignored.
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QToolButton>
+#include <exception>
+
+#include "ui/lesson_model.h"
+#include "ui/scenario_panel.h"
+
+namespace shardlens::ui {
+namespace {
+
+QString joinSeeds(const std::vector<int64_t>& seeds) {
+  QStringList parts;
+  for (int64_t s : seeds) parts << QString::number(s);
+  return parts.join(QStringLiteral(","));
+}
+
+std::vector<int64_t> parseSeeds(const QString& text) {
+  std::vector<int64_t> out;
+  for (const QString& part : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+    bool ok = false;
+    const qlonglong v = part.trimmed().toLongLong(&ok);
+    if (!ok) throw InputError("rank seeds: '" + part.trimmed().toStdString() + "' is not an integer");
+    out.push_back(v);
+  }
+  return out;
+}
+
+void setComboText(QComboBox* c, const std::string& text) {
+  const QString t = QString::fromStdString(text);
+  const int i = c->findText(t);
+  if (i >= 0) c->setCurrentIndex(i);
+  else if (c->isEditable()) c->setEditText(t);
+}
+
+}  // namespace
+
+void ScenarioPanel::wire() {
+  // Each binding edits one field; commit() then hands the scenario to the window.
+  const auto bind = [this](auto* sender, auto signal, auto apply) {
+    connect(sender, signal, this, [this, apply](auto&&... args) {
+      if (m_loading) return;
+      try {
+        apply(args...);
+        commit();
+      } catch (const std::exception& e) {
+        emit error(QString::fromStdString(e.what()));
+      }
+    });
+  };
+  const auto textOf = [](QComboBox* c) { return c->currentText().trimmed().toStdString(); };
+  bind(m_dataset, &QComboBox::activated, [=, this](int) { m_scenario.dataset = textOf(m_dataset); });
+  bind(m_dataset->lineEdit(), &QLineEdit::editingFinished,
+       [=, this] { m_scenario.dataset = textOf(m_dataset); });
+  bind(m_predictor, &QComboBox::activated,
+       [=, this](int) { m_scenario.predictor = textOf(m_predictor); });
+  bind(m_predictor->lineEdit(), &QLineEdit::editingFinished,
+       [=, this] { m_scenario.predictor = textOf(m_predictor); });
+  bind(m_world, &QSpinBox::valueChanged, [this](int v) {
+    m_scenario.sampler.world_size = v;
+    // Per-rank seeds follow the world size so changing it never makes the scenario invalid.
+    auto& seeds = m_scenario.sampler.rank_seeds;
+    if (!seeds.empty()) {
+      seeds.resize(size_t(v), m_scenario.sampler.seed);
+      const QSignalBlocker block(m_rankSeeds);
+      m_rankSeeds->setText(joinSeeds(seeds));
+    }
+  });
+  bind(m_batch, &QSpinBox::valueChanged, [this](int v) { m_scenario.loader.batch_size = v; });
+  bind(m_sampler, &QComboBox::activated,
+       [=, this](int) { m_scenario.sampler.kind = parse_sampler_kind(textOf(m_sampler)); });
+  bind(m_shuffle, &QCheckBox::toggled, [this](bool on) { m_scenario.sampler.shuffle = on; });
+  bind(m_seed, &QSpinBox::valueChanged, [this](int v) { m_scenario.sampler.seed = v; });
+  bind(m_epoch, &QSpinBox::valueChanged, [this](int v) { m_scenario.sampler.epoch = v; });
+  bind(m_samplerDropLast, &QCheckBox::toggled, [this](bool on) { m_scenario.sampler.drop_last = on; });
+  bind(m_loaderDropLast, &QCheckBox::toggled, [this](bool on) { m_scenario.loader.drop_last = on; });
+  bind(m_limit, &QLineEdit::editingFinished, [this] {
+    const QString t = m_limit->text().trimmed();
+    m_scenario.loader.limit = t.isEmpty() ? BatchLimit{} : BatchLimit::parse(t.toStdString());
+  });
+  bind(m_rankSeeds, &QLineEdit::editingFinished,
+       [this] { m_scenario.sampler.rank_seeds = parseSeeds(m_rankSeeds->text()); });
+  bind(m_sanityLeak, &QCheckBox::toggled, [this](bool on) { m_scenario.loader.sanity_leak = on; });
+  bind(m_sanitySteps, &QSpinBox::valueChanged, [this](int v) { m_scenario.loader.sanity_steps = v; });
+  bind(m_sync, &QComboBox::activated,
+       [=, this](int) { m_scenario.sync = parse_sync_strategy(textOf(m_sync)); });
+  bind(m_dtype, &QComboBox::activated,
+       [=, this](int) { m_scenario.dtype = parse_counter_dtype(textOf(m_dtype)); });
+  bind(m_torch, &QComboBox::activated,
+       [=, this](int) { m_scenario.sampler.torch = TorchVersion::parse(textOf(m_torch)); });
+  bind(m_torch->lineEdit(), &QLineEdit::editingFinished,
+       [=, this] { m_scenario.sampler.torch = TorchVersion::parse(textOf(m_torch)); });
+  bind(m_ignore, &QSpinBox::valueChanged, [this](int v) { m_scenario.ignore_index = v; });
+
+  connect(m_lesson, &QComboBox::activated, this, [this](int row) { applyLesson(row); });
+  connect(m_lesson, &QComboBox::currentIndexChanged, this, [this] { updateLessonText(); });
+  connect(m_playButton, &QToolButton::toggled, this, [this](bool on) { setPlaying(on); });
+}
+
+void ScenarioPanel::commit() { emit changed(m_scenario); }
+
+void ScenarioPanel::setScenario(const Scenario& s) {
+  m_loading = true;
+  m_scenario = s;
+  setComboText(m_dataset, s.dataset);
+  setComboText(m_predictor, s.predictor);
+  m_world->setValue(s.sampler.world_size);
+  m_batch->setValue(int(std::min<int64_t>(s.loader.batch_size, m_batch->maximum())));
+  setComboText(m_sampler, to_string(s.sampler.kind));
+  m_shuffle->setChecked(s.sampler.shuffle);
+  m_seed->setValue(int(s.sampler.seed));
+  m_epoch->setValue(int(s.sampler.epoch));
+  m_samplerDropLast->setChecked(s.sampler.drop_last);
+  m_loaderDropLast->setChecked(s.loader.drop_last);
+  m_limit->setText(s.loader.limit.kind == BatchLimit::Kind::All
+                       ? QString()
+                       : QString::fromStdString(s.loader.limit.to_string()));
+  m_rankSeeds->setText(joinSeeds(s.sampler.rank_seeds));
+  m_sanityLeak->setChecked(s.loader.sanity_leak);
+  m_sanitySteps->setValue(s.loader.sanity_steps);
+  setComboText(m_sync, to_string(s.sync));
+  setComboText(m_dtype, to_string(s.dtype));
+  setComboText(m_torch, s.sampler.torch.to_string());
+  m_ignore->setValue(s.ignore_index);
+  const int lesson = m_lessons ? m_lessons->findByName(QString::fromStdString(s.name)) : -1;
+  if (lesson >= 0) m_lesson->setCurrentIndex(lesson);
+  updateLessonText();
+  m_loading = false;
+}
+
+void ScenarioPanel::selectLesson(int row) {
+  m_lesson->setCurrentIndex(row);
+  applyLesson(row);
+}
+
+void ScenarioPanel::applyLesson(int row) {
+  const Lesson* l = m_lessons ? m_lessons->lesson(row) : nullptr;
+  if (!l) return;
+  setScenario(l->scenario);
+  commit();
+}
+
+void ScenarioPanel::updateLessonText() {
+  const Lesson* l = m_lessons ? m_lessons->lesson(m_lesson->currentIndex()) : nullptr;
+  // The explanation belongs to the lesson only while its scenario is the one shown.
+  const bool current = l && l->scenario.name == m_scenario.name;
+  m_lessonText->setText(l ? QString::fromStdString(l->scenario.description) +
+                                (current ? QString() : tr("\n(choose it to load)"))
+                          : tr("No lessons found."));
+}
+
+}  // namespace shardlens::ui

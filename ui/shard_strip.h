@@ -1,0 +1,37 @@
+#pragma once
+// The shard strip: one lane per rank over the dataset's indices, coloured where that rank
+// evaluates them; padding duplicates hatched; then a lane of never-evaluated samples and
+// one of samples evaluated more than once. Follows the epoch as the settings change.
+#include <QImage>
+#include <QWidget>
+
+#include "ui/evaluation_runner.h"
+
+namespace shardlens::ui {
+
+QColor rankColor(int rank);
+
+class ShardStrip : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ShardStrip(QWidget* parent = nullptr);
+  void setResult(const ResultPtr& result);
+  QSize sizeHint() const override;
+  QSize minimumSizeHint() const override;
+  // Lane and bucket under a point; lane W is "never", W + 1 "more than once".
+  bool hit(const QPoint& p, int* lane, int* bucket) const;
+
+ protected:
+  bool event(QEvent* e) override;
+  void paintEvent(QPaintEvent* e) override;
+
+ private:
+  QRectF lanesRect() const;
+  double laneHeight() const;
+  QString tooltipAt(const QPoint& p) const;
+
+  ResultPtr m_result;
+  QImage m_lanes;  // buckets x (W + 2), one row per lane
+};
+
+}  // namespace shardlens::ui
