@@ -113,7 +113,11 @@ bool classify_reduction(Classifier& c, const RecordStats& st, const Matrix& repo
   for (size_t i = 0; i < extra.cells.size(); ++i) extra.cells[i] -= rank_sum.cells[i];
   const double extra00 = extra.cells[0];
   extra.cells[0] = 0;
-  if (extra00 > 0 && all_zero(extra)) {
+  // The padding a zero-padded gather adds: every rank is padded up to the longest one.
+  const int64_t longest = *std::max_element(st.rank_sizes.begin(), st.rank_sizes.end());
+  double padded_slots = 0;
+  for (int64_t size : st.rank_sizes) padded_slots += static_cast<double>(longest - size);
+  if (extra00 > 0 && extra00 == padded_slots && all_zero(extra)) {
     c.add("gather-zero-pad", num(extra00) + " extra (0, 0) pairs: the zero padding of uneven "
           "rank tensors was counted.", nullptr, {0});
     return false;
@@ -141,7 +145,6 @@ bool classify_reduction(Classifier& c, const RecordStats& st, const Matrix& repo
       }
     }
   }
-  (void)st;
   return false;
 }
 
@@ -252,7 +255,7 @@ void classify_sampling(Classifier& c, const RecordStats& st, const SampleSet& mi
   } else if (missing.count > 0) {
     classify_missing(c, st, missing);
   }
-  if (st.shuffled_order && (missing.count > 0 || padding)) {
+  if (st.shuffled_order && !overlap && (missing.count > 0 || padding)) {
     c.add("shuffled-eval", "The evaluation order is shuffled, so this changes every epoch.",
           missing.count > 0 ? &missing : &st.flagged_padding);
   }
@@ -304,6 +307,14 @@ Diagnosis diagnose(const DiagnosisInput& in) {
   classify_reduction(c, st, reported, rank_sum);
   classify_counting(c, st, record_sum, rank_sum);
   classify_sampling(c, st, missing);
+  // gather_for_metrics already accounts for the padding it kept; one finding says it all.
+  auto has = [&](const char* id) {
+    return std::any_of(out.findings.begin(), out.findings.end(),
+                       [&](const Finding& f) { return f.pattern == id; });
+  };
+  if (has("gather-for-metrics-mismatch")) {
+    std::erase_if(out.findings, [](const Finding& f) { return f.pattern == "padding-duplicates"; });
+  }
   if (out.findings.empty()) {
     c.add("unexplained-difference", "", nullptr, out.mismatched_rows);
   }

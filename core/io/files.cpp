@@ -18,8 +18,15 @@ namespace {
 
 using io_detail::fail;
 
-std::string errno_text(int err) {
-  return std::strerror(err);
+// "PATH: cannot ACTION (reason)". Built by appending: GCC 12 warns falsely (-Wrestrict,
+// PR105329) on "literal" + std::string here.
+[[noreturn]] void fail_errno(const std::string& path, const char* action, int err) {
+  std::string what = "cannot ";
+  what += action;
+  what += " (";
+  what += std::strerror(err);
+  what += ")";
+  fail(path, what);
 }
 
 // Closes a POSIX descriptor on every exit path.
@@ -55,7 +62,7 @@ void read_all(int fd, const std::string& path, size_t max_bytes, std::string& ou
     const ssize_t n = ::read(fd, chunk, sizeof chunk);
     if (n < 0) {
       if (errno == EINTR) continue;
-      fail(path, "cannot read (" + errno_text(errno) + ")");
+      fail_errno(path, "read", errno);
     }
     if (n == 0) return;
     if (out.size() + size_t(n) > max_bytes) fail(path, "file exceeds the " + limit_text(max_bytes));
@@ -81,7 +88,7 @@ std::string create_temp(const std::string& path, int* fd_out) {
       *fd_out = fd;
       return tmp;
     }
-    if (errno != EEXIST) fail(path, "cannot write (" + errno_text(errno) + ")");
+    if (errno != EEXIST) fail_errno(path, "write", errno);
   }
   fail(path, "cannot write (no free temporary file name)");
 }
@@ -92,7 +99,7 @@ void write_all(int fd, const std::string& path, const std::string& bytes) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      fail(path, "cannot write (" + errno_text(errno) + ")");
+      fail_errno(path, "write", errno);
     }
     done += size_t(n);
   }
@@ -101,11 +108,9 @@ void write_all(int fd, const std::string& path, const std::string& bytes) {
 // The data must be on disk before the rename makes it visible, or a crash could leave a
 // complete-looking but empty file; the directory sync makes the rename itself durable.
 void sync_and_rename(Fd& fd, const std::string& tmp, const std::string& path) {
-  if (::fsync(fd.get()) != 0 || fd.close_now() != 0)
-    fail(path, "cannot write (" + errno_text(errno) + ")");
-  if (::rename(tmp.c_str(), path.c_str()) != 0)
-    fail(path, "cannot replace file (" + errno_text(errno) + ")");
-  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (::fsync(fd.get()) != 0 || fd.close_now() != 0) fail_errno(path, "write", errno);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail_errno(path, "replace file", errno);
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
   if (dir.empty()) dir = ".";
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
@@ -182,9 +187,9 @@ std::string quote_excerpt(std::string_view text, size_t max_chars) {
 
 std::string read_file_bytes(const std::string& path, size_t max_bytes) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) fail(path, "cannot open (" + errno_text(errno) + ")");
+  if (fd.get() < 0) fail_errno(path, "open", errno);
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) fail(path, "cannot open (" + errno_text(errno) + ")");
+  if (::fstat(fd.get(), &st) != 0) fail_errno(path, "open", errno);
   if (S_ISDIR(st.st_mode)) fail(path, "cannot open (is a directory)");
   std::string out;
   if (S_ISREG(st.st_mode)) {
@@ -269,7 +274,7 @@ void write_file_atomic_with(const std::string& path,
   try {
     fill(tmp);
     Fd fd(::open(tmp.c_str(), O_RDONLY | O_CLOEXEC));
-    if (fd.get() < 0) fail(path, "cannot write (" + errno_text(errno) + ")");
+    if (fd.get() < 0) fail_errno(path, "write", errno);
     sync_and_rename(fd, tmp, path);
   } catch (...) {
     ::unlink(tmp.c_str());

@@ -1,0 +1,66 @@
+// Float counter emulation against the compiler's own IEEE arithmetic.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "core/counter.h"
+#include "core/types.h"
+
+using namespace shardlens;
+
+namespace {
+
+// bfloat16 is float32 with the low 16 bits rounded away (to nearest, ties to even).
+double bfloat16_reference(float x) {
+  uint32_t bits = std::bit_cast<uint32_t>(x);
+  const uint32_t lsb = (bits >> 16) & 1u;
+  bits += 0x7FFFu + lsb;
+  bits &= 0xFFFF0000u;
+  return std::bit_cast<float>(bits);
+}
+
+}  // namespace
+
+TEST(Counter, Float32MatchesHardwareRounding) {
+  for (double v : {16777216.0, 16777217.0, 16777219.0, 33554435.0, 12345678.9, 1.0, 0.0}) {
+    EXPECT_EQ(round_to_dtype(v, CounterDtype::Float32), static_cast<double>(static_cast<float>(v))) << v;
+  }
+}
+
+TEST(Counter, Float16MatchesCompilerFloat16) {
+  for (int i = 0; i <= 70000; i += 7) {
+    const double v = i + 0.5 * (i % 3);
+    const double want = static_cast<double>(static_cast<_Float16>(static_cast<float>(v)));
+    EXPECT_EQ(round_to_dtype(v, CounterDtype::Float16), want) << v;
+  }
+}
+
+TEST(Counter, BFloat16MatchesBitRounding) {
+  for (int i = 0; i <= 100000; i += 13) {
+    EXPECT_EQ(round_to_dtype(i, CounterDtype::BFloat16), bfloat16_reference(static_cast<float>(i))) << i;
+  }
+}
+
+TEST(Counter, AddingOneStallsAtTheDocumentedCounts) {
+  for (auto [dtype, stall] : {std::pair{CounterDtype::Float16, 2048.0},
+                              std::pair{CounterDtype::BFloat16, 256.0},
+                              std::pair{CounterDtype::Float32, 16777216.0}}) {
+    EXPECT_EQ(stall_count(dtype), stall);
+    EXPECT_EQ(round_to_dtype(stall + 1, dtype), stall);
+    EXPECT_EQ(round_to_dtype(stall - 1, dtype), stall - 1);
+  }
+  EXPECT_EQ(round_to_dtype(1e18 + 1, CounterDtype::Int64), 1e18 + 1);
+}
+
+TEST(Counter, Float16OverflowsToInfinity) {
+  EXPECT_EQ(round_to_dtype(65504, CounterDtype::Float16), 65504);
+  EXPECT_TRUE(std::isinf(round_to_dtype(65520, CounterDtype::Float16)));
+  EXPECT_EQ(round_to_dtype(65519, CounterDtype::Float16), 65504);
+}
+
+TEST(Counter, ParseNames) {
+  EXPECT_EQ(parse_counter_dtype("bfloat16"), CounterDtype::BFloat16);
+  EXPECT_THROW(parse_counter_dtype("half"), InputError);
+}
