@@ -21,9 +21,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // Usage errors exit 2 like every other bad input (CLI11 would use 105-109).
-    const int code = app.exit(e);
-    return code == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // Usage errors: one line, exit 2 like every other bad input (CLI11 would use 105-109).
+    std::cerr << "shardlens-cli: " << e.what() << " (see --help)\n";
+    return 2;
   } catch (const shardlens::InputError& e) {
     std::cerr << "shardlens-cli: " << e.what() << "\n";
     return 2;

@@ -16,6 +16,7 @@ import json
 import os
 import random
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -262,10 +263,15 @@ def random_cases(count, seed):
 def check_random(cli, count, seed, checker):
     cases = random_cases(count, seed)
     errors = sum(1 for c in cases if "error" in torch_expectation_cached(c))
-    with tempfile.TemporaryDirectory(prefix="shardlens-oracle-") as workdir:
-        # The CLI runs are independent processes: two at a time keeps a shared box usable.
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            list(pool.map(lambda c: check_random_case(cli, c, workdir, checker), cases))
+    workdir = tempfile.mkdtemp(prefix="shardlens-oracle-")
+    failures_before = checker.failures
+    # The CLI runs are independent processes: two at a time keeps a shared box usable.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(lambda c: check_random_case(cli, c, workdir, checker), cases))
+    if checker.failures == failures_before:
+        shutil.rmtree(workdir)
+    else:  # the reproduce commands above name these files
+        print(f"  inputs of the failing cases kept in {workdir}")
     # Say what the draw covered, so a narrowed generator shows up in the log.
     ok = [c for c in cases if "error" not in _cache[c.index]]
     cover = {

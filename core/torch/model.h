@@ -1,0 +1,34 @@
+#pragma once
+// A TorchScript classifier for real runs: raw pixels [N, 1, H, W] float32 in [0, 255] in,
+// logits [N, C] out (the contract of resources/models/fashion_mnist_reference.pt).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace shardlens {
+
+class TorchModel {
+ public:
+  // Loads the module (eval mode, one intra-op thread so results do not depend on load).
+  // Throws InputError naming the file when it is not a TorchScript archive.
+  explicit TorchModel(const std::string& path);
+  ~TorchModel();
+  TorchModel(const TorchModel&) = delete;
+  TorchModel& operator=(const TorchModel&) = delete;
+
+  // Predicted classes (argmax of the logits) of `count` images of rows x cols bytes each.
+  // Throws InputError when the output is not [count, C] with C == `classes`.
+  std::vector<int32_t> predict(const uint8_t* pixels, int64_t count, int32_t rows, int32_t cols,
+                               int32_t classes);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+  std::string m_path;
+};
+
+// The LibTorch version this build links, e.g. "1.13.0".
+std::string libtorch_version();
+
+}  // namespace shardlens

@@ -1,0 +1,111 @@
+// TorchScript inference and .pt dump reading: the LibTorch translation unit without c10d.
+#include <torch/script.h>
+#include <torch/serialize.h>
+#include <torch/version.h>
+
+#include "core/io/files.h"
+#include "core/torch/model.h"
+#include "core/torch/pt_dump.h"
+#include "core/types.h"
+
+namespace shardlens {
+
+struct TorchModel::Impl {
+  torch::jit::Module module;
+};
+
+TorchModel::TorchModel(const std::string& path) : m_impl(std::make_unique<Impl>()), m_path(path) {
+  at::set_num_threads(1);
+  try {
+    m_impl->module = torch::jit::load(path);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    throw InputError(path + ": not a TorchScript model (" + what.substr(0, what.find('\n')) + ")");
+  }
+  m_impl->module.eval();
+}
+
+TorchModel::~TorchModel() = default;
+
+std::vector<int32_t> TorchModel::predict(const uint8_t* pixels, int64_t count, int32_t rows,
+                                         int32_t cols, int32_t classes) {
+  if (count == 0) return {};
+  c10::InferenceMode guard;
+  const auto bytes = torch::from_blob(const_cast<uint8_t*>(pixels), {count, 1, rows, cols},
+                                      torch::kUInt8);
+  const torch::Tensor input = bytes.to(torch::kFloat32);  // raw [0, 255], model normalizes
+  torch::Tensor logits;
+  try {
+    logits = m_impl->module.forward({input}).toTensor();
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    throw InputError(m_path + ": the model failed on input [" + std::to_string(count) + ", 1, " +
+                     std::to_string(rows) + ", " + std::to_string(cols) + "] (" +
+                     what.substr(0, what.find('\n')) + ")");
+  }
+  if (logits.dim() != 2 || logits.size(0) != count || logits.size(1) != classes) {
+    throw InputError(m_path + ": the model returned shape " + c10::str(logits.sizes()) +
+                     ", expected [" + std::to_string(count) + ", " + std::to_string(classes) + "]");
+  }
+  const torch::Tensor pred = logits.argmax(1).to(torch::kInt32).contiguous();
+  const int32_t* p = pred.data_ptr<int32_t>();
+  return std::vector<int32_t>(p, p + count);
+}
+
+std::string libtorch_version() { return TORCH_VERSION; }
+
+namespace {
+
+DumpArray array_of(const torch::Tensor& tensor) {
+  const torch::Tensor t = tensor.contiguous().cpu();
+  DumpArray a;
+  for (int64_t d : t.sizes()) a.shape.push_back(d);
+  if (t.is_floating_point()) {
+    a.integral = false;
+    const torch::Tensor d = t.to(torch::kFloat64).contiguous();
+    a.reals.assign(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
+  } else if (t.is_complex()) {
+    throw std::invalid_argument("complex tensor");
+  } else {
+    const torch::Tensor i = t.to(torch::kInt64).contiguous();
+    a.ints.assign(i.data_ptr<int64_t>(), i.data_ptr<int64_t>() + i.numel());
+  }
+  return a;
+}
+
+}  // namespace
+
+DumpArrays read_pt_dump_arrays(const std::string& path) {
+  const std::string bytes = read_file_bytes(path);
+  torch::IValue value;
+  try {
+    value = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    throw InputError(path + ": not a readable torch.save file (" + what.substr(0, what.find('\n')) +
+                     ")");
+  }
+  if (!value.isGenericDict()) throw InputError(path + ": a .pt dump must be a dict of tensors");
+  DumpArrays arrays;
+  for (const auto& entry : value.toGenericDict()) {
+    if (!entry.key().isString()) throw InputError(path + ": a .pt dump's keys must be strings");
+    const std::string key = entry.key().toStringRef();
+    const torch::IValue& v = entry.value();
+    try {
+      if (v.isTensor()) {
+        arrays[key] = array_of(v.toTensor());
+      } else if (v.isInt()) {
+        arrays[key] = DumpArray{{}, true, {v.toInt()}, {}};
+      } else if (v.isDouble()) {
+        arrays[key] = DumpArray{{}, false, {}, {v.toDouble()}};
+      } else {
+        continue;  // strings and other metadata the dump may carry are not needed
+      }
+    } catch (const std::exception& e) {
+      throw InputError(path + ": entry '" + key + "' cannot be read (" + e.what() + ")");
+    }
+  }
+  return arrays;
+}
+
+}  // namespace shardlens

@@ -1,0 +1,190 @@
+// shardlens-cli as a user runs it: exit codes, messages, outputs.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/io/files.h"
+#include "core/io/npy.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+fs::path temp_dir() {
+  static const fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() / ("shardlens-cli-" + std::to_string(getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+Result run(const std::string& args) {
+  const fs::path err = temp_dir() / "stderr.txt";
+  const std::string cmd = std::string(SHARDLENS_CLI) + " " + args + " 2>" + err.string();
+  Result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err);
+  r.err.assign(std::istreambuf_iterator<char>(in), {});
+  return r;
+}
+
+std::string write_npy(const std::string& name, const std::vector<int64_t>& values) {
+  const std::string path = (temp_dir() / name).string();
+  shardlens::write_file_atomic(path, shardlens::npy_bytes(values, {static_cast<int64_t>(values.size())}));
+  return path;
+}
+
+std::string write_text(const std::string& name, const std::string& text) {
+  const std::string path = (temp_dir() / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+// A bad-input run: exit 2, a single line on stderr that contains `needle`.
+void expect_bad_input(const std::string& args, const std::string& needle) {
+  const Result r = run(args);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\n" << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+}  // namespace
+
+TEST(Cli, HelpAndVersion) {
+  for (const char* sub : {"", "simulate", "shards", "diagnose", "export", "lessons", "run", "import"}) {
+    const Result r = run(std::string(sub) + " --help");
+    EXPECT_EQ(r.code, 0) << sub;
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub;
+  }
+  const Result v = run("--version");
+  EXPECT_EQ(v.code, 0);
+  EXPECT_NE(v.out.find("shardlens-cli"), std::string::npos);
+}
+
+TEST(Cli, ShardsJsonMatchesDesignVector) {
+  const Result r = run("shards --dataset synthetic:classes=2,per-class=5 --world-size 4 --shuffle --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["n"], 10);
+  EXPECT_EQ(j["ranks"][2]["indices"], nlohmann::json({7, 0, 4}));
+  EXPECT_EQ(j["ranks"][3]["evaluated"], nlohmann::json({5, 8, 1}));
+}
+
+TEST(Cli, SimulateJsonHasEveryField) {
+  const Result r = run("simulate --preset padding-duplicates --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << "no progress bar when stderr is not a terminal: " << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"classes", "class_counts", "per_rank", "synced", "expected", "row_sums", "diagnosis"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["per_rank"].size(), 4u);
+  EXPECT_EQ(j["diagnosis"][0]["pattern"], "padding-duplicates");
+  EXPECT_EQ(j["row_sums"]["mismatched"].size(), 2u);
+}
+
+TEST(Cli, DiagnoseExitCodes) {
+  EXPECT_EQ(run("diagnose --dataset synthetic:classes=10,per-class=50 --world-size 4").code, 0);
+  const Result wrong = run("diagnose --preset padding-duplicates");
+  EXPECT_EQ(wrong.code, 1);
+  EXPECT_NE(wrong.out.find("padding-duplicates"), std::string::npos);
+  // A later flag overrides the preset: 510 samples on 2 ranks need no padding.
+  EXPECT_EQ(run("diagnose --preset padding-duplicates --world-size 2").code, 0);
+}
+
+TEST(Cli, LessonsListsEveryPreset) {
+  const Result r = run("lessons --format json");
+  ASSERT_EQ(r.code, 0);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_GE(j.size(), 16u);
+  EXPECT_EQ(j[0]["name"], "seed-lesson");
+}
+
+TEST(Cli, OutWritesCsvJsonAndNpy) {
+  const fs::path out = temp_dir() / "out";
+  const Result r = run("simulate --preset unsynced --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* f : {"synced.csv", "synced.npy", "synced.json", "expected.csv", "per_rank_3.npy", "report.json"}) {
+    EXPECT_TRUE(fs::exists(out / f)) << f;
+  }
+  const std::string npy = shardlens::read_file_bytes((out / "synced.npy").string());
+  std::vector<int64_t> shape;
+  const auto cells = shardlens::npy_integers_from_bytes(npy, "synced.npy", &shape);
+  EXPECT_EQ(shape, (std::vector<int64_t>{10, 10}));
+  int64_t total = 0;
+  for (int64_t v : cells) total += v;
+  EXPECT_EQ(total, 125);  // rank 0's share of 500 on 4 ranks
+}
+
+TEST(Cli, RecordedLabelsAndPredictions) {
+  const std::string labels = write_npy("labels.npy", {0, 1, 2, 0, 1, 2, 0});
+  const std::string preds = write_npy("preds.npy", {0, 1, 1, 0, 1, 2, 2});
+  const Result r = run("simulate --format json --world-size 2 --dataset npy:" + labels +
+                       " --predictor npy:" + preds);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["expected"], nlohmann::json({{2, 0, 1}, {0, 2, 0}, {0, 1, 1}}));
+  EXPECT_EQ(j["class_counts"], nlohmann::json({3, 2, 2}));
+}
+
+TEST(Cli, BadInputIsOneLineAndExitTwo) {
+  expect_bad_input("simulate --sampler random", "--sampler");
+  expect_bad_input("simulate --sync twice", "--sync");
+  expect_bad_input("simulate --counter-dtype half", "--counter-dtype");
+  expect_bad_input("simulate --limit-batches 1.5", "--limit-batches");
+  expect_bad_input("simulate --limit-batches 0.001 --dataset synthetic:classes=2,per-class=10", "--limit-batches");
+  expect_bad_input("simulate --world-size 0", "--world-size");
+  expect_bad_input("simulate --torch-version banana", "--torch-version");
+  expect_bad_input("simulate --dataset nosuch:thing", "--dataset");
+  expect_bad_input("simulate --dataset npy:/nonexistent/labels.npy", "/nonexistent/labels.npy");
+  expect_bad_input("simulate --preset no-such-lesson", "no-such-lesson");
+  expect_bad_input("simulate --no-such-flag", "no-such-flag");
+  expect_bad_input("simulate --predictor noisy:accuracy=2", "accuracy");
+}
+
+TEST(Cli, BadFilesNameTheFile) {
+  const std::string labels = write_npy("labels5.npy", {0, 1, 2, 3, 4});
+  expect_bad_input("simulate --dataset npy:" + labels + ",classes=3", "labels5.npy");
+  const std::string short_preds = write_npy("short.npy", {0, 1});
+  expect_bad_input("simulate --dataset npy:" + labels + " --predictor npy:" + short_preds, "short.npy");
+  const std::string bad_pred = write_npy("badpred.npy", {0, 1, 9, 0, 1});
+  expect_bad_input("simulate --dataset npy:" + labels + " --predictor npy:" + bad_pred, "badpred.npy");
+  const std::string garbage = write_text("garbage.npy", "this is not numpy");
+  expect_bad_input("simulate --dataset npy:" + garbage, "garbage.npy");
+  const std::string csv = write_text("labels.csv", "label\n0\n1\nx\n");
+  expect_bad_input("simulate --dataset csv:" + csv, "labels.csv");
+  const std::string scenario = write_text("broken.json", "{\"world_size\": 4,");
+  expect_bad_input("simulate --preset " + scenario, "broken.json");
+  const std::string typo = write_text("typo.json", "{\"world_sise\": 4}");
+  expect_bad_input("simulate --preset " + typo, "world_sise");
+}
+
+TEST(Cli, FashionMnistWhenInstalled) {
+  if (!fs::exists("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz")) {
+    GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  }
+  const Result r = run("simulate --dataset fashion-mnist:test --world-size 3 --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["class_counts"], nlohmann::json(std::vector<int>(10, 1000)));
+  EXPECT_EQ(j["class_names"][9], "Ankle boot");
+  EXPECT_EQ(j["diagnosis"][0]["pattern"], "padding-duplicates");  // 10000 % 3 = 1
+}
