@@ -1,4 +1,5 @@
 // TorchScript inference and .pt dump reading: the LibTorch translation unit without c10d.
+#include <ATen/Parallel.h>
 #include <torch/script.h>
 #include <torch/serialize.h>
 #include <torch/version.h>

@@ -1,0 +1,47 @@
+#pragma once
+// Real multi-rank evaluations (`shardlens-cli run`): a TorchScript model over an image
+// dataset, W rank processes meeting through a c10d TCPStore and talking through
+// ProcessGroupGloo. No LibTorch types leak out of this header.
+//
+// Modes, chosen from the environment:
+//  - launcher (no RANK/WORLD_SIZE): hosts the TCPStore, starts W copies of this command as
+//    rank processes, waits for them, assembles the run file from what the ranks published
+//    to the store, and names any rank that failed (exit status or signal);
+//  - rank under the launcher (SHARDLENS_LAUNCHER=1 plus the torchrun variables);
+//  - rank under torchrun or any launcher (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
+//    MASTER_PORT): rank 0 hosts the store and assembles the run file.
+// Each rank uses the engine's exact sampler and loader, publishes its records and matrix to
+// the store, then performs the sync strategy with real collectives.
+#include <optional>
+#include <string>
+
+#include "core/progress.h"
+#include "core/runfile.h"
+#include "core/scenario.h"
+
+namespace shardlens {
+
+struct RealRunConfig {
+  Scenario scenario;
+  std::string model_path;
+  std::string images_path;  // empty: derived from the dataset spec
+  int timeout_s = 60;       // bounds every collective and store wait
+  std::string master_addr = "127.0.0.1";  // the store listens for ranks here (launcher mode)
+  int master_port = 0;                    // 0: any free port (launcher mode)
+  bool world_size_given = false;          // --world-size was given (checked against WORLD_SIZE)
+};
+
+struct RealRunResult {
+  bool reporter = false;       // this process holds the assembled run (launcher or rank 0)
+  std::optional<RunFile> run;  // the run (incomplete when a rank failed), reporter only
+  std::string error;           // non-empty when the run failed; names the failed rank(s)
+};
+
+// Runs this process's part. Throws InputError for bad input found before any rank starts.
+RealRunResult real_run(const RealRunConfig& config, Progress* progress = nullptr);
+
+// The IDX image file that goes with a dataset spec (fashion-mnist:test|train, or
+// idx:PATH where PATH names a *labels-idx1-ubyte* file next to its *images-idx3-ubyte*).
+std::string images_path_for(const std::string& dataset_spec);
+
+}  // namespace shardlens
