@@ -17,9 +17,12 @@ struct FloatFormat {
 
 FloatFormat format_of(CounterDtype dtype) {
   switch (dtype) {
-    case CounterDtype::Float16: return {10, 15};
-    case CounterDtype::BFloat16: return {7, 127};
-    default: return {23, 127};
+    case CounterDtype::Float16:
+      return {10, 15};
+    case CounterDtype::BFloat16:
+      return {7, 127};
+    default:
+      return {23, 127};
   }
 }
 
@@ -52,10 +55,14 @@ double stall_count(CounterDtype dtype) {
 
 std::string to_string(CounterDtype dtype) {
   switch (dtype) {
-    case CounterDtype::Int64: return "int64";
-    case CounterDtype::Float32: return "float32";
-    case CounterDtype::Float16: return "float16";
-    case CounterDtype::BFloat16: return "bfloat16";
+    case CounterDtype::Int64:
+      return "int64";
+    case CounterDtype::Float32:
+      return "float32";
+    case CounterDtype::Float16:
+      return "float16";
+    case CounterDtype::BFloat16:
+      return "bfloat16";
   }
   return "int64";
 }

@@ -25,7 +25,8 @@ bool nearly_equal(const Matrix& a, const Matrix& b, double tolerance = 1e-9) {
 }
 
 bool all_zero(const Matrix& m) {
-  for (double v : m.cells) if (v != 0) return false;
+  for (double v : m.cells)
+    if (v != 0) return false;
   return true;
 }
 
@@ -91,21 +92,25 @@ bool classify_reduction(Classifier& c, const RecordStats& st, const Matrix& repo
   Matrix normalized_sum(classes);
   for (const Matrix& m : per_rank) normalized_sum += normalize(m, Normalization::True);
   if (nearly_equal(reported, normalized_sum)) {
-    c.add("normalize-then-sum", "Rows of the reported matrix sum to the number of ranks that "
-          "saw the class (up to " + std::to_string(w) + "), not to 1.", nullptr,
-          differing_rows(reported, normalize(rank_sum, Normalization::True)));
+    c.add("normalize-then-sum",
+          "Rows of the reported matrix sum to the number of ranks that "
+          "saw the class (up to " +
+              std::to_string(w) + "), not to 1.",
+          nullptr, differing_rows(reported, normalize(rank_sum, Normalization::True)));
     return false;
   }
   if (w > 1 && !all_zero(rank_sum) && nearly_equal(reported, rank_sum.scaled(w))) {
-    c.add("double-sync", "Every cell is exactly " + std::to_string(w) +
-          " times the sum over ranks.", nullptr, differing_rows(reported, rank_sum));
+    c.add("double-sync",
+          "Every cell is exactly " + std::to_string(w) + " times the sum over ranks.", nullptr,
+          differing_rows(reported, rank_sum));
     return false;
   }
   for (int r = 0; w > 1 && r < w; ++r) {
     if (nearly_equal(reported, per_rank[static_cast<size_t>(r)])) {
-      c.add("unsynced", "The reported matrix equals rank " + std::to_string(r) +
-            "'s own matrix (" + num(reported.total()) + " of " + num(rank_sum.total()) +
-            " counts).", nullptr, differing_rows(reported, rank_sum));
+      c.add("unsynced",
+            "The reported matrix equals rank " + std::to_string(r) + "'s own matrix (" +
+                num(reported.total()) + " of " + num(rank_sum.total()) + " counts).",
+            nullptr, differing_rows(reported, rank_sum));
       return false;
     }
   }
@@ -118,15 +123,18 @@ bool classify_reduction(Classifier& c, const RecordStats& st, const Matrix& repo
   double padded_slots = 0;
   for (int64_t size : st.rank_sizes) padded_slots += static_cast<double>(longest - size);
   if (extra00 > 0 && extra00 == padded_slots && all_zero(extra)) {
-    c.add("gather-zero-pad", num(extra00) + " extra (0, 0) pairs: the zero padding of uneven "
-          "rank tensors was counted.", nullptr, {0});
+    c.add("gather-zero-pad",
+          num(extra00) +
+              " extra (0, 0) pairs: the zero padding of uneven "
+              "rank tensors was counted.",
+          nullptr, {0});
     return false;
   }
   if (in.batch_size && *in.batch_size > 0) {
     // Replay gather_for_metrics on the records, exhausted or not, and compare.
     for (bool exhausted : {true, false}) {
-      const auto kept = gather_for_metrics_records(*in.records, in.dataset_size, *in.batch_size,
-                                                   exhausted);
+      const auto kept =
+          gather_for_metrics_records(*in.records, in.dataset_size, *in.batch_size, exhausted);
       Matrix g(classes);
       SampleSet padding_kept;
       for (const Record& r : kept) {
@@ -137,10 +145,11 @@ bool classify_reduction(Classifier& c, const RecordStats& st, const Matrix& repo
       }
       if (nearly_equal(reported, g)) {
         c.add("gather-for-metrics-mismatch",
-              num(rank_sum.total() - g.total()) + " records were trimmed from the last gathered "
-              "batch while " + std::to_string(padding_kept.count) +
-              " padding duplicates were kept.", &padding_kept,
-              differing_rows(g, rank_sum));
+              num(rank_sum.total() - g.total()) +
+                  " records were trimmed from the last gathered "
+                  "batch while " +
+                  std::to_string(padding_kept.count) + " padding duplicates were kept.",
+              &padding_kept, differing_rows(g, rank_sum));
         return false;
       }
     }
@@ -160,7 +169,8 @@ void classify_counting(Classifier& c, const RecordStats& st, const Matrix& recor
     if (record_rows[k] > 0 && rank_rows[k] == 0) ignored.push_back(k);
   }
   if (!ignored.empty() || st.invalid > 0) {
-    std::string what = std::to_string(ignored.size()) + " class(es) evaluated but absent from the "
+    std::string what = std::to_string(ignored.size()) +
+                       " class(es) evaluated but absent from the "
                        "matrix";
     if (in.ignore_index >= 0) what += " (ignore_index=" + std::to_string(in.ignore_index) + ")";
     if (st.invalid > 0) what += "; " + std::to_string(st.invalid) + " records out of range";
@@ -185,14 +195,18 @@ void classify_counting(Classifier& c, const RecordStats& st, const Matrix& recor
     }
   }
   if (stalled_cells > 0) {
-    c.add("counter-precision", std::to_string(stalled_cells) + " cell(s) hold fewer counts than "
-          "their records (largest stalled value " + num(largest_stalled) + ").", nullptr,
-          std::vector<int32_t>(stalled_rows.begin(), stalled_rows.end()));
+    c.add("counter-precision",
+          std::to_string(stalled_cells) +
+              " cell(s) hold fewer counts than "
+              "their records (largest stalled value " +
+              num(largest_stalled) + ").",
+          nullptr, std::vector<int32_t>(stalled_rows.begin(), stalled_rows.end()));
   }
 }
 
 bool every_rank_has(const RecordStats& st, int64_t size) {
-  for (int64_t s : st.rank_sizes) if (s != size) return false;
+  for (int64_t s : st.rank_sizes)
+    if (s != size) return false;
   return true;
 }
 
@@ -203,8 +217,8 @@ void classify_missing(Classifier& c, const RecordStats& st, const SampleSet& mis
   const int64_t n = in.dataset_size;
   const int64_t padded_share = (n + w - 1) / w;
   const int64_t dropped_share = distributed_num_samples(n, static_cast<int>(w), true);
-  const std::string counts = std::to_string(missing.count) + " of " + std::to_string(n) +
-                             " samples were never evaluated.";
+  const std::string counts =
+      std::to_string(missing.count) + " of " + std::to_string(n) + " samples were never evaluated.";
   if (n % w != 0 && every_rank_has(st, dropped_share) && missing.count == n - w * dropped_share) {
     c.add("sampler-drop-last", counts, &missing);
     return;
@@ -212,8 +226,9 @@ void classify_missing(Classifier& c, const RecordStats& st, const SampleSet& mis
   const int64_t b = in.batch_size.value_or(0);
   if (b > 1 && missing.count < w * b &&
       (every_rank_has(st, padded_share / b * b) || every_rank_has(st, dropped_share / b * b))) {
-    c.add("loader-drop-last", counts + " Each rank evaluated whole batches of " +
-          std::to_string(b) + " only.", &missing);
+    c.add("loader-drop-last",
+          counts + " Each rank evaluated whole batches of " + std::to_string(b) + " only.",
+          &missing);
     return;
   }
   c.add("batch-limit-subset", counts, &missing);
@@ -222,36 +237,46 @@ void classify_missing(Classifier& c, const RecordStats& st, const SampleSet& mis
 void classify_sampling(Classifier& c, const RecordStats& st, const SampleSet& missing) {
   const auto w = static_cast<int64_t>(st.rank_sizes.size());
   if (st.flagged_sanity.count > 0) {
-    c.add("sanity-leak", std::to_string(st.flagged_sanity.count) +
-          " records come from the sanity check.", &st.flagged_sanity);
+    c.add("sanity-leak",
+          std::to_string(st.flagged_sanity.count) + " records come from the sanity check.",
+          &st.flagged_sanity);
   } else if (st.within_rank_duplicates.count > 0) {
-    c.add("sanity-leak", std::to_string(st.within_rank_duplicates.count) +
-          " samples were evaluated twice by the same rank.", &st.within_rank_duplicates);
+    c.add("sanity-leak",
+          std::to_string(st.within_rank_duplicates.count) +
+              " samples were evaluated twice by the same rank.",
+          &st.within_rank_duplicates);
   }
   const SampleSet& cross = st.cross_rank_duplicates;
   if (w > 1 && every_rank_has(st, st.rank_sizes.front()) && st.rank_sizes.front() > 0 &&
       cross.count >= (w - 1) * st.rank_sizes.front()) {
-    c.add("no-distributed-sampler", "All " + std::to_string(w) + " ranks evaluated the same " +
-          std::to_string(st.rank_sizes.front()) + " samples.", nullptr);
+    c.add("no-distributed-sampler",
+          "All " + std::to_string(w) + " ranks evaluated the same " +
+              std::to_string(st.rank_sizes.front()) + " samples.",
+          nullptr);
     return;
   }
   bool padding = false;
   if (st.flagged_padding.count > 0) {
     padding = true;
-    c.add("padding-duplicates", std::to_string(st.flagged_padding.count) +
-          " padding records were counted.", &st.flagged_padding);
+    c.add("padding-duplicates",
+          std::to_string(st.flagged_padding.count) + " padding records were counted.",
+          &st.flagged_padding);
   } else if (cross.count > 0 && cross.count < w && cross.count == st.cross_rank_at_rank_end) {
     padding = true;
-    c.add("padding-duplicates", std::to_string(cross.count) +
-          " samples were evaluated again as the last record of another rank.", &cross);
+    c.add("padding-duplicates",
+          std::to_string(cross.count) +
+              " samples were evaluated again as the last record of another rank.",
+          &cross);
   }
   const bool overlap = st.flagged_padding.count > 0 ? cross.count > st.flagged_padding.count
                                                     : cross.count > 0 && !padding;
   if (overlap) {
-    c.add("rank-overlap", std::to_string(cross.count) + " evaluations repeat a sample another "
-          "rank already evaluated, and " + std::to_string(missing.count) +
-          " samples were never evaluated.", &cross,
-          std::vector<int32_t>(missing.classes.begin(), missing.classes.end()));
+    c.add("rank-overlap",
+          std::to_string(cross.count) +
+              " evaluations repeat a sample another "
+              "rank already evaluated, and " +
+              std::to_string(missing.count) + " samples were never evaluated.",
+          &cross, std::vector<int32_t>(missing.classes.begin(), missing.classes.end()));
   } else if (missing.count > 0) {
     classify_missing(c, st, missing);
   }

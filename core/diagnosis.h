@@ -45,7 +45,7 @@ struct DiagnosisInput {
 };
 
 struct Diagnosis {
-  bool correct = true;                  // reported equals expected
+  bool correct = true;                   // reported equals expected
   std::vector<int32_t> mismatched_rows;  // rows whose sum differs from the class count
   double reported_total = 0;
   int64_t expected_total = 0;

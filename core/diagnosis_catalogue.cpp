@@ -20,18 +20,23 @@ const std::map<std::string, Entry>& catalogue() {
         "DistributedSampler pads the index list so every rank gets the same number of samples "
         "when the dataset size is not a multiple of the world size. The padding repeats the "
         "first samples of the order, so their classes are counted twice.",
-        {{"PyTorch", "Drop records flagged as padding, or evaluate with a sampler that does not "
-                     "pad (e.g. Lightning's UnrepeatedDistributedSampler) and gather uneven results."},
-         {"Lightning", "Make len(dataset) divisible by devices, or run the final evaluation on one "
-                       "device (Trainer(devices=1)); Lightning warns about this for test/validate."},
-         {"torchmetrics", "torchmetrics cannot see padding: de-duplicate by dataset index before update()."},
-         {"Accelerate", "Use gather_for_metrics with Accelerate's own dataloader (it trims the padding)."}}}},
+        {{"PyTorch",
+          "Drop records flagged as padding, or evaluate with a sampler that does not "
+          "pad (e.g. Lightning's UnrepeatedDistributedSampler) and gather uneven results."},
+         {"Lightning",
+          "Make len(dataset) divisible by devices, or run the final evaluation on one "
+          "device (Trainer(devices=1)); Lightning warns about this for test/validate."},
+         {"torchmetrics",
+          "torchmetrics cannot see padding: de-duplicate by dataset index before update()."},
+         {"Accelerate",
+          "Use gather_for_metrics with Accelerate's own dataloader (it trims the padding)."}}}},
       {"sampler-drop-last",
        {"Samples dropped by the sampler",
         "DistributedSampler(drop_last=True) cuts the index list to a multiple of the world size, "
         "so up to world_size - 1 samples are never evaluated.",
         {{"PyTorch", "Use drop_last=False for evaluation samplers."},
-         {"Lightning", "Lightning's injected sampler uses drop_last=False; remove a custom one."}}}},
+         {"Lightning",
+          "Lightning's injected sampler uses drop_last=False; remove a custom one."}}}},
       {"loader-drop-last",
        {"Partial last batches dropped by the loader",
         "DataLoader(drop_last=True) discards each rank's partial last batch: up to "
@@ -43,12 +48,14 @@ const std::map<std::string, Entry>& catalogue() {
         "A batch limit (limit_val_batches / limit_test_batches) stops each rank after a number of "
         "batches, so only part of the dataset is evaluated and the rows cannot match the class "
         "counts.",
-        {{"Lightning", "Set limit_val_batches=1.0 (the float) for the evaluation you report; note "
-                       "that 1 (the int) means one batch."},
+        {{"Lightning",
+          "Set limit_val_batches=1.0 (the float) for the evaluation you report; note "
+          "that 1 (the int) means one batch."},
          {"PyTorch", "Do not break out of the evaluation loop early."}}}},
       {"shuffled-eval",
        {"Shuffled evaluation order",
-        "The evaluation loader shuffles, and set_epoch changes the order every epoch: which samples "
+        "The evaluation loader shuffles, and set_epoch changes the order every epoch: which "
+        "samples "
         "fall inside the batch limit or get padded changes from epoch to epoch, so the rows drift "
         "while the total stays constant.",
         {{"Lightning", "Use shuffle=False for val/test loaders (Lightning only warns)."},
@@ -58,10 +65,12 @@ const std::map<std::string, Entry>& catalogue() {
         "Ranks used different seeds or datasets, so their shards overlap: some samples are "
         "evaluated by several ranks and others by none. The total can be right while rows are "
         "wrong.",
-        {{"PyTorch", "Give DistributedSampler the same seed on every rank (seed_everything before "
-                     "building loaders) and call set_epoch with the same epoch."},
-         {"Lightning", "Call seed_everything(seed, workers=True) identically on all ranks; do not "
-                       "seed with the rank."}}}},
+        {{"PyTorch",
+          "Give DistributedSampler the same seed on every rank (seed_everything before "
+          "building loaders) and call set_epoch with the same epoch."},
+         {"Lightning",
+          "Call seed_everything(seed, workers=True) identically on all ranks; do not "
+          "seed with the rank."}}}},
       {"no-distributed-sampler",
        {"No distributed sampler",
         "Every rank iterated the whole dataset (use_distributed_sampler=False or a custom "
@@ -88,18 +97,21 @@ const std::map<std::string, Entry>& catalogue() {
         "Uneven per-rank prediction tensors were padded with zeros for all_gather and not "
         "trimmed, so every padded slot counts as a (target 0, prediction 0) pair: row 0 and "
         "column 0 are inflated.",
-        {{"PyTorch", "Gather the per-rank lengths first and trim each gathered tensor, or use "
-                     "all_gather_object."},
+        {{"PyTorch",
+          "Gather the per-rank lengths first and trim each gathered tensor, or use "
+          "all_gather_object."},
          {"torchmetrics", "Let the metric sync its sum state instead of gathering predictions."}}}},
       {"counter-precision",
        {"Counter precision stalls counts",
         "The counts are kept in a low-precision float (float16 is exact up to 2048, bfloat16 "
         "up to 256, float32 up to 16,777,216). Past that, adding a batch rounds to the nearest "
         "representable value, so cells stall and rows fall short.",
-        {{"torchmetrics", "Keep confusion-matrix states in int64 (the default); do not call .half() "
-                          "on the metric."},
-         {"Lightning", "precision='16-mixed' does not change metric states; a custom float16 "
-                       "buffer does: register counters as torch.long."}}}},
+        {{"torchmetrics",
+          "Keep confusion-matrix states in int64 (the default); do not call .half() "
+          "on the metric."},
+         {"Lightning",
+          "precision='16-mixed' does not change metric states; a custom float16 "
+          "buffer does: register counters as torch.long."}}}},
       {"normalize-then-sum",
        {"Normalized per rank, then summed",
         "Each rank normalized its own matrix before the sum, so each row sums to the number of "
@@ -115,15 +127,17 @@ const std::map<std::string, Entry>& catalogue() {
        {"Sanity-check batches counted",
         "The sanity-check batches evaluated before epoch 0 were not reset out of the metric, so "
         "the first batches of each rank are counted twice.",
-        {{"Lightning", "Reset the metric in on_validation_epoch_start or log the metric object "
-                       "(Lightning resets it); or num_sanity_val_steps=0."}}}},
+        {{"Lightning",
+          "Reset the metric in on_validation_epoch_start or log the metric object "
+          "(Lightning resets it); or num_sanity_val_steps=0."}}}},
       {"gather-for-metrics-mismatch",
        {"gather_for_metrics trimmed the wrong samples",
         "Accelerate's gather_for_metrics drops the tail of the last gathered batch, which is "
         "right for Accelerate's own batch sharding, but a DistributedSampler pads interleaved: "
         "real samples were trimmed and padding duplicates kept.",
-        {{"Accelerate", "Prepare the dataloader with accelerator.prepare() (no DistributedSampler) "
-                        "so padding sits where gather_for_metrics trims it."}}}},
+        {{"Accelerate",
+          "Prepare the dataloader with accelerator.prepare() (no DistributedSampler) "
+          "so padding sits where gather_for_metrics trims it."}}}},
       {"unexplained-difference",
        {"Unexplained difference",
         "The reported matrix differs from the expected one in a way none of the known patterns "

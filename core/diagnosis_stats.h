@@ -20,16 +20,16 @@ struct SampleSet {
 };
 
 struct RecordStats {
-  std::vector<Matrix> per_rank;   // exact bincount of each rank's records (nothing ignored)
+  std::vector<Matrix> per_rank;  // exact bincount of each rank's records (nothing ignored)
   std::vector<int64_t> rank_sizes;
-  std::vector<uint8_t> times;     // evaluations per dataset index, saturating
+  std::vector<uint8_t> times;  // evaluations per dataset index, saturating
   int64_t records = 0;
-  int64_t invalid = 0;            // index outside [0, n) or target/prediction outside [0, C)
+  int64_t invalid = 0;  // index outside [0, n) or target/prediction outside [0, C)
   SampleSet flagged_padding, flagged_sanity;
-  SampleSet within_rank_duplicates;     // an index seen again by the same rank
-  SampleSet cross_rank_duplicates;      // an index seen again by another rank
-  int64_t cross_rank_at_rank_end = 0;   // of those, occurrences that are a rank's last record
-  bool shuffled_order = false;          // some rank's indices are not in increasing order
+  SampleSet within_rank_duplicates;    // an index seen again by the same rank
+  SampleSet cross_rank_duplicates;     // an index seen again by another rank
+  int64_t cross_rank_at_rank_end = 0;  // of those, occurrences that are a rank's last record
+  bool shuffled_order = false;         // some rank's indices are not in increasing order
 };
 
 RecordStats collect_stats(const DiagnosisInput& in, int32_t classes);

@@ -13,8 +13,8 @@ std::shared_ptr<const DatasetInputs> make_inputs(std::shared_ptr<const Labels> l
   const auto c = static_cast<uint32_t>(labels->num_classes);
   inputs->keys.resize(labels->targets.size());
   for (size_t i = 0; i < predictions.size(); ++i) {
-    inputs->keys[i] = static_cast<uint32_t>(labels->targets[i]) * c +
-                      static_cast<uint32_t>(predictions[i]);
+    inputs->keys[i] =
+        static_cast<uint32_t>(labels->targets[i]) * c + static_cast<uint32_t>(predictions[i]);
   }
   inputs->labels = std::move(labels);
   return inputs;

@@ -15,8 +15,10 @@ namespace {
 
 std::string cell_text(double v) {
   std::ostringstream s;
-  if (std::isfinite(v) && v == std::floor(v) && std::abs(v) < 9e15) s << static_cast<int64_t>(v);
-  else s.precision(10), s << v;
+  if (std::isfinite(v) && v == std::floor(v) && std::abs(v) < 9e15)
+    s << static_cast<int64_t>(v);
+  else
+    s.precision(10), s << v;
   return s.str();
 }
 
@@ -99,11 +101,16 @@ std::vector<std::string> export_data(const ReportView& view, const std::string& 
   };
   for (const std::string& format : formats) {
     for (const auto& [name, m] : matrices) {
-      if (format == "csv") write(name + ".csv", matrix_csv(*m, view.class_names));
-      else if (format == "npy") write(name + ".npy", npy_of(*m));
-      else if (format == "latex") write(name + ".tex", matrix_latex(*m, view.class_names, view.title + ": " + name));
-      else if (format == "json") write(name + ".json", matrix_json(*m).dump() + "\n");
-      else throw InputError("--formats: '" + format + "' is not csv, json, latex or npy");
+      if (format == "csv")
+        write(name + ".csv", matrix_csv(*m, view.class_names));
+      else if (format == "npy")
+        write(name + ".npy", npy_of(*m));
+      else if (format == "latex")
+        write(name + ".tex", matrix_latex(*m, view.class_names, view.title + ": " + name));
+      else if (format == "json")
+        write(name + ".json", matrix_json(*m).dump() + "\n");
+      else
+        throw InputError("--formats: '" + format + "' is not csv, json, latex or npy");
     }
   }
   write("report.json", report_json(view).dump(2) + "\n");

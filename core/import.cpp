@@ -62,7 +62,8 @@ std::vector<int64_t> integers_of(const DumpArray& a, const std::string& name,
   for (size_t i = 0; i < a.reals.size(); ++i) {
     const double v = a.reals[i];
     if (!(v == std::floor(v)) || std::fabs(v) > 9e15)
-      fail(origin, "'" + name + "' holds the non-integer value " + std::to_string(v) + " at " + std::to_string(i));
+      fail(origin, "'" + name + "' holds the non-integer value " + std::to_string(v) + " at " +
+                       std::to_string(i));
     out[i] = static_cast<int64_t>(v);
   }
   return out;
@@ -136,7 +137,8 @@ DumpArray array_from_npy(const std::string& bytes, const std::string& origin) {
 }
 
 // A table whose columns are rank, index, target, prediction [, flags] (.npy and .csv).
-RankDump dump_from_columns(const std::vector<std::vector<int64_t>>& columns, const std::string& origin) {
+RankDump dump_from_columns(const std::vector<std::vector<int64_t>>& columns,
+                           const std::string& origin) {
   RankDump d;
   d.origin = origin;
   const size_t n = columns[0].size();
@@ -149,11 +151,13 @@ RankDump dump_from_columns(const std::vector<std::vector<int64_t>>& columns, con
       fail(origin, "row " + std::to_string(i) + ": target or prediction out of range");
     uint8_t flags = 0;
     if (columns.size() > 4) {
-      if (columns[4][i] < 0 || columns[4][i] > 255) fail(origin, "row " + std::to_string(i) + ": flags out of range");
+      if (columns[4][i] < 0 || columns[4][i] > 255)
+        fail(origin, "row " + std::to_string(i) + ": flags out of range");
       flags = static_cast<uint8_t>(columns[4][i]);
     }
     d.ranks.push_back(static_cast<int>(columns[0][i]));
-    d.records.push_back(Record{columns[1][i], static_cast<int32_t>(target), static_cast<int32_t>(pred), flags});
+    d.records.push_back(
+        Record{columns[1][i], static_cast<int32_t>(target), static_cast<int32_t>(pred), flags});
   }
   return d;
 }
@@ -176,7 +180,8 @@ RankDump dump_from_arrays(const DumpArrays& arrays, const std::string& origin) {
   const size_t n = static_cast<size_t>(index->size());
   std::vector<int64_t> preds;
   if (prediction->shape.size() == 2 && !prediction->integral) {
-    if (size_t(prediction->shape[0]) != n) fail(origin, "'prediction' scores do not have one row per index");
+    if (size_t(prediction->shape[0]) != n)
+      fail(origin, "'prediction' scores do not have one row per index");
     preds = argmax_rows(*prediction, origin);
   } else if (prediction->shape.size() == 1) {
     preds = integers_of(*prediction, "prediction", origin);
@@ -192,7 +197,9 @@ RankDump dump_from_arrays(const DumpArrays& arrays, const std::string& origin) {
   std::vector<int64_t> flags;
   if (const DumpArray* f = find(arrays, "flags", origin)) {
     flags = integers_of(*f, "flags", origin);
-    if (flags.size() != n) fail(origin, "'flags' has " + std::to_string(flags.size()) + " entries for " + std::to_string(n) + " records");
+    if (flags.size() != n)
+      fail(origin, "'flags' has " + std::to_string(flags.size()) + " entries for " +
+                       std::to_string(n) + " records");
   }
   std::vector<int64_t> ranks;
   if (const DumpArray* r = find(arrays, "rank", origin)) {
@@ -201,7 +208,9 @@ RankDump dump_from_arrays(const DumpArrays& arrays, const std::string& origin) {
     if (ranks.size() != n) fail(origin, "'rank' is neither one number nor one per record");
   } else {
     const auto from_name = rank_from_name(origin);
-    if (!from_name) fail(origin, "no 'rank' array, and the file name does not say the rank (e.g. dump_rank0.npz)");
+    if (!from_name)
+      fail(origin,
+           "no 'rank' array, and the file name does not say the rank (e.g. dump_rank0.npz)");
     ranks.assign(n, *from_name);
   }
   d.ranks.reserve(n);
@@ -212,11 +221,13 @@ RankDump dump_from_arrays(const DumpArrays& arrays, const std::string& origin) {
       fail(origin, "record " + std::to_string(i) + ": target or prediction out of range");
     uint8_t fl = 0;
     if (!flags.empty()) {
-      if (flags[i] < 0 || flags[i] > 255) fail(origin, "record " + std::to_string(i) + ": flags out of range");
+      if (flags[i] < 0 || flags[i] > 255)
+        fail(origin, "record " + std::to_string(i) + ": flags out of range");
       fl = static_cast<uint8_t>(flags[i]);
     }
     d.ranks.push_back(static_cast<int>(ranks[i]));
-    d.records.push_back(Record{idx[i], static_cast<int32_t>(tgt[i]), static_cast<int32_t>(preds[i]), fl});
+    d.records.push_back(
+        Record{idx[i], static_cast<int32_t>(tgt[i]), static_cast<int32_t>(preds[i]), fl});
   }
   if (auto w = scalar(arrays, "world_size", origin, 1, kMaxWorldSize)) d.world_size = int(*w);
   d.dataset_size = scalar(arrays, "dataset_size", origin, 0, INT64_MAX);
@@ -226,7 +237,8 @@ RankDump dump_from_arrays(const DumpArrays& arrays, const std::string& origin) {
     if (distinct.size() > 1) fail(origin, "'matrix' given in a dump that holds several ranks");
     d.rank_matrix = matrix_of(*m, "matrix", origin);
   }
-  if (const DumpArray* m = find(arrays, "reported", origin)) d.reported = matrix_of(*m, "reported", origin);
+  if (const DumpArray* m = find(arrays, "reported", origin))
+    d.reported = matrix_of(*m, "reported", origin);
   return d;
 }
 
@@ -244,8 +256,9 @@ RankDump read_npy_dump(const std::string& path) {
   std::vector<int64_t> shape;
   const auto values = npy_integers_from_bytes(read_file_bytes(path), path, &shape);
   if (shape.size() != 2 || (shape[1] != 4 && shape[1] != 5)) {
-    fail(path, "a .npy dump must be an integer array [N, 4] or [N, 5] with columns rank, index, "
-               "target, prediction [, flags]");
+    fail(path,
+         "a .npy dump must be an integer array [N, 4] or [N, 5] with columns rank, index, "
+         "target, prediction [, flags]");
   }
   const size_t n = size_t(shape[0]), w = size_t(shape[1]);
   std::vector<std::vector<int64_t>> columns(w, std::vector<int64_t>(n));
@@ -262,7 +275,9 @@ RankDump read_csv_dump(const std::string& path) {
   if (table.header.empty()) {
     const size_t width = table.rows.empty() ? 0 : table.rows[0].size();
     if (width != 4 && width != 5)
-      fail(path, "without a header a dump needs 4 or 5 columns: rank, index, target, prediction [, flags]");
+      fail(path,
+           "without a header a dump needs 4 or 5 columns: rank, index, target, prediction [, "
+           "flags]");
     for (size_t k = 0; k < width; ++k) {
       CsvTable single;
       single.lines = table.lines;
@@ -293,7 +308,8 @@ RunFile import_dumps(const std::vector<std::string>& paths, const ImportOptions&
     step(progress, "reading dumps", double(i) / double(paths.size()));
     const std::string& path = paths[i];
     std::string ext = std::filesystem::path(path).extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
     if (ext == ".npz") {
       dumps.push_back(read_npz_dump(path));
     } else if (ext == ".npy") {
@@ -302,7 +318,9 @@ RunFile import_dumps(const std::vector<std::string>& paths, const ImportOptions&
       dumps.push_back(read_csv_dump(path));
     } else if (ext == ".pt" || ext == ".pth") {
       if (!options.pt_reader)
-        fail(path, ".pt dumps need LibTorch, which this build of ShardLens does not have; save the dump as .npz");
+        fail(path,
+             ".pt dumps need LibTorch, which this build of ShardLens does not have; save the dump "
+             "as .npz");
       dumps.push_back(dump_from_arrays(options.pt_reader(path), path));
     } else {
       fail(path, "unknown dump format '" + ext + "' (expected .npz, .npy, .csv or .pt)");
@@ -337,8 +355,8 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
   const int w = world ? *world : max_rank + 1;
   if (w < 1) throw InputError("import: the dumps hold no records and do not say the world size");
   if (max_rank >= w) {
-    throw InputError("import: a dump holds rank " + std::to_string(max_rank) + " but the world size is " +
-                     std::to_string(w));
+    throw InputError("import: a dump holds rank " + std::to_string(max_rank) +
+                     " but the world size is " + std::to_string(w));
   }
   m.world_size = w;
 
@@ -352,13 +370,16 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
       if (auto r = rank_from_name(d.origin)) mine.insert(*r);
     }
     for (int r : mine) {
-      if (r >= w) fail(d.origin, "rank " + std::to_string(r) + " is outside the world size " + std::to_string(w));
+      if (r >= w)
+        fail(d.origin,
+             "rank " + std::to_string(r) + " is outside the world size " + std::to_string(w));
       if (!owner[size_t(r)].empty())
         fail(d.origin, "rank " + std::to_string(r) + " also appears in " + owner[size_t(r)]);
       owner[size_t(r)] = d.origin;
       if (d.rank_matrix) provided[size_t(r)] = d.rank_matrix;
     }
-    for (size_t i = 0; i < d.records.size(); ++i) run.records.ranks[size_t(d.ranks[i])].push_back(d.records[i]);
+    for (size_t i = 0; i < d.records.size(); ++i)
+      run.records.ranks[size_t(d.ranks[i])].push_back(d.records[i]);
     if (d.batch_size) m.batch_size = d.batch_size;
   }
 
@@ -368,8 +389,8 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
   int32_t classes = options.classes.value_or(0);
   if (labels) {
     if (classes && classes != labels->num_classes)
-      throw InputError("import: --classes " + std::to_string(classes) + " disagrees with the dataset's " +
-                       std::to_string(labels->num_classes));
+      throw InputError("import: --classes " + std::to_string(classes) +
+                       " disagrees with the dataset's " + std::to_string(labels->num_classes));
     classes = labels->num_classes;
   }
   if (!classes) {
@@ -384,7 +405,8 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
       if (d.reported) top = std::max<int64_t>(top, d.reported->classes);
       if (d.rank_matrix) top = std::max<int64_t>(top, d.rank_matrix->classes);
     }
-    if (top < 1 || top > kMaxClasses) throw InputError("import: cannot tell the number of classes; give --classes");
+    if (top < 1 || top > kMaxClasses)
+      throw InputError("import: cannot tell the number of classes; give --classes");
     classes = static_cast<int32_t>(top);
   }
   m.classes = classes;
@@ -392,20 +414,27 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
   for (const RankDump& d : dumps) {
     for (size_t i = 0; i < d.records.size(); ++i) {
       const Record& rec = d.records[i];
-      auto where = [&] { return "record " + std::to_string(i) + " (rank " + std::to_string(d.ranks[i]) + "): "; };
+      auto where = [&] {
+        return "record " + std::to_string(i) + " (rank " + std::to_string(d.ranks[i]) + "): ";
+      };
       if ((rec.target < 0 || rec.target >= classes) && rec.target != options.ignore_index)
-        fail(d.origin, where() + "target " + std::to_string(rec.target) + " outside [0, " + std::to_string(classes) + ")");
+        fail(d.origin, where() + "target " + std::to_string(rec.target) + " outside [0, " +
+                           std::to_string(classes) + ")");
       if (rec.prediction < 0 || rec.prediction >= classes)
-        fail(d.origin, where() + "prediction " + std::to_string(rec.prediction) + " outside [0, " + std::to_string(classes) + ")");
-      if (rec.index < 0) fail(d.origin, where() + "negative dataset index " + std::to_string(rec.index));
+        fail(d.origin, where() + "prediction " + std::to_string(rec.prediction) + " outside [0, " +
+                           std::to_string(classes) + ")");
+      if (rec.index < 0)
+        fail(d.origin, where() + "negative dataset index " + std::to_string(rec.index));
       if (labels) {
         if (rec.index >= labels->size())
-          fail(d.origin, where() + "dataset index " + std::to_string(rec.index) + " beyond the dataset's " +
-                             std::to_string(labels->size()) + " samples");
+          fail(d.origin, where() + "dataset index " + std::to_string(rec.index) +
+                             " beyond the dataset's " + std::to_string(labels->size()) +
+                             " samples");
         const int32_t truth = labels->targets[size_t(rec.index)];
         if (rec.target != truth && rec.target != options.ignore_index)
           fail(d.origin, where() + "target " + std::to_string(rec.target) + " at dataset index " +
-                             std::to_string(rec.index) + " but the dataset says " + std::to_string(truth) +
+                             std::to_string(rec.index) + " but the dataset says " +
+                             std::to_string(truth) +
                              " (wrong --dataset, or the dump's indices are not dataset indices)");
       }
     }
@@ -413,7 +442,8 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
       fail(d.origin, "dataset_size " + std::to_string(*d.dataset_size) + " but the dataset has " +
                          std::to_string(labels->size()) + " samples");
     if (d.dataset_size) m.dataset_size = std::max(m.dataset_size, *d.dataset_size);
-    for (const auto* mat : {d.reported ? &*d.reported : nullptr, d.rank_matrix ? &*d.rank_matrix : nullptr}) {
+    for (const auto* mat :
+         {d.reported ? &*d.reported : nullptr, d.rank_matrix ? &*d.rank_matrix : nullptr}) {
       if (mat && mat->classes != classes)
         fail(d.origin, "a " + std::to_string(mat->classes) + " x " + std::to_string(mat->classes) +
                            " matrix for " + std::to_string(classes) + " classes");
@@ -431,7 +461,8 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
     std::unordered_set<int64_t> seen;
     for (const auto& rank : run.records.ranks) {
       for (const Record& rec : rank) {
-        if (rec.target >= 0 && rec.target < classes && seen.insert(rec.index).second) ++m.class_counts[size_t(rec.target)];
+        if (rec.target >= 0 && rec.target < classes && seen.insert(rec.index).second)
+          ++m.class_counts[size_t(rec.target)];
       }
     }
     int64_t max_index = -1;
@@ -439,8 +470,8 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
       for (const Record& rec : rank) max_index = std::max(max_index, rec.index);
     const bool declared = m.dataset_size > 0;
     if (declared && max_index >= m.dataset_size)
-      throw InputError("import: dataset index " + std::to_string(max_index) + " beyond the declared dataset_size " +
-                       std::to_string(m.dataset_size));
+      throw InputError("import: dataset index " + std::to_string(max_index) +
+                       " beyond the declared dataset_size " + std::to_string(m.dataset_size));
     // Without a declared size, the dataset has at least max_index + 1 samples.
     if (!declared) m.dataset_size = max_index + 1;
     m.class_counts_source = "distinct-records";
@@ -449,7 +480,8 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
   // Checked after the per-file checks so a broken dump is reported as such, not as a gap.
   for (int r = 0; r < w; ++r) {
     if (owner[size_t(r)].empty())
-      throw InputError("import: no dump holds rank " + std::to_string(r) + " (world size " + std::to_string(w) + ")");
+      throw InputError("import: no dump holds rank " + std::to_string(r) + " (world size " +
+                       std::to_string(w) + ")");
   }
   run.per_rank = matrices_from_records(run.records, classes, options.ignore_index);
   for (int r = 0; r < w; ++r) {

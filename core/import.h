@@ -27,8 +27,8 @@ namespace shardlens {
 struct DumpArray {
   std::vector<int64_t> shape;
   bool integral = true;
-  std::vector<int64_t> ints;   // when integral
-  std::vector<double> reals;   // when not
+  std::vector<int64_t> ints;  // when integral
+  std::vector<double> reals;  // when not
   int64_t size() const { return integral ? int64_t(ints.size()) : int64_t(reals.size()); }
 };
 using DumpArrays = std::map<std::string, DumpArray>;
@@ -52,9 +52,9 @@ RankDump read_npy_dump(const std::string& path);
 RankDump read_csv_dump(const std::string& path);
 
 struct ImportOptions {
-  std::string dataset;                // spec; gives true class counts and checks targets
-  std::optional<int32_t> classes;     // class count when no dataset is given
-  std::optional<int> world_size;      // when the dumps do not say
+  std::string dataset;             // spec; gives true class counts and checks targets
+  std::optional<int32_t> classes;  // class count when no dataset is given
+  std::optional<int> world_size;   // when the dumps do not say
   int ignore_index = -1;
   // Reads a .pt dump into arrays (LibTorch); empty in builds without it.
   std::function<DumpArrays(const std::string& path)> pt_reader;

@@ -7,7 +7,7 @@
 namespace shardlens {
 
 struct Labels {
-  std::vector<int32_t> targets;          // true class per dataset index
+  std::vector<int32_t> targets;  // true class per dataset index
   int32_t num_classes = 0;
   std::vector<std::string> class_names;  // empty, or one per class
   std::string source;                    // human description, e.g. "fashion-mnist:test"
@@ -26,8 +26,8 @@ Labels labels_from_values(const std::vector<int64_t>& values, int32_t num_classe
 // Synthetic label layouts. Class order over indices is a deterministic shuffle (seed
 // `layout_seed`) so it looks like a real dataset; `blocks` keeps classes contiguous.
 enum class LabelLayout { Shuffled, Blocks, Interleaved };
-Labels synthetic_counts(const std::vector<int64_t>& counts, LabelLayout layout = LabelLayout::Shuffled,
-                        uint32_t layout_seed = 0);
+Labels synthetic_counts(const std::vector<int64_t>& counts,
+                        LabelLayout layout = LabelLayout::Shuffled, uint32_t layout_seed = 0);
 // Zipf-imbalanced: class k gets a share proportional to 1 / (k + 1)^exponent of n samples.
 std::vector<int64_t> zipf_counts(int32_t classes, int64_t n, double exponent);
 

@@ -33,8 +33,10 @@ BatchLimit BatchLimit::parse(const std::string& text) {
 
 std::string BatchLimit::to_string() const {
   switch (kind) {
-    case Kind::All: return "all";
-    case Kind::Count: return std::to_string(count);
+    case Kind::All:
+      return "all";
+    case Kind::Count:
+      return std::to_string(count);
     case Kind::Fraction: {
       std::string s = std::to_string(fraction);
       while (s.size() > 3 && s.back() == '0') s.pop_back();  // "0.250000" -> "0.25"
@@ -46,8 +48,10 @@ std::string BatchLimit::to_string() const {
 
 int64_t BatchLimit::apply(int64_t batches) const {
   switch (kind) {
-    case Kind::All: return batches;
-    case Kind::Count: return std::min(count, batches);
+    case Kind::All:
+      return batches;
+    case Kind::Count:
+      return std::min(count, batches);
     case Kind::Fraction: {
       if (fraction == 1.0) return batches;
       // Lightning: int(batches * f) in double arithmetic (int(100 * 0.29) == 28).

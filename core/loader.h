@@ -35,8 +35,8 @@ int64_t batches_per_rank(int64_t rank_samples, const LoaderConfig& loader);
 // output) followed by the epoch's limited batches.
 struct EvaluatedRank {
   RankSequence sequence;
-  int64_t sampler_size = 0;   // samples the sampler gave this rank
-  int64_t batches = 0;        // batches evaluated in the epoch (after limit)
+  int64_t sampler_size = 0;  // samples the sampler gave this rank
+  int64_t batches = 0;       // batches evaluated in the epoch (after limit)
   int64_t sanity_batches = 0;
 };
 
@@ -44,7 +44,7 @@ struct ShardPlan {
   int64_t n = 0;
   int world_size = 0;
   int64_t batch_size = 1;
-  std::vector<RankSequence> sampler;    // sampler output, padding included
+  std::vector<RankSequence> sampler;     // sampler output, padding included
   std::vector<EvaluatedRank> evaluated;  // after batching, limit and sanity
 };
 

@@ -22,7 +22,9 @@ std::vector<double> Matrix::col_sums() const {
   return sums;
 }
 
-double Matrix::total() const { return std::accumulate(cells.begin(), cells.end(), 0.0); }
+double Matrix::total() const {
+  return std::accumulate(cells.begin(), cells.end(), 0.0);
+}
 
 Matrix& Matrix::operator+=(const Matrix& other) {
   for (size_t i = 0; i < cells.size(); ++i) cells[i] += other.cells[i];
@@ -43,7 +45,7 @@ Matrix normalize(const Matrix& m, Normalization how) {
   const double total = m.total();
   for (int32_t r = 0; r < m.classes; ++r) {
     for (int32_t c = 0; c < m.classes; ++c) {
-      const double d = how == Normalization::True ? rows[r]
+      const double d = how == Normalization::True   ? rows[r]
                        : how == Normalization::Pred ? cols[c]
                                                     : total;
       // torchmetrics replaces the NaN of 0 / 0 with 0.
@@ -55,16 +57,21 @@ Matrix normalize(const Matrix& m, Normalization how) {
 
 std::string to_string(Normalization how) {
   switch (how) {
-    case Normalization::None: return "none";
-    case Normalization::True: return "true";
-    case Normalization::Pred: return "pred";
-    case Normalization::All: return "all";
+    case Normalization::None:
+      return "none";
+    case Normalization::True:
+      return "true";
+    case Normalization::Pred:
+      return "pred";
+    case Normalization::All:
+      return "all";
   }
   return "none";
 }
 
 Normalization parse_normalization(const std::string& text) {
-  for (auto n : {Normalization::None, Normalization::True, Normalization::Pred, Normalization::All}) {
+  for (auto n :
+       {Normalization::None, Normalization::True, Normalization::Pred, Normalization::All}) {
     if (to_string(n) == text) return n;
   }
   throw InputError("--normalize: '" + text + "' is not one of none, true, pred, all");

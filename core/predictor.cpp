@@ -31,7 +31,9 @@ int32_t noisy_prediction(const NoisyParams& p, int64_t index, int32_t target, in
   return (target + offset) % classes;
 }
 
-std::vector<int32_t> predict_perfect(const Labels& labels) { return labels.targets; }
+std::vector<int32_t> predict_perfect(const Labels& labels) {
+  return labels.targets;
+}
 
 std::vector<int32_t> predict_noisy(const Labels& labels, const NoisyParams& p, Progress* progress) {
   if (!(p.accuracy >= 0.0 && p.accuracy <= 1.0)) {

@@ -21,8 +21,10 @@ json number(double v) {
 
 std::string fmt(double v) {
   std::ostringstream s;
-  if (v == std::floor(v) && std::abs(v) < 1e15) s << static_cast<int64_t>(v);
-  else s << std::setprecision(4) << v;
+  if (v == std::floor(v) && std::abs(v) < 1e15)
+    s << static_cast<int64_t>(v);
+  else
+    s << std::setprecision(4) << v;
   return s.str();
 }
 
@@ -32,7 +34,8 @@ void print_matrix(std::ostringstream& out, const std::string& title, const Matri
   for (double v : m.cells) width = std::max(width, fmt(v).size());
   for (int32_t r = 0; r < m.classes; ++r) {
     out << "  ";
-    for (int32_t c = 0; c < m.classes; ++c) out << std::setw(static_cast<int>(width) + 1) << fmt(m.at(r, c));
+    for (int32_t c = 0; c < m.classes; ++c)
+      out << std::setw(static_cast<int>(width) + 1) << fmt(m.at(r, c));
     out << "\n";
   }
 }
@@ -52,8 +55,9 @@ json matrix_json(const Matrix& m) {
 json finding_json(const Finding& f) {
   json fixes = json::array();
   for (const Fix& x : f.fixes) fixes.push_back({{"framework", x.framework}, {"text", x.text}});
-  return {{"pattern", f.pattern},   {"title", f.title},     {"explanation", f.explanation},
-          {"fixes", fixes},         {"classes", f.classes}, {"samples", f.samples},
+  return {{"pattern", f.pattern},          {"title", f.title},
+          {"explanation", f.explanation},  {"fixes", fixes},
+          {"classes", f.classes},          {"samples", f.samples},
           {"sample_count", f.sample_count}};
 }
 
@@ -81,18 +85,16 @@ json report_json(const ReportView& v) {
               {"per_rank", per_rank},
               {"synced", matrix_json(*v.synced)},
               {"expected", v.expected ? matrix_json(*v.expected) : json(nullptr)},
-              {"row_sums", {{"observed", observed}, {"expected", v.class_counts},
-                            {"mismatched", mismatched}}},
+              {"row_sums",
+               {{"observed", observed}, {"expected", v.class_counts}, {"mismatched", mismatched}}},
               {"correct", v.diagnosis ? v.diagnosis->correct : true},
               {"diagnosis", findings}};
   if (v.diagnosis) {
     const Diagnosis& d = *v.diagnosis;
-    out["summary"] = {{"reported_total", number(d.reported_total)},
-                      {"expected_total", d.expected_total},
-                      {"evaluated_records", d.evaluated_records},
-                      {"distinct_evaluated", d.distinct_evaluated},
-                      {"duplicated_samples", d.duplicated_samples},
-                      {"missing_samples", d.missing_samples}};
+    out["summary"] = {
+        {"reported_total", number(d.reported_total)}, {"expected_total", d.expected_total},
+        {"evaluated_records", d.evaluated_records},   {"distinct_evaluated", d.distinct_evaluated},
+        {"duplicated_samples", d.duplicated_samples}, {"missing_samples", d.missing_samples}};
   }
   return out;
 }
@@ -139,13 +141,16 @@ std::string report_text(const ReportView& v) {
     if (!f.classes.empty()) {
       out << "  classes:";
       for (int32_t c : f.classes) {
-        out << " " << (static_cast<size_t>(c) < v.class_names.size() ? v.class_names[c] : std::to_string(c));
+        out << " "
+            << (static_cast<size_t>(c) < v.class_names.size() ? v.class_names[c]
+                                                              : std::to_string(c));
       }
       out << "\n";
     }
     if (!f.samples.empty()) {
       out << "  samples (" << f.sample_count << "):";
-      for (size_t i = 0; i < std::min<size_t>(f.samples.size(), 12); ++i) out << " " << f.samples[i];
+      for (size_t i = 0; i < std::min<size_t>(f.samples.size(), 12); ++i)
+        out << " " << f.samples[i];
       if (f.sample_count > 12) out << " ...";
       out << "\n";
     }

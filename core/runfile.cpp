@@ -6,11 +6,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/progress.h"  // engine.h uses Progress
 #include "core/engine.h"
 #include "core/io/files.h"
 #include "core/io/npy.h"
 #include "core/io/npz.h"
+#include "core/progress.h"  // engine.h uses Progress
 #include "core/sha256.h"
 #include "core/types.h"
 #include "shardlens/config.h"
@@ -53,8 +53,8 @@ json meta_json(const RunFile& run, const std::map<std::string, std::string>& mem
   json j;
   j["format"] = kRunFormatName;
   j["format_version"] = m.format_version;
-  j["created_by"] = m.created_by.empty() ? std::string("ShardLens ") + SHARDLENS_VERSION
-                                          : m.created_by;
+  j["created_by"] =
+      m.created_by.empty() ? std::string("ShardLens ") + SHARDLENS_VERSION : m.created_by;
   j["source"] = m.source;
   j["backend"] = m.backend;
   j["torch_version"] = m.torch_version;
@@ -92,7 +92,8 @@ const json& field(const json& j, const char* key, const std::string& origin) {
 int64_t int_field(const json& j, const char* key, const std::string& origin, int64_t lo,
                   int64_t hi) {
   const json& v = field(j, key, origin);
-  if (!v.is_number_integer()) fail(origin, std::string("meta.json: '") + key + "' is not an integer");
+  if (!v.is_number_integer())
+    fail(origin, std::string("meta.json: '") + key + "' is not an integer");
   if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX))
     fail(origin, std::string("meta.json: '") + key + "' is out of range");
   const int64_t x = v.get<int64_t>();
@@ -122,7 +123,8 @@ std::vector<int64_t> int_list(const json& j, const char* key, const std::string&
   if (v.size() > max_len) fail(origin, std::string("meta.json: '") + key + "' is too long");
   std::vector<int64_t> out;
   for (const json& e : v) {
-    if (!e.is_number_integer() || (e.is_number_unsigned() && e.get<uint64_t>() > uint64_t(INT64_MAX)))
+    if (!e.is_number_integer() ||
+        (e.is_number_unsigned() && e.get<uint64_t>() > uint64_t(INT64_MAX)))
       fail(origin, std::string("meta.json: '") + key + "' holds a non-integer");
     out.push_back(e.get<int64_t>());
   }
@@ -167,7 +169,8 @@ RunMeta parse_meta(const json& j, const std::string& origin) {
   m.complete = bool_field(j, "complete", origin);
   m.incomplete_reason = string_field(j, "incomplete_reason", origin);
   for (int64_t r : int_list(j, "failed_ranks", origin, kMaxWorldSize)) {
-    if (r < 0 || r >= m.world_size) fail(origin, "meta.json: failed rank " + std::to_string(r) + " out of range");
+    if (r < 0 || r >= m.world_size)
+      fail(origin, "meta.json: failed rank " + std::to_string(r) + " out of range");
     m.failed_ranks.push_back(static_cast<int>(r));
   }
   return m;
@@ -204,8 +207,8 @@ void validate_run(const RunFile& run, const std::string& origin) {
   if (m.world_size < 1 || m.world_size > kMaxWorldSize)
     fail(origin, "world size " + std::to_string(m.world_size) + " out of range");
   if (run.records.world_size() != m.world_size) {
-    fail(origin, "records of " + std::to_string(run.records.world_size()) + " ranks for world size " +
-                     std::to_string(m.world_size));
+    fail(origin, "records of " + std::to_string(run.records.world_size()) +
+                     " ranks for world size " + std::to_string(m.world_size));
   }
   if (run.per_rank.size() != size_t(m.world_size)) {
     fail(origin, std::to_string(run.per_rank.size()) + " per-rank matrices for world size " +
@@ -215,7 +218,8 @@ void validate_run(const RunFile& run, const std::string& origin) {
     if (mat.classes != c || mat.cells.size() != size_t(c) * size_t(c))
       fail(origin, what + " is not a " + std::to_string(c) + " x " + std::to_string(c) + " matrix");
   };
-  for (int r = 0; r < m.world_size; ++r) check_shape(run.per_rank[r], "rank " + std::to_string(r) + " matrix");
+  for (int r = 0; r < m.world_size; ++r)
+    check_shape(run.per_rank[r], "rank " + std::to_string(r) + " matrix");
   if (run.has_synced()) {
     check_shape(run.synced, "synced");
   } else if (m.complete) {
@@ -244,11 +248,12 @@ void validate_run(const RunFile& run, const std::string& origin) {
         return "rank " + std::to_string(r) + " record " + std::to_string(pos) + ": ";
       };
       if (rec.index < 0 || (m.dataset_size > 0 && rec.index >= m.dataset_size)) {
-        fail(origin, where() + "dataset index " + std::to_string(rec.index) +
-                         " outside [0, " + std::to_string(m.dataset_size) + ")");
+        fail(origin, where() + "dataset index " + std::to_string(rec.index) + " outside [0, " +
+                         std::to_string(m.dataset_size) + ")");
       }
       if ((rec.target < 0 || rec.target >= c) && rec.target != m.ignore_index)
-        fail(origin, where() + "target " + std::to_string(rec.target) + " outside [0, " + std::to_string(c) + ")");
+        fail(origin, where() + "target " + std::to_string(rec.target) + " outside [0, " +
+                         std::to_string(c) + ")");
       if (rec.prediction < 0 || rec.prediction >= c) {
         fail(origin, where() + "prediction " + std::to_string(rec.prediction) + " outside [0, " +
                          std::to_string(c) + ")");
@@ -348,7 +353,8 @@ RunFile parse_run_file(const std::string& bytes, const std::string& origin) {
       fail(origin, "rank " + std::to_string(r) +
                        ": index, target, prediction and flags have different lengths (" +
                        std::to_string(index.size()) + ", " + std::to_string(target.size()) + ", " +
-                       std::to_string(prediction.size()) + ", " + std::to_string(flags.size()) + ")");
+                       std::to_string(prediction.size()) + ", " + std::to_string(flags.size()) +
+                       ")");
     }
     if (int64_t(index.size()) != sizes[r]) {
       fail(origin, "rank " + std::to_string(r) + " has " + std::to_string(index.size()) +
@@ -359,14 +365,16 @@ RunFile parse_run_file(const std::string& bytes, const std::string& origin) {
     for (size_t i = 0; i < index.size(); ++i) {
       if (target[i] < INT32_MIN || target[i] > INT32_MAX || prediction[i] < INT32_MIN ||
           prediction[i] > INT32_MAX || flags[i] < 0 || flags[i] > 255) {
-        fail(origin, "rank " + std::to_string(r) + " record " + std::to_string(i) + ": value out of range");
+        fail(origin,
+             "rank " + std::to_string(r) + " record " + std::to_string(i) + ": value out of range");
       }
-      out[i] = Record{index[i], static_cast<int32_t>(target[i]), static_cast<int32_t>(prediction[i]),
-                      static_cast<uint8_t>(flags[i])};
+      out[i] = Record{index[i], static_cast<int32_t>(target[i]),
+                      static_cast<int32_t>(prediction[i]), static_cast<uint8_t>(flags[i])};
     }
     run.per_rank.push_back(read_matrix(members, rank_member(r, "matrix"), m.classes, origin));
   }
-  if (members.count("synced.npy")) run.synced = read_matrix(members, "synced.npy", m.classes, origin);
+  if (members.count("synced.npy"))
+    run.synced = read_matrix(members, "synced.npy", m.classes, origin);
   if (members.count("expected.npy"))
     run.expected = read_matrix(members, "expected.npy", m.classes, origin);
   validate_run(run, origin);
@@ -411,7 +419,8 @@ std::vector<Matrix> matrices_from_records(const StoredRecords& records, int32_t 
     Matrix m(classes);
     for (const Record& r : rank) {
       if (r.target == ignore_index) continue;
-      if (r.target < 0 || r.target >= classes || r.prediction < 0 || r.prediction >= classes) continue;
+      if (r.target < 0 || r.target >= classes || r.prediction < 0 || r.prediction >= classes)
+        continue;
       m.at(r.target, r.prediction) += 1;
     }
     out.push_back(std::move(m));

@@ -33,8 +33,8 @@ struct RunMeta {
   std::string source = "simulated";  // "simulated", "real", "imported"
   std::optional<Scenario> scenario;  // absent for imports of foreign dumps
   int32_t classes = 0;
-  std::vector<std::string> class_names;  // empty, or one per class
-  std::vector<int64_t> class_counts;     // true count per class
+  std::vector<std::string> class_names;         // empty, or one per class
+  std::vector<int64_t> class_counts;            // true count per class
   std::string class_counts_source = "dataset";  // or "distinct-records" (an estimate)
   int64_t dataset_size = 0;
   int world_size = 0;

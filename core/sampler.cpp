@@ -112,8 +112,9 @@ std::vector<RankSequence> sample(int64_t n, const SamplerConfig& c) {
         break;
       case SamplerKind::Unrepeated:
         // Lightning seeds the unrepeated sampler with the epoch alone.
-        s = segment(orders.get(c.shuffle, c.rank_seeds.empty() ? c.epoch : rank_seed(c, r) + c.epoch),
-                    r, w, (n - r + w - 1) / w);
+        s = segment(
+            orders.get(c.shuffle, c.rank_seeds.empty() ? c.epoch : rank_seed(c, r) + c.epoch), r, w,
+            (n - r + w - 1) / w);
         break;
       case SamplerKind::Sequential: {
         const int64_t chunk = (n + w - 1) / w;
@@ -132,10 +133,14 @@ std::vector<RankSequence> sample(int64_t n, const SamplerConfig& c) {
 
 std::string to_string(SamplerKind kind) {
   switch (kind) {
-    case SamplerKind::Distributed: return "distributed";
-    case SamplerKind::Unrepeated: return "unrepeated";
-    case SamplerKind::Sequential: return "sequential";
-    case SamplerKind::None: return "none";
+    case SamplerKind::Distributed:
+      return "distributed";
+    case SamplerKind::Unrepeated:
+      return "unrepeated";
+    case SamplerKind::Sequential:
+      return "sequential";
+    case SamplerKind::None:
+      return "none";
   }
   return "distributed";
 }

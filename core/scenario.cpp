@@ -50,11 +50,28 @@ T get(const json& j, const char* key, const std::string& origin) {
 
 Scenario scenario_from_json(const json& j, const std::string& origin, const Scenario& base) {
   if (!j.is_object()) throw InputError(origin + ": a scenario must be a JSON object");
-  static const std::set<std::string> known = {
-      "name", "title", "description", "dataset", "predictor", "world_size", "batch_size",
-      "sampler", "shuffle", "seed", "epoch", "sampler_drop_last", "loader_drop_last",
-      "limit_batches", "rank_seeds", "sanity_leak", "sanity_steps", "sync", "counter_dtype",
-      "torch_version", "ignore_index", "lesson"};
+  static const std::set<std::string> known = {"name",
+                                              "title",
+                                              "description",
+                                              "dataset",
+                                              "predictor",
+                                              "world_size",
+                                              "batch_size",
+                                              "sampler",
+                                              "shuffle",
+                                              "seed",
+                                              "epoch",
+                                              "sampler_drop_last",
+                                              "loader_drop_last",
+                                              "limit_batches",
+                                              "rank_seeds",
+                                              "sanity_leak",
+                                              "sanity_steps",
+                                              "sync",
+                                              "counter_dtype",
+                                              "torch_version",
+                                              "ignore_index",
+                                              "lesson"};
   for (const auto& item : j.items()) {
     if (!known.count(item.key())) throw InputError(origin + ": unknown key '" + item.key() + "'");
   }
@@ -81,7 +98,8 @@ Scenario scenario_from_json(const json& j, const std::string& origin, const Scen
   if (has("sanity_leak")) s.loader.sanity_leak = get<bool>(j, "sanity_leak", origin);
   if (has("sanity_steps")) s.loader.sanity_steps = get<int>(j, "sanity_steps", origin);
   if (has("sync")) s.sync = parse_sync_strategy(get<std::string>(j, "sync", origin));
-  if (has("counter_dtype")) s.dtype = parse_counter_dtype(get<std::string>(j, "counter_dtype", origin));
+  if (has("counter_dtype"))
+    s.dtype = parse_counter_dtype(get<std::string>(j, "counter_dtype", origin));
   if (has("torch_version")) {
     s.sampler.torch = TorchVersion::parse(get<std::string>(j, "torch_version", origin));
   }

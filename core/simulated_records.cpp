@@ -6,7 +6,9 @@ SimulatedRecords::SimulatedRecords(std::shared_ptr<const DatasetInputs> inputs,
                                    const ShardPlan* plan)
     : m_inputs(std::move(inputs)), m_plan(plan) {}
 
-int SimulatedRecords::world_size() const { return m_plan->world_size; }
+int SimulatedRecords::world_size() const {
+  return m_plan->world_size;
+}
 
 int64_t SimulatedRecords::rank_size(int rank) const {
   return m_plan->evaluated[static_cast<size_t>(rank)].sequence.size();

@@ -72,7 +72,8 @@ Labels synthetic_labels(const Spec& spec) {
     }
   } else {
     if (!spec.options.count("classes")) {
-      throw InputError(flag + ": synthetic needs classes=C with per-class=K or n=N,zipf=S, "
+      throw InputError(flag +
+                       ": synthetic needs classes=C with per-class=K or n=N,zipf=S, "
                        "or counts=a,b,c");
     }
     const int64_t classes = parse_int(spec, "classes", flag, 1, kMaxClasses);
@@ -80,10 +81,13 @@ Labels synthetic_labels(const Spec& spec) {
       if (!spec.options.count("n")) throw InputError(flag + ": zipf needs n=N");
       const double s = parse_double(spec, "zipf", flag);
       if (!(s >= 0 && s <= 10)) throw InputError(flag + ": zipf exponent must be in [0, 10]");
-      counts = zipf_counts(static_cast<int32_t>(classes), parse_int(spec, "n", flag, 1, kMaxSamples), s);
+      counts =
+          zipf_counts(static_cast<int32_t>(classes), parse_int(spec, "n", flag, 1, kMaxSamples), s);
     } else {
-      if (!spec.options.count("per-class")) throw InputError(flag + ": synthetic needs per-class=K");
-      counts.assign(static_cast<size_t>(classes), parse_int(spec, "per-class", flag, 1, kMaxSamples));
+      if (!spec.options.count("per-class"))
+        throw InputError(flag + ": synthetic needs per-class=K");
+      counts.assign(static_cast<size_t>(classes),
+                    parse_int(spec, "per-class", flag, 1, kMaxSamples));
     }
   }
   int64_t n = 0;
@@ -91,9 +95,10 @@ Labels synthetic_labels(const Spec& spec) {
   if (counts.empty() || static_cast<int64_t>(counts.size()) > kMaxClasses) {
     throw InputError(flag + ": between 1 and 65535 classes are supported");
   }
-  if (n <= 0 || n > kMaxSamples) throw InputError(flag + ": the dataset must have 1 to 2^32-1 samples");
-  const auto seed = spec.options.count("layout-seed")
-                        ? parse_int(spec, "layout-seed", flag, 0, 0xFFFFFFFFll) : 0;
+  if (n <= 0 || n > kMaxSamples)
+    throw InputError(flag + ": the dataset must have 1 to 2^32-1 samples");
+  const auto seed =
+      spec.options.count("layout-seed") ? parse_int(spec, "layout-seed", flag, 0, 0xFFFFFFFFll) : 0;
   Labels labels = synthetic_counts(counts, parse_layout(spec), static_cast<uint32_t>(seed));
   labels.source = "synthetic";
   return labels;
@@ -103,11 +108,16 @@ Labels file_labels(const Spec& spec) {
   const std::string flag = "--dataset";
   allow_only(spec, {"classes", "names"}, flag);
   std::vector<int64_t> values;
-  if (spec.kind == "idx") values = read_idx_labels(spec.path);
-  else if (spec.kind == "npy") values = read_npy_integers(spec.path);
-  else values = read_csv_integers(spec.path, {"label", "target", "class"});
+  if (spec.kind == "idx")
+    values = read_idx_labels(spec.path);
+  else if (spec.kind == "npy")
+    values = read_npy_integers(spec.path);
+  else
+    values = read_csv_integers(spec.path, {"label", "target", "class"});
   const int32_t classes =
-      spec.options.count("classes") ? static_cast<int32_t>(parse_int(spec, "classes", flag, 1, kMaxClasses)) : 0;
+      spec.options.count("classes")
+          ? static_cast<int32_t>(parse_int(spec, "classes", flag, 1, kMaxClasses))
+          : 0;
   if (static_cast<int64_t>(values.size()) > kMaxSamples) {
     throw InputError(spec.path + ": more than 2^32-1 labels");
   }
@@ -171,10 +181,11 @@ Labels load_labels(const std::string& text, Progress* progress) {
     labels = synthetic_labels(spec);
   } else if (spec.kind == "fashion-mnist") {
     if (spec.path != "test" && spec.path != "train") {
-      throw InputError("--dataset: fashion-mnist:" + spec.path + " is not fashion-mnist:test or :train");
+      throw InputError("--dataset: fashion-mnist:" + spec.path +
+                       " is not fashion-mnist:test or :train");
     }
-    const std::string file = fashion_mnist_dir() + "/" +
-                             (spec.path == "test" ? "t10k" : "train") + "-labels-idx1-ubyte.gz";
+    const std::string file = fashion_mnist_dir() + "/" + (spec.path == "test" ? "t10k" : "train") +
+                             "-labels-idx1-ubyte.gz";
     labels = labels_from_values(read_idx_labels(file), 10, file);
     labels.class_names = fashion_mnist_class_names();
     labels.source = text;
@@ -216,9 +227,9 @@ std::vector<int32_t> load_predictions(const std::string& text, const Labels& lab
   if (spec.kind == "npy" || spec.kind == "csv") {
     if (spec.path.empty()) throw InputError("--predictor: " + spec.kind + ": needs a file path");
     allow_only(spec, {}, "--predictor");
-    const std::vector<int64_t> values = spec.kind == "npy"
-        ? read_npy_integers(spec.path)
-        : read_csv_integers(spec.path, {"prediction", "pred", "preds"});
+    const std::vector<int64_t> values =
+        spec.kind == "npy" ? read_npy_integers(spec.path)
+                           : read_csv_integers(spec.path, {"prediction", "pred", "preds"});
     std::vector<int32_t> out(values.size());
     for (size_t i = 0; i < values.size(); ++i) {
       const int64_t v = values[i];

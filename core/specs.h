@@ -14,8 +14,8 @@
 namespace shardlens {
 
 struct Spec {
-  std::string kind;                          // text before the first ':'
-  std::string path;                          // for file kinds: text after ':' up to options
+  std::string kind;                            // text before the first ':'
+  std::string path;                            // for file kinds: text after ':' up to options
   std::map<std::string, std::string> options;  // key=value pairs
 };
 

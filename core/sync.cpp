@@ -86,15 +86,19 @@ Matrix synchronize(SyncStrategy strategy, const SyncInputs& in) {
   const std::vector<Matrix>& per_rank = *in.per_rank;
   const int32_t classes = per_rank.front().classes;
   switch (strategy) {
-    case SyncStrategy::AllReduce: return all_reduce(per_rank, in.dtype);
-    case SyncStrategy::Local: return per_rank.front();
+    case SyncStrategy::AllReduce:
+      return all_reduce(per_rank, in.dtype);
+    case SyncStrategy::Local:
+      return per_rank.front();
     case SyncStrategy::Double: {
       // The second all-reduce sums the already-synced matrix held by every rank.
       const Matrix once = all_reduce(per_rank, in.dtype);
       return all_reduce(std::vector<Matrix>(per_rank.size(), once), in.dtype);
     }
-    case SyncStrategy::GatherZeroPad: return gather_zero_pad(in, classes);
-    case SyncStrategy::GatherTrim: return bincount_all(*in.records, classes, in.ignore_index);
+    case SyncStrategy::GatherZeroPad:
+      return gather_zero_pad(in, classes);
+    case SyncStrategy::GatherTrim:
+      return bincount_all(*in.records, classes, in.ignore_index);
     case SyncStrategy::GatherForMetrics:
       return bincount_records(gather_for_metrics_records(*in.records, in.dataset_size,
                                                          in.batch_size, in.loader_exhausted),
@@ -110,13 +114,20 @@ Matrix synchronize(SyncStrategy strategy, const SyncInputs& in) {
 
 std::string to_string(SyncStrategy s) {
   switch (s) {
-    case SyncStrategy::AllReduce: return "all-reduce";
-    case SyncStrategy::Local: return "local";
-    case SyncStrategy::Double: return "double";
-    case SyncStrategy::GatherZeroPad: return "gather-zero-pad";
-    case SyncStrategy::GatherTrim: return "gather-trim";
-    case SyncStrategy::GatherForMetrics: return "gather-for-metrics";
-    case SyncStrategy::NormalizeThenSum: return "normalize-then-sum";
+    case SyncStrategy::AllReduce:
+      return "all-reduce";
+    case SyncStrategy::Local:
+      return "local";
+    case SyncStrategy::Double:
+      return "double";
+    case SyncStrategy::GatherZeroPad:
+      return "gather-zero-pad";
+    case SyncStrategy::GatherTrim:
+      return "gather-trim";
+    case SyncStrategy::GatherForMetrics:
+      return "gather-for-metrics";
+    case SyncStrategy::NormalizeThenSum:
+      return "normalize-then-sum";
   }
   return "all-reduce";
 }

@@ -37,7 +37,8 @@ std::vector<std::string> split_figures(std::vector<std::string>& formats) {
 
 void register_export(CLI::App& app) {
   auto args = std::make_shared<ExportArgs>();
-  CLI::App* cmd = app.add_subcommand("export", "Export matrices and figures of a scenario or run file");
+  CLI::App* cmd =
+      app.add_subcommand("export", "Export matrices and figures of a scenario or run file");
   add_engine_flags(*cmd, args->engine);
   cmd->add_option("--run", args->run_file, "A run file (.slrun) to export instead of simulating");
   cmd->add_option("--out", args->out, "Output directory")->required();

@@ -63,8 +63,11 @@ void run_import(const ImportArgs& a) {
 void register_import(CLI::App& app) {
   auto args = std::make_shared<ImportArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "import", "Import per-rank dumps (.npz, .npy, .csv, .pt) of a real evaluation into a run file");
-  cmd->add_option("dumps", args->dumps, "Per-rank dump files")->required()->check(CLI::ExistingFile);
+      "import",
+      "Import per-rank dumps (.npz, .npy, .csv, .pt) of a real evaluation into a run file");
+  cmd->add_option("dumps", args->dumps, "Per-rank dump files")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd->add_option("--out", args->out, "Run file to write (.slrun)")->required();
   cmd->add_option("--dataset", args->dataset,
                   "Dataset spec giving the true class counts (e.g. fashion-mnist:test)");

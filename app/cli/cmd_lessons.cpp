@@ -28,7 +28,8 @@ void register_lessons(CLI::App& app) {
       return;
     }
     for (const LessonInfo& l : lessons) {
-      std::cout << l.name << "\n  " << l.scenario.title << "\n  " << l.scenario.description << "\n\n";
+      std::cout << l.name << "\n  " << l.scenario.title << "\n  " << l.scenario.description
+                << "\n\n";
     }
     std::cout << "Run one: shardlens-cli simulate --preset NAME\n";
   });

@@ -24,9 +24,9 @@ void print_shards(const ShardPlan& plan, const std::string& format) {
                        {"evaluated", evaluated.sequence.indices()},
                        {"batches", evaluated.batches}});
     }
-    std::cout << nlohmann::json{{"n", plan.n}, {"world_size", plan.world_size}, {"ranks", ranks}}
-                     .dump()
-              << "\n";
+    std::cout
+        << nlohmann::json{{"n", plan.n}, {"world_size", plan.world_size}, {"ranks", ranks}}.dump()
+        << "\n";
     return;
   }
   std::cout << "n = " << plan.n << ", world size " << plan.world_size << ", batch size "
@@ -52,7 +52,8 @@ void print_shards(const ShardPlan& plan, const std::string& format) {
 
 void register_shards(CLI::App& app) {
   auto flags = std::make_shared<EngineFlags>();
-  CLI::App* cmd = app.add_subcommand("shards", "Show each rank's sampler output and evaluated indices");
+  CLI::App* cmd =
+      app.add_subcommand("shards", "Show each rank's sampler output and evaluated indices");
   add_engine_flags(*cmd, *flags);
   cmd->callback([cmd, flags] {
     const Scenario s = resolve_scenario(*cmd, *flags);

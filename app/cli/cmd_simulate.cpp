@@ -24,8 +24,10 @@ struct SimulateArgs {
 };
 
 void print_report(const ReportView& view, const std::string& format) {
-  if (format == "json") std::cout << report_json(view).dump(2) << "\n";
-  else std::cout << report_text(view);
+  if (format == "json")
+    std::cout << report_json(view).dump(2) << "\n";
+  else
+    std::cout << report_text(view);
 }
 
 void write_outputs(const Evaluation& e, const ReportView& view, const SimulateArgs& a) {

@@ -12,7 +12,8 @@ void add_format_flag(CLI::App& cmd, std::string& format) {
 }
 
 void add_engine_flags(CLI::App& cmd, EngineFlags& f) {
-  cmd.add_option("--preset", f.preset, "Lesson preset name or scenario JSON file (flags override it)");
+  cmd.add_option("--preset", f.preset,
+                 "Lesson preset name or scenario JSON file (flags override it)");
   cmd.add_option("--dataset", f.dataset,
                  "synthetic:classes=10,per-class=50 | synthetic:counts=3,5,7 | "
                  "synthetic:classes=C,n=N,zipf=S | fashion-mnist:test | fashion-mnist:train | "
@@ -38,7 +39,8 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& f) {
                  "all-reduce | local | double | gather-zero-pad | gather-trim | "
                  "gather-for-metrics | normalize-then-sum");
   cmd.add_option("--counter-dtype", f.counter_dtype, "int64 | float32 | float16 | bfloat16");
-  cmd.add_option("--torch-version", f.torch_version, "PyTorch semantics to imitate (e.g. 1.13, 2.7)");
+  cmd.add_option("--torch-version", f.torch_version,
+                 "PyTorch semantics to imitate (e.g. 1.13, 2.7)");
   cmd.add_option("--ignore-index", f.ignore_index, "torchmetrics ignore_index (-1: none)");
   add_format_flag(cmd, f.format);
 }
@@ -54,7 +56,8 @@ Scenario resolve_scenario(const CLI::App& cmd, const EngineFlags& f) {
     s.loader.batch_size = f.batch_size;
   }
   if (given("--sampler")) s.sampler.kind = parse_sampler_kind(f.sampler);
-  if (f.shuffle && f.no_shuffle) throw InputError("--shuffle and --no-shuffle contradict each other");
+  if (f.shuffle && f.no_shuffle)
+    throw InputError("--shuffle and --no-shuffle contradict each other");
   if (f.shuffle) s.sampler.shuffle = true;
   if (f.no_shuffle) s.sampler.shuffle = false;
   if (given("--seed")) s.sampler.seed = f.seed;

@@ -25,7 +25,8 @@ double bfloat16_reference(float x) {
 
 TEST(Counter, Float32MatchesHardwareRounding) {
   for (double v : {16777216.0, 16777217.0, 16777219.0, 33554435.0, 12345678.9, 1.0, 0.0}) {
-    EXPECT_EQ(round_to_dtype(v, CounterDtype::Float32), static_cast<double>(static_cast<float>(v))) << v;
+    EXPECT_EQ(round_to_dtype(v, CounterDtype::Float32), static_cast<double>(static_cast<float>(v)))
+        << v;
   }
 }
 
@@ -39,14 +40,15 @@ TEST(Counter, Float16MatchesCompilerFloat16) {
 
 TEST(Counter, BFloat16MatchesBitRounding) {
   for (int i = 0; i <= 100000; i += 13) {
-    EXPECT_EQ(round_to_dtype(i, CounterDtype::BFloat16), bfloat16_reference(static_cast<float>(i))) << i;
+    EXPECT_EQ(round_to_dtype(i, CounterDtype::BFloat16), bfloat16_reference(static_cast<float>(i)))
+        << i;
   }
 }
 
 TEST(Counter, AddingOneStallsAtTheDocumentedCounts) {
-  for (auto [dtype, stall] : {std::pair{CounterDtype::Float16, 2048.0},
-                              std::pair{CounterDtype::BFloat16, 256.0},
-                              std::pair{CounterDtype::Float32, 16777216.0}}) {
+  for (auto [dtype, stall] :
+       {std::pair{CounterDtype::Float16, 2048.0}, std::pair{CounterDtype::BFloat16, 256.0},
+        std::pair{CounterDtype::Float32, 16777216.0}}) {
     EXPECT_EQ(stall_count(dtype), stall);
     EXPECT_EQ(round_to_dtype(stall + 1, dtype), stall);
     EXPECT_EQ(round_to_dtype(stall - 1, dtype), stall - 1);

@@ -123,7 +123,8 @@ TEST(Engine, Float16CountersStallPerBatch) {
   s.loader.batch_size = 3;
   _Float16 want = 0;
   for (int added = 0; added < 5000; added += 3) {
-    want = static_cast<_Float16>(static_cast<float>(want) + static_cast<float>(std::min(3, 5000 - added)));
+    want = static_cast<_Float16>(static_cast<float>(want) +
+                                 static_cast<float>(std::min(3, 5000 - added)));
   }
   EXPECT_EQ(simulate(s).per_rank[0].at(0, 0), static_cast<double>(want));
   EXPECT_NE(static_cast<double>(want), 5000.0);

@@ -9,9 +9,9 @@ using namespace shardlens;
 TEST(BatchLimit, IntAndFloatFollowLightning) {
   EXPECT_EQ(BatchLimit::parse("10").apply(13), 10);
   EXPECT_EQ(BatchLimit::parse("10").apply(7), 7);
-  EXPECT_EQ(BatchLimit::parse("1").apply(13), 1);      // the int 1 is one batch
-  EXPECT_EQ(BatchLimit::parse("1.0").apply(13), 13);   // the float 1.0 is all
-  EXPECT_EQ(BatchLimit::parse("0.29").apply(100), 28); // int(100 * 0.29) in doubles
+  EXPECT_EQ(BatchLimit::parse("1").apply(13), 1);       // the int 1 is one batch
+  EXPECT_EQ(BatchLimit::parse("1.0").apply(13), 13);    // the float 1.0 is all
+  EXPECT_EQ(BatchLimit::parse("0.29").apply(100), 28);  // int(100 * 0.29) in doubles
   EXPECT_EQ(BatchLimit::parse("0.5").apply(13), 6);
   EXPECT_EQ(BatchLimit::parse("0").apply(13), 0);
   EXPECT_EQ(BatchLimit::parse("0.0").apply(13), 0);
@@ -32,7 +32,8 @@ TEST(BatchLimit, MalformedValuesAreRejected) {
 TEST(BatchLimit, RoundTripsThroughText) {
   for (const char* text : {"all", "10", "0.25", "1.0"}) {
     EXPECT_EQ(BatchLimit::parse(BatchLimit::parse(text).to_string()).apply(1000),
-              BatchLimit::parse(text).apply(1000)) << text;
+              BatchLimit::parse(text).apply(1000))
+        << text;
   }
 }
 

@@ -90,7 +90,8 @@ TEST(Randperm, InsideOutLoopFollowsPyTorch27Definition) {
 
 TEST(Randperm, VersionSelectsLoopOnlyAboveThreshold) {
   // Below the threshold every version agrees.
-  EXPECT_EQ(randperm(100, 3, TorchVersion::parse("2.7")), randperm(100, 3, TorchVersion::parse("1.13")));
+  EXPECT_EQ(randperm(100, 3, TorchVersion::parse("2.7")),
+            randperm(100, 3, TorchVersion::parse("1.13")));
   EXPECT_TRUE(TorchVersion::parse("2.7").has_large_randperm());
   EXPECT_TRUE(TorchVersion::parse("3.0").has_large_randperm());
   EXPECT_FALSE(TorchVersion::parse("2.6.1").has_large_randperm());

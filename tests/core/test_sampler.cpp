@@ -38,7 +38,8 @@ TEST(Sampler, MatchesTorchDistributedSamplerVectors) {
   const auto vectors = nlohmann::json::parse(in);
   ASSERT_GE(vectors["distributed_sampler"].size(), 6u);
   for (const auto& v : vectors["distributed_sampler"]) {
-    const auto c = distributed(v["world_size"], v["shuffle"], v["seed"], v["epoch"], v["drop_last"]);
+    const auto c =
+        distributed(v["world_size"], v["shuffle"], v["seed"], v["epoch"], v["drop_last"]);
     const auto want = v["ranks"].get<std::vector<std::vector<int64_t>>>();
     EXPECT_EQ(indices_of(sample(v["n"], c)), want) << v.dump();
   }
@@ -70,7 +71,8 @@ TEST(Sampler, UnrepeatedHasNoPaddingAndCoversOnce) {
   SamplerConfig c = distributed(4);
   c.kind = SamplerKind::Unrepeated;
   const auto ranks = sample(10, c);
-  EXPECT_EQ(indices_of(ranks), (std::vector<std::vector<int64_t>>{{0, 4, 8}, {1, 5, 9}, {2, 6}, {3, 7}}));
+  EXPECT_EQ(indices_of(ranks),
+            (std::vector<std::vector<int64_t>>{{0, 4, 8}, {1, 5, 9}, {2, 6}, {3, 7}}));
 }
 
 TEST(Sampler, UnrepeatedShuffleSeedsWithEpochAlone) {
@@ -78,19 +80,22 @@ TEST(Sampler, UnrepeatedShuffleSeedsWithEpochAlone) {
   c.kind = SamplerKind::Unrepeated;
   const auto perm = randperm(9, 5);
   const auto ranks = sample(9, c);
-  EXPECT_EQ(ranks[0].indices(), (std::vector<int64_t>{perm[0], perm[2], perm[4], perm[6], perm[8]}));
+  EXPECT_EQ(ranks[0].indices(),
+            (std::vector<int64_t>{perm[0], perm[2], perm[4], perm[6], perm[8]}));
 }
 
 TEST(Sampler, SequentialSplitsIntoContiguousBlocks) {
   SamplerConfig c = distributed(3);
   c.kind = SamplerKind::Sequential;
-  EXPECT_EQ(indices_of(sample(7, c)), (std::vector<std::vector<int64_t>>{{0, 1, 2}, {3, 4, 5}, {6}}));
+  EXPECT_EQ(indices_of(sample(7, c)),
+            (std::vector<std::vector<int64_t>>{{0, 1, 2}, {3, 4, 5}, {6}}));
 }
 
 TEST(Sampler, NoneGivesEveryRankEverything) {
   SamplerConfig c = distributed(3);
   c.kind = SamplerKind::None;
-  for (const auto& r : indices_of(sample(5, c))) EXPECT_EQ(r, (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  for (const auto& r : indices_of(sample(5, c)))
+    EXPECT_EQ(r, (std::vector<int64_t>{0, 1, 2, 3, 4}));
 }
 
 TEST(Sampler, ShuffledOrderIsSharedByAllRanks) {

@@ -38,10 +38,11 @@ TEST(Specs, SyntheticLabels) {
 }
 
 TEST(Specs, SyntheticRejectsNonsense) {
-  for (const char* bad : {"synthetic:classes=0,per-class=5", "synthetic:classes=3",
-                          "synthetic:classes=3,per-class=-1", "synthetic:counts=1,x",
-                          "synthetic:classes=70000,per-class=1", "synthetic:classes=2,n=5,zipf=1,color=red",
-                          "fashion-mnist:validation", "npy:"}) {
+  for (const char* bad :
+       {"synthetic:classes=0,per-class=5", "synthetic:classes=3",
+        "synthetic:classes=3,per-class=-1", "synthetic:counts=1,x",
+        "synthetic:classes=70000,per-class=1", "synthetic:classes=2,n=5,zipf=1,color=red",
+        "fashion-mnist:validation", "npy:"}) {
     EXPECT_THROW(load_labels(bad), InputError) << bad;
   }
 }
@@ -84,5 +85,6 @@ TEST(Scenario, RejectsUnknownKeysAndWrongTypes) {
   EXPECT_THROW(scenario_from_json(nlohmann::json{{"world_size", "four"}}, "f.json"), InputError);
   EXPECT_THROW(scenario_from_json(nlohmann::json::array(), "f.json"), InputError);
   EXPECT_THROW(scenario_from_json(nlohmann::json{{"sync", "twice"}}, "f.json"), InputError);
-  EXPECT_EQ(scenario_from_json(nlohmann::json{{"limit_batches", 10}}, "f").loader.limit.apply(20), 10);
+  EXPECT_EQ(scenario_from_json(nlohmann::json{{"limit_batches", 10}}, "f").loader.limit.apply(20),
+            10);
 }

@@ -47,7 +47,8 @@ Result run(const std::string& args) {
 
 std::string write_npy(const std::string& name, const std::vector<int64_t>& values) {
   const std::string path = (temp_dir() / name).string();
-  shardlens::write_file_atomic(path, shardlens::npy_bytes(values, {static_cast<int64_t>(values.size())}));
+  shardlens::write_file_atomic(path,
+                               shardlens::npy_bytes(values, {static_cast<int64_t>(values.size())}));
   return path;
 }
 
@@ -69,7 +70,8 @@ void expect_bad_input(const std::string& args, const std::string& needle) {
 }  // namespace
 
 TEST(Cli, HelpAndVersion) {
-  for (const char* sub : {"", "simulate", "shards", "diagnose", "export", "lessons", "run", "import"}) {
+  for (const char* sub :
+       {"", "simulate", "shards", "diagnose", "export", "lessons", "run", "import"}) {
     const Result r = run(std::string(sub) + " --help");
     EXPECT_EQ(r.code, 0) << sub;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub;
@@ -80,7 +82,8 @@ TEST(Cli, HelpAndVersion) {
 }
 
 TEST(Cli, ShardsJsonMatchesDesignVector) {
-  const Result r = run("shards --dataset synthetic:classes=2,per-class=5 --world-size 4 --shuffle --format json");
+  const Result r = run(
+      "shards --dataset synthetic:classes=2,per-class=5 --world-size 4 --shuffle --format json");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["n"], 10);
@@ -93,7 +96,8 @@ TEST(Cli, SimulateJsonHasEveryField) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(r.err.empty()) << "no progress bar when stderr is not a terminal: " << r.err;
   const auto j = nlohmann::json::parse(r.out);
-  for (const char* key : {"classes", "class_counts", "per_rank", "synced", "expected", "row_sums", "diagnosis"}) {
+  for (const char* key :
+       {"classes", "class_counts", "per_rank", "synced", "expected", "row_sums", "diagnosis"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_EQ(j["per_rank"].size(), 4u);
@@ -122,7 +126,8 @@ TEST(Cli, OutWritesCsvJsonAndNpy) {
   const fs::path out = temp_dir() / "out";
   const Result r = run("simulate --preset unsynced --out " + out.string());
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const char* f : {"synced.csv", "synced.npy", "synced.json", "expected.csv", "per_rank_3.npy", "report.json"}) {
+  for (const char* f : {"synced.csv", "synced.npy", "synced.json", "expected.csv", "per_rank_3.npy",
+                        "report.json"}) {
     EXPECT_TRUE(fs::exists(out / f)) << f;
   }
   const std::string npy = shardlens::read_file_bytes((out / "synced.npy").string());
@@ -150,7 +155,8 @@ TEST(Cli, BadInputIsOneLineAndExitTwo) {
   expect_bad_input("simulate --sync twice", "--sync");
   expect_bad_input("simulate --counter-dtype half", "--counter-dtype");
   expect_bad_input("simulate --limit-batches 1.5", "--limit-batches");
-  expect_bad_input("simulate --limit-batches 0.001 --dataset synthetic:classes=2,per-class=10", "--limit-batches");
+  expect_bad_input("simulate --limit-batches 0.001 --dataset synthetic:classes=2,per-class=10",
+                   "--limit-batches");
   expect_bad_input("simulate --world-size 0", "--world-size");
   expect_bad_input("simulate --torch-version banana", "--torch-version");
   expect_bad_input("simulate --dataset nosuch:thing", "--dataset");
@@ -164,9 +170,11 @@ TEST(Cli, BadFilesNameTheFile) {
   const std::string labels = write_npy("labels5.npy", {0, 1, 2, 3, 4});
   expect_bad_input("simulate --dataset npy:" + labels + ",classes=3", "labels5.npy");
   const std::string short_preds = write_npy("short.npy", {0, 1});
-  expect_bad_input("simulate --dataset npy:" + labels + " --predictor npy:" + short_preds, "short.npy");
+  expect_bad_input("simulate --dataset npy:" + labels + " --predictor npy:" + short_preds,
+                   "short.npy");
   const std::string bad_pred = write_npy("badpred.npy", {0, 1, 9, 0, 1});
-  expect_bad_input("simulate --dataset npy:" + labels + " --predictor npy:" + bad_pred, "badpred.npy");
+  expect_bad_input("simulate --dataset npy:" + labels + " --predictor npy:" + bad_pred,
+                   "badpred.npy");
   const std::string garbage = write_text("garbage.npy", "this is not numpy");
   expect_bad_input("simulate --dataset npy:" + garbage, "garbage.npy");
   const std::string csv = write_text("labels.csv", "label\n0\n1\nx\n");
