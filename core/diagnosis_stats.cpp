@@ -14,10 +14,10 @@ RecordStats collect_stats(const DiagnosisInput& in, int32_t classes) {
   for (int r = 0; r < w; ++r) {
     Matrix m(classes);
     const int64_t size = src.rank_size(r);
-    st.rank_sizes.push_back(size);
     int64_t position = 0;
     int64_t descents = 0;
     int64_t previous = -1;
+    int64_t counted = 0;  // valid records outside the sanity check
     for_each_record(src, r, [&](const Record& rec) {
       const int64_t k = position++;
       if (rec.index < 0 || static_cast<size_t>(rec.index) >= n || rec.target < 0 ||
@@ -28,7 +28,13 @@ RecordStats collect_stats(const DiagnosisInput& in, int32_t classes) {
       ++st.records;
       m.at(rec.target, rec.prediction) += 1;
       if (rec.flags & kPadding) st.flagged_padding.add(rec.index, rec.target);
-      if (rec.flags & kSanity) st.flagged_sanity.add(rec.index, rec.target);
+      if (rec.flags & kSanity) {
+        // Known sanity-check records are that pattern alone; keeping them out of the
+        // coverage counts stops them from looking like overlap between ranks.
+        st.flagged_sanity.add(rec.index, rec.target);
+        return;
+      }
+      ++counted;
       if (rec.index < previous) ++descents;
       previous = rec.index;
       const auto i = static_cast<size_t>(rec.index);
@@ -43,6 +49,7 @@ RecordStats collect_stats(const DiagnosisInput& in, int32_t classes) {
       st.times[i] = static_cast<uint8_t>(st.times[i] + (st.times[i] < 255));
       last_rank[i] = static_cast<uint16_t>(r + 1);
     });
+    st.rank_sizes.push_back(counted);
     // A padded wrap-around or a sanity prefix adds a descent or two; more means shuffled.
     if (size >= 8 && descents > 2) st.shuffled_order = true;
     st.per_rank.push_back(std::move(m));
