@@ -14,10 +14,13 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/engine.h"
 #include "core/loader.h"
+#include "core/progress.h"
 #include "core/sync.h"
 
 namespace {
@@ -93,6 +96,31 @@ double best_of(int repeats, F&& f) {
   return best;
 }
 
+// Splits evaluate() into its stages by the progress reports it makes on entering each one,
+// so the report says where the time beyond the core path goes.
+class StageClock : public shardlens::Progress {
+ public:
+  void report(std::string_view stage, double) override {
+    if (!m_stages.empty() && m_stages.back().first == stage) return;
+    const auto now = Clock::now();
+    if (!m_stages.empty()) m_stages.back().second += seconds_since(m_last);
+    m_last = now;
+    if (stage != "done") m_stages.emplace_back(std::string(stage), 0.0);
+  }
+  const std::vector<std::pair<std::string, double>>& stages() const { return m_stages; }
+
+ private:
+  Clock::time_point m_last;
+  std::vector<std::pair<std::string, double>> m_stages;
+};
+
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -130,6 +158,7 @@ int main(int argc, char** argv) {
     synced = synchronize(SyncStrategy::AllReduce, in);
   });
   // The whole path the target speaks of, end to end in one go (not a sum of minima).
+  const double cpu_before = cpu_seconds();
   const double t_core = best_of(o.repeats, [&] {
     const ShardPlan p = plan_shards(o.n, s.sampler, s.loader);
     std::vector<Matrix> m = accumulate(p, *inputs, CounterDtype::Int64, -1, nullptr);
@@ -138,11 +167,14 @@ int main(int argc, char** argv) {
     in.dataset_size = o.n;
     synced = synchronize(SyncStrategy::AllReduce, in);
   });
+  const double cpu_core = (cpu_seconds() - cpu_before) / o.repeats;
   Matrix evaluated_synced;
   const double t_evaluate = best_of(o.repeats, [&] {
     const Evaluation e = evaluate(s, inputs);
     evaluated_synced = e.synced;
   });
+  StageClock stages;
+  evaluate(s, inputs, &stages);
 
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -152,8 +184,12 @@ int main(int argc, char** argv) {
   std::printf("  plan_shards   %8.3f s  (one randperm serves all ranks)\n", t_plan);
   std::printf("  accumulate    %8.3f s\n", t_accumulate);
   std::printf("  synchronize   %8.3f s\n", t_sync);
-  std::printf("  core total    %8.3f s  (plan + accumulate + sync)\n", t_core);
+  std::printf("  core total    %8.3f s  (plan + accumulate + sync; %.3f s CPU per run)\n", t_core,
+              cpu_core);
   std::printf("  evaluate      %8.3f s  (also expected, duplicates, diagnosis)\n", t_evaluate);
+  for (const auto& [stage, seconds] : stages.stages()) {
+    std::printf("    %-14s %6.3f s\n", stage.c_str(), seconds);
+  }
   std::printf("  max RSS       %8.1f MB\n", static_cast<double>(usage.ru_maxrss) / 1024.0);
   std::printf("RESULT core_s=%.6f evaluate_s=%.6f plan_s=%.6f accumulate_s=%.6f checksum=%lld\n",
               t_core, t_evaluate, t_plan, t_accumulate, checksum(synced));

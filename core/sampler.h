@@ -2,6 +2,7 @@
 // Samplers with exact PyTorch / Lightning semantics. A sampler's output for one rank is a
 // list of segments; each segment walks one shared order (a permutation, or the identity) by
 // a stride, so the O(n) order is computed once and serves every rank.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -58,16 +59,32 @@ struct RankSequence {
   std::vector<uint8_t> flags() const;
 };
 
-// Calls f(index, flags) for every element in order. Header-inline: it is the hot loop.
+// Positions of a segment below its order's n: those are real samples (no wrap, no
+// padding flag); the rest wrap round to the order's start as padding.
+inline int64_t unwrapped_count(const Segment& s) {
+  if (s.stride <= 0) return s.start < s.order->n ? s.count : 0;
+  if (s.start >= s.order->n) return 0;
+  return std::min(s.count, (s.order->n - s.start + s.stride - 1) / s.stride);
+}
+
+// Calls f(index, flags) for every element in order. Header-inline: it is the hot loop, so
+// the identity-or-permutation and wrap-or-not decisions are made once per segment, not
+// once per element.
 template <class F>
 void for_each_element(const RankSequence& seq, F&& f) {
   for (const Segment& s : seq.segments) {
     const Order& o = *s.order;
+    const int64_t direct = unwrapped_count(s);
     int64_t pos = s.start;
-    for (int64_t k = 0; k < s.count; ++k, pos += s.stride) {
-      const int64_t wrapped = pos < o.n ? pos : pos % o.n;
-      const uint8_t pad = pos >= o.n ? kPadding : 0;
-      f(o.at(wrapped), static_cast<uint8_t>(s.flags | pad));
+    int64_t k = 0;
+    if (o.perm.empty()) {
+      for (; k < direct; ++k, pos += s.stride) f(pos, s.flags);
+    } else {
+      const uint32_t* perm = o.perm.data();
+      for (; k < direct; ++k, pos += s.stride) f(static_cast<int64_t>(perm[pos]), s.flags);
+    }
+    for (; k < s.count; ++k, pos += s.stride) {
+      f(o.at(pos % o.n), static_cast<uint8_t>(s.flags | (pos >= o.n ? kPadding : 0)));
     }
   }
 }

@@ -43,9 +43,18 @@ void HeatmapView::resetZoom() {
   update();
 }
 
-QSize HeatmapView::sizeHint() const { return m_style.compact ? QSize(260, 250) : QSize(430, 420); }
+QSize HeatmapView::sizeHint() const { return m_style.compact ? QSize(240, 240) : QSize(400, 400); }
 QSize HeatmapView::minimumSizeHint() const {
-  return m_style.compact ? QSize(180, 170) : QSize(300, 290);
+  return m_style.compact ? QSize(140, 140) : QSize(200, 200);
+}
+
+int HeatmapView::idealHeight(int width) const {
+  const LayoutMetrics m = layoutMetrics(m_data, m_style);
+  const auto g = [&m](double size) { return size > 0 ? size + m.gap : 0.0; };
+  const double side = width - 2 * m.margin - g(m.axisTitle) - g(m.rowLabels) - g(m.rowSums) -
+                      g(m.colorBar);
+  const double extra = 2 * m.margin + g(m.title) + g(m.colSums) + g(m.colLabels) + g(m.axisTitle);
+  return int(std::ceil(std::max(side, 60.0) + extra));
 }
 
 void HeatmapView::relayout() {

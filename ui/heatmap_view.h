@@ -29,6 +29,8 @@ class HeatmapView : public QWidget {
   void resetZoom();
   int paintCount() const { return m_paints; }
 
+  // Height at which the square grid is as wide as `width` allows; more height is wasted.
+  int idealHeight(int width) const;
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;
 

@@ -67,6 +67,7 @@ MainWindow::MainWindow(QWidget* parent)
   for (HeatmapView* v : m_matrices->allViews())
     connect(v, &HeatmapView::cellClicked, this, [this, v] { m_lastView = v; });
   m_matrices->setOptions(m_options.matrix, m_options.style);
+  resize(1600, 1000);  // first start; readSettings() restores the user's size after that
   readSettings();
   if (!m_lessons->errors().isEmpty())
     statusBar()->showMessage(tr("Some lessons could not be read: %1").arg(m_lessons->errors().join("; ")));
@@ -90,7 +91,7 @@ void MainWindow::buildDocks() {
   panelScroll->setWidget(m_panel);
   panelScroll->setWidgetResizable(true);
   panelScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  panelScroll->setMinimumWidth(m_panel->sizeHint().width() + 20);
+  panelScroll->setMinimumWidth(m_panel->minimumSizeHint().width() + 24);
   dock(tr("Scenario"), "scenarioDock", panelScroll, Qt::LeftDockWidgetArea);
   m_diagnosis = new DiagnosisPanel(this);
   m_diagnosis->setObjectName(QStringLiteral("diagnosis"));
@@ -102,6 +103,8 @@ void MainWindow::buildDocks() {
   tabifyDockWidget(diag, charts);
   tabifyDockWidget(charts, samples);
   diag->raise();
+  resizeDocks({findChild<QDockWidget*>(QStringLiteral("scenarioDock")), diag}, {300, 340},
+              Qt::Horizontal);
 }
 
 void MainWindow::buildStatusBar() {

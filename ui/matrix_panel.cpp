@@ -1,7 +1,6 @@
 #include "ui/matrix_panel.h"
 
 #include <QGridLayout>
-#include <QHBoxLayout>
 #include <QVBoxLayout>
 
 namespace shardlens::ui {
@@ -19,16 +18,38 @@ MatrixPanel::MatrixPanel(QWidget* parent)
   wire(m_synced, ViewKind::Synced, 0);
   wire(m_expected, ViewKind::Expected, 0);
   wire(m_difference, ViewKind::Difference, 0);
-  auto* top = new QHBoxLayout;
-  top->addWidget(m_synced);
-  top->addWidget(m_expected);
-  top->addWidget(m_difference);
+  // The reported matrix gets the most room; expected and difference stack beside it.
+  auto* top = new QGridLayout;
+  top->addWidget(m_synced, 0, 0, 2, 1);
+  top->addWidget(m_expected, 0, 1);
+  top->addWidget(m_difference, 1, 1);
+  top->setColumnStretch(0, 3);
+  top->setColumnStretch(1, 2);
   m_rankTitle->setText(tr("<b>Per rank</b> (as accumulated on each rank, one colour range)"));
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
-  layout->addLayout(top, 3);
+  layout->addLayout(top);
   layout->addWidget(m_rankTitle);
-  layout->addLayout(m_rankGrid, 2);
+  layout->addLayout(m_rankGrid);
+  layout->addStretch(1);
+}
+
+void MatrixPanel::resizeEvent(QResizeEvent* e) {
+  QWidget::resizeEvent(e);
+  fitHeights();
+}
+
+// Square grids are limited by width; capping each view's height at what its width can use
+// leaves no blank band inside the views, and the spare height goes below them.
+void MatrixPanel::fitHeights() {
+  const int w = width() - 8;
+  const int big = std::max(m_synced->minimumSizeHint().height(), m_synced->idealHeight(w * 3 / 5 - 6));
+  m_synced->setMaximumHeight(big);
+  for (HeatmapView* v : {m_expected, m_difference})
+    v->setMaximumHeight(std::clamp(v->idealHeight(w * 2 / 5 - 6), v->minimumSizeHint().height(), big / 2));
+  const int columns = std::clamp(int(m_ranks.size()), 1, 4);
+  for (HeatmapView* v : m_ranks)
+    v->setMaximumHeight(std::max(v->minimumSizeHint().height(), v->idealHeight(w / columns - 6)));
 }
 
 std::vector<HeatmapView*> MatrixPanel::allViews() const {
@@ -94,6 +115,7 @@ void MatrixPanel::setOptions(const render::MatrixOptions& matrix,
   m_difference->setStyle(style);
   for (HeatmapView* v : m_ranks) v->setStyle(compactStyle());
   if (reorder) rebuild();
+  fitHeights();
 }
 
 void MatrixPanel::setResult(ResultPtr result) {
@@ -114,6 +136,7 @@ void MatrixPanel::rebuild() {
   m_difference->setData(render::differenceHeatmap(e, m_matrix));
   auto ranks = render::rankHeatmaps(e, m_matrix);
   for (size_t r = 0; r < ranks.size(); ++r) m_ranks[r]->setData(std::move(ranks[r]));
+  fitHeights();
 }
 
 void MatrixPanel::repaintAll() {

@@ -33,7 +33,11 @@ class MatrixPanel : public QWidget {
  signals:
   void cellActivated(const shardlens::ui::CellRef& cell);
 
+ protected:
+  void resizeEvent(QResizeEvent* e) override;
+
  private:
+  void fitHeights();
   void rebuild();
   void ensureRankViews(int world);
   void wire(HeatmapView* view, ViewKind kind, int rank);

@@ -25,7 +25,7 @@ QComboBox* combo(QWidget* parent, const char* name, const QStringList& items, bo
   c->setToolTip(tip);
   if (editable) c->setInsertPolicy(QComboBox::NoInsert);
   c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-  c->setMinimumContentsLength(12);
+  c->setMinimumContentsLength(8);
   return c;
 }
 
@@ -69,6 +69,8 @@ QWidget* ScenarioPanel::lessonsBox() {
   m_lesson->setObjectName(QStringLiteral("lesson"));
   m_lesson->setModel(m_lessons);
   m_lesson->setToolTip(tr("Preset scenarios, each showing one DDP evaluation pitfall"));
+  m_lesson->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  m_lesson->setMinimumContentsLength(16);
   m_lessonText = new QLabel(box);
   m_lessonText->setObjectName(QStringLiteral("lessonText"));
   m_lessonText->setWordWrap(true);

@@ -20,7 +20,9 @@ int main(int argc, char** argv) {
       QStringLiteral("What DDP evaluation does to a confusion matrix, live."));
   parser.addHelpOption();
   parser.addVersionOption();
-  QCommandLineOption lesson(QStringLiteral("lesson"), QStringLiteral("Open a lesson preset by name."),
+  // --preset matches shardlens-cli; --lesson reads better for teaching.
+  QCommandLineOption lesson({QStringLiteral("preset"), QStringLiteral("lesson")},
+                            QStringLiteral("Open a lesson preset by name (e.g. seed-lesson)."),
                             QStringLiteral("name"));
   parser.addOption(lesson);
   parser.addPositionalArgument(QStringLiteral("scenario"), QStringLiteral("Scenario JSON to open."),
@@ -47,7 +49,11 @@ int main(int argc, char** argv) {
         // A stale or broken saved scenario falls back to the lesson below.
       }
     }
-    if (!restored && !window.loadLesson(QStringLiteral("seed"))) window.setScenario({});
+    if (!restored) {
+      window.setErrorDialogs(false);  // a missing lesson is not worth a dialog at startup
+      if (!window.loadLesson(QStringLiteral("seed-lesson"))) window.setScenario({});
+      window.setErrorDialogs(true);
+    }
   }
   return app.exec();
 }

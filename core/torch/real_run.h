@@ -24,8 +24,8 @@ namespace shardlens {
 struct RealRunConfig {
   Scenario scenario;
   std::string model_path;
-  std::string images_path;  // empty: derived from the dataset spec
-  int timeout_s = 60;       // bounds every collective and store wait
+  std::string images_path;                // empty: derived from the dataset spec
+  int timeout_s = 60;                     // bounds every collective and store wait
   std::string master_addr = "127.0.0.1";  // the store listens for ranks here (launcher mode)
   int master_port = 0;                    // 0: any free port (launcher mode)
   bool world_size_given = false;          // --world-size was given (checked against WORLD_SIZE)

@@ -32,8 +32,8 @@ std::vector<int32_t> TorchModel::predict(const uint8_t* pixels, int64_t count, i
                                          int32_t cols, int32_t classes) {
   if (count == 0) return {};
   c10::InferenceMode guard;
-  const auto bytes = torch::from_blob(const_cast<uint8_t*>(pixels), {count, 1, rows, cols},
-                                      torch::kUInt8);
+  const auto bytes =
+      torch::from_blob(const_cast<uint8_t*>(pixels), {count, 1, rows, cols}, torch::kUInt8);
   const torch::Tensor input = bytes.to(torch::kFloat32);  // raw [0, 255], model normalizes
   torch::Tensor logits;
   try {
@@ -53,7 +53,9 @@ std::vector<int32_t> TorchModel::predict(const uint8_t* pixels, int64_t count, i
   return std::vector<int32_t>(p, p + count);
 }
 
-std::string libtorch_version() { return TORCH_VERSION; }
+std::string libtorch_version() {
+  return TORCH_VERSION;
+}
 
 namespace {
 

@@ -18,7 +18,6 @@
 #include "core/io/files.h"
 #include "core/io/npy.h"
 #include "core/io/npz.h"
-#include "core/progress.h"  // engine.h uses Progress
 #include "core/runfile.h"
 #include "core/sha256.h"
 #include "core/types.h"

@@ -330,8 +330,20 @@ def check_vectors(cli, checker):
         got = [r["indices"] for r in json.loads(out)["ranks"]] if code == 0 else err
         checker.expect(got == v["ranks"], f"distributed_sampler vector {v}: cli {got}",
                        [cli] + args)
+    # Longer permutations than the vectors hold: many generator refills (624 words each)
+    # and swap blocks, against torch.randperm itself.
+    for n, seed in ((623, 5), (1249, 0), (100_003, 2024), (250_000, -7)):
+        g = torch.Generator()
+        g.manual_seed(seed)
+        want = torch.randperm(n, generator=g).tolist()
+        args = ["shards", "--dataset", f"synthetic:counts={n}", "--world-size", "1",
+                "--batch-size", "1000", "--shuffle", "--seed", str(seed), "--format", "json"]
+        code, out, err = run_cli(cli, args)
+        got = json.loads(out)["ranks"][0]["indices"] if code == 0 else err
+        checker.expect(got == want, f"randperm n={n} seed={seed}: cli and torch differ",
+                       [cli] + args)
     print(f"vectors: {len(vectors['randperm'])} randperm, "
-          f"{len(vectors['distributed_sampler'])} distributed_sampler")
+          f"{len(vectors['distributed_sampler'])} distributed_sampler, 4 long randperm")
 
 
 def check_dtype(cli, checker):

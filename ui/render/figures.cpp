@@ -57,7 +57,9 @@ QSizeF figureSizePoints(const Figure& f) {
   const int cols = std::max(1, std::min<int>(f.columns, static_cast<int>(f.panels.size())));
   const int rows = static_cast<int>((f.panels.size() + size_t(cols) - 1) / size_t(cols));
   const QSizeF p = panelSize(f);
-  return {p.width() * cols, p.height() * rows + (f.title.isEmpty() ? 0 : kFigureTitle)};
+  // Whole points, so every format gets exactly the same page.
+  return {std::ceil(p.width() * cols),
+          std::ceil(p.height() * rows + (f.title.isEmpty() ? 0 : kFigureTitle))};
 }
 
 void paintFigure(QPainter& p, const Figure& f, const QRectF& bounds) {

@@ -19,11 +19,20 @@ void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s,
     p.setFont(titleFont);
     p.setPen(Qt::black);
     const int wrong = d.mismatchCount();
-    QString title = d.title;
-    p.drawText(l.title, Qt::AlignLeft | Qt::AlignVCenter, title);
+    const QFontMetricsF tm(titleFont);
+    // The note says how many rows are wrong; it shortens before it would hide the title.
+    QString note;
     if (wrong > 0) {
-      const QString note = wrong == 1 ? QStringLiteral("⚠ 1 row ≠ expected")
-                                      : QStringLiteral("⚠ %1 rows ≠ expected").arg(wrong);
+      const QString longNote = wrong == 1 ? QStringLiteral("⚠ 1 row ≠ expected")
+                                          : QStringLiteral("⚠ %1 rows ≠ expected").arg(wrong);
+      note = tm.horizontalAdvance(d.title + QStringLiteral("  ") + longNote) <= l.title.width()
+                 ? longNote
+                 : QStringLiteral("⚠ %1 ≠").arg(wrong);
+    }
+    const double noteWidth = note.isEmpty() ? 0 : tm.horizontalAdvance(note) + 8;
+    p.drawText(l.title.adjusted(0, 0, -noteWidth, 0), Qt::AlignLeft | Qt::AlignVCenter,
+               tm.elidedText(d.title, Qt::ElideRight, l.title.width() - noteWidth));
+    if (!note.isEmpty()) {
       p.setPen(QColor(kMismatchInk));
       p.drawText(l.title, Qt::AlignRight | Qt::AlignVCenter, note);
     }

@@ -21,22 +21,27 @@ LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s) {
   // name cannot squeeze the grid.
   for (const QString& n : d.names) names = std::max(names, fm.horizontalAdvance(n));
   names = std::min(names, 14.0 * s.fontPixels) + 4;
+  // The row-label column also carries the "Σ col" header of the column-sum row.
+  names = std::max(names, fm.horizontalAdvance(QStringLiteral("Σ col")) + 6);
   LayoutMetrics m;
   m.title = line * (s.compact ? 1.2 : 1.5);
   m.axisTitle = s.compact ? 0 : line;
   m.rowLabels = names;
   m.colLabels = names;
   m.colSums = line;
-  const QString widest = formatValue(std::max({1.0, d.rowObserved.empty() ? 0.0
-                                               : *std::max_element(d.rowObserved.begin(), d.rowObserved.end()),
-                                               d.rowExpected.empty() ? 0.0
-                                               : *std::max_element(d.rowExpected.begin(), d.rowExpected.end())}),
-                                     true);
+  // Widest sum text, signs included (the difference view has negative sums).
+  double widestSum = fm.horizontalAdvance(QStringLiteral("0"));
+  for (const auto* sums : {&d.rowObserved, &d.rowExpected})
+    for (double v : *sums) widestSum = std::max(widestSum, fm.horizontalAdvance(formatValue(v, true)));
   const double icon = line + 2;
   m.rowSums = d.hasExpectedRows() && !s.compact
-                  ? icon + fm.horizontalAdvance(widest + QStringLiteral(" ≠ ") + widest) + 8
-                  : icon + fm.horizontalAdvance(widest) + 8;
-  m.colorBar = s.showColorBar ? 16 + fm.horizontalAdvance(formatValue(-d.valueMax, d.integral)) + 6 : 0;
+                  ? icon + 2 * widestSum + fm.horizontalAdvance(QStringLiteral(" ≠ ")) + 8
+                  : icon + widestSum + 8;
+  m.rowSums = std::max(m.rowSums, fm.horizontalAdvance(QStringLiteral("Σ row")) + 4);
+  m.colorBar = s.showColorBar
+                   ? 20 + fm.horizontalAdvance(formatValue(d.diverging ? -d.valueMax : d.valueMax,
+                                                           d.integral)) + 6
+                   : 0;
   m.margin = s.compact ? 3 : 6;
   return m;
 }

@@ -145,7 +145,7 @@ HeatmapData differenceHeatmap(const Evaluation& e, const MatrixOptions& o) {
     diff.cells[i] -= exp.cells[i];
     counts.cells[i] -= e.expected.cells[i];
   }
-  HeatmapData d = makeHeatmap(QStringLiteral("Difference (synced − expected)"), diff, counts,
+  HeatmapData d = makeHeatmap(QStringLiteral("Synced − expected"), diff, counts,
                               order, classNames(e));
   d.diverging = true;
   // A correct row differs by zero in total.

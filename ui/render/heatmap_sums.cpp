@@ -39,9 +39,7 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
   p.setPen(QColor(80, 80, 80));
   if (l.rowSums.width() > 0 && l.colSums.height() > 0) {
     const QRectF head(l.rowSums.left(), l.colSums.top(), l.rowSums.width(), l.colSums.height());
-    p.drawText(head, Qt::AlignLeft | Qt::AlignVCenter,
-               d.hasExpectedRows() && !s.compact ? QStringLiteral("Σ row / expected")
-                                                 : QStringLiteral("Σ row"));
+    p.drawText(head, Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("Σ row"));
     const QRectF left(l.rowLabels.left(), l.colSums.top(), l.rowLabels.width() - 3,
                       l.colSums.height());
     p.drawText(left, Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("Σ col"));

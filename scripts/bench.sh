@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Benchmarks ShardLens against the PyTorch code a user writes today (DESIGN "Performance
+# targets"): n = 10^7, C = 1000, W = 8, shuffled, recorded predictions; then the peak
+# resident memory of simulating n = 10^8. Prints times, ratios and whether each target is
+# met. Not part of ctest: timings on a shared machine are noisy, so the ratios are measured
+# side by side in one run, each side taking its best of a few repeats.
+#
+#   scripts/bench.sh                 # builds the minimal preset (no Qt/LibTorch/CUDA) first
+#   BUILD_DIR=build/x scripts/bench.sh   # or uses an already configured build directory
+#   REPEATS=5 PEER_REPEATS=2 N=10000000 BIG_N=100000000 scripts/bench.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=/usr/bin/python3  # Debian's python3-torch; a python3 earlier on PATH may lack torch
+REPEATS=${REPEATS:-3}
+PEER_REPEATS=${PEER_REPEATS:-1}
+N=${N:-10000000}
+BIG_N=${BIG_N:-100000000}
+JOBS=${JOBS:-2}
+
+if [[ -n "${BUILD_DIR:-}" ]]; then
+  [[ -f "$BUILD_DIR/build.ninja" ]] || cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DSHARDLENS_WITH_QT=OFF -DSHARDLENS_WITH_TORCH=OFF -DSHARDLENS_WITH_CUDA=OFF >/dev/null
+else
+  BUILD_DIR=build/minimal
+  [[ -f "$BUILD_DIR/build.ninja" ]] || cmake --preset minimal >/dev/null
+fi
+ninja -C "$BUILD_DIR" -j "$JOBS" engine_bench shardlens-cli >/dev/null
+BENCH="$BUILD_DIR/bench/engine_bench"
+CLI="$BUILD_DIR/app/cli/shardlens-cli"
+
+if ! "$PY" -c 'import torch, numpy' 2>/dev/null; then
+  echo "bench.sh: $PY cannot import torch and numpy (install python3-torch); no peer to compare" >&2
+  exit 2
+fi
+
+result() {  # result KEY TEXT: the value of KEY= on the RESULT line of TEXT
+  sed -n 's/^RESULT.* '"$1"'=\([^ ]*\).*/\1/p;s/^RESULT '"$1"'=\([^ ]*\).*/\1/p' <<<"$2" | head -1
+}
+
+echo "== ShardLens engine (bench/engine_bench.cpp)"
+engine_out=$("$BENCH" --n "$N" --classes 1000 --world-size 8 --repeats "$REPEATS")
+echo "$engine_out"
+echo
+echo "== PyTorch peers (bench/peer.py, $PY)"
+peer_out=$("$PY" bench/peer.py --n "$N" --classes 1000 --world-size 8 --repeats "$REPEATS" \
+  --peer-repeats "$PEER_REPEATS")
+echo "$peer_out"
+echo
+
+core=$(result core_s "$engine_out")
+evaluate=$(result evaluate_s "$engine_out")
+peer=$(result peer_s "$peer_out")
+floor=$(result floor_s "$peer_out")
+if [[ "$(result checksum "$engine_out")" != "$(result checksum "$peer_out")" ]]; then
+  echo "bench.sh: the synced matrices differ (checksums $(result checksum "$engine_out") vs" \
+    "$(result checksum "$peer_out")): the timings compare different work" >&2
+  exit 1
+fi
+
+# Peak resident memory of a whole CLI simulation at n = BIG_N (labels, predictions, the
+# permutation and every rank's matrices included).
+classes=10
+per_class=$((BIG_N / classes))
+big_cmd=("$CLI" simulate --dataset "synthetic:classes=$classes,per-class=$per_class" --world-size 8
+  --shuffle --format json)
+echo "== Peak memory: ${big_cmd[*]}"
+big_out=$("$PY" - "${big_cmd[@]}" <<'PYEOF'
+import resource, subprocess, sys, time
+start = time.perf_counter()
+proc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
+wall = time.perf_counter() - start
+# ru_maxrss of the children: the CLI is the only child (kilobytes on Linux).
+rss_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(f"RESULT rss_mb={rss_kb / 1024:.1f} wall_s={wall:.3f} rc={proc.returncode}")
+PYEOF
+)
+rss=$(result rss_mb "$big_out")
+[[ "$(result rc "$big_out")" == 0 ]] || { echo "bench.sh: the n=$BIG_N simulation failed" >&2; exit 1; }
+
+"$PY" - "$core" "$evaluate" "$peer" "$floor" "$rss" "$(result wall_s "$big_out")" "$N" "$BIG_N" <<'PYEOF'
+import sys
+core, evaluate, peer, floor, rss, big_wall = map(float, sys.argv[1:7])
+n, big_n = sys.argv[7], sys.argv[8]
+def verdict(ok):
+    return "met" if ok else "MISSED"
+print()
+print(f"== Summary (n = {n}, C = 1000, W = 8, shuffled; wall-clock seconds, best of repeats)")
+print(f"  ShardLens per-rank + synced   {core:8.3f} s")
+print(f"  ShardLens full evaluate       {evaluate:8.3f} s  (adds expected matrices and diagnosis)")
+print(f"  PyTorch peer                  {peer:8.3f} s")
+print(f"  torch randperm + bincount     {floor:8.3f} s")
+print(f"  ShardLens vs peer:                 {peer / core:7.1f}x faster   "
+      f"(target >= 20x: {verdict(peer / core >= 20)})")
+print(f"  ShardLens vs randperm + bincount:  {floor / core:7.2f}x          "
+      f"(target >= 1.0: {verdict(core <= floor)})")
+print(f"  full evaluate vs peer:             {peer / evaluate:7.1f}x faster")
+print(f"  peak RSS, simulate n = {big_n}: {rss:.0f} MB in {big_wall:.1f} s "
+      f"(target < 2048 MB: {verdict(rss < 2048)})")
+PYEOF

@@ -1,0 +1,186 @@
+// Painting maths without painting: layout, hit-testing, zoom and pan, label thinning, colour
+// scales and the cached image.
+#include <QtTest>
+
+#include "ui/render/colormap.h"
+#include "ui/render/heatmap_data.h"
+#include "ui/render/heatmap_geometry.h"
+
+using namespace shardlens::render;
+
+class TestGeometry : public QObject {
+  Q_OBJECT
+
+  static HeatmapViewport viewport(int classes) {
+    HeatmapViewport v;
+    v.classes = classes;
+    v.grid = QRectF(100, 50, 400, 400);
+    return v;
+  }
+
+ private slots:
+  void layoutGridIsSquareAndInside() {
+    const QRectF bounds(0, 0, 800, 500);
+    const HeatmapLayout l = computeLayout(bounds, LayoutMetrics{});
+    QCOMPARE(l.grid.width(), l.grid.height());
+    QVERIFY(bounds.contains(l.grid));
+    QVERIFY(bounds.contains(l.colorBar));
+    QVERIFY(l.rowLabels.right() <= l.grid.left());
+    QVERIFY(l.rowSums.left() >= l.grid.right());
+    QVERIFY(l.colorBar.left() >= l.rowSums.right());
+    QVERIFY(l.colLabels.top() >= l.grid.bottom());
+    QVERIFY(l.xTitle.bottom() <= bounds.bottom());
+  }
+
+  void layoutOmitsZeroSizedParts() {
+    LayoutMetrics m;
+    m.colorBar = 0;
+    m.rowSums = 0;
+    const HeatmapLayout l = computeLayout(QRectF(0, 0, 2000, 300), m);
+    // Height-limited: the grid fills what is left of the height.
+    QCOMPARE(l.grid.bottom() + m.gap + m.colSums + m.gap + m.colLabels + m.gap + m.axisTitle,
+             300.0 - m.margin);
+  }
+
+  void cellHitTesting() {
+    const HeatmapViewport v = viewport(10);  // 40 px cells
+    QCOMPARE(v.cellWidth(), 40.0);
+    QCOMPARE(v.cellAt({101, 51}), std::optional<Cell>(Cell{0, 0}));
+    QCOMPARE(v.cellAt({100 + 40 * 3 + 20, 50 + 40 * 7 + 1}), std::optional<Cell>(Cell{7, 3}));
+    QCOMPARE(v.cellAt({499.9, 449.9}), std::optional<Cell>(Cell{9, 9}));
+    QVERIFY(!v.cellAt({500, 100}));  // right edge is outside
+    QVERIFY(!v.cellAt({99, 100}));
+    QVERIFY(!v.cellAt({200, 451}));
+    for (int r = 0; r < 10; ++r)
+      for (int c = 0; c < 10; ++c) QCOMPARE(v.cellAt(v.cellRect({r, c}).center()), std::optional<Cell>(Cell{r, c}));
+  }
+
+  void axisMappingRoundTrips() {
+    HeatmapViewport v = viewport(1000);
+    v.zoom = 7.3;
+    v.origin = {123.25, 456.5};
+    for (QPointF m : {QPointF(123.25, 456.5), QPointF(150.1, 470.9), QPointF(200, 500)}) {
+      const QPointF back = v.toMatrix(v.toScreen(m.x(), m.y()));
+      QVERIFY(qAbs(back.x() - m.x()) < 1e-9 && qAbs(back.y() - m.y()) < 1e-9);
+    }
+  }
+
+  void zoomKeepsAnchorCell() {
+    HeatmapViewport v = viewport(100);
+    const QPointF anchor(317, 221);
+    const auto before = v.cellAt(anchor);
+    const QPointF m = v.toMatrix(anchor);
+    v.zoomAt(anchor, 4.0);
+    QCOMPARE(v.zoom, 4.0);
+    QCOMPARE(v.cellAt(anchor), before);
+    QVERIFY((v.toMatrix(anchor) - m).manhattanLength() < 1e-9);
+    const VisibleRange vis = v.visible();
+    const int shown = vis.lastCol - vis.firstCol + 1;
+    QVERIFY(shown == 25 || shown == 26);  // 100 / 4 cells, one more when cut at the edges
+  }
+
+  void zoomIsClamped() {
+    HeatmapViewport v = viewport(10);
+    v.zoomAt({300, 250}, 0.1);
+    QCOMPARE(v.zoom, 1.0);
+    QCOMPARE(v.origin, QPointF(0, 0));
+    v.zoomAt({300, 250}, 1000);
+    QCOMPARE(v.zoom, v.maxZoom());
+  }
+
+  void panStaysInsideMatrix() {
+    HeatmapViewport v = viewport(100);
+    v.zoomAt(v.grid.center(), 2.0);
+    v.panBy({10000, 10000});
+    QCOMPARE(v.origin, QPointF(0, 0));
+    v.panBy({-10000, -10000});
+    QCOMPARE(v.origin, QPointF(50, 50));
+    const VisibleRange vis = v.visible();
+    QCOMPARE(vis.firstRow, 50);
+    QCOMPARE(vis.lastRow, 99);
+  }
+
+  void visibleRangeAtZoomOne() {
+    const VisibleRange vis = viewport(1000).visible();
+    QCOMPARE(vis.firstRow, 0);
+    QCOMPARE(vis.lastRow, 999);
+    QCOMPARE(vis.firstCol, 0);
+    QCOMPARE(vis.lastCol, 999);
+  }
+
+  void labelThinning() {
+    QCOMPARE(labelStep(40, 12), 1);
+    QCOMPARE(labelStep(10, 12), 2);
+    QCOMPARE(labelStep(4, 12), 5);
+    QCOMPARE(labelStep(0.4, 12), 50);
+    QCOMPARE(labelStep(0.4, 13), 50);
+    QCOMPARE(labelStep(0.1, 13), 200);
+    // Thinned labels never overlap.
+    for (double cell : {0.05, 0.3, 1.0, 2.5, 7.0, 13.0})
+      QVERIFY(labelStep(cell, 13) * cell >= 13);
+  }
+
+  void colormapsAreMonotoneInLightness() {
+    for (Colormap m : {Colormap::Viridis, Colormap::Cividis, Colormap::Magma}) {
+      const QColor lo(colormapColor(m, 0)), hi(colormapColor(m, 1));
+      QVERIFY2(lo.lightness() < hi.lightness(), qPrintable(colormapName(m)));
+    }
+    QCOMPARE(QColor(colormapColor(Colormap::Grey, 0)), QColor(Qt::white));
+    QCOMPARE(colormapColor(Colormap::Viridis, 0), qRgb(0x44, 0x01, 0x54));
+    QCOMPARE(colormapColor(Colormap::Viridis, 1), qRgb(0xfd, 0xe7, 0x25));
+    QCOMPARE(QColor(divergingColor(0)).lightness(), QColor(0xf7f7f7).lightness());
+    for (const QString& name : colormapNames()) QCOMPARE(colormapName(parseColormap(name)), name);
+    QCOMPARE(parseColormap("gray"), Colormap::Grey);
+  }
+
+  void scalesLinearAndLog() {
+    HeatmapData d;
+    d.classes = 1;
+    d.values = {0};
+    d.valueMax = 1000;
+    HeatmapStyle s;
+    QCOMPARE(scaledValue(d, s, 500), 0.5);
+    QCOMPARE(scaledValue(d, s, 2000), 1.0);
+    s.logScale = true;
+    QCOMPARE(scaledValue(d, s, 0), 0.0);
+    QCOMPARE(scaledValue(d, s, 1000), 1.0);
+    QVERIFY(scaledValue(d, s, 10) > 0.3);  // log lifts small counts
+    d.diverging = true;
+    s.logScale = false;
+    QCOMPARE(scaledValue(d, s, -500), -0.5);
+  }
+
+  void imageHasOnePixelPerCell() {
+    HeatmapData d;
+    d.classes = 3;
+    d.values = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+    d.valueMax = 8;
+    HeatmapStyle s;
+    const QImage img = buildHeatmapImage(d, s);
+    QCOMPARE(img.size(), QSize(3, 3));
+    QCOMPARE(img.pixel(0, 0), colormapColor(s.colormap, 0));
+    QCOMPARE(img.pixel(2, 2), colormapColor(s.colormap, 1));
+    QCOMPARE(img.pixel(1, 1), colormapColor(s.colormap, 0.5));
+  }
+
+  void rowMismatch() {
+    HeatmapData d;
+    d.classes = 3;
+    d.rowObserved = {50, 52, 49};
+    QCOMPARE(d.mismatchCount(), 0);  // no expectation, nothing to mismatch
+    d.rowExpected = {50, 50, 50};
+    QVERIFY(!d.rowMismatch(0));
+    QVERIFY(d.rowMismatch(1));
+    QVERIFY(d.rowMismatch(2));
+    QCOMPARE(d.mismatchCount(), 2);
+  }
+
+  void formatting() {
+    QCOMPARE(formatValue(12, true), QStringLiteral("12"));
+    QCOMPARE(formatValue(0.25, false), QStringLiteral("0.25"));
+    QCOMPARE(formatValue(-3, false), QStringLiteral("-3"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestGeometry)
+#include "test_geometry.moc"

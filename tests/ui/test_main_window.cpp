@@ -1,0 +1,200 @@
+// The main window end to end, offscreen: lessons load, a scenario-panel control changes the
+// rendered matrices, row-sum mismatches are highlighted for the padding lesson and absent
+// for a correct scenario, stale jobs are dropped and cancel works.
+#include <QCheckBox>
+#include <QLabel>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QtTest>
+
+#include "ui/heatmap_view.h"
+#include "ui/lesson_model.h"
+#include "ui/main_window.h"
+#include "ui/matrix_panel.h"
+#include "ui/render/heatmap_painter.h"
+#include "ui/sample_panel.h"
+#include "ui/scenario_panel.h"
+
+using namespace shardlens;
+using namespace shardlens::ui;
+
+namespace {
+
+bool waitResult(MainWindow& w, QSignalSpy& spy) {
+  return spy.wait(30000) || spy.count() > 0;
+}
+
+// Pixels of the mismatch fill in a rendered view: the colour half of the marker.
+int mismatchPixels(QWidget* view) {
+  const QImage img = view->grab().toImage();
+  int n = 0;
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = 0; x < img.width(); ++x)
+      n += (img.pixel(x, y) & 0xffffff) == (render::kMismatchFill & 0xffffff);
+  return n;
+}
+
+Scenario correctScenario() {
+  Scenario s;
+  s.name = "correct";
+  s.dataset = "synthetic:classes=10,per-class=40";  // 400 samples, a multiple of 4 ranks
+  s.sampler.world_size = 4;
+  s.loader.batch_size = 10;
+  return s;
+}
+
+}  // namespace
+
+class TestMainWindow : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+  void paddingLessonHighlightsMismatch() {
+    MainWindow w;
+    w.setErrorDialogs(false);
+    w.resize(1400, 900);
+    w.show();
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    QVERIFY(w.loadLesson(QStringLiteral("padding-duplicates")));
+    QVERIFY(waitResult(w, shown));
+    QVERIFY(!w.result()->eval.diagnosis.correct);
+    HeatmapView* synced = w.matrices()->syncedView();
+    QVERIFY(synced->data().mismatchCount() > 0);
+    QVERIFY(mismatchPixels(synced) > 0);
+    // Not colour alone: the verdict and the title say it in words.
+    QVERIFY(w.findChild<QLabel*>(QStringLiteral("verdict"))->text().contains(QStringLiteral("wrong")));
+    QCOMPARE(mismatchPixels(w.matrices()->expectedView()), 0);
+    QVERIFY(w.lastError().isEmpty());
+  }
+
+  void correctScenarioHasNoMismatch() {
+    MainWindow w;
+    w.setErrorDialogs(false);
+    w.resize(1400, 900);
+    w.show();
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    w.setScenario(correctScenario());
+    QVERIFY(waitResult(w, shown));
+    QVERIFY(w.result()->eval.diagnosis.correct);
+    QCOMPARE(w.matrices()->syncedView()->data().mismatchCount(), 0);
+    QCOMPARE(mismatchPixels(w.matrices()->syncedView()), 0);
+    QCOMPARE(mismatchPixels(w.matrices()->differenceView()), 0);
+    QVERIFY(w.findChild<QLabel*>(QStringLiteral("verdict"))->text().contains(QStringLiteral("correct")));
+  }
+
+  void panelControlChangesMatrices() {
+    MainWindow w;
+    w.setErrorDialogs(false);
+    w.show();
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    w.setScenario(correctScenario());
+    QVERIFY(waitResult(w, shown));
+    const auto before = w.matrices()->rankViews().front()->data().values;
+    QCOMPARE(int(w.matrices()->rankViews().size()), 4);
+
+    auto* world = w.scenarioPanel()->findChild<QSpinBox*>(QStringLiteral("worldSize"));
+    QVERIFY(world);
+    shown.clear();
+    world->setValue(3);  // 400 on 3 ranks: padding to 402
+    QVERIFY(waitResult(w, shown));
+    QCOMPARE(w.scenario().sampler.world_size, 3);
+    QCOMPARE(int(w.matrices()->rankViews().size()), 3);
+    QVERIFY(w.matrices()->rankViews().front()->data().values != before);
+    QVERIFY(w.matrices()->syncedView()->data().mismatchCount() > 0);
+
+    auto* shuffle = w.scenarioPanel()->findChild<QCheckBox*>(QStringLiteral("shuffle"));
+    const auto unshuffled = w.matrices()->rankViews().front()->data().values;
+    shown.clear();
+    shuffle->setChecked(true);
+    QVERIFY(waitResult(w, shown));
+    QVERIFY(w.scenario().sampler.shuffle);
+    QVERIFY(w.matrices()->rankViews().front()->data().values != unshuffled);
+  }
+
+  void clickListsSamples() {
+    MainWindow w;
+    w.setErrorDialogs(false);
+    w.resize(1400, 900);
+    w.show();
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    w.setScenario(correctScenario());
+    QVERIFY(waitResult(w, shown));
+    HeatmapView* v = w.matrices()->syncedView();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    const QPoint centre = v->viewport().cellRect({0, 0}).center().toPoint();
+    QTest::mouseClick(v, Qt::LeftButton, {}, centre);
+    const auto* model = w.samples()->model();
+    QCOMPARE(model->rowCount(), int(w.result()->eval.synced.at(0, 0)));
+    for (int r = 0; r < model->rowCount(); ++r) {
+      QCOMPARE(model->sample(r)->target, 0);
+      QCOMPARE(model->sample(r)->prediction, 0);
+    }
+  }
+
+  void staleResultsAreDropped() {
+    EvaluationRunner runner;
+    QSignalSpy finished(&runner, &EvaluationRunner::finished);
+    Scenario a = correctScenario();
+    Scenario b = a;
+    b.sampler.world_size = 3;
+    runner.start(a);
+    const quint64 last = runner.start(b);
+    runner.waitIdle();
+    QCoreApplication::processEvents();
+    QCOMPARE(finished.count(), 1);
+    const auto result = finished.first().first().value<ResultPtr>();
+    QCOMPARE(result->jobId, last);
+    QCOMPARE(int(result->eval.per_rank.size()), 3);
+  }
+
+  void cancelStopsAJob() {
+    EvaluationRunner runner;
+    QSignalSpy cancelled(&runner, &EvaluationRunner::cancelled);
+    QSignalSpy finished(&runner, &EvaluationRunner::finished);
+    Scenario s = correctScenario();
+    s.dataset = "synthetic:classes=10,per-class=2000000";  // 20M: long enough to cancel
+    s.sampler.shuffle = true;
+    runner.start(s);
+    runner.cancel();
+    runner.waitIdle();
+    QCoreApplication::processEvents();
+    QCOMPARE(cancelled.count() + finished.count(), 1);
+    QCOMPARE(cancelled.count(), 1);
+  }
+
+  void badSettingShowsError() {
+    MainWindow w;
+    w.setErrorDialogs(false);
+    QSignalSpy errors(&w, &MainWindow::errorShown);
+    Scenario s = correctScenario();
+    s.dataset = "npy:/nonexistent/labels.npy";
+    w.setScenario(s);
+    QVERIFY(errors.wait(30000) || errors.count() > 0);
+    QVERIFY(w.lastError().contains(QStringLiteral("/nonexistent/labels.npy")));
+    QVERIFY(!w.openScenario(QStringLiteral("/nonexistent/scenario.json")));
+  }
+
+  void saveAndReopenScenario() {
+    QTemporaryDir dir;
+    MainWindow w;
+    w.setErrorDialogs(false);
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    Scenario s = correctScenario();
+    s.sampler.seed = 7;
+    s.sync = SyncStrategy::Double;
+    w.setScenario(s);
+    QVERIFY(waitResult(w, shown));
+    const QString path = dir.filePath(QStringLiteral("s.json"));
+    QVERIFY(w.saveScenario(path));
+    MainWindow other;
+    other.setErrorDialogs(false);
+    QVERIFY(other.openScenario(path));
+    QCOMPARE(other.scenario().sampler.seed, 7);
+    QCOMPARE(other.scenario().sync, SyncStrategy::Double);
+    other.runner()->waitIdle();
+  }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "test_main_window.moc"

@@ -1,0 +1,82 @@
+// Every item model of the application under QAbstractItemModelTester.
+#include <QAbstractItemModelTester>
+#include <QtTest>
+
+#include "core/sampler.h"
+#include "ui/lesson_model.h"
+#include "ui/sample_model.h"
+
+using namespace shardlens;
+using namespace shardlens::ui;
+
+class TestModels : public QObject {
+  Q_OBJECT
+ private slots:
+  void lessonModel() {
+    LessonModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.loadDirectory(QStringLiteral(SHARDLENS_LESSON_DIR));
+    QVERIFY2(model.errors().isEmpty(), qPrintable(model.errors().join('\n')));
+    QVERIFY(model.rowCount() >= 10);
+    const int padding = model.findByName(QStringLiteral("padding-duplicates"));
+    QVERIFY(padding >= 0);
+    const QModelIndex idx = model.index(padding, 0);
+    QVERIFY(!model.data(idx).toString().isEmpty());
+    QVERIFY(!model.data(idx, LessonModel::DescriptionRole).toString().isEmpty());
+    QCOMPARE(model.data(idx, LessonModel::NameRole).toString(), QStringLiteral("padding-duplicates"));
+    QVERIFY(model.data(idx, LessonModel::PathRole).toString().endsWith(".json"));
+    // Every lesson carries its explanation.
+    for (int r = 0; r < model.rowCount(); ++r)
+      QVERIFY2(!model.lesson(r)->scenario.description.empty(),
+               qPrintable(model.data(model.index(r, 0)).toString()));
+    model.loadDirectory(QStringLiteral("/nonexistent"));
+    QCOMPARE(model.rowCount(), 0);
+  }
+
+  void lessonModelSkipsBrokenFiles() {
+    QTemporaryDir dir;
+    QFile good(dir.filePath("good.json"));
+    QVERIFY(good.open(QIODevice::WriteOnly));
+    good.write(R"({"name": "good", "title": "Good", "world_size": 2})");
+    good.close();
+    QFile bad(dir.filePath("bad.json"));
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write(R"({"name": "bad", "no_such_key": 1})");
+    bad.close();
+    LessonModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.loadDirectory(dir.path());
+    QCOMPARE(model.rowCount(), 1);
+    QCOMPARE(model.errors().size(), 1);
+    QVERIFY(model.errors().first().contains("bad.json"));
+  }
+
+  void sampleModel() {
+    SampleModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(model.rowCount(), 0);
+    std::vector<CellSample> samples;
+    for (int i = 0; i < 25; ++i)
+      samples.push_back({i * 3, i, i % 4, 1, 2, uint8_t(i == 7 ? kPadding : 0)});
+    model.setSamples(samples, {"zero", "one", "two"});
+    QCOMPARE(model.rowCount(), 25);
+    QCOMPARE(model.columnCount(), int(SampleModel::ColumnCount));
+    QCOMPARE(model.data(model.index(2, SampleModel::Index)).toLongLong(), 6);
+    QCOMPARE(model.data(model.index(2, SampleModel::Target)).toString(), QStringLiteral("1 (one)"));
+    QCOMPARE(model.data(model.index(2, SampleModel::Prediction), Qt::UserRole).toInt(), 2);
+    QVERIFY(model.data(model.index(7, SampleModel::Flags)).toString().contains("padding"));
+    QVERIFY(model.data(model.index(6, SampleModel::Flags)).toString().isEmpty());
+    QCOMPARE(model.headerData(SampleModel::Index, Qt::Horizontal).toString(), QStringLiteral("Dataset index"));
+    samples.resize(3);
+    samples[0].rank = -1;  // dataset-level sample (expected matrix)
+    model.setSamples(samples, {});
+    QCOMPARE(model.rowCount(), 3);
+    QCOMPARE(model.data(model.index(0, SampleModel::Rank)).toString(), QStringLiteral("dataset"));
+    QCOMPARE(model.data(model.index(0, SampleModel::Target)).toString(), QStringLiteral("1"));
+    model.setSamples({}, {});
+    QCOMPARE(model.rowCount(), 0);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestModels)
+#include "test_models.moc"
