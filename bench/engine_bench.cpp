@@ -191,8 +191,10 @@ int main(int argc, char** argv) {
     std::printf("    %-14s %6.3f s\n", stage.c_str(), seconds);
   }
   std::printf("  max RSS       %8.1f MB\n", static_cast<double>(usage.ru_maxrss) / 1024.0);
-  std::printf("RESULT core_s=%.6f evaluate_s=%.6f plan_s=%.6f accumulate_s=%.6f checksum=%lld\n",
-              t_core, t_evaluate, t_plan, t_accumulate, checksum(synced));
+  std::printf(
+      "RESULT core_s=%.6f evaluate_s=%.6f plan_s=%.6f accumulate_s=%.6f core_cpu_s=%.6f "
+      "checksum=%lld\n",
+      t_core, t_evaluate, t_plan, t_accumulate, cpu_core, checksum(synced));
   if (checksum(evaluated_synced) != checksum(synced)) {
     std::fprintf(stderr, "engine_bench: evaluate() and the core path disagree\n");
     return 1;

@@ -8,9 +8,9 @@ namespace {
 using render::formatValue;
 
 QString name(const EvaluationResult& r, int c) {
-  return QStringLiteral("%1 (%2)")
-      .arg(QString::fromStdString(r.eval.inputs->labels->class_name(c)).toHtmlEscaped())
-      .arg(c);
+  const QString n = QString::fromStdString(r.eval.inputs->labels->class_name(c)).toHtmlEscaped();
+  // Unnamed classes are named by their number: say it once.
+  return n == QString::number(c) ? n : QStringLiteral("%1 (%2)").arg(n).arg(c);
 }
 
 QString count(double v) { return formatValue(v, false); }
@@ -51,9 +51,16 @@ QString cellTooltip(const EvaluationResult& r, const CellRef& c) {
   }
   html += QObject::tr("Contributing ranks: %1<br>")
               .arg(ranks.isEmpty() ? QObject::tr("none") : ranks.join(QStringLiteral(", ")));
-  int64_t total = 0;
-  const auto samples = cellSamples(r, c, 12, &total);
-  if (total > 0) {
+  // Counted from the matrices, so a hover never scans every record; exact for int64
+  // counters, and for float counters the records may exceed a stalled cell.
+  double counted = 0;
+  if (c.kind == ViewKind::Expected) counted = e.expected.at(t, p);
+  else if (c.kind == ViewKind::Rank) counted = e.per_rank[size_t(c.rank)].at(t, p);
+  else
+    for (const Matrix& m : e.per_rank) counted += m.at(t, p);
+  const int64_t total = int64_t(counted);
+  const auto samples = cellSamples(r, c, 12, nullptr);
+  if (!samples.empty()) {
     QStringList idx;
     for (const CellSample& s : samples) {
       QString text = QString::number(s.index);
@@ -97,16 +104,11 @@ std::vector<CellSample> cellSamples(const EvaluationResult& r, const CellRef& c,
   int64_t n = 0;
   for (int k = first; k <= last; ++k) {
     const size_t room = limit > out.size() ? limit - out.size() : 0;
-    std::vector<CellSample> part;
-    if (r.cells.indexed()) {
-      part = r.cells.samples(k, c.trueClass, c.predClass, room);
-      n += r.cells.count(k, c.trueClass, c.predClass);
-    } else {
-      int64_t rankTotal = 0;
-      part = scanRank(e, k, c.trueClass, c.predClass, room, &rankTotal);
-      n += rankTotal;
-    }
+    int64_t rankTotal = 0;
+    const auto part = rankSamples(e, k, c.trueClass, c.predClass, room, total ? &rankTotal : nullptr);
+    n += rankTotal;
     out.insert(out.end(), part.begin(), part.end());
+    if (!total && out.size() >= limit) break;
   }
   if (total) *total = n;
   return out;

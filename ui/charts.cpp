@@ -19,6 +19,10 @@ QChartView* makeView(QWidget* parent) {
   view->setRenderHint(QPainter::Antialiasing);
   view->chart()->setAnimationOptions(QChart::NoAnimation);  // live updates must not lag
   view->chart()->legend()->setAlignment(Qt::AlignBottom);
+  QFont small = view->chart()->legend()->font();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  view->chart()->legend()->setFont(small);
+  view->chart()->setMargins(QMargins(2, 2, 2, 2));
   view->setMinimumHeight(180);
   return view;
 }
@@ -30,7 +34,7 @@ void setAxes(QChart* chart, QAbstractSeries* series, const QStringList& categori
   }
   auto* x = new QBarCategoryAxis;
   x->append(categories);
-  x->setLabelsAngle(categories.size() > 8 ? -60 : 0);
+  x->setLabelsAngle(categories.size() > 12 ? -60 : 0);
   auto* y = new QValueAxis;
   y->setRange(0, std::max(1.0, top * 1.05));
   y->setLabelFormat(QStringLiteral("%.0f"));
@@ -76,8 +80,8 @@ void ChartsPanel::setResult(const ResultPtr& result) {
     const auto obs = e.synced.row_sums();
     const auto exp = e.expected.row_sums();
     const auto classes = shownClasses(e, kMaxClassBars);
-    auto* expected = new QBarSet(tr("Expected (class count)"));
-    auto* observed = new QBarSet(tr("Observed (synced row sum)"));
+    auto* expected = new QBarSet(tr("Expected"));
+    auto* observed = new QBarSet(tr("Observed (synced)"));
     expected->setColor(QColor(0x9e, 0x9e, 0x9e));
     observed->setColor(QColor(0x21, 0x91, 0x8c));
     QStringList categories;
@@ -93,21 +97,22 @@ void ChartsPanel::setResult(const ResultPtr& result) {
     series->append(observed);
     chart->addSeries(series);
     chart->setTitle(int(classes.size()) < e.synced.classes
-                        ? tr("Per class: expected vs observed (%1 classes with the largest error)")
-                              .arg(classes.size())
-                        : tr("Per class: expected vs observed"));
+                        ? tr("Row sums per class (%1 largest errors)").arg(classes.size())
+                        : tr("Row sums per class"));
     setAxes(chart, series, categories, top);
   }
   {
     QChart* chart = m_ranks->chart();
     chart->removeAllSeries();
     const ShardSummary& s = result->shards;
-    auto* real = new QBarSet(tr("Real samples"));
-    auto* padding = new QBarSet(tr("Padding duplicates"));
-    auto* cut = new QBarSet(tr("Given but not evaluated"));
-    auto* never = new QBarSet(tr("Never evaluated (dataset)"));
+    auto* real = new QBarSet(tr("Real"));
+    auto* padding = new QBarSet(tr("Padding"));
+    auto* sanity = new QBarSet(tr("Sanity leak"));
+    auto* cut = new QBarSet(tr("Not evaluated"));
+    auto* never = new QBarSet(tr("Never (dataset)"));
     real->setColor(QColor(0x3b, 0x52, 0x8b));
     padding->setColor(QColor(0xf1, 0xa3, 0x40));
+    sanity->setColor(QColor(0xb0, 0x7a, 0xa1));
     cut->setColor(QColor(0xbd, 0xbd, 0xbd));
     never->setColor(QColor(0x40, 0x40, 0x40));
     QStringList categories;
@@ -116,21 +121,23 @@ void ChartsPanel::setResult(const ResultPtr& result) {
       const RankTotals& t = s.ranks[size_t(r)];
       *real << double(t.real);
       *padding << double(t.padding);
+      *sanity << double(t.sanity);
       *cut << double(t.notEvaluated);
       *never << 0;
-      top = std::max(top, double(t.real + t.padding + t.notEvaluated));
-      categories << tr("rank %1").arg(r);
+      top = std::max(top, double(t.real + t.padding + t.sanity + t.notEvaluated));
+      categories << tr("r%1").arg(r);
     }
     *real << 0;
     *padding << 0;
+    *sanity << 0;
     *cut << 0;
     *never << double(s.neverTotal);
     top = std::max(top, double(s.neverTotal));
     categories << tr("never");
     auto* series = new QStackedBarSeries;
-    series->append({real, padding, cut, never});
+    series->append({real, padding, sanity, cut, never});
     chart->addSeries(series);
-    chart->setTitle(tr("Per rank: real, padding and unevaluated samples"));
+    chart->setTitle(tr("Records per rank"));
     setAxes(chart, series, categories, top);
   }
 }

@@ -57,7 +57,6 @@ quint64 EvaluationRunner::start(const Scenario& s) {
       auto r = std::make_shared<EvaluationResult>();
       r->jobId = job;
       r->eval = evaluate(s, inputsFor(s, prog.get()), prog.get());
-      r->cells.build(r->eval, prog.get());
       r->shards = summarizeShards(r->eval, prog.get());
       r->seconds = timer.nsecsElapsed() / 1e9;
       result = std::move(r);

@@ -10,7 +10,6 @@
 #include <mutex>
 
 #include "core/engine.h"
-#include "ui/cell_index.h"
 #include "ui/job_progress.h"
 #include "ui/shard_summary.h"
 
@@ -20,7 +19,6 @@ namespace shardlens::ui {
 struct EvaluationResult {
   quint64 jobId = 0;
   Evaluation eval;
-  CellIndex cells;
   ShardSummary shards;
   double seconds = 0;  // engine time, for the status bar
 };

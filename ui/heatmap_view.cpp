@@ -58,7 +58,16 @@ int HeatmapView::idealHeight(int width) const {
 }
 
 void HeatmapView::relayout() {
+  m_style.indexLabels = false;
   m_layout = computeLayout(QRectF(rect()), layoutMetrics(m_data, m_style));
+  // Long class names in a small view leave too little grid: fall back to class numbers
+  // (the tooltip still names them).
+  if (m_layout.grid.width() < 0.45 * width() && !m_data.classOf.empty()) {
+    m_style.indexLabels = true;
+    const HeatmapLayout numbered = computeLayout(QRectF(rect()), layoutMetrics(m_data, m_style));
+    if (numbered.grid.width() > m_layout.grid.width() * 1.15) m_layout = numbered;
+    else m_style.indexLabels = false;
+  }
   m_view.classes = m_data.classes;
   m_view.grid = m_layout.grid;
   m_view.clamp();
@@ -77,6 +86,22 @@ void HeatmapView::paintEvent(QPaintEvent*) {
   }
   PaintState state;
   state.image = &m_image;
+  const double scale = devicePixelRatioF();
+  if (needsPooling(m_view, scale)) {
+    // Rebuilt only when the visible cells, the size or the data change, not on hover.
+    const QString key = QStringLiteral("%1 %2 %3 %4 %5 %6")
+                            .arg(m_view.zoom)
+                            .arg(m_view.origin.x())
+                            .arg(m_view.origin.y())
+                            .arg(m_view.grid.width())
+                            .arg(m_view.grid.height())
+                            .arg(m_image.cacheKey());
+    if (key != m_pooledKey) {
+      m_pooled = pooledImageFor(m_data, m_style, m_view, scale);
+      m_pooledKey = key;
+    }
+    state.pooled = &m_pooled;
+  }
   state.hover = m_hover;
   paintHeatmap(p, m_data, m_style, m_layout, m_view, state);
   if (hasFocus()) {

@@ -54,6 +54,8 @@ class HeatmapView : public QWidget {
   render::HeatmapData m_data;
   render::HeatmapStyle m_style;
   QImage m_image;
+  QImage m_pooled;  // for cells below a pixel; keyed by what it was built for
+  QString m_pooledKey;
   render::HeatmapLayout m_layout;
   render::HeatmapViewport m_view;
   std::optional<render::Cell> m_hover;

@@ -57,6 +57,7 @@ MainWindow::MainWindow(QWidget* parent)
     m_scenario = s;
     updateTitle();
     recompute();
+    rememberScenario();
   });
   connect(m_panel, &ScenarioPanel::error, this, &MainWindow::showError);
   connect(m_samples, &SamplePanel::error, this, &MainWindow::showError);
@@ -103,7 +104,7 @@ void MainWindow::buildDocks() {
   tabifyDockWidget(diag, charts);
   tabifyDockWidget(charts, samples);
   diag->raise();
-  resizeDocks({findChild<QDockWidget*>(QStringLiteral("scenarioDock")), diag}, {300, 340},
+  resizeDocks({findChild<QDockWidget*>(QStringLiteral("scenarioDock")), diag}, {300, 380},
               Qt::Horizontal);
 }
 
@@ -130,6 +131,7 @@ void MainWindow::setScenario(const Scenario& s) {
   m_panel->setScenario(s);
   updateTitle();
   recompute();
+  rememberScenario();
 }
 
 void MainWindow::recompute() { m_runner->start(m_scenario); }

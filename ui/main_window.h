@@ -74,6 +74,7 @@ class MainWindow : public QMainWindow {
   void addRecent(const QString& path);
   void rebuildRecentMenu();
   void readSettings();
+  void rememberScenario() const;  // every change, so a crash loses nothing
   void writeSettings() const;
   void exportView();
   void exportFigureSet();

@@ -94,8 +94,12 @@ void MainWindow::writeSettings() const {
   s.setValue(QStringLiteral("window/geometry"), saveGeometry());
   s.setValue(QStringLiteral("window/state"), saveState());
   m_options.save(s);
-  // The last scenario, so a crash or a quit never loses the user's settings.
-  s.setValue(QStringLiteral("lastScenario"), QString::fromStdString(to_json(m_scenario).dump()));
+  rememberScenario();
+}
+
+void MainWindow::rememberScenario() const {
+  QSettings().setValue(QStringLiteral("lastScenario"),
+                       QString::fromStdString(to_json(m_scenario).dump()));
 }
 
 void MainWindow::exportView() {
@@ -120,6 +124,7 @@ void MainWindow::exportView() {
   f.style = view->style();
   f.style.compact = false;
   f.style.showColorBar = true;
+  f.style.indexLabels = false;  // a figure has room for the names
   QString error;
   if (!render::writeFigure(f, path, *format, dpi, &error)) return showError(error);
   statusBar()->showMessage(tr("Wrote %1").arg(path), 4000);

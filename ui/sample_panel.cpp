@@ -5,6 +5,7 @@
 #include <QVBoxLayout>
 #include <exception>
 
+#include "core/sampler.h"
 #include "ui/render/heatmap_source.h"
 
 namespace shardlens::ui {
@@ -26,16 +27,14 @@ SamplePanel::SamplePanel(QWidget* parent) : QWidget(parent), m_model(new SampleM
   m_image->setFrameShape(QFrame::StyledPanel);
   m_imageCaption = new QLabel(this);
   m_imageCaption->setWordWrap(true);
-  auto* imageBox = new QVBoxLayout;
-  imageBox->addWidget(m_image);
-  imageBox->addWidget(m_imageCaption);
-  imageBox->addStretch();
-  auto* row = new QHBoxLayout;
-  row->addWidget(m_table, 1);
-  row->addLayout(imageBox);
+  // Image beside the caption, above the table: the dock is narrow and the table needs width.
+  auto* imageRow = new QHBoxLayout;
+  imageRow->addWidget(m_image);
+  imageRow->addWidget(m_imageCaption, 1);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(m_title);
-  layout->addLayout(row, 1);
+  layout->addLayout(imageRow);
+  layout->addWidget(m_table, 1);
   m_image->hide();
   m_imageCaption->hide();
   connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
@@ -76,7 +75,11 @@ void SamplePanel::showImage(const QModelIndex& index) {
   try {
     const QImage img = m_images.image(m_imagesPath, s->index);
     m_image->setPixmap(QPixmap::fromImage(img.scaled(112, 112, Qt::KeepAspectRatio, Qt::FastTransformation)));
-    m_imageCaption->setText(tr("Sample %1").arg(s->index));
+    m_imageCaption->setText(tr("Dataset index %1\nrank %2, position %3%4")
+                                .arg(s->index)
+                                .arg(s->rank)
+                                .arg(s->position)
+                                .arg(s->flags & kPadding ? tr("\npadding duplicate") : QString()));
   } catch (const std::exception& e) {
     m_imagesPath.clear();
     m_image->hide();

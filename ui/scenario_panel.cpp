@@ -71,6 +71,7 @@ QWidget* ScenarioPanel::lessonsBox() {
   m_lesson->setToolTip(tr("Preset scenarios, each showing one DDP evaluation pitfall"));
   m_lesson->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   m_lesson->setMinimumContentsLength(16);
+  m_lesson->setPlaceholderText(tr("(custom scenario)"));
   m_lessonText = new QLabel(box);
   m_lessonText->setObjectName(QStringLiteral("lessonText"));
   m_lessonText->setWordWrap(true);

@@ -130,8 +130,10 @@ void ScenarioPanel::setScenario(const Scenario& s) {
   setComboText(m_dtype, to_string(s.dtype));
   setComboText(m_torch, s.sampler.torch.to_string());
   m_ignore->setValue(s.ignore_index);
-  const int lesson = m_lessons ? m_lessons->findByName(QString::fromStdString(s.name)) : -1;
-  if (lesson >= 0) m_lesson->setCurrentIndex(lesson);
+  // A scenario that is no lesson leaves the lesson box empty rather than naming another.
+  m_lesson->setCurrentIndex(m_lessons ? m_lessons->findByName(QString::fromStdString(s.name)) : -1);
+  m_dataset->lineEdit()->setCursorPosition(0);
+  m_predictor->lineEdit()->setCursorPosition(0);
   updateLessonText();
   m_loading = false;
 }
@@ -150,11 +152,21 @@ void ScenarioPanel::applyLesson(int row) {
 
 void ScenarioPanel::updateLessonText() {
   const Lesson* l = m_lessons ? m_lessons->lesson(m_lesson->currentIndex()) : nullptr;
+  if (!l) {
+    // A custom scenario: its own description, if it has one.
+    const QString title = QString::fromStdString(m_scenario.title);
+    const QString text = QString::fromStdString(m_scenario.description);
+    m_lessonText->setText(!m_lessons || m_lessons->rowCount() == 0
+                              ? tr("No lessons found.")
+                              : tr("Custom scenario%1.%2")
+                                    .arg(title.isEmpty() ? QString() : QStringLiteral(": ") + title)
+                                    .arg(text.isEmpty() ? QString() : QStringLiteral("\n") + text));
+    return;
+  }
   // The explanation belongs to the lesson only while its scenario is the one shown.
-  const bool current = l && l->scenario.name == m_scenario.name;
-  m_lessonText->setText(l ? QString::fromStdString(l->scenario.description) +
-                                (current ? QString() : tr("\n(choose it to load)"))
-                          : tr("No lessons found."));
+  const bool current = l->scenario.name == m_scenario.name;
+  m_lessonText->setText(QString::fromStdString(l->scenario.description) +
+                        (current ? QString() : tr("\n(choose it to load)")));
 }
 
 }  // namespace shardlens::ui

@@ -33,8 +33,14 @@ ShardStrip::ShardStrip(QWidget* parent) : QWidget(parent) {
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Preferred);
 }
 
-QSize ShardStrip::sizeHint() const { return {800, 150}; }
-QSize ShardStrip::minimumSizeHint() const { return {300, 90}; }
+QSize ShardStrip::sizeHint() const {
+  const int lanes = m_lanes.isNull() ? 6 : m_lanes.height();
+  return {800, int(kHeader) + 16 * lanes + 8};
+}
+QSize ShardStrip::minimumSizeHint() const {
+  const int lanes = m_lanes.isNull() ? 6 : m_lanes.height();
+  return {300, int(kHeader) + 10 * lanes + 8};
+}
 
 void ShardStrip::setResult(const ResultPtr& result) {
   m_result = result;
@@ -98,10 +104,13 @@ void ShardStrip::paintEvent(QPaintEvent*) {
     for (int b = 0; b < s.buckets; ++b)
       if (s.padding[size_t(r)][size_t(b)] > 0) {
         const double x = lanes.left() + lanes.width() * b / s.buckets;
-        const double w = std::max(3.0, lanes.width() / s.buckets);
+        const double w = std::max(5.0, lanes.width() / s.buckets);
         const QRectF box(x, lanes.top() + r * lh, w, lh);
-        p.fillRect(box, QBrush(Qt::black, Qt::BDiagPattern));
-        p.fillRect(box, QBrush(Qt::black, Qt::FDiagPattern));
+        p.fillRect(box, Qt::white);
+        p.fillRect(box, QBrush(Qt::black, Qt::DiagCrossPattern));
+        p.setPen(QPen(Qt::black, 1));
+        p.drawRect(box);
+        p.setPen(Qt::NoPen);
       }
   QFont f = font();
   f.setPixelSize(std::clamp(int(lh * 0.7), 8, 12));
@@ -112,7 +121,7 @@ void ShardStrip::paintEvent(QPaintEvent*) {
     QString text;
     if (lane < s.world) {
       const RankTotals& t = s.ranks[size_t(lane)];
-      text = tr("rank %1 (%2)").arg(lane).arg(t.real + t.padding);
+      text = tr("rank %1 (%2)").arg(lane).arg(t.real + t.padding + t.sanity);
       p.fillRect(QRectF(label.left(), label.center().y() - 4, 8, 8), rankColor(lane));
     } else if (lane == s.world) {
       text = tr("never (%1)").arg(s.neverTotal);

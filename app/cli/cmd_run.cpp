@@ -1,5 +1,6 @@
 // `shardlens-cli run`: a real multi-rank evaluation of a TorchScript model (LibTorch, c10d
-// Gloo). Without RANK/WORLD_SIZE this process launches the ranks; under torchrun it is one.
+// Gloo, or NCCL + the CUDA kernel with --backend nccl). Without RANK/WORLD_SIZE this process
+// launches the ranks; under torchrun it is one.
 #include <iostream>
 #include <memory>
 
@@ -33,10 +34,12 @@ struct RunArgs {
 
 #if SHARDLENS_HAS_TORCH
 void run_real(const CLI::App& cmd, const RunArgs& a) {
+#if !SHARDLENS_HAS_CUDA
   if (a.backend != "gloo") {
     throw InputError("--backend " + a.backend +
                      ": this build has no CUDA/NCCL backend; use --backend gloo");
   }
+#endif
   RealRunConfig config;
   config.scenario = resolve_scenario(cmd, a.engine);
   // The engine's default dataset is synthetic (no images): a real run defaults to the
@@ -49,6 +52,9 @@ void run_real(const CLI::App& cmd, const RunArgs& a) {
   config.master_addr = a.master_addr;
   config.master_port = a.master_port;
   config.world_size_given = cmd.count("--world-size") > 0;
+  // Only an address or port the user names gets a TCPStore (which listens on the network).
+  config.store_address_given = cmd.count("--master-addr") > 0 || cmd.count("--master-port") > 0;
+  config.backend = a.backend;
 
   TerminalProgress progress;
   const RealRunResult result = real_run(config, &progress);
@@ -85,7 +91,7 @@ void run_real(const CLI::App& cmd, const RunArgs& a) {
 void register_run(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "run", "Evaluate a TorchScript model with real rank processes (c10d TCPStore + Gloo)");
+      "run", "Evaluate a TorchScript model with real rank processes (c10d store + Gloo or NCCL)");
   add_engine_flags(*cmd, args->engine);
   cmd->add_option("--model", args->model, "TorchScript model: raw pixels [N,1,H,W] in, logits out")
       ->capture_default_str();
@@ -96,11 +102,15 @@ void register_run(CLI::App& app) {
       ->check(CLI::Range(1, 86400))
       ->capture_default_str();
   cmd->add_option("--master-addr", args->master_addr,
-                  "Address the store listens on and ranks connect to (launcher mode)")
+                  "Launcher mode: host a TCPStore on this address instead of the default "
+                  "private file store (which opens no socket)")
       ->capture_default_str();
-  cmd->add_option("--master-port", args->master_port, "Store port (0: any free port)")
+  cmd->add_option("--master-port", args->master_port,
+                  "Launcher mode: TCPStore port (0: any free port; implies a TCPStore)")
       ->check(CLI::Range(0, 65535));
-  cmd->add_option("--backend", args->backend, "Collective backend")
+  cmd->add_option("--backend", args->backend,
+                  "Collective backend: gloo (CPU) or nccl (CUDA kernel + NCCL, one GPU per "
+                  "rank, device LOCAL_RANK)")
       ->check(CLI::IsMember({"gloo", "nccl"}))
       ->capture_default_str();
 #if SHARDLENS_HAS_TORCH

@@ -1,15 +1,20 @@
 #pragma once
 // Real multi-rank evaluations (`shardlens-cli run`): a TorchScript model over an image
-// dataset, W rank processes meeting through a c10d TCPStore and talking through
-// ProcessGroupGloo. No LibTorch types leak out of this header.
+// dataset, W rank processes talking through ProcessGroupGloo (or NCCL with the CUDA kernel,
+// `--backend nccl`). No LibTorch types leak out of this header.
 //
 // Modes, chosen from the environment:
-//  - launcher (no RANK/WORLD_SIZE): hosts the TCPStore, starts W copies of this command as
+//  - launcher (no RANK/WORLD_SIZE): creates the store, starts W copies of this command as
 //    rank processes, waits for them, assembles the run file from what the ranks published
-//    to the store, and names any rank that failed (exit status or signal);
-//  - rank under the launcher (SHARDLENS_LAUNCHER=1 plus the torchrun variables);
+//    to the store, and names any rank that failed (exit status or signal). The store is a
+//    c10d FileStore in a private directory (0700, removed afterwards), so nothing listens
+//    on the network: LibTorch 1.13's TCPStore server binds every interface whatever address
+//    it is given. Only when the user names --master-addr or --master-port is it a TCPStore;
+//  - rank under the launcher (SHARDLENS_LAUNCHER=1 plus the torchrun variables and
+//    SHARDLENS_STORE_FILE when the store is a file);
 //  - rank under torchrun or any launcher (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
-//    MASTER_PORT): rank 0 hosts the store and assembles the run file.
+//    MASTER_PORT): rank 0 hosts a TCPStore on the address the user gave and assembles the
+//    run file.
 // Each rank uses the engine's exact sampler and loader, publishes its records and matrix to
 // the store, then performs the sync strategy with real collectives.
 #include <optional>
@@ -26,9 +31,11 @@ struct RealRunConfig {
   std::string model_path;
   std::string images_path;                // empty: derived from the dataset spec
   int timeout_s = 60;                     // bounds every collective and store wait
-  std::string master_addr = "127.0.0.1";  // the store listens for ranks here (launcher mode)
+  std::string master_addr = "127.0.0.1";  // TCPStore address (store_address_given only)
   int master_port = 0;                    // 0: any free port (launcher mode)
   bool world_size_given = false;          // --world-size was given (checked against WORLD_SIZE)
+  bool store_address_given = false;       // --master-addr/--master-port: a TCPStore there
+  std::string backend = "gloo";           // "gloo" or "nccl" (CUDA builds; device LOCAL_RANK)
 };
 
 struct RealRunResult {

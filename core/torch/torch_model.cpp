@@ -1,4 +1,5 @@
 // TorchScript inference and .pt dump reading: the LibTorch translation unit without c10d.
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 #include <torch/script.h>
 #include <torch/serialize.h>
@@ -7,6 +8,7 @@
 #include "core/io/files.h"
 #include "core/torch/model.h"
 #include "core/torch/pt_dump.h"
+#include "core/torch/torch_oracle.h"
 #include "core/types.h"
 
 namespace shardlens {
@@ -55,6 +57,14 @@ std::vector<int32_t> TorchModel::predict(const uint8_t* pixels, int64_t count, i
 
 std::string libtorch_version() {
   return TORCH_VERSION;
+}
+
+std::vector<int64_t> torch_randperm(int64_t n, int64_t seed) {
+  // Python's Generator.manual_seed takes a negative seed as its two's complement.
+  at::Generator gen = at::detail::createCPUGenerator(static_cast<uint64_t>(seed));
+  const at::Tensor perm = at::randperm(n, gen, at::TensorOptions().dtype(at::kLong));
+  const int64_t* p = perm.contiguous().data_ptr<int64_t>();
+  return std::vector<int64_t>(p, p + n);
 }
 
 namespace {

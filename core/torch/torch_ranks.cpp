@@ -1,17 +1,22 @@
-// Rank processes of a real run: c10d TCPStore, ProcessGroupGloo, the launcher that starts
-// the ranks, and assembly of the run file from what the ranks publish to the store.
+// Rank processes of a real run: the c10d store (FileStore by default, TCPStore when an
+// address is given), ProcessGroupGloo or NCCL, the launcher that starts the ranks, and
+// assembly of the run file from what the ranks publish to the store.
 #include <ATen/ATen.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -24,6 +29,7 @@
 #include "core/specs.h"
 #include "core/sync.h"
 #include "core/torch/model.h"
+#include "core/torch/rank_backend.h"
 #include "core/torch/real_run.h"
 #include "core/types.h"
 #include "shardlens/config.h"
@@ -163,6 +169,7 @@ Dataset load_dataset(const RealRunConfig& cfg) {
 struct RankSetup {
   int rank = 0;
   int world = 1;
+  int local_rank = 0;                     // the CUDA device of --backend nccl
   bool reporter = false;                  // rank 0 under torchrun assembles the run
   c10::intrusive_ptr<c10d::Store> store;  // prefixed
   std::string addr;
@@ -194,7 +201,7 @@ struct RankOutput {
 // Evaluates this rank's batches exactly as the engine plans them (sampler, loader, limit,
 // sanity batches), accumulating in the counter dtype batch by batch.
 RankOutput evaluate_rank(const RealRunConfig& cfg, const Dataset& data, int rank, int world,
-                         Progress* progress) {
+                         BatchCounter* counter, Progress* progress) {
   SamplerConfig sampler = cfg.scenario.sampler;
   sampler.world_size = world;
   const LoaderConfig& loader = cfg.scenario.loader;
@@ -210,6 +217,7 @@ RankOutput evaluate_rank(const RealRunConfig& cfg, const Dataset& data, int rank
   out.loader_exhausted = mine.batches == batches_per_rank(mine.sampler_size, loader);
   const size_t image_bytes = size_t(data.images.rows) * size_t(data.images.cols);
   std::vector<uint8_t> pixels;
+  std::vector<int32_t> targets;
   const int64_t batch = loader.batch_size;
   size_t begin = 0;
   while (begin < indices.size()) {
@@ -227,12 +235,15 @@ RankOutput evaluate_rank(const RealRunConfig& cfg, const Dataset& data, int rank
     const auto preds = model.predict(pixels.data(), int64_t(end - begin), data.images.rows,
                                      data.images.cols, classes);
     Matrix counts(classes);
+    targets.clear();
     for (size_t i = begin; i < end; ++i) {
       const int32_t target = data.labels.targets[size_t(indices[i])];
       const int32_t pred = preds[i - begin];
       out.records.push_back(Record{indices[i], target, pred, flags[i]});
-      if (target != cfg.scenario.ignore_index) counts.at(target, pred) += 1;
+      targets.push_back(target);
+      if (!counter && target != cfg.scenario.ignore_index) counts.at(target, pred) += 1;
     }
+    if (counter) counter->count(targets, preds, cfg.scenario.ignore_index, counts.cells);
     for (size_t k = 0; k < counts.cells.size(); ++k) {
       out.local.cells[k] = round_to_dtype(out.local.cells[k] + counts.cells[k], cfg.scenario.dtype);
     }
@@ -244,18 +255,6 @@ RankOutput evaluate_rank(const RealRunConfig& cfg, const Dataset& data, int rank
   return out;
 }
 
-at::Tensor to_tensor(const Matrix& m) {
-  return at::from_blob(const_cast<double*>(m.cells.data()), {int64_t(m.cells.size())}, at::kDouble)
-      .clone();
-}
-
-Matrix from_tensor(const at::Tensor& t, int32_t classes) {
-  const at::Tensor d = t.to(at::kDouble).contiguous();
-  Matrix m(classes);
-  std::memcpy(m.cells.data(), d.data_ptr<double>(), m.cells.size() * sizeof(double));
-  return m;
-}
-
 void wait(const c10::intrusive_ptr<c10d::Work>& work, const char* what) {
   try {
     work->wait();
@@ -264,62 +263,116 @@ void wait(const c10::intrusive_ptr<c10d::Work>& work, const char* what) {
   }
 }
 
-// Performs the sync strategy with real Gloo collectives and returns the reported matrix.
-Matrix synchronize_for_real(c10d::ProcessGroupGloo& pg, const RealRunConfig& cfg,
-                            const RankOutput& out, int world, int64_t dataset_size) {
+// The collectives over ProcessGroupGloo, through CPU tensors.
+class GlooCollectives : public RankCollectives {
+ public:
+  GlooCollectives(std::unique_ptr<c10d::ProcessGroupGloo> pg, int world)
+      : m_pg(std::move(pg)), m_world(world) {}
+
+  std::vector<double> all_gather(const std::vector<double>& mine, const char* what) override {
+    return gather(mine, at::kDouble, what);
+  }
+  std::vector<int64_t> all_gather(const std::vector<int64_t>& mine, const char* what) override {
+    return gather(mine, at::kLong, what);
+  }
+  void all_reduce_sum(std::vector<double>& values, const char* what) override {
+    reduce(values, at::kDouble, what);
+  }
+  void all_reduce_sum(std::vector<int64_t>& values, const char* what) override {
+    reduce(values, at::kLong, what);
+  }
+
+ private:
+  template <class T>
+  static at::Tensor tensor_of(const std::vector<T>& v, at::ScalarType type) {
+    return at::from_blob(const_cast<T*>(v.data()), {int64_t(v.size())}, type).clone();
+  }
+
+  template <class T>
+  std::vector<T> gather(const std::vector<T>& mine, at::ScalarType type, const char* what) {
+    std::vector<std::vector<at::Tensor>> out(1);
+    for (int r = 0; r < m_world; ++r) out[0].push_back(at::zeros({int64_t(mine.size())}, type));
+    std::vector<at::Tensor> in = {tensor_of(mine, type)};
+    wait(m_pg->allgather(out, in), what);
+    std::vector<T> all;
+    all.reserve(mine.size() * size_t(m_world));
+    for (const at::Tensor& t : out[0]) {
+      const T* p = t.contiguous().data_ptr<T>();
+      all.insert(all.end(), p, p + mine.size());
+    }
+    return all;
+  }
+
+  template <class T>
+  void reduce(std::vector<T>& values, at::ScalarType type, const char* what) {
+    std::vector<at::Tensor> t = {tensor_of(values, type)};
+    wait(m_pg->allreduce(t), what);
+    const T* p = t[0].contiguous().data_ptr<T>();
+    std::copy(p, p + values.size(), values.begin());
+  }
+
+  std::unique_ptr<c10d::ProcessGroupGloo> m_pg;
+  int m_world;
+};
+
+Matrix matrix_of(const std::vector<double>& cells, size_t from, int32_t classes) {
+  Matrix m(classes);
+  std::copy(cells.begin() + std::ptrdiff_t(from),
+            cells.begin() + std::ptrdiff_t(from + m.cells.size()), m.cells.begin());
+  return m;
+}
+
+// Performs the sync strategy with real collectives and returns the reported matrix.
+Matrix synchronize_for_real(RankCollectives& coll, const RealRunConfig& cfg, const RankOutput& out,
+                            int world, int64_t dataset_size) {
   const int32_t classes = out.local.classes;
+  const size_t cells = out.local.cells.size();
   const Scenario& s = cfg.scenario;
   // Every strategy needs the per-rank matrices somewhere; gather them for real.
-  std::vector<std::vector<at::Tensor>> gathered(1);
-  for (int r = 0; r < world; ++r)
-    gathered[0].push_back(at::zeros({int64_t(classes) * classes}, at::kDouble));
-  std::vector<at::Tensor> local = {to_tensor(out.local)};
-  wait(pg.allgather(gathered, local), "all_gather of the per-rank matrices");
+  const std::vector<double> gathered =
+      coll.all_gather(out.local.cells, "all_gather of the per-rank matrices");
   std::vector<Matrix> per_rank;
-  for (const at::Tensor& t : gathered[0]) per_rank.push_back(from_tensor(t, classes));
+  for (int r = 0; r < world; ++r)
+    per_rank.push_back(matrix_of(gathered, size_t(r) * cells, classes));
 
   const bool integral = s.dtype == CounterDtype::Int64;
   if ((s.sync == SyncStrategy::AllReduce || s.sync == SyncStrategy::Double) && integral) {
     // torchmetrics' dist_reduce_fx="sum": an int64 all_reduce (twice for double-sync).
-    std::vector<at::Tensor> t = {to_tensor(out.local).to(at::kLong)};
-    wait(pg.allreduce(t), "all_reduce");
-    if (s.sync == SyncStrategy::Double) wait(pg.allreduce(t), "second all_reduce");
-    return from_tensor(t[0], classes);
+    std::vector<int64_t> sum(cells);
+    for (size_t k = 0; k < cells; ++k) sum[k] = static_cast<int64_t>(out.local.cells[k]);
+    coll.all_reduce_sum(sum, "all_reduce");
+    if (s.sync == SyncStrategy::Double) coll.all_reduce_sum(sum, "second all_reduce");
+    Matrix m(classes);
+    for (size_t k = 0; k < cells; ++k) m.cells[k] = double(sum[k]);
+    return m;
   }
   if (s.sync == SyncStrategy::NormalizeThenSum) {
-    std::vector<at::Tensor> t = {to_tensor(normalize(out.local, Normalization::True))};
-    wait(pg.allreduce(t), "all_reduce of normalized matrices");
-    return from_tensor(t[0], classes);
+    Matrix m = normalize(out.local, Normalization::True);
+    coll.all_reduce_sum(m.cells, "all_reduce of normalized matrices");
+    return m;
   }
   StoredRecords all;
   if (s.sync == SyncStrategy::GatherZeroPad || s.sync == SyncStrategy::GatherTrim ||
       s.sync == SyncStrategy::GatherForMetrics) {
-    // Uneven all_gather as users write it: sizes first, then tensors padded to the largest.
-    std::vector<std::vector<at::Tensor>> sizes(1);
-    for (int r = 0; r < world; ++r) sizes[0].push_back(at::zeros({1}, at::kLong));
-    std::vector<at::Tensor> my_size = {at::full({1}, int64_t(out.records.size()), at::kLong)};
-    wait(pg.allgather(sizes, my_size), "all_gather of sizes");
-    int64_t longest = 0;
-    for (const at::Tensor& t : sizes[0]) longest = std::max(longest, t.item<int64_t>());
-    at::Tensor mine = at::zeros({4, longest}, at::kLong);
-    auto acc = mine.accessor<int64_t, 2>();
+    // Uneven all_gather as users write it: sizes first, then [4, longest] tensors padded to
+    // the largest (index, target, prediction and flags rows).
+    const std::vector<int64_t> sizes =
+        coll.all_gather(std::vector<int64_t>{int64_t(out.records.size())}, "all_gather of sizes");
+    const size_t longest = size_t(*std::max_element(sizes.begin(), sizes.end()));
+    std::vector<int64_t> mine(4 * longest, 0);
     for (size_t i = 0; i < out.records.size(); ++i) {
-      acc[0][int64_t(i)] = out.records[i].index;
-      acc[1][int64_t(i)] = out.records[i].target;
-      acc[2][int64_t(i)] = out.records[i].prediction;
-      acc[3][int64_t(i)] = out.records[i].flags;
+      mine[i] = out.records[i].index;
+      mine[longest + i] = out.records[i].target;
+      mine[2 * longest + i] = out.records[i].prediction;
+      mine[3 * longest + i] = out.records[i].flags;
     }
-    std::vector<std::vector<at::Tensor>> recs(1);
-    for (int r = 0; r < world; ++r) recs[0].push_back(at::zeros({4, longest}, at::kLong));
-    std::vector<at::Tensor> mine_list = {mine};
-    wait(pg.allgather(recs, mine_list), "all_gather of records");
+    const std::vector<int64_t> recs = coll.all_gather(mine, "all_gather of records");
     for (int r = 0; r < world; ++r) {
-      const int64_t n = sizes[0][size_t(r)].item<int64_t>();
-      auto a = recs[0][size_t(r)].accessor<int64_t, 2>();
+      const int64_t* a = recs.data() + size_t(r) * 4 * longest;
       std::vector<Record> rank_records;
-      for (int64_t i = 0; i < n; ++i) {
-        rank_records.push_back(
-            Record{a[0][i], int32_t(a[1][i]), int32_t(a[2][i]), uint8_t(a[3][i])});
+      for (size_t i = 0; i < size_t(sizes[size_t(r)]); ++i) {
+        rank_records.push_back(Record{a[i], int32_t(a[longest + i]), int32_t(a[2 * longest + i]),
+                                      uint8_t(a[3 * longest + i])});
       }
       all.ranks.push_back(std::move(rank_records));
     }
@@ -352,24 +405,57 @@ void publish(c10d::Store& store, const std::string& key, const Bytes& value) {
   }
 }
 
-// One rank's whole job. Returns the assembled run when this rank is the reporter.
-void run_rank_body(const RealRunConfig& cfg, const RankSetup& setup, const Dataset& data,
-                   Progress* progress) {
+std::unique_ptr<RankCollectives> connect_gloo(const RealRunConfig& cfg, const RankSetup& setup) {
   auto options = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(cfg.timeout_s));
   options->devices.push_back(gloo_device(setup.addr));
-  std::unique_ptr<c10d::ProcessGroupGloo> pg;
   try {
-    pg = std::make_unique<c10d::ProcessGroupGloo>(
-        c10::make_intrusive<c10d::PrefixStore>("gloo", setup.store), setup.rank, setup.world,
-        options);
+    return std::make_unique<GlooCollectives>(
+        std::make_unique<c10d::ProcessGroupGloo>(
+            c10::make_intrusive<c10d::PrefixStore>("gloo", setup.store), setup.rank, setup.world,
+            options),
+        setup.world);
   } catch (const std::exception& e) {
     throw RunFailure("cannot connect to the other ranks: " + first_line(e.what()));
   }
-  const RankOutput out = evaluate_rank(cfg, data, setup.rank, setup.world, progress);
+}
+
+#if SHARDLENS_HAS_CUDA
+NcclRank connect_nccl_rank(const RealRunConfig& cfg, const RankSetup& setup, int32_t classes) {
+  // NCCL's unique id travels through the run's own store, under its own prefix.
+  auto store = c10::make_intrusive<c10d::PrefixStore>("nccl", setup.store);
+  cuda::BootstrapStore bootstrap;
+  bootstrap.set = [store](const std::string& k, const std::vector<uint8_t>& v) {
+    store->set(k, v);
+  };
+  bootstrap.get = [store](const std::string& k) { return store->get(k); };
+  try {
+    return connect_nccl(bootstrap, setup.rank, setup.world, setup.local_rank, cfg.timeout_s,
+                        classes);
+  } catch (const std::exception& e) {
+    throw RunFailure("cannot connect to the other ranks over NCCL: " + first_line(e.what()));
+  }
+}
+#endif
+
+// One rank's whole job: connect, evaluate, publish, synchronize.
+void run_rank_body(const RealRunConfig& cfg, const RankSetup& setup, const Dataset& data,
+                   Progress* progress) {
+  std::unique_ptr<RankCollectives> collectives;
+  std::unique_ptr<BatchCounter> counter;  // none: count on the CPU
+#if SHARDLENS_HAS_CUDA
+  if (cfg.backend == "nccl") {
+    NcclRank nccl = connect_nccl_rank(cfg, setup, data.labels.num_classes);
+    collectives = std::move(nccl.collectives);
+    counter = std::move(nccl.counter);
+  }
+#endif
+  if (!collectives) collectives = connect_gloo(cfg, setup);
+  const RankOutput out = evaluate_rank(cfg, data, setup.rank, setup.world, counter.get(), progress);
   publish(*setup.store, key_records(setup.rank), encode_records(out.records));
   publish(*setup.store, key_matrix(setup.rank), encode_matrix(out.local));
   if (setup.rank == 0) step(progress, "synchronizing", 0.0);
-  const Matrix reported = synchronize_for_real(*pg, cfg, out, setup.world, data.labels.size());
+  const Matrix reported =
+      synchronize_for_real(*collectives, cfg, out, setup.world, data.labels.size());
   if (setup.rank == 0) publish(*setup.store, kKeySynced, encode_matrix(reported));
   publish(*setup.store, key_done(setup.rank), Bytes{1});
 }
@@ -389,7 +475,7 @@ RunFile assemble(c10d::Store& store, const RealRunConfig& cfg, const Dataset& da
   RunFile run;
   RunMeta& m = run.meta;
   m.source = "real";
-  m.backend = "gloo";
+  m.backend = cfg.backend;
   m.scenario = cfg.scenario;
   m.scenario->sampler.world_size = world;
   m.classes = data.labels.num_classes;
@@ -450,12 +536,13 @@ std::vector<std::string> own_command_line() {
   return args;
 }
 
-pid_t spawn_rank(const std::vector<std::string>& args, int rank, int world, const std::string& addr,
-                 int port) {
+// `store_env`: how the rank finds the store (MASTER_ADDR/PORT or SHARDLENS_STORE_FILE).
+pid_t spawn_rank(const std::vector<std::string>& args, int rank, int world,
+                 const std::vector<std::string>& store_env) {
   std::vector<std::string> env_strings;
   const std::set<std::string> overridden = {
-      "RANK",        "WORLD_SIZE",  "LOCAL_RANK",        "LOCAL_WORLD_SIZE",
-      "MASTER_ADDR", "MASTER_PORT", "SHARDLENS_LAUNCHER"};
+      "RANK",        "WORLD_SIZE",  "LOCAL_RANK",         "LOCAL_WORLD_SIZE",
+      "MASTER_ADDR", "MASTER_PORT", "SHARDLENS_LAUNCHER", "SHARDLENS_STORE_FILE"};
   for (char** e = environ; *e; ++e) {
     const std::string entry = *e;
     if (!overridden.count(entry.substr(0, entry.find('=')))) env_strings.push_back(entry);
@@ -464,8 +551,7 @@ pid_t spawn_rank(const std::vector<std::string>& args, int rank, int world, cons
   env_strings.push_back("LOCAL_RANK=" + std::to_string(rank));
   env_strings.push_back("WORLD_SIZE=" + std::to_string(world));
   env_strings.push_back("LOCAL_WORLD_SIZE=" + std::to_string(world));
-  env_strings.push_back("MASTER_ADDR=" + addr);
-  env_strings.push_back("MASTER_PORT=" + std::to_string(port));
+  env_strings.insert(env_strings.end(), store_env.begin(), store_env.end());
   env_strings.push_back("SHARDLENS_LAUNCHER=1");
   std::vector<char*> argv, envp;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -487,32 +573,90 @@ std::string describe_status(int status) {
   return "exited with status " + std::to_string(WEXITSTATUS(status));
 }
 
+// A directory only this user can enter (mkdtemp: mode 0700), removed with its contents.
+class PrivateDir {
+ public:
+  PrivateDir() {
+    std::string path = env("TMPDIR").value_or("/tmp") + "/shardlens-run-XXXXXX";
+    if (!mkdtemp(path.data())) {
+      throw InputError("cannot create a private directory for the store (" + path +
+                       "): " + std::strerror(errno));
+    }
+    m_path = path;
+  }
+  ~PrivateDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(m_path, ignored);
+  }
+  PrivateDir(const PrivateDir&) = delete;
+  PrivateDir& operator=(const PrivateDir&) = delete;
+  const std::string& path() const { return m_path; }
+
+ private:
+  std::string m_path;
+};
+
+c10::intrusive_ptr<c10d::Store> open_file_store(const std::string& path, int timeout_s) {
+  // numWorkers -1: no FileStore deletes the file on destruction; PrivateDir does, once.
+  auto store = c10::make_intrusive<c10d::FileStore>(path, -1);
+  store->setTimeout(std::chrono::seconds(timeout_s));
+  return store;
+}
+
 RealRunResult launch(const RealRunConfig& cfg) {
   const int world = cfg.scenario.sampler.world_size;
   if (world < 1 || world > 1024)
     throw InputError("--world-size must be in [1, 1024] for a local run");
+#if SHARDLENS_HAS_CUDA
+  if (cfg.backend == "nccl") {
+    require_cuda_device(0);  // "--backend nccl: no CUDA device available" on CPU machines
+    const int devices = cuda::device_count();
+    if (world > devices) {
+      throw InputError("--backend nccl: --world-size " + std::to_string(world) +
+                       " needs one CUDA device per rank; this machine has " +
+                       std::to_string(devices));
+    }
+  }
+#endif
   const Dataset data = load_dataset(cfg);  // bad input is reported before any rank starts
   TorchModel check_model(cfg.model_path);
-  c10d::TCPStoreOptions opts;
-  opts.port = static_cast<uint16_t>(cfg.master_port);
-  opts.isServer = true;
-  opts.waitWorkers = false;
-  opts.timeout = std::chrono::seconds(cfg.timeout_s);
+
+  // Where the ranks meet. By default a FileStore in a private directory: no socket at all.
+  // Declared before the stores so it is removed after they are closed.
+  std::optional<PrivateDir> dir;
   c10::intrusive_ptr<c10d::Store> server;
-  try {
-    server = c10::make_intrusive<c10d::TCPStore>(cfg.master_addr, opts);
-  } catch (const std::exception& e) {
-    throw InputError("cannot start the store on " + cfg.master_addr + ":" +
-                     std::to_string(cfg.master_port) + " (" + first_line(e.what()) + ")");
+  std::vector<std::string> store_env;
+  if (cfg.store_address_given) {
+    c10d::TCPStoreOptions opts;
+    opts.port = static_cast<uint16_t>(cfg.master_port);
+    opts.isServer = true;
+    opts.waitWorkers = false;
+    opts.timeout = std::chrono::seconds(cfg.timeout_s);
+    try {
+      server = c10::make_intrusive<c10d::TCPStore>(cfg.master_addr, opts);
+    } catch (const std::exception& e) {
+      throw InputError("cannot start the store on " + cfg.master_addr + ":" +
+                       std::to_string(cfg.master_port) + " (" + first_line(e.what()) + ")");
+    }
+    const int port = static_cast<c10d::TCPStore&>(*server).getPort();
+    store_env = {"MASTER_ADDR=" + cfg.master_addr, "MASTER_PORT=" + std::to_string(port)};
+  } else {
+    dir.emplace();
+    const std::string path = dir->path() + "/store";
+    const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0)
+      throw InputError("cannot create the store file " + path + ": " + std::strerror(errno));
+    ::close(fd);
+    server = open_file_store(path, cfg.timeout_s);
+    // MASTER_ADDR still tells the ranks to bind Gloo to loopback (gloo_device).
+    store_env = {"MASTER_ADDR=127.0.0.1", "SHARDLENS_STORE_FILE=" + path};
   }
-  const int port = static_cast<c10d::TCPStore&>(*server).getPort();
   auto store = c10::make_intrusive<c10d::PrefixStore>(kPrefix, server);
 
   const std::vector<std::string> args = own_command_line();
   std::vector<pid_t> pids(size_t(world), 0);
   std::vector<std::optional<int>> status(static_cast<size_t>(world));
-  for (int r = 0; r < world; ++r)
-    pids[size_t(r)] = spawn_rank(args, r, world, cfg.master_addr, port);
+  for (int r = 0; r < world; ++r) pids[size_t(r)] = spawn_rank(args, r, world, store_env);
 
   // Wait for every rank. After the first failure the others get the collective timeout
   // (plus a grace period) to notice and exit; then any left is killed as hung.
@@ -582,23 +726,40 @@ RealRunResult run_as_rank(const RealRunConfig& cfg, Progress* progress) {
     throw InputError("--world-size " + std::to_string(cfg.scenario.sampler.world_size) +
                      " disagrees with WORLD_SIZE=" + std::to_string(setup.world));
   }
+  setup.local_rank = env("LOCAL_RANK") ? env_int("LOCAL_RANK", 0, 1 << 16) : setup.rank;
+#if SHARDLENS_HAS_CUDA
+  if (cfg.backend == "nccl") require_cuda_device(setup.local_rank);
+#endif
   setup.addr = env("MASTER_ADDR").value_or("127.0.0.1");
-  const int port = env("MASTER_PORT") ? env_int("MASTER_PORT", 1, 65535) : 29500;
   const Dataset data = load_dataset(cfg);
 
-  c10d::TCPStoreOptions opts;
-  opts.port = static_cast<uint16_t>(port);
-  opts.isServer = setup.reporter;  // under torchrun rank 0 hosts the store, as env:// does
-  opts.waitWorkers = false;
-  opts.timeout = std::chrono::seconds(cfg.timeout_s);
-  c10::intrusive_ptr<c10d::Store> tcp;
-  try {
-    tcp = c10::make_intrusive<c10d::TCPStore>(setup.addr, opts);
-  } catch (const std::exception& e) {
-    throw RunFailure("rank " + std::to_string(setup.rank) + ": cannot reach the store at " +
-                     setup.addr + ":" + std::to_string(port) + " (" + first_line(e.what()) + ")");
+  // Our launcher's FileStore (only trusted from it), else the TCPStore torchrun's variables
+  // name.
+  const std::optional<std::string> store_file =
+      under_launcher ? env("SHARDLENS_STORE_FILE") : std::nullopt;
+  c10::intrusive_ptr<c10d::Store> base;
+  if (store_file) {
+    try {
+      base = open_file_store(*store_file, cfg.timeout_s);
+    } catch (const std::exception& e) {
+      throw RunFailure("rank " + std::to_string(setup.rank) + ": cannot open the store " +
+                       *store_file + " (" + first_line(e.what()) + ")");
+    }
+  } else {
+    const int port = env("MASTER_PORT") ? env_int("MASTER_PORT", 1, 65535) : 29500;
+    c10d::TCPStoreOptions opts;
+    opts.port = static_cast<uint16_t>(port);
+    opts.isServer = setup.reporter;  // under torchrun rank 0 hosts the store, as env:// does
+    opts.waitWorkers = false;
+    opts.timeout = std::chrono::seconds(cfg.timeout_s);
+    try {
+      base = c10::make_intrusive<c10d::TCPStore>(setup.addr, opts);
+    } catch (const std::exception& e) {
+      throw RunFailure("rank " + std::to_string(setup.rank) + ": cannot reach the store at " +
+                       setup.addr + ":" + std::to_string(port) + " (" + first_line(e.what()) + ")");
+    }
   }
-  setup.store = c10::make_intrusive<c10d::PrefixStore>(kPrefix, tcp);
+  setup.store = c10::make_intrusive<c10d::PrefixStore>(kPrefix, base);
 
   RealRunResult result;
   result.reporter = setup.reporter;

@@ -36,8 +36,11 @@ if [ -e "$root/usr/bin/shardlens" ]; then
 fi
 
 cli=$root/usr/bin/shardlens-cli
-env -u SHARDLENS_RESOURCE_DIR "$cli" --version | grep -q "shardlens-cli" || fail "--version"
-lesson_path=$(env -u SHARDLENS_RESOURCE_DIR "$cli" lessons --format json | grep -m1 '"path"')
+# Whole outputs first: grep -q / -m1 closing a pipe early would fail the run under pipefail.
+version=$(env -u SHARDLENS_RESOURCE_DIR "$cli" --version)
+[[ $version == *shardlens-cli* ]] || fail "--version printed: $version"
+lessons=$(env -u SHARDLENS_RESOURCE_DIR "$cli" lessons --format json)
+lesson_path=$(grep -m1 '"path"' <<<"$lessons")
 [[ $lesson_path == *"$root/usr/share/shardlens/lessons/"* ]] ||
   fail "installed CLI reads lessons from elsewhere: $lesson_path"
 set +e

@@ -163,6 +163,25 @@ class TestGeometry : public QObject {
     QCOMPARE(img.pixel(1, 1), colormapColor(s.colormap, 0.5));
   }
 
+  void pooledImageKeepsLoneCells() {
+    // 1000 x 1000 with only the diagonal set, shown in 100 x 100 pixels: plain downscaling
+    // would skip nine cells in ten; max pooling keeps every diagonal pixel bright.
+    HeatmapData d;
+    d.classes = 1000;
+    d.values.assign(1000 * 1000, 0);
+    for (int i = 0; i < 1000; ++i) d.values[size_t(i) * 1001] = 5;
+    d.valueMax = 5;
+    HeatmapStyle s;
+    const QImage img = buildPooledImage(d, s, 0, 1000, 0, 1000, QSize(100, 100));
+    QCOMPARE(img.size(), QSize(100, 100));
+    for (int i = 0; i < 100; ++i) QCOMPARE(img.pixel(i, i), colormapColor(s.colormap, 1));
+    QCOMPARE(img.pixel(10, 50), colormapColor(s.colormap, 0));
+    // A sub-range (zoomed in) maps onto its own pixels.
+    const QImage part = buildPooledImage(d, s, 500, 200, 500, 200, QSize(50, 50));
+    QCOMPARE(part.pixel(0, 0), colormapColor(s.colormap, 1));
+    QCOMPARE(part.pixel(49, 0), colormapColor(s.colormap, 0));
+  }
+
   void rowMismatch() {
     HeatmapData d;
     d.classes = 3;

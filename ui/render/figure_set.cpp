@@ -13,8 +13,18 @@ namespace {
 
 // The CLI has no QGuiApplication; fonts and paint devices need one. Offscreen needs no
 // display, so figures work on servers and in CI.
+QtMessageHandler g_previousHandler = nullptr;
+
+// A headless CLI has no XDG_RUNTIME_DIR; Qt's warning about it is noise on a terminal.
+void quietHandler(QtMsgType type, const QMessageLogContext& context, const QString& message) {
+  if (type == QtWarningMsg && message.contains(QLatin1String("XDG_RUNTIME_DIR"))) return;
+  if (g_previousHandler) g_previousHandler(type, context, message);
+  else std::fprintf(stderr, "%s\n", message.toLocal8Bit().constData());
+}
+
 std::unique_ptr<QGuiApplication> ensureGuiApp() {
   if (QCoreApplication::instance()) return nullptr;
+  g_previousHandler = qInstallMessageHandler(quietHandler);
   static int argc = 3;
   static char arg0[] = "shardlens-cli";
   static char arg1[] = "-platform";

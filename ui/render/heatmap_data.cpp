@@ -71,6 +71,31 @@ QImage buildHeatmapImage(const HeatmapData& d, const HeatmapStyle& s) {
   return image;
 }
 
+QImage buildPooledImage(const HeatmapData& d, const HeatmapStyle& s, int firstRow, int rows,
+                        int firstCol, int cols, QSize pixels) {
+  if (d.classes <= 0 || rows <= 0 || cols <= 0 || pixels.isEmpty()) return {};
+  const int w = std::min(pixels.width(), cols), h = std::min(pixels.height(), rows);
+  QImage image(w, h, QImage::Format_RGB32);
+  std::vector<double> best(size_t(w), 0.0);
+  std::vector<int> colToPixel(static_cast<size_t>(cols));
+  for (int c = 0; c < cols; ++c) colToPixel[size_t(c)] = int(int64_t(c) * w / cols);
+  for (int py = 0; py < h; ++py) {
+    const int r0 = firstRow + int(int64_t(py) * rows / h);
+    const int r1 = firstRow + int(int64_t(py + 1) * rows / h);
+    std::fill(best.begin(), best.end(), 0.0);
+    for (int r = r0; r < r1; ++r) {
+      const double* row = d.values.data() + size_t(r) * size_t(d.classes) + size_t(firstCol);
+      for (int c = 0; c < cols; ++c) {
+        double& b = best[size_t(colToPixel[size_t(c)])];
+        if (std::abs(row[c]) > std::abs(b)) b = row[c];
+      }
+    }
+    auto* line = reinterpret_cast<QRgb*>(image.scanLine(py));
+    for (int px = 0; px < w; ++px) line[px] = cellColor(d, s, best[size_t(px)]);
+  }
+  return image;
+}
+
 QString formatValue(double v, bool integral) {
   if (!std::isfinite(v)) return QStringLiteral("∞");
   if (integral || v == std::floor(v)) return QString::number(static_cast<qlonglong>(std::llround(v)));

@@ -34,6 +34,11 @@ struct HeatmapData {
   bool rowMismatch(int row) const;
   int mismatchCount() const;
   double maxAbsValue() const;
+  // The axis label of a display position under a style.
+  QString label(int pos, bool index) const {
+    return index && size_t(pos) < classOf.size() ? QString::number(classOf[size_t(pos)])
+                                                 : names[size_t(pos)];
+  }
 };
 
 struct HeatmapStyle {
@@ -43,6 +48,7 @@ struct HeatmapStyle {
   bool vectorCells = false;  // one rectangle per cell (SVG/PDF at small C) instead of an image
   bool compact = false;      // small multiples: no axis titles, short row sums
   bool showColorBar = true;
+  bool indexLabels = false;  // class numbers instead of names (small views, long names)
   int fontPixels = 11;
 };
 
@@ -53,6 +59,12 @@ QRgb cellColor(const HeatmapData& d, const HeatmapStyle& s, double v);
 // One pixel per cell; painted scaled up without smoothing. Rebuilt only when the data or
 // the colour settings change, never on hover or zoom.
 QImage buildHeatmapImage(const HeatmapData& d, const HeatmapStyle& s);
+
+// For cells smaller than a pixel: one pixel per screen pixel over the cells [rows) x [cols)
+// it covers, coloured by the largest-magnitude value among them, so a lone non-zero cell
+// (a diagonal at C = 1000) stays visible instead of being skipped by plain downscaling.
+QImage buildPooledImage(const HeatmapData& d, const HeatmapStyle& s, int firstRow, int rows,
+                        int firstCol, int cols, QSize pixels);
 
 // Text of a value as printed on a cell or in a tooltip.
 QString formatValue(double v, bool integral);

@@ -63,7 +63,7 @@ void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s,
     p.setPen(wrong ? QColor(kMismatchInk) : QColor(Qt::black));
     const QRectF box(l.rowLabels.left(), y - fm.height() / 2, l.rowLabels.width() - 3, fm.height());
     p.drawText(box, Qt::AlignRight | Qt::AlignVCenter,
-               fm.elidedText(d.names[size_t(r)], Qt::ElideRight, box.width()));
+               fm.elidedText(d.label(r, s.indexLabels), Qt::ElideRight, box.width()));
   }
   p.restore();
 
@@ -81,7 +81,7 @@ void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s,
     const QRectF box(-l.colLabels.height() + 2, -fm.height() / 2, l.colLabels.height() - 2,
                      fm.height());
     p.drawText(box, Qt::AlignRight | Qt::AlignVCenter,
-               fm.elidedText(d.names[size_t(c)], Qt::ElideRight, box.width()));
+               fm.elidedText(d.label(c, s.indexLabels), Qt::ElideRight, box.width()));
     p.restore();
   }
   p.restore();

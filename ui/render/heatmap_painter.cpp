@@ -15,11 +15,13 @@ QFont heatmapFont(const HeatmapStyle& s, bool bold) {
 
 LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s) {
   const QFontMetricsF fm(heatmapFont(s));
+  const QFontMetricsF boldFm(heatmapFont(s, true));  // wrong rows' labels are bold
   const double line = fm.height();
   double names = 0;
   // Measuring every name of C = 1000 is cheap next to painting; cap the width so a long
   // name cannot squeeze the grid.
-  for (const QString& n : d.names) names = std::max(names, fm.horizontalAdvance(n));
+  for (int i = 0; i < int(d.names.size()); ++i)
+    names = std::max(names, boldFm.horizontalAdvance(d.label(i, s.indexLabels)));
   names = std::min(names, 14.0 * s.fontPixels) + 4;
   // The row-label column also carries the "Σ col" header of the column-sum row.
   names = std::max(names, fm.horizontalAdvance(QStringLiteral("Σ col")) + 6);
@@ -46,13 +48,35 @@ LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s) {
   return m;
 }
 
+bool needsPooling(const HeatmapViewport& v, double scale) {
+  return std::min(v.cellWidth(), v.cellHeight()) * scale < 1.0;
+}
+
+QImage pooledImageFor(const HeatmapData& d, const HeatmapStyle& s, const HeatmapViewport& v,
+                      double scale) {
+  const VisibleRange vis = v.visible();
+  const QRectF target(v.toScreen(vis.firstCol, vis.firstRow), v.toScreen(vis.lastCol + 1, vis.lastRow + 1));
+  const QSize pixels(std::max(1, int(std::ceil(target.width() * scale))),
+                     std::max(1, int(std::ceil(target.height() * scale))));
+  return buildPooledImage(d, s, vis.firstRow, vis.lastRow - vis.firstRow + 1, vis.firstCol,
+                          vis.lastCol - vis.firstCol + 1, pixels);
+}
+
 void paintCells(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const HeatmapViewport& v,
-                const QImage& image) {
+                const QImage& image, const QImage* pooled) {
   const VisibleRange vis = v.visible();
   if (vis.lastRow < vis.firstRow || vis.lastCol < vis.firstCol) return;
   p.save();
   p.setClipRect(v.grid);
-  if (s.vectorCells || image.isNull()) {
+  const double scale = p.device() ? p.device()->devicePixelRatioF() * p.transform().m11() : 1.0;
+  if (!s.vectorCells && needsPooling(v, scale)) {
+    const QImage local = pooled && !pooled->isNull() ? QImage() : pooledImageFor(d, s, v, scale);
+    const QImage& img = pooled && !pooled->isNull() ? *pooled : local;
+    const QRectF target(v.toScreen(vis.firstCol, vis.firstRow),
+                        v.toScreen(vis.lastCol + 1, vis.lastRow + 1));
+    p.setRenderHint(QPainter::SmoothPixmapTransform, false);
+    p.drawImage(target, img);
+  } else if (s.vectorCells || image.isNull()) {
     for (int r = vis.firstRow; r <= vis.lastRow; ++r)
       for (int c = vis.firstCol; c <= vis.lastCol; ++c)
         p.fillRect(v.cellRect({r, c}), QColor(cellColor(d, s, d.value(r, c))));
@@ -121,7 +145,7 @@ void paintHeatmap(QPainter& p, const HeatmapData& d, const HeatmapStyle& s,
     local = buildHeatmapImage(d, s);
     image = &local;
   }
-  paintCells(p, d, s, view, image ? *image : QImage());
+  paintCells(p, d, s, view, image ? *image : QImage(), state.pooled);
   p.setPen(QPen(QColor(60, 60, 60), 1));
   p.setBrush(Qt::NoBrush);
   p.drawRect(view.grid);

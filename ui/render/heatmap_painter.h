@@ -23,6 +23,9 @@ LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s);
 
 struct PaintState {
   const QImage* image = nullptr;  // buildHeatmapImage(d, s); built on demand when null
+  // buildPooledImage of the visible cells at the grid's pixel size, used when cells are
+  // smaller than a pixel; built on demand when null.
+  const QImage* pooled = nullptr;
   std::optional<Cell> hover;
   std::optional<int> selectedRow;
 };
@@ -36,7 +39,11 @@ void paintHeatmap(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, cons
 
 // Parts, exposed for the widgets that paint them separately.
 void paintCells(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const HeatmapViewport& v,
-                const QImage& image);
+                const QImage& image, const QImage* pooled = nullptr);
+// Whether cells are below a device pixel, so the pooled image should be used.
+bool needsPooling(const HeatmapViewport& v, double devicePixelsPerUnit = 1.0);
+QImage pooledImageFor(const HeatmapData& d, const HeatmapStyle& s, const HeatmapViewport& v,
+                      double devicePixelsPerUnit = 1.0);
 void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s,
                  const HeatmapLayout& l, const HeatmapViewport& v);
 void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const HeatmapLayout& l,

@@ -70,15 +70,6 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
     p.setPen(wrong ? QColor(kMismatchInk) : QColor(Qt::black));
     p.drawText(band.adjusted(icon + 4, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
   }
-  if (!readable && d.mismatchCount() > 0 && l.rowSums.width() > 0) {
-    // Rows too thin for text: say how many are wrong at the top of the band.
-    p.setClipping(false);
-    p.setPen(QColor(kMismatchInk));
-    p.drawText(QRectF(l.rowSums.left(), l.rowSums.top() - fm.height(), l.rowSums.width() + 40,
-                      fm.height()),
-               Qt::AlignLeft | Qt::AlignBottom,
-               QStringLiteral("⚠ %1 ≠").arg(d.mismatchCount()));
-  }
   p.setClipping(false);
   // Column sums, only when every visible one fits.
   if (l.colSums.height() > 0 && !d.colObserved.empty()) {

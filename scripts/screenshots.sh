@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Regenerates the screenshots in docs/ (README links them): runs the GUI under Xvfb on a
+# 1600x1000 screen with fresh settings, drives hover and clicks with xdotool and grabs the
+# screen with ImageMagick's import. Needs xvfb, xdotool and imagemagick (Debian packages).
+#
+#   scripts/screenshots.sh                # uses build/default
+#   BUILD_DIR=build/x scripts/screenshots.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build/default}
+GUI="$PWD/$BUILD_DIR/app/gui/shardlens"
+CLI="$PWD/$BUILD_DIR/app/cli/shardlens-cli"
+OUT="$PWD/docs"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+export HOME="$WORK/home" SHARDLENS_LESSONS_DIR="$PWD/resources/lessons"
+mkdir -p "$HOME"
+
+# shot NAME "xdotool actions" GUI-ARGS...
+shot() {
+  local name=$1 actions=$2
+  shift 2
+  rm -rf "$HOME/.config"
+  xvfb-run -a -s "-screen 0 1600x1000x24" bash -c '
+    "$0" "${@:3}" & pid=$!
+    sleep 6
+    [ -n "$2" ] && xdotool $2
+    import -window root "$1"
+    kill $pid' "$GUI" "$OUT/$name" "$actions" "$@" 2>&1 | grep -v XDG_RUNTIME_DIR || true
+  echo "wrote docs/$name"
+}
+
+cat >"$WORK/fashion.json" <<'JSON'
+{"name": "fashion-mnist-3-ranks", "title": "Fashion-MNIST test set on 3 ranks",
+ "dataset": "fashion-mnist:test", "predictor": "noisy:accuracy=0.85,seed=3,structure=adjacent",
+ "world_size": 3, "batch_size": 64}
+JSON
+cat >"$WORK/classes1000.json" <<'JSON'
+{"name": "1000-classes", "title": "1000 classes, 100,000 samples, 8 ranks, shuffled",
+ "dataset": "synthetic:classes=1000,per-class=100", "predictor": "noisy:accuracy=0.8,seed=1,structure=adjacent",
+ "world_size": 8, "batch_size": 32, "shuffle": true, "epoch": 3}
+JSON
+
+shot gui-seed-lesson.png "" --preset seed-lesson
+# Hover a cell of a wrong row of the synced matrix (click first: no window manager, so
+# the window must be activated for tooltips).
+shot gui-padding-hover.png "mousemove 547 204 click 1 sleep 0.5 mousemove 548 205 sleep 2.5" \
+  --preset padding-duplicates
+shot gui-charts.png "mousemove 1374 958 click 1 sleep 1" --preset sanity-leak
+[ -f /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz ] &&
+  shot gui-fashion-samples.png "mousemove ${FASHION_CELL:-693 319} click 1 sleep 1.5" "$WORK/fashion.json"
+# Zoomed in around the diagonal of the reported matrix (wheel up = zoom in).
+shot gui-1000-classes.png "mousemove 470 140 click 4 click 4 click 4 click 4 click 4 click 4 sleep 1" \
+  "$WORK/classes1000.json"
+# A figure as the CLI writes it.
+"$CLI" export --preset padding-duplicates --out "$WORK/fig" --formats png --dpi 110 >/dev/null
+cp "$WORK/fig/synced.png" "$OUT/figure-synced-padding.png"
+echo "wrote docs/figure-synced-padding.png"
