@@ -58,7 +58,9 @@ double settingToRepaint(MainWindow& w, int reps, std::vector<double>* out, doubl
     w.scenarioPanel()->stepEpoch(1);
     while (shown.isEmpty()) QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 5);
     ticker.stop();
+    QElapsedTimer rt; rt.start();
     w.repaint();  // every view, synchronously
+    if (getenv("UI_BENCH_DEBUG")) fprintf(stderr, "repaint %.2f\n", rt.nsecsElapsed()/1e6);
     out->push_back(t.nsecsElapsed() / 1e6);
   }
   *worstGap = gap;
@@ -127,7 +129,8 @@ void benchPaint(int reps) {
   const render::HeatmapStyle style;
   const QImage cells = render::buildHeatmapImage(d, style);
   QImage target(1100, 1100, QImage::Format_ARGB32_Premultiplied);
-  const auto layout = render::computeLayout(QRectF(0, 0, 1100, 1100), render::layoutMetrics(d, style));
+  const auto layout =
+      render::computeLayout(QRectF(0, 0, 1100, 1100), render::layoutMetrics(d, style));
   render::HeatmapViewport vp;
   vp.classes = C;
   vp.grid = layout.grid;

@@ -6,6 +6,10 @@ if(TARGET shardlens)
   install(TARGETS shardlens RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 
+if(TARGET shardlens_torch_plugin)
+  install(TARGETS shardlens_torch_plugin LIBRARY DESTINATION lib/shardlens)  # torch_plugin() looks in <bin>/../lib/shardlens
+endif()
+
 # resource_dir() finds these at <bin>/../share/shardlens.
 install(DIRECTORY resources/lessons DESTINATION ${CMAKE_INSTALL_DATADIR}/shardlens)
 if(EXISTS ${PROJECT_SOURCE_DIR}/resources/models)

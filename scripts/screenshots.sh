@@ -7,6 +7,9 @@
 #   BUILD_DIR=build/x scripts/screenshots.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+for tool in xvfb-run xdotool import; do
+  command -v "$tool" >/dev/null || { echo "screenshots.sh needs $tool (apt-get install xvfb xdotool imagemagick)" >&2; exit 2; }
+done
 BUILD_DIR=${BUILD_DIR:-build/default}
 GUI="$PWD/$BUILD_DIR/app/gui/shardlens"
 CLI="$PWD/$BUILD_DIR/app/cli/shardlens-cli"
@@ -46,7 +49,7 @@ shot gui-seed-lesson.png "" --preset seed-lesson
 # the window must be activated for tooltips).
 shot gui-padding-hover.png "mousemove 547 204 click 1 sleep 0.5 mousemove 548 205 sleep 2.5" \
   --preset padding-duplicates
-shot gui-charts.png "mousemove 1374 958 click 1 sleep 1" --preset sanity-leak
+shot gui-charts.png "mousemove 1334 958 click 1 sleep 1" --preset sanity-leak
 [ -f /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz ] &&
   shot gui-fashion-samples.png "mousemove ${FASHION_CELL:-693 319} click 1 sleep 1.5" "$WORK/fashion.json"
 # Zoomed in around the diagonal of the reported matrix (wheel up = zoom in).

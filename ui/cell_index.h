@@ -15,7 +15,7 @@ struct CellSample {
   int32_t rank = -1;     // -1 for the whole dataset (expected matrix)
   int32_t target = 0;
   int32_t prediction = 0;
-  uint8_t flags = 0;     // RecordFlag bits
+  uint8_t flags = 0;  // RecordFlag bits
 };
 
 // Dataset samples with the given true and predicted class (the expected matrix's cell).

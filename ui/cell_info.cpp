@@ -13,17 +13,27 @@ QString name(const EvaluationResult& r, int c) {
   return n == QString::number(c) ? n : QStringLiteral("%1 (%2)").arg(n).arg(c);
 }
 
-QString count(double v) { return formatValue(v, false); }
+QString count(double v) {
+  return formatValue(v, false);
+}
 
 }  // namespace
 
 QString cellTitle(const EvaluationResult& r, const CellRef& c) {
   QString where;
   switch (c.kind) {
-    case ViewKind::Rank: where = QObject::tr("rank %1").arg(c.rank); break;
-    case ViewKind::Synced: where = QObject::tr("synced"); break;
-    case ViewKind::Expected: where = QObject::tr("expected"); break;
-    case ViewKind::Difference: where = QObject::tr("difference"); break;
+    case ViewKind::Rank:
+      where = QObject::tr("rank %1").arg(c.rank);
+      break;
+    case ViewKind::Synced:
+      where = QObject::tr("synced");
+      break;
+    case ViewKind::Expected:
+      where = QObject::tr("expected");
+      break;
+    case ViewKind::Difference:
+      where = QObject::tr("difference");
+      break;
   }
   return QObject::tr("True %1 → predicted %2, %3")
       .arg(name(r, c.trueClass), name(r, c.predClass), where);
@@ -54,8 +64,10 @@ QString cellTooltip(const EvaluationResult& r, const CellRef& c) {
   // Counted from the matrices, so a hover never scans every record; exact for int64
   // counters, and for float counters the records may exceed a stalled cell.
   double counted = 0;
-  if (c.kind == ViewKind::Expected) counted = e.expected.at(t, p);
-  else if (c.kind == ViewKind::Rank) counted = e.per_rank[size_t(c.rank)].at(t, p);
+  if (c.kind == ViewKind::Expected)
+    counted = e.expected.at(t, p);
+  else if (c.kind == ViewKind::Rank)
+    counted = e.per_rank[size_t(c.rank)].at(t, p);
   else
     for (const Matrix& m : e.per_rank) counted += m.at(t, p);
   const int64_t total = int64_t(counted);
@@ -68,16 +80,18 @@ QString cellTooltip(const EvaluationResult& r, const CellRef& c) {
       if (s.flags & kSanity) text += QStringLiteral("ˢ");
       idx << text;
     }
-    if (total > int64_t(samples.size())) idx << QObject::tr("… %1 more").arg(total - int64_t(samples.size()));
+    if (total > int64_t(samples.size()))
+      idx << QObject::tr("… %1 more").arg(total - int64_t(samples.size()));
     html += QObject::tr("Samples: %1").arg(idx.join(QStringLiteral(", ")));
-    html += QObject::tr("<br><small>ᵖ padding duplicate, ˢ sanity-check leak; click to list</small>");
+    html +=
+        QObject::tr("<br><small>ᵖ padding duplicate, ˢ sanity-check leak; click to list</small>");
   }
   return html;
 }
 
 QString rowSumTooltip(const EvaluationResult& r, ViewKind kind, int rank, int t) {
   const Evaluation& e = r.eval;
-  const Matrix& m = kind == ViewKind::Rank ? e.per_rank[size_t(rank)]
+  const Matrix& m = kind == ViewKind::Rank       ? e.per_rank[size_t(rank)]
                     : kind == ViewKind::Expected ? e.expected
                                                  : e.synced;
   const double obs = m.row_sums()[size_t(t)];
@@ -97,7 +111,8 @@ QString rowSumTooltip(const EvaluationResult& r, ViewKind kind, int rank, int t)
 std::vector<CellSample> cellSamples(const EvaluationResult& r, const CellRef& c, size_t limit,
                                     int64_t* total) {
   const Evaluation& e = r.eval;
-  if (c.kind == ViewKind::Expected) return datasetSamples(e, c.trueClass, c.predClass, limit, total);
+  if (c.kind == ViewKind::Expected)
+    return datasetSamples(e, c.trueClass, c.predClass, limit, total);
   const int first = c.kind == ViewKind::Rank ? c.rank : 0;
   const int last = c.kind == ViewKind::Rank ? c.rank : int(e.per_rank.size()) - 1;
   std::vector<CellSample> out;
@@ -105,7 +120,8 @@ std::vector<CellSample> cellSamples(const EvaluationResult& r, const CellRef& c,
   for (int k = first; k <= last; ++k) {
     const size_t room = limit > out.size() ? limit - out.size() : 0;
     int64_t rankTotal = 0;
-    const auto part = rankSamples(e, k, c.trueClass, c.predClass, room, total ? &rankTotal : nullptr);
+    const auto part =
+        rankSamples(e, k, c.trueClass, c.predClass, room, total ? &rankTotal : nullptr);
     n += rankTotal;
     out.insert(out.end(), part.begin(), part.end());
     if (!total && out.size() >= limit) break;

@@ -6,8 +6,8 @@
 #include <QChart>
 #include <QChartView>
 #include <QStackedBarSeries>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 #include <algorithm>
 #include <numeric>
 
@@ -38,6 +38,7 @@ void setAxes(QChart* chart, QAbstractSeries* series, const QStringList& categori
   auto* y = new QValueAxis;
   y->setRange(0, std::max(1.0, top * 1.05));
   y->setLabelFormat(QStringLiteral("%.0f"));
+  y->applyNiceNumbers();  // round ticks (0, 20, 40, ...), not fractions of the maximum
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   series->attachAxis(x);
@@ -108,8 +109,8 @@ void ChartsPanel::setResult(const ResultPtr& result) {
     auto* real = new QBarSet(tr("Real"));
     auto* padding = new QBarSet(tr("Padding"));
     auto* sanity = new QBarSet(tr("Sanity leak"));
-    auto* cut = new QBarSet(tr("Not evaluated"));
-    auto* never = new QBarSet(tr("Never (dataset)"));
+    auto* cut = new QBarSet(tr("Cut"));
+    auto* never = new QBarSet(tr("Never"));
     real->setColor(QColor(0x3b, 0x52, 0x8b));
     padding->setColor(QColor(0xf1, 0xa3, 0x40));
     sanity->setColor(QColor(0xb0, 0x7a, 0xa1));

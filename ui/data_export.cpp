@@ -10,7 +10,8 @@ namespace shardlens::ui {
 std::string reportJson(const Evaluation& e) {
   ReportView v;
   v.title = e.scenario.title.empty() ? e.scenario.name : e.scenario.title;
-  for (int c = 0; c < e.synced.classes; ++c) v.class_names.push_back(e.inputs->labels->class_name(c));
+  for (int c = 0; c < e.synced.classes; ++c)
+    v.class_names.push_back(e.inputs->labels->class_name(c));
   v.class_counts = e.class_counts;
   v.dataset_size = e.inputs->size();
   v.world_size = int(e.per_rank.size());

@@ -7,7 +7,9 @@
 namespace shardlens::ui {
 namespace {
 
-QString esc(const std::string& s) { return QString::fromStdString(s).toHtmlEscaped(); }
+QString esc(const std::string& s) {
+  return QString::fromStdString(s).toHtmlEscaped();
+}
 
 QString classList(const Evaluation& e, const std::vector<int32_t>& classes) {
   QStringList names;
@@ -23,9 +25,10 @@ QString diagnosisHtml(const Evaluation& e) {
   const Diagnosis& d = e.diagnosis;
   QString h;
   if (d.correct) {
-    h += QObject::tr("<h3>✓ The reported matrix is correct</h3>"
-                     "<p>Every row sums to the true count of its class and every cell equals "
-                     "what a single process would report.</p>");
+    h += QObject::tr(
+        "<h3>✓ The reported matrix is correct</h3>"
+        "<p>Every row sums to the true count of its class and every cell equals "
+        "what a single process would report.</p>");
   } else {
     h += QObject::tr("<h3><font color=#b2182b>⚠ The reported matrix is wrong</font></h3>");
   }

@@ -67,7 +67,8 @@ quint64 EvaluationRunner::start(const Scenario& s) {
     }
     // Hand over on the GUI thread; the runner may be gone by then.
     QMetaObject::invokeMethod(
-        qApp, [self, job, result, error, wasCancelled] {
+        qApp,
+        [self, job, result, error, wasCancelled] {
           if (self) self->deliver(job, result, error, wasCancelled);
         },
         Qt::QueuedConnection);
@@ -81,9 +82,17 @@ void EvaluationRunner::deliver(quint64 job, ResultPtr result, const QString& err
   if (m_running == 0) m_poll.stop();
   if (job != m_latest) return;  // stale: a newer job owns the views
   m_current.reset();
-  if (wasCancelled) emit cancelled(job);
-  else if (!error.isEmpty()) emit failed(job, error);
-  else emit finished(result);
+  if (wasCancelled)
+    emit cancelled(job);
+  else if (!error.isEmpty())
+    emit failed(job, error);
+  else
+    emit finished(result);
+}
+
+void EvaluationRunner::clearCache() {
+  std::lock_guard lock(m_cacheMutex);
+  m_cache.clear();
 }
 
 void EvaluationRunner::cancel() {

@@ -32,6 +32,8 @@ class EvaluationRunner : public QObject {
 
   quint64 start(const Scenario& s);
   void cancel();
+  // Forgets loaded datasets, so the next start rereads files changed on disk.
+  void clearCache();
   bool busy() const { return m_running > 0; }
   quint64 latestJob() const { return m_latest; }
   // Blocks until no job runs (tests, shutdown).

@@ -1,6 +1,8 @@
 #include "ui/heatmap_view.h"
 
+#include <QContextMenuEvent>
 #include <QHelpEvent>
+#include <QMenu>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
@@ -43,7 +45,9 @@ void HeatmapView::resetZoom() {
   update();
 }
 
-QSize HeatmapView::sizeHint() const { return m_style.compact ? QSize(240, 240) : QSize(400, 400); }
+QSize HeatmapView::sizeHint() const {
+  return m_style.compact ? QSize(240, 240) : QSize(400, 400);
+}
 QSize HeatmapView::minimumSizeHint() const {
   return m_style.compact ? QSize(140, 140) : QSize(200, 200);
 }
@@ -51,8 +55,8 @@ QSize HeatmapView::minimumSizeHint() const {
 int HeatmapView::idealHeight(int width) const {
   const LayoutMetrics m = layoutMetrics(m_data, m_style);
   const auto g = [&m](double size) { return size > 0 ? size + m.gap : 0.0; };
-  const double side = width - 2 * m.margin - g(m.axisTitle) - g(m.rowLabels) - g(m.rowSums) -
-                      g(m.colorBar);
+  const double side =
+      width - 2 * m.margin - g(m.axisTitle) - g(m.rowLabels) - g(m.rowSums) - g(m.colorBar);
   const double extra = 2 * m.margin + g(m.title) + g(m.colSums) + g(m.colLabels) + g(m.axisTitle);
   return int(std::ceil(std::max(side, 60.0) + extra));
 }
@@ -65,15 +69,19 @@ void HeatmapView::relayout() {
   if (m_layout.grid.width() < 0.45 * width() && !m_data.classOf.empty()) {
     m_style.indexLabels = true;
     const HeatmapLayout numbered = computeLayout(QRectF(rect()), layoutMetrics(m_data, m_style));
-    if (numbered.grid.width() > m_layout.grid.width() * 1.15) m_layout = numbered;
-    else m_style.indexLabels = false;
+    if (numbered.grid.width() > m_layout.grid.width() * 1.15)
+      m_layout = numbered;
+    else
+      m_style.indexLabels = false;
   }
   m_view.classes = m_data.classes;
   m_view.grid = m_layout.grid;
   m_view.clamp();
 }
 
-void HeatmapView::resizeEvent(QResizeEvent*) { relayout(); }
+void HeatmapView::resizeEvent(QResizeEvent*) {
+  relayout();
+}
 
 void HeatmapView::paintEvent(QPaintEvent*) {
   ++m_paints;
@@ -122,8 +130,10 @@ bool HeatmapView::event(QEvent* e) {
     } else if (m_layout.rowSums.contains(pos)) {
       if (const auto row = m_view.rowAt(pos.y())) text = m_tooltip(*row, -1);
     }
-    if (text.isEmpty()) QToolTip::hideText();
-    else QToolTip::showText(help->globalPos(), text, this, area);
+    if (text.isEmpty())
+      QToolTip::hideText();
+    else
+      QToolTip::showText(help->globalPos(), text, this, area);
     return true;
   }
   return QWidget::event(e);
@@ -162,7 +172,9 @@ void HeatmapView::mouseReleaseEvent(QMouseEvent* e) {
   m_dragged = false;
 }
 
-void HeatmapView::mouseDoubleClickEvent(QMouseEvent*) { resetZoom(); }
+void HeatmapView::mouseDoubleClickEvent(QMouseEvent*) {
+  resetZoom();
+}
 
 void HeatmapView::wheelEvent(QWheelEvent* e) {
   const double steps = e->angleDelta().y() / 120.0;
@@ -170,6 +182,13 @@ void HeatmapView::wheelEvent(QWheelEvent* e) {
   m_view.zoomAt(e->position(), std::pow(1.25, steps));
   update();
   e->accept();
+}
+
+void HeatmapView::contextMenuEvent(QContextMenuEvent* e) {
+  QMenu menu(this);
+  menu.addAction(tr("Export this view…"), this, &HeatmapView::exportRequested);
+  menu.addAction(tr("Reset zoom"), this, &HeatmapView::resetZoom);
+  menu.exec(e->globalPos());
 }
 
 void HeatmapView::leaveEvent(QEvent*) {

@@ -36,6 +36,7 @@ class HeatmapView : public QWidget {
 
  signals:
   void cellClicked(int row, int col);  // display positions
+  void exportRequested();              // context menu: export this view
 
  protected:
   bool event(QEvent* e) override;
@@ -47,6 +48,7 @@ class HeatmapView : public QWidget {
   void mouseDoubleClickEvent(QMouseEvent* e) override;
   void wheelEvent(QWheelEvent* e) override;
   void leaveEvent(QEvent* e) override;
+  void contextMenuEvent(QContextMenuEvent* e) override;
 
  private:
   void relayout();

@@ -15,10 +15,10 @@ QString idxImagesPath(const std::string& spec) {
   };
   if (s.startsWith(QLatin1String("fashion-mnist:"))) {
     const QString dir = QString::fromStdString(fashion_mnist_dir());
-    const QString stem = s.section(QLatin1Char(':'), 1).section(QLatin1Char(','), 0, 0) ==
-                                 QLatin1String("train")
-                             ? QStringLiteral("train-images-idx3-ubyte")
-                             : QStringLiteral("t10k-images-idx3-ubyte");
+    const QString stem =
+        s.section(QLatin1Char(':'), 1).section(QLatin1Char(','), 0, 0) == QLatin1String("train")
+            ? QStringLiteral("train-images-idx3-ubyte")
+            : QStringLiteral("t10k-images-idx3-ubyte");
     return firstExisting({dir + '/' + stem + ".gz", dir + '/' + stem});
   }
   if (s.startsWith(QLatin1String("idx:"))) {
@@ -44,7 +44,8 @@ QImage IdxImageCache::image(const QString& path, int64_t index) {
   const size_t stride = size_t(im.rows) * size_t(im.cols);
   const uint8_t* src = im.pixels.data() + size_t(index) * stride;
   for (int y = 0; y < im.rows; ++y)
-    std::copy(src + size_t(y) * size_t(im.cols), src + size_t(y + 1) * size_t(im.cols), out.scanLine(y));
+    std::copy(src + size_t(y) * size_t(im.cols), src + size_t(y + 1) * size_t(im.cols),
+              out.scanLine(y));
   return out;
 }
 

@@ -26,7 +26,8 @@ void LessonModel::loadDirectory(const QString& dir) {
   beginResetModel();
   m_lessons.clear();
   m_errors.clear();
-  const QStringList files = QDir(dir).entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name);
+  const QStringList files =
+      QDir(dir).entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name);
   for (const QString& f : files) {
     const QString path = QDir(dir).filePath(f);
     try {

@@ -1,6 +1,8 @@
 #include "ui/main_window.h"
 
 #include <QCloseEvent>
+#include <QElapsedTimer>
+#include <cstdio>
 #include <QDockWidget>
 #include <QLabel>
 #include <QMessageBox>
@@ -65,13 +67,14 @@ MainWindow::MainWindow(QWidget* parent)
     m_samples->showCell(m_result, cell);
     if (auto* dock = findChild<QDockWidget*>(QStringLiteral("samplesDock"))) dock->raise();
   });
-  for (HeatmapView* v : m_matrices->allViews())
-    connect(v, &HeatmapView::cellClicked, this, [this, v] { m_lastView = v; });
+  connect(m_matrices, &MatrixPanel::viewCreated, this, &MainWindow::watchView);
+  for (HeatmapView* v : m_matrices->allViews()) watchView(v);
   m_matrices->setOptions(m_options.matrix, m_options.style);
   resize(1600, 1000);  // first start; readSettings() restores the user's size after that
   readSettings();
   if (!m_lessons->errors().isEmpty())
-    statusBar()->showMessage(tr("Some lessons could not be read: %1").arg(m_lessons->errors().join("; ")));
+    statusBar()->showMessage(
+        tr("Some lessons could not be read: %1").arg(m_lessons->errors().join("; ")));
 }
 
 MainWindow::~MainWindow() {
@@ -80,7 +83,8 @@ MainWindow::~MainWindow() {
 }
 
 void MainWindow::buildDocks() {
-  const auto dock = [this](const QString& title, const char* name, QWidget* w, Qt::DockWidgetArea area) {
+  const auto dock = [this](const QString& title, const char* name, QWidget* w,
+                           Qt::DockWidgetArea area) {
     auto* d = new QDockWidget(title, this);
     d->setObjectName(QLatin1String(name));
     d->setWidget(w);
@@ -134,7 +138,9 @@ void MainWindow::setScenario(const Scenario& s) {
   rememberScenario();
 }
 
-void MainWindow::recompute() { m_runner->start(m_scenario); }
+void MainWindow::recompute() {
+  m_runner->start(m_scenario);
+}
 
 void MainWindow::setBusy(bool busy) {
   m_progress->setVisible(busy);
@@ -151,16 +157,23 @@ void MainWindow::onProgress(quint64, const QString& stage, double fraction) {
 void MainWindow::onResult(ResultPtr result) {
   setBusy(false);
   m_result = std::move(result);
+  QElapsedTimer tt; tt.start();
   m_matrices->setResult(m_result);
+  double a = tt.nsecsElapsed()/1e6; tt.restart();
   m_strip->setResult(m_result);
+  double b = tt.nsecsElapsed()/1e6; tt.restart();
   m_diagnosis->setResult(m_result);
+  double c = tt.nsecsElapsed()/1e6; tt.restart();
   m_charts->setResult(m_result);
+  double d = tt.nsecsElapsed()/1e6; tt.restart();
+  fprintf(stderr, "matrices %.2f strip %.2f diag %.2f charts %.2f\n", a, b, c, d);
   m_samples->clear();
   const Diagnosis& d = m_result->eval.diagnosis;
   m_verdict->setText(d.correct ? tr("✓ Reported matrix correct")
                                : tr("⚠ Reported matrix wrong: %n row(s) ≠ class count", nullptr,
                                     int(d.mismatched_rows.size())));
-  m_verdict->setStyleSheet(d.correct ? QString() : QStringLiteral("color: #b2182b; font-weight: bold"));
+  m_verdict->setStyleSheet(d.correct ? QString()
+                                     : QStringLiteral("color: #b2182b; font-weight: bold"));
   statusBar()->showMessage(tr("Evaluated in %1 ms").arg(m_result->seconds * 1000, 0, 'f', 1), 3000);
   emit resultShown(m_result->jobId);
 }
@@ -169,15 +182,17 @@ void MainWindow::showError(const QString& message) {
   m_lastError = message;
   emit errorShown(message);
   if (!m_errorDialogs) return;
-  auto* box = new QMessageBox(QMessageBox::Warning, tr("ShardLens"), message, QMessageBox::Ok, this);
+  auto* box =
+      new QMessageBox(QMessageBox::Warning, tr("ShardLens"), message, QMessageBox::Ok, this);
   box->setAttribute(Qt::WA_DeleteOnClose);
   box->open();  // window-modal, not blocking: a job may still deliver meanwhile
 }
 
 void MainWindow::updateTitle() {
-  const QString name = QString::fromStdString(m_scenario.title.empty() ? m_scenario.name
-                                                                       : m_scenario.title);
-  setWindowTitle((name.isEmpty() ? tr("Untitled scenario") : name) + QStringLiteral(" — ShardLens"));
+  const QString name =
+      QString::fromStdString(m_scenario.title.empty() ? m_scenario.name : m_scenario.title);
+  setWindowTitle((name.isEmpty() ? tr("Untitled scenario") : name) +
+                 QStringLiteral(" — ShardLens"));
   setWindowFilePath(m_path);
 }
 
@@ -186,6 +201,15 @@ void MainWindow::closeEvent(QCloseEvent* e) {
   m_runner->cancel();
   writeSettings();
   e->accept();
+}
+
+void MainWindow::watchView(HeatmapView* v) {
+  // The view last clicked (or right-clicked) is the one File > Export view writes.
+  connect(v, &HeatmapView::cellClicked, this, [this, v] { m_lastView = v; });
+  connect(v, &HeatmapView::exportRequested, this, [this, v] {
+    m_lastView = v;
+    exportView();
+  });
 }
 
 HeatmapView* MainWindow::currentView() const {

@@ -81,6 +81,7 @@ class MainWindow : public QMainWindow {
   void exportData();
   void about();
   HeatmapView* currentView() const;
+  void watchView(HeatmapView* v);
 
   EvaluationRunner* m_runner;
   LessonModel* m_lessons;

@@ -26,8 +26,8 @@ void MainWindow::buildActions() {
   file->addAction(tr("&Save scenario"), QKeySequence::Save, this, [this] {
     QString path = m_path;
     if (path.isEmpty())
-      path = QFileDialog::getSaveFileName(this, tr("Save scenario"), QStringLiteral("scenario.json"),
-                                          tr("Scenarios (*.json)"));
+      path = QFileDialog::getSaveFileName(
+          this, tr("Save scenario"), QStringLiteral("scenario.json"), tr("Scenarios (*.json)"));
     if (!path.isEmpty()) saveScenario(path);
   });
   file->addAction(tr("Save scenario &as…"), QKeySequence::SaveAs, this, [this] {
@@ -46,7 +46,10 @@ void MainWindow::buildActions() {
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
   QMenu* run = menuBar()->addMenu(tr("&Run"));
-  run->addAction(tr("&Recompute"), QKeySequence::Refresh, this, &MainWindow::recompute);
+  run->addAction(tr("&Reload and recompute"), QKeySequence::Refresh, this, [this] {
+    m_runner->clearCache();  // the dataset or prediction files may have changed on disk
+    recompute();
+  });
   run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), m_runner, &EvaluationRunner::cancel);
   run->addAction(tr("&Next epoch"), QKeySequence(tr("Ctrl+Right")), this,
                  [this] { m_panel->stepEpoch(1); });
@@ -80,7 +83,8 @@ void MainWindow::buildToolbar() {
     return c;
   };
   m_normalization = box("normalization", tr("Normalize"), {"none", "true", "pred", "all"});
-  m_normalization->setToolTip(tr("torchmetrics normalize: rows (true), columns (pred) or total (all)"));
+  m_normalization->setToolTip(
+      tr("torchmetrics normalize: rows (true), columns (pred) or total (all)"));
   m_colormap = box("colormap", tr("Colours"), render::colormapNames());
   m_order = box("classOrder", tr("Class order"), render::classOrderNames());
   m_order->setToolTip(tr("index, name, count (most frequent first), error (wrong rows first)"));

@@ -115,7 +115,8 @@ void MainWindow::exportView() {
   int dpi = QSettings().value(QStringLiteral("export/dpi"), 150).toInt();
   if (*format == render::FigureFormat::Png) {
     bool ok = false;
-    dpi = QInputDialog::getInt(this, tr("PNG resolution"), tr("Dots per inch:"), dpi, 30, 1200, 10, &ok);
+    dpi = QInputDialog::getInt(this, tr("PNG resolution"), tr("Dots per inch:"), dpi, 30, 1200, 10,
+                               &ok);
     if (!ok) return;
     QSettings().setValue(QStringLiteral("export/dpi"), dpi);
   }
@@ -137,22 +138,25 @@ void MainWindow::exportFigureSet() {
   const int dpi = QSettings().value(QStringLiteral("export/dpi"), 150).toInt();
   QStringList written;
   QString error;
-  if (!render::writeFigureSet(m_result->eval, dir,
-                              {render::FigureFormat::Png, render::FigureFormat::Svg,
-                               render::FigureFormat::Pdf},
-                              dpi, m_options.matrix, m_options.style, &written, &error))
+  if (!render::writeFigureSet(
+          m_result->eval, dir,
+          {render::FigureFormat::Png, render::FigureFormat::Svg, render::FigureFormat::Pdf}, dpi,
+          m_options.matrix, m_options.style, &written, &error))
     return showError(error);
   statusBar()->showMessage(tr("Wrote %1 files into %2").arg(written.size()).arg(dir), 5000);
 }
 
 void MainWindow::exportData() {
   if (!m_result) return;
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export data"), QStringLiteral("matrices.csv"),
-                                                    tr("CSV (*.csv);;JSON report (*.json)"));
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Export data"), QStringLiteral("matrices.csv"),
+                                   tr("CSV (*.csv);;JSON report (*.json)"));
   if (path.isEmpty()) return;
   try {
-    const bool json = QFileInfo(path).suffix().compare(QLatin1String("json"), Qt::CaseInsensitive) == 0;
-    write_file_atomic(path.toStdString(), json ? reportJson(m_result->eval) : matricesCsv(m_result->eval));
+    const bool json =
+        QFileInfo(path).suffix().compare(QLatin1String("json"), Qt::CaseInsensitive) == 0;
+    write_file_atomic(path.toStdString(),
+                      json ? reportJson(m_result->eval) : matricesCsv(m_result->eval));
     statusBar()->showMessage(tr("Wrote %1").arg(path), 4000);
   } catch (const std::exception& e) {
     showError(QString::fromStdString(e.what()));

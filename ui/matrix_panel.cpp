@@ -43,10 +43,12 @@ void MatrixPanel::resizeEvent(QResizeEvent* e) {
 // leaves no blank band inside the views, and the spare height goes below them.
 void MatrixPanel::fitHeights() {
   const int w = width() - 8;
-  const int big = std::max(m_synced->minimumSizeHint().height(), m_synced->idealHeight(w * 3 / 5 - 6));
+  const int big =
+      std::max(m_synced->minimumSizeHint().height(), m_synced->idealHeight(w * 3 / 5 - 6));
   m_synced->setMaximumHeight(big);
   for (HeatmapView* v : {m_expected, m_difference})
-    v->setMaximumHeight(std::clamp(v->idealHeight(w * 2 / 5 - 6), v->minimumSizeHint().height(), big / 2));
+    v->setMaximumHeight(
+        std::clamp(v->idealHeight(w * 2 / 5 - 6), v->minimumSizeHint().height(), big / 2));
   const int columns = std::clamp(int(m_ranks.size()), 1, 4);
   for (HeatmapView* v : m_ranks)
     v->setMaximumHeight(std::max(v->minimumSizeHint().height(), v->idealHeight(w / columns - 6)));
@@ -99,15 +101,18 @@ void MatrixPanel::ensureRankViews(int world) {
     view->setStyle(compactStyle());
     wire(view, ViewKind::Rank, rank);
     m_ranks.push_back(view);
+    emit viewCreated(view);
   }
   // Four columns at most: beyond that the small multiples get too small to read.
   const int columns = std::clamp(world, 1, 4);
-  for (int r = 0; r < world; ++r) m_rankGrid->addWidget(m_ranks[size_t(r)], r / columns, r % columns);
+  for (int r = 0; r < world; ++r)
+    m_rankGrid->addWidget(m_ranks[size_t(r)], r / columns, r % columns);
 }
 
 void MatrixPanel::setOptions(const render::MatrixOptions& matrix,
                              const render::HeatmapStyle& style) {
-  const bool reorder = matrix.normalization != m_matrix.normalization || matrix.order != m_matrix.order;
+  const bool reorder =
+      matrix.normalization != m_matrix.normalization || matrix.order != m_matrix.order;
   m_matrix = matrix;
   m_style = style;
   m_synced->setStyle(style);

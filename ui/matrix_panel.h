@@ -32,6 +32,7 @@ class MatrixPanel : public QWidget {
 
  signals:
   void cellActivated(const shardlens::ui::CellRef& cell);
+  void viewCreated(shardlens::ui::HeatmapView* view);  // rank views come and go with W
 
  protected:
   void resizeEvent(QResizeEvent* e) override;

@@ -26,8 +26,9 @@ int SampleModel::columnCount(const QModelIndex& parent) const {
 }
 
 QString SampleModel::className(int c) const {
-  return c >= 0 && c < int(m_names.size()) ? QStringLiteral("%1 (%2)").arg(c).arg(m_names[size_t(c)])
-                                           : QString::number(c);
+  return c >= 0 && c < int(m_names.size())
+             ? QStringLiteral("%1 (%2)").arg(c).arg(m_names[size_t(c)])
+             : QString::number(c);
 }
 
 QVariant SampleModel::data(const QModelIndex& index, int role) const {
@@ -40,10 +41,14 @@ QVariant SampleModel::data(const QModelIndex& index, int role) const {
                : QVariant(Qt::AlignRight | Qt::AlignVCenter);
   if (role != Qt::DisplayRole && role != Qt::UserRole) return {};
   switch (index.column()) {
-    case Rank: return s.rank < 0 ? QVariant(QStringLiteral("dataset")) : QVariant(s.rank);
-    case Position: return QVariant::fromValue<qlonglong>(s.position);
-    case Index: return QVariant::fromValue<qlonglong>(s.index);
-    case Target: return role == Qt::UserRole ? QVariant(s.target) : QVariant(className(s.target));
+    case Rank:
+      return s.rank < 0 ? QVariant(QStringLiteral("dataset")) : QVariant(s.rank);
+    case Position:
+      return QVariant::fromValue<qlonglong>(s.position);
+    case Index:
+      return QVariant::fromValue<qlonglong>(s.index);
+    case Target:
+      return role == Qt::UserRole ? QVariant(s.target) : QVariant(className(s.target));
     case Prediction:
       return role == Qt::UserRole ? QVariant(s.prediction) : QVariant(className(s.prediction));
     case Flags: {
@@ -59,12 +64,18 @@ QVariant SampleModel::data(const QModelIndex& index, int role) const {
 QVariant SampleModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
   switch (section) {
-    case Rank: return tr("Rank");
-    case Position: return tr("Position");
-    case Index: return tr("Dataset index");
-    case Target: return tr("True");
-    case Prediction: return tr("Predicted");
-    case Flags: return tr("Flags");
+    case Rank:
+      return tr("Rank");
+    case Position:
+      return tr("Position");
+    case Index:
+      return tr("Dataset index");
+    case Target:
+      return tr("True");
+    case Prediction:
+      return tr("Predicted");
+    case Flags:
+      return tr("Flags");
   }
   return {};
 }

@@ -74,7 +74,8 @@ void SamplePanel::showImage(const QModelIndex& index) {
   if (!s || m_imagesPath.isEmpty()) return;
   try {
     const QImage img = m_images.image(m_imagesPath, s->index);
-    m_image->setPixmap(QPixmap::fromImage(img.scaled(112, 112, Qt::KeepAspectRatio, Qt::FastTransformation)));
+    m_image->setPixmap(
+        QPixmap::fromImage(img.scaled(112, 112, Qt::KeepAspectRatio, Qt::FastTransformation)));
     m_imageCaption->setText(tr("Dataset index %1\nrank %2, position %3%4")
                                 .arg(s->index)
                                 .arg(s->rank)

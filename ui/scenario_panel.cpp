@@ -86,14 +86,17 @@ QWidget* ScenarioPanel::lessonsBox() {
 
 void ScenarioPanel::build() {
   auto* data = new QGroupBox(tr("Data"), this);
-  m_dataset = combo(data, "dataset",
-                    {"synthetic:classes=10,per-class=50", "synthetic:classes=10,per-class=1000",
-                     "synthetic:classes=10,n=1000,zipf=1.2", "synthetic:classes=100,per-class=100",
-                     "synthetic:classes=1000,per-class=100", "fashion-mnist:test"},
-                    true, tr("Dataset spec: synthetic:…, fashion-mnist:test|train, idx:PATH, npy:PATH, csv:PATH"));
-  m_predictor = combo(data, "predictor",
-                      {"noisy:accuracy=0.9,seed=1", "perfect", "noisy:accuracy=0.7,seed=1,structure=adjacent"},
-                      true, tr("Predictor spec: perfect, noisy:accuracy=…,seed=…, npy:PATH, csv:PATH"));
+  m_dataset = combo(
+      data, "dataset",
+      {"synthetic:classes=10,per-class=50", "synthetic:classes=10,per-class=1000",
+       "synthetic:classes=10,n=1000,zipf=1.2", "synthetic:classes=100,per-class=100",
+       "synthetic:classes=1000,per-class=100", "fashion-mnist:test"},
+      true,
+      tr("Dataset spec: synthetic:…, fashion-mnist:test|train, idx:PATH, npy:PATH, csv:PATH"));
+  m_predictor = combo(
+      data, "predictor",
+      {"noisy:accuracy=0.9,seed=1", "perfect", "noisy:accuracy=0.7,seed=1,structure=adjacent"},
+      true, tr("Predictor spec: perfect, noisy:accuracy=…,seed=…, npy:PATH, csv:PATH"));
   auto* f1 = new QFormLayout(data);
   f1->addRow(tr("Dataset"), m_dataset);
   f1->addRow(tr("Predictor"), m_predictor);
@@ -125,21 +128,26 @@ void ScenarioPanel::build() {
   epochRow->addWidget(m_epoch, 1);
   epochRow->addWidget(step);
   epochRow->addWidget(m_playButton);
-  m_samplerDropLast = check(dist, "samplerDropLast", tr("sampler drop_last"),
-                            tr("DistributedSampler(drop_last=True): cut the tail instead of padding; "
-                               "up to W−1 samples are never evaluated"));
-  m_loaderDropLast = check(dist, "loaderDropLast", tr("loader drop_last"),
-                           tr("DataLoader(drop_last=True): each rank's partial last batch is dropped"));
+  m_samplerDropLast =
+      check(dist, "samplerDropLast", tr("sampler drop_last"),
+            tr("DistributedSampler(drop_last=True): cut the tail instead of padding; "
+               "up to W−1 samples are never evaluated"));
+  m_loaderDropLast =
+      check(dist, "loaderDropLast", tr("loader drop_last"),
+            tr("DataLoader(drop_last=True): each rank's partial last batch is dropped"));
   m_limit = new QLineEdit(dist);
   m_limit->setObjectName(QStringLiteral("limitBatches"));
   m_limit->setPlaceholderText(tr("all"));
-  m_limit->setToolTip(tr("limit_val_batches: an int k (k batches per rank) or a fraction (1.0 = all)"));
+  m_limit->setToolTip(
+      tr("limit_val_batches: an int k (k batches per rank) or a fraction (1.0 = all)"));
   m_rankSeeds = new QLineEdit(dist);
   m_rankSeeds->setObjectName(QStringLiteral("rankSeeds"));
   m_rankSeeds->setPlaceholderText(tr("same seed on every rank"));
-  m_rankSeeds->setToolTip(tr("Per-rank sampler seeds, comma separated (models ranks whose seeds diverge)"));
-  m_sanityLeak = check(dist, "sanityLeak", tr("sanity batches leak"),
-                       tr("Sanity-check batches counted into the metric (state not reset before epoch 0)"));
+  m_rankSeeds->setToolTip(
+      tr("Per-rank sampler seeds, comma separated (models ranks whose seeds diverge)"));
+  m_sanityLeak =
+      check(dist, "sanityLeak", tr("sanity batches leak"),
+            tr("Sanity-check batches counted into the metric (state not reset before epoch 0)"));
   m_sanitySteps = spin(dist, "sanitySteps", 0, 1000, tr("num_sanity_val_steps"));
   auto* sanityRow = new QHBoxLayout;
   sanityRow->addWidget(m_sanityLeak);
@@ -163,12 +171,14 @@ void ScenarioPanel::build() {
                             SyncStrategy::GatherZeroPad, SyncStrategy::GatherTrim,
                             SyncStrategy::GatherForMetrics, SyncStrategy::NormalizeThenSum}),
                  false, tr("How per-rank matrices become the reported one"));
-  m_dtype = combo(metric, "counterDtype",
-                  enumNames({CounterDtype::Int64, CounterDtype::Float32, CounterDtype::Float16,
-                             CounterDtype::BFloat16}),
-                  false, tr("Counter dtype of the metric state (float16 stalls at 2048, bfloat16 at 256)"));
-  m_torch = combo(metric, "torchVersion", {"1.13", "2.0", "2.7"}, true,
-                  tr("PyTorch release to imitate (randperm differs from 2.7 on for n ≥ 214,748,364)"));
+  m_dtype = combo(
+      metric, "counterDtype",
+      enumNames({CounterDtype::Int64, CounterDtype::Float32, CounterDtype::Float16,
+                 CounterDtype::BFloat16}),
+      false, tr("Counter dtype of the metric state (float16 stalls at 2048, bfloat16 at 256)"));
+  m_torch =
+      combo(metric, "torchVersion", {"1.13", "2.0", "2.7"}, true,
+            tr("PyTorch release to imitate (randperm differs from 2.7 on for n ≥ 214,748,364)"));
   m_ignore = spin(metric, "ignoreIndex", -1, 100000, tr("torchmetrics ignore_index (−1: none)"));
   m_ignore->setSpecialValueText(tr("none"));
   auto* f3 = new QFormLayout(metric);
@@ -185,15 +195,21 @@ void ScenarioPanel::build() {
   layout->addStretch();
 }
 
-bool ScenarioPanel::playing() const { return m_play.isActive(); }
+bool ScenarioPanel::playing() const {
+  return m_play.isActive();
+}
 
 void ScenarioPanel::setPlaying(bool on) {
-  if (on) m_play.start();
-  else m_play.stop();
+  if (on)
+    m_play.start();
+  else
+    m_play.stop();
   m_playButton->setChecked(on);
   m_playButton->setText(on ? QStringLiteral("⏸") : QStringLiteral("▶"));
 }
 
-void ScenarioPanel::stepEpoch(int delta) { m_epoch->setValue(m_epoch->value() + delta); }
+void ScenarioPanel::stepEpoch(int delta) {
+  m_epoch->setValue(m_epoch->value() + delta);
+}
 
 }  // namespace shardlens::ui

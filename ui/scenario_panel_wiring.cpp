@@ -28,7 +28,8 @@ std::vector<int64_t> parseSeeds(const QString& text) {
   for (const QString& part : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
     bool ok = false;
     const qlonglong v = part.trimmed().toLongLong(&ok);
-    if (!ok) throw InputError("rank seeds: '" + part.trimmed().toStdString() + "' is not an integer");
+    if (!ok)
+      throw InputError("rank seeds: '" + part.trimmed().toStdString() + "' is not an integer");
     out.push_back(v);
   }
   return out;
@@ -37,8 +38,10 @@ std::vector<int64_t> parseSeeds(const QString& text) {
 void setComboText(QComboBox* c, const std::string& text) {
   const QString t = QString::fromStdString(text);
   const int i = c->findText(t);
-  if (i >= 0) c->setCurrentIndex(i);
-  else if (c->isEditable()) c->setEditText(t);
+  if (i >= 0)
+    c->setCurrentIndex(i);
+  else if (c->isEditable())
+    c->setEditText(t);
 }
 
 }  // namespace
@@ -57,7 +60,8 @@ void ScenarioPanel::wire() {
     });
   };
   const auto textOf = [](QComboBox* c) { return c->currentText().trimmed().toStdString(); };
-  bind(m_dataset, &QComboBox::activated, [=, this](int) { m_scenario.dataset = textOf(m_dataset); });
+  bind(m_dataset, &QComboBox::activated,
+       [=, this](int) { m_scenario.dataset = textOf(m_dataset); });
   bind(m_dataset->lineEdit(), &QLineEdit::editingFinished,
        [=, this] { m_scenario.dataset = textOf(m_dataset); });
   bind(m_predictor, &QComboBox::activated,
@@ -80,8 +84,10 @@ void ScenarioPanel::wire() {
   bind(m_shuffle, &QCheckBox::toggled, [this](bool on) { m_scenario.sampler.shuffle = on; });
   bind(m_seed, &QSpinBox::valueChanged, [this](int v) { m_scenario.sampler.seed = v; });
   bind(m_epoch, &QSpinBox::valueChanged, [this](int v) { m_scenario.sampler.epoch = v; });
-  bind(m_samplerDropLast, &QCheckBox::toggled, [this](bool on) { m_scenario.sampler.drop_last = on; });
-  bind(m_loaderDropLast, &QCheckBox::toggled, [this](bool on) { m_scenario.loader.drop_last = on; });
+  bind(m_samplerDropLast, &QCheckBox::toggled,
+       [this](bool on) { m_scenario.sampler.drop_last = on; });
+  bind(m_loaderDropLast, &QCheckBox::toggled,
+       [this](bool on) { m_scenario.loader.drop_last = on; });
   bind(m_limit, &QLineEdit::editingFinished, [this] {
     const QString t = m_limit->text().trimmed();
     m_scenario.loader.limit = t.isEmpty() ? BatchLimit{} : BatchLimit::parse(t.toStdString());
@@ -89,7 +95,8 @@ void ScenarioPanel::wire() {
   bind(m_rankSeeds, &QLineEdit::editingFinished,
        [this] { m_scenario.sampler.rank_seeds = parseSeeds(m_rankSeeds->text()); });
   bind(m_sanityLeak, &QCheckBox::toggled, [this](bool on) { m_scenario.loader.sanity_leak = on; });
-  bind(m_sanitySteps, &QSpinBox::valueChanged, [this](int v) { m_scenario.loader.sanity_steps = v; });
+  bind(m_sanitySteps, &QSpinBox::valueChanged,
+       [this](int v) { m_scenario.loader.sanity_steps = v; });
   bind(m_sync, &QComboBox::activated,
        [=, this](int) { m_scenario.sync = parse_sync_strategy(textOf(m_sync)); });
   bind(m_dtype, &QComboBox::activated,
@@ -105,7 +112,9 @@ void ScenarioPanel::wire() {
   connect(m_playButton, &QToolButton::toggled, this, [this](bool on) { setPlaying(on); });
 }
 
-void ScenarioPanel::commit() { emit changed(m_scenario); }
+void ScenarioPanel::commit() {
+  emit changed(m_scenario);
+}
 
 void ScenarioPanel::setScenario(const Scenario& s) {
   m_loading = true;

@@ -51,7 +51,8 @@ void ShardStrip::setResult(const ResultPtr& result) {
     for (int b = 0; b < s.buckets; ++b) {
       const double size = double(std::max<int64_t>(1, s.bucketSize(b)));
       for (int r = 0; r < s.world; ++r) {
-        const double covered = (s.real[size_t(r)][size_t(b)] + s.padding[size_t(r)][size_t(b)]) / size;
+        const double covered =
+            (s.real[size_t(r)][size_t(b)] + s.padding[size_t(r)][size_t(b)]) / size;
         m_lanes.setPixel(b, r, shade(rankColor(r).rgb(), covered));
       }
       m_lanes.setPixel(b, s.world, shade(kNeverInk, s.never[size_t(b)] / size));
@@ -76,7 +77,8 @@ bool ShardStrip::hit(const QPoint& p, int* lane, int* bucket) const {
   const QRectF r = lanesRect();
   if (m_lanes.isNull() || !r.contains(p)) return false;
   *lane = std::clamp(int((p.y() - r.top()) / laneHeight()), 0, m_lanes.height() - 1);
-  *bucket = std::clamp(int((p.x() - r.left()) / r.width() * m_lanes.width()), 0, m_lanes.width() - 1);
+  *bucket =
+      std::clamp(int((p.x() - r.left()) / r.width() * m_lanes.width()), 0, m_lanes.width() - 1);
   return true;
 }
 
@@ -159,8 +161,10 @@ bool ShardStrip::event(QEvent* e) {
   if (e->type() == QEvent::ToolTip) {
     auto* help = static_cast<QHelpEvent*>(e);
     const QString text = tooltipAt(help->pos());
-    if (text.isEmpty()) QToolTip::hideText();
-    else QToolTip::showText(help->globalPos(), text, this);
+    if (text.isEmpty())
+      QToolTip::hideText();
+    else
+      QToolTip::showText(help->globalPos(), text, this);
     return true;
   }
   return QWidget::event(e);

@@ -22,13 +22,18 @@ ShardSummary summarizeShards(const Evaluation& e, Progress* progress) {
     const EvaluatedRank& er = e.plan.evaluated[size_t(r)];
     for_each_element(er.sequence, [&](int64_t index, uint8_t flags) {
       const size_t bucket = size_t(s.bucketOf(index));
-      if (flags & kPadding) ++pad[bucket];
-      else ++real[bucket];
+      if (flags & kPadding)
+        ++pad[bucket];
+      else
+        ++real[bucket];
       // Totals keep the three kinds apart so the chart stacks them: a leaked sanity record
       // is counted as such, whether real or padding.
-      if (flags & kSanity) ++t.sanity;
-      else if (flags & kPadding) ++t.padding;
-      else ++t.real;
+      if (flags & kSanity)
+        ++t.sanity;
+      else if (flags & kPadding)
+        ++t.padding;
+      else
+        ++t.real;
     });
     const int64_t evaluatedFromSampler = er.sequence.size() - t.sanity;
     t.notEvaluated = std::max<int64_t>(0, er.sampler_size - evaluatedFromSampler);

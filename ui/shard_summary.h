@@ -10,9 +10,9 @@
 namespace shardlens::ui {
 
 struct RankTotals {
-  int64_t real = 0;         // real samples evaluated in the epoch
-  int64_t padding = 0;      // padding duplicates evaluated in the epoch
-  int64_t sanity = 0;       // sanity-check records counted as well (leak)
+  int64_t real = 0;          // real samples evaluated in the epoch
+  int64_t padding = 0;       // padding duplicates evaluated in the epoch
+  int64_t sanity = 0;        // sanity-check records counted as well (leak)
   int64_t notEvaluated = 0;  // given by the sampler but cut by drop_last or the batch limit
 };
 

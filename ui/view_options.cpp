@@ -5,7 +5,8 @@
 namespace shardlens::ui {
 
 void ViewOptions::save(QSettings& s) const {
-  s.setValue(QStringLiteral("view/normalization"), QString::fromStdString(to_string(matrix.normalization)));
+  s.setValue(QStringLiteral("view/normalization"),
+             QString::fromStdString(to_string(matrix.normalization)));
   s.setValue(QStringLiteral("view/order"), render::classOrderName(matrix.order));
   s.setValue(QStringLiteral("view/colormap"), render::colormapName(style.colormap));
   s.setValue(QStringLiteral("view/log"), style.logScale);
@@ -15,8 +16,10 @@ void ViewOptions::save(QSettings& s) const {
 ViewOptions ViewOptions::load(const QSettings& s) {
   ViewOptions o;
   try {
-    o.matrix.normalization = parse_normalization(
-        s.value(QStringLiteral("view/normalization"), QStringLiteral("none")).toString().toStdString());
+    o.matrix.normalization =
+        parse_normalization(s.value(QStringLiteral("view/normalization"), QStringLiteral("none"))
+                                .toString()
+                                .toStdString());
   } catch (const std::exception&) {
     o.matrix.normalization = Normalization::None;  // a stale settings file must not stop startup
   }

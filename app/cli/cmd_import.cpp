@@ -10,11 +10,9 @@
 #include "core/import.h"
 #include "core/report.h"
 #include "core/runfile.h"
+#include "core/torch_plugin.h"
 #include "core/types.h"
 #include "shardlens/config.h"
-#if SHARDLENS_HAS_TORCH
-#include "core/torch/pt_dump.h"
-#endif
 
 namespace shardlens::cli {
 
@@ -36,9 +34,13 @@ void run_import(const ImportArgs& a) {
   if (a.classes > 0) options.classes = a.classes;
   if (a.world_size > 0) options.world_size = a.world_size;
   options.ignore_index = a.ignore_index;
-#if SHARDLENS_HAS_TORCH
-  options.pt_reader = [](const std::string& path) { return read_pt_dump_arrays(path); };
-#endif
+  // .pt dumps need LibTorch's unpickler: loaded only when a .pt file is imported.
+  options.pt_reader = [](const std::string& path) {
+    std::string why_not;
+    const TorchPlugin* torch = torch_plugin(&why_not);
+    if (!torch) throw InputError(path + ": reading .pt dumps needs LibTorch: " + why_not);
+    return torch->read_pt_dump_arrays(path);
+  };
   TerminalProgress progress;
   const RunFile run = import_dumps(a.dumps, options, &progress);
   progress.finish();

@@ -10,12 +10,11 @@
 #include "app/cli/engine_flags.h"
 #include "app/cli/terminal_progress.h"
 #include "core/report.h"
+#include "core/resources.h"
 #include "core/runfile.h"
+#include "core/torch_plugin.h"
 #include "core/types.h"
 #include "shardlens/config.h"
-#if SHARDLENS_HAS_TORCH
-#include "core/torch/real_run.h"
-#endif
 
 namespace shardlens::cli {
 
@@ -23,7 +22,7 @@ namespace {
 
 struct RunArgs {
   EngineFlags engine;
-  std::string model = std::string(SHARDLENS_RESOURCE_DIR) + "/models/fashion_mnist_reference.pt";
+  std::string model = resource_dir() + "/models/fashion_mnist_reference.pt";
   std::string images;
   std::string out;
   int timeout = 60;
@@ -32,7 +31,6 @@ struct RunArgs {
   std::string backend = "gloo";
 };
 
-#if SHARDLENS_HAS_TORCH
 void run_real(const CLI::App& cmd, const RunArgs& a) {
 #if !SHARDLENS_HAS_CUDA
   if (a.backend != "gloo") {
@@ -57,7 +55,10 @@ void run_real(const CLI::App& cmd, const RunArgs& a) {
   config.backend = a.backend;
 
   TerminalProgress progress;
-  const RealRunResult result = real_run(config, &progress);
+  std::string why_not;
+  const TorchPlugin* torch = torch_plugin(&why_not);
+  if (!torch) throw InputError("run: " + why_not + "; simulate works without it");
+  const RealRunResult result = torch->real_run(config, &progress);
   progress.finish();
   if (!result.reporter) {  // a rank that is not the one writing the run
     if (!result.error.empty()) {
@@ -84,7 +85,6 @@ void run_real(const CLI::App& cmd, const RunArgs& a) {
     std::cout << report_text(view);
   }
 }
-#endif
 
 }  // namespace
 
@@ -113,15 +113,7 @@ void register_run(CLI::App& app) {
                   "rank, device LOCAL_RANK)")
       ->check(CLI::IsMember({"gloo", "nccl"}))
       ->capture_default_str();
-#if SHARDLENS_HAS_TORCH
   cmd->callback([cmd, args] { run_real(*cmd, *args); });
-#else
-  cmd->callback([] {
-    throw InputError(
-        "run: this build of ShardLens has no LibTorch; install libtorch-dev and "
-        "rebuild to run real evaluations (simulate works without it)");
-  });
-#endif
 }
 
 }  // namespace shardlens::cli

@@ -42,8 +42,8 @@ int main(int argc, char** argv) {
     bool restored = false;
     if (!last.isEmpty()) {
       try {
-        window.setScenario(shardlens::scenario_from_json(
-            nlohmann::json::parse(last.toStdString()), "saved settings"));
+        window.setScenario(shardlens::scenario_from_json(nlohmann::json::parse(last.toStdString()),
+                                                         "saved settings"));
         restored = true;
       } catch (const std::exception&) {
         // A stale or broken saved scenario falls back to the lesson below.

@@ -89,8 +89,13 @@ std::string write_idx_dataset(int n) {
 // strategies and counter dtypes, since each takes a different path through the collectives.
 TEST(CliNccl, TwoRanksEqualGloo) {
   SHARDLENS_REQUIRE_GPUS(2);
+  const std::string labels = write_idx_dataset(2999);
+  struct Cleanup {
+    std::filesystem::path dir;
+    ~Cleanup() { std::filesystem::remove_all(dir); }
+  } cleanup{std::filesystem::path(labels).parent_path()};
   const std::string common = "run --world-size 2 --batch-size 256 --format json --timeout 120 " +
-                             std::string("--dataset idx:") + write_idx_dataset(2999) + " ";
+                             std::string("--dataset idx:") + labels + " ";
   for (const std::string extra : {"", "--sync gather-zero-pad", "--sync normalize-then-sum",
                                   "--counter-dtype float16", "--sync double --ignore-index 3"}) {
     const Result gloo = run_cli(common + extra + " --backend gloo");

@@ -36,8 +36,9 @@ class TestFigures : public QObject {
   Q_OBJECT
   Evaluation m_eval = smallEvaluation();
   QTemporaryDir m_dir{qEnvironmentVariable("SHARDLENS_KEEP_FIGURES").isEmpty()
-                         ? QDir::tempPath() + QStringLiteral("/shardlens-figures-XXXXXX")
-                         : qEnvironmentVariable("SHARDLENS_KEEP_FIGURES") + QStringLiteral("/figures-XXXXXX")};
+                          ? QDir::tempPath() + QStringLiteral("/shardlens-figures-XXXXXX")
+                          : qEnvironmentVariable("SHARDLENS_KEEP_FIGURES") +
+                                QStringLiteral("/figures-XXXXXX")};
 
   Figure syncedFigure() const {
     Figure f;
@@ -129,8 +130,8 @@ class TestFigures : public QObject {
 
   void unwritablePathFails() {
     QString error;
-    QVERIFY(!writeFigure(syncedFigure(), QStringLiteral("/nonexistent-dir/x.png"), FigureFormat::Png,
-                         72, &error));
+    QVERIFY(!writeFigure(syncedFigure(), QStringLiteral("/nonexistent-dir/x.png"),
+                         FigureFormat::Png, 72, &error));
     QVERIFY(error.contains(QStringLiteral("/nonexistent-dir/x.png")));
   }
 

@@ -52,7 +52,8 @@ class TestGeometry : public QObject {
     QVERIFY(!v.cellAt({99, 100}));
     QVERIFY(!v.cellAt({200, 451}));
     for (int r = 0; r < 10; ++r)
-      for (int c = 0; c < 10; ++c) QCOMPARE(v.cellAt(v.cellRect({r, c}).center()), std::optional<Cell>(Cell{r, c}));
+      for (int c = 0; c < 10; ++c)
+        QCOMPARE(v.cellAt(v.cellRect({r, c}).center()), std::optional<Cell>(Cell{r, c}));
   }
 
   void axisMappingRoundTrips() {
@@ -116,8 +117,7 @@ class TestGeometry : public QObject {
     QCOMPARE(labelStep(0.4, 13), 50);
     QCOMPARE(labelStep(0.1, 13), 200);
     // Thinned labels never overlap.
-    for (double cell : {0.05, 0.3, 1.0, 2.5, 7.0, 13.0})
-      QVERIFY(labelStep(cell, 13) * cell >= 13);
+    for (double cell : {0.05, 0.3, 1.0, 2.5, 7.0, 13.0}) QVERIFY(labelStep(cell, 13) * cell >= 13);
   }
 
   void colormapsAreMonotoneInLightness() {

@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include "ui/heatmap_view.h"
+#include "ui/idx_images.h"
 #include "ui/lesson_model.h"
 #include "ui/main_window.h"
 #include "ui/matrix_panel.h"
@@ -63,7 +64,8 @@ class TestMainWindow : public QObject {
     QVERIFY(synced->data().mismatchCount() > 0);
     QVERIFY(mismatchPixels(synced) > 0);
     // Not colour alone: the verdict and the title say it in words.
-    QVERIFY(w.findChild<QLabel*>(QStringLiteral("verdict"))->text().contains(QStringLiteral("wrong")));
+    QVERIFY(
+        w.findChild<QLabel*>(QStringLiteral("verdict"))->text().contains(QStringLiteral("wrong")));
     QCOMPARE(mismatchPixels(w.matrices()->expectedView()), 0);
     QVERIFY(w.lastError().isEmpty());
   }
@@ -80,7 +82,9 @@ class TestMainWindow : public QObject {
     QCOMPARE(w.matrices()->syncedView()->data().mismatchCount(), 0);
     QCOMPARE(mismatchPixels(w.matrices()->syncedView()), 0);
     QCOMPARE(mismatchPixels(w.matrices()->differenceView()), 0);
-    QVERIFY(w.findChild<QLabel*>(QStringLiteral("verdict"))->text().contains(QStringLiteral("correct")));
+    QVERIFY(w.findChild<QLabel*>(QStringLiteral("verdict"))
+                ->text()
+                .contains(QStringLiteral("correct")));
   }
 
   void panelControlChangesMatrices() {
@@ -132,6 +136,55 @@ class TestMainWindow : public QObject {
     }
   }
 
+  void toolbarOptionsRepaintViews() {
+    MainWindow w;
+    w.setErrorDialogs(false);
+    w.resize(1400, 900);
+    w.show();
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    w.setScenario(correctScenario());
+    QVERIFY(waitResult(w, shown));
+    HeatmapView* v = w.matrices()->syncedView();
+    const QImage viridis = v->grab().toImage();
+    ViewOptions o = w.viewOptions();
+    o.style.colormap = render::Colormap::Grey;
+    o.matrix.normalization = Normalization::True;
+    w.setViewOptions(o);
+    QCOMPARE(v->style().colormap, render::Colormap::Grey);
+    QVERIFY(!v->data().integral);  // normalized values
+    QVERIFY(v->grab().toImage() != viridis);
+    // Row sums stay counts whatever the normalization.
+    QCOMPARE(v->data().rowObserved[0], w.result()->eval.synced.row_sums()[0]);
+  }
+
+  void wheelZoomsAroundTheCursor() {
+    MainWindow w;
+    w.setErrorDialogs(false);
+    w.resize(1400, 900);
+    w.show();
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    w.setScenario(correctScenario());
+    QVERIFY(waitResult(w, shown));
+    HeatmapView* v = w.matrices()->syncedView();
+    const QPointF at = v->viewport().cellRect({7, 2}).center();
+    QWheelEvent wheel(at, v->mapToGlobal(at), {}, {0, 240}, Qt::NoButton, Qt::NoModifier,
+                      Qt::NoScrollPhase, false);
+    QApplication::sendEvent(v, &wheel);
+    QVERIFY(v->viewport().zoom > 1.0);
+    QCOMPARE(v->viewport().cellAt(at), std::optional<render::Cell>(render::Cell{7, 2}));
+    QTest::mouseDClick(v, Qt::LeftButton, {}, at.toPoint());
+    QCOMPARE(v->viewport().zoom, 1.0);
+  }
+
+  void idxImagesForFashionMnist() {
+    const QString path = idxImagesPath("fashion-mnist:test");
+    if (path.isEmpty()) QSKIP("Debian's dataset-fashion-mnist is not installed");
+    IdxImageCache cache;
+    const QImage img = cache.image(path, 0);
+    QCOMPARE(img.size(), QSize(28, 28));
+    QVERIFY(idxImagesPath("synthetic:classes=10,per-class=5").isEmpty());
+  }
+
   void staleResultsAreDropped() {
     EvaluationRunner runner;
     QSignalSpy finished(&runner, &EvaluationRunner::finished);
@@ -153,7 +206,7 @@ class TestMainWindow : public QObject {
     QSignalSpy cancelled(&runner, &EvaluationRunner::cancelled);
     QSignalSpy finished(&runner, &EvaluationRunner::finished);
     Scenario s = correctScenario();
-    s.dataset = "synthetic:classes=10,per-class=2000000";  // 20M: long enough to cancel
+    s.dataset = "synthetic:classes=10,per-class=200000";  // cancel is seen at the first step
     s.sampler.shuffle = true;
     runner.start(s);
     runner.cancel();

@@ -23,7 +23,8 @@ class TestModels : public QObject {
     const QModelIndex idx = model.index(padding, 0);
     QVERIFY(!model.data(idx).toString().isEmpty());
     QVERIFY(!model.data(idx, LessonModel::DescriptionRole).toString().isEmpty());
-    QCOMPARE(model.data(idx, LessonModel::NameRole).toString(), QStringLiteral("padding-duplicates"));
+    QCOMPARE(model.data(idx, LessonModel::NameRole).toString(),
+             QStringLiteral("padding-duplicates"));
     QVERIFY(model.data(idx, LessonModel::PathRole).toString().endsWith(".json"));
     // Every lesson carries its explanation.
     for (int r = 0; r < model.rowCount(); ++r)
@@ -66,7 +67,8 @@ class TestModels : public QObject {
     QCOMPARE(model.data(model.index(2, SampleModel::Prediction), Qt::UserRole).toInt(), 2);
     QVERIFY(model.data(model.index(7, SampleModel::Flags)).toString().contains("padding"));
     QVERIFY(model.data(model.index(6, SampleModel::Flags)).toString().isEmpty());
-    QCOMPARE(model.headerData(SampleModel::Index, Qt::Horizontal).toString(), QStringLiteral("Dataset index"));
+    QCOMPARE(model.headerData(SampleModel::Index, Qt::Horizontal).toString(),
+             QStringLiteral("Dataset index"));
     samples.resize(3);
     samples[0].rank = -1;  // dataset-level sample (expected matrix)
     model.setSamples(samples, {});

@@ -42,10 +42,14 @@ std::array<QRgb, 256> buildTable(const Anchors& a) {
 
 QString colormapName(Colormap map) {
   switch (map) {
-    case Colormap::Cividis: return QStringLiteral("cividis");
-    case Colormap::Magma: return QStringLiteral("magma");
-    case Colormap::Grey: return QStringLiteral("grey");
-    case Colormap::Viridis: break;
+    case Colormap::Cividis:
+      return QStringLiteral("cividis");
+    case Colormap::Magma:
+      return QStringLiteral("magma");
+    case Colormap::Grey:
+      return QStringLiteral("grey");
+    case Colormap::Viridis:
+      break;
   }
   return QStringLiteral("viridis");
 }
@@ -58,7 +62,9 @@ Colormap parseColormap(const QString& name) {
   return Colormap::Viridis;
 }
 
-QStringList colormapNames() { return {"viridis", "cividis", "magma", "grey"}; }
+QStringList colormapNames() {
+  return {"viridis", "cividis", "magma", "grey"};
+}
 
 const std::array<QRgb, 256>& colormapTable(Colormap map) {
   static const std::array<std::array<QRgb, 256>, 4> tables = {
@@ -72,7 +78,9 @@ QRgb colormapColor(Colormap map, double t) {
   return colormapTable(map)[static_cast<size_t>(k)];
 }
 
-QRgb divergingColor(double t) { return interpolate(kDiverging, (t + 1.0) / 2.0); }
+QRgb divergingColor(double t) {
+  return interpolate(kDiverging, (t + 1.0) / 2.0);
+}
 
 QColor textColorOn(QRgb bg) {
   // Relative luminance (sRGB weights, no gamma: close enough to pick black or white).

@@ -11,8 +11,8 @@ namespace shardlens::render {
 
 enum class Colormap { Viridis, Cividis, Magma, Grey };
 
-QString colormapName(Colormap map);            // "viridis", ...
-Colormap parseColormap(const QString& name);   // unknown names give viridis
+QString colormapName(Colormap map);           // "viridis", ...
+Colormap parseColormap(const QString& name);  // unknown names give viridis
 QStringList colormapNames();
 
 // 256-entry lookup table; t in [0, 1] maps to entry round(t * 255).

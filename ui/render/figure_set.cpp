@@ -18,8 +18,10 @@ QtMessageHandler g_previousHandler = nullptr;
 // A headless CLI has no XDG_RUNTIME_DIR; Qt's warning about it is noise on a terminal.
 void quietHandler(QtMsgType type, const QMessageLogContext& context, const QString& message) {
   if (type == QtWarningMsg && message.contains(QLatin1String("XDG_RUNTIME_DIR"))) return;
-  if (g_previousHandler) g_previousHandler(type, context, message);
-  else std::fprintf(stderr, "%s\n", message.toLocal8Bit().constData());
+  if (g_previousHandler)
+    g_previousHandler(type, context, message);
+  else
+    std::fprintf(stderr, "%s\n", message.toLocal8Bit().constData());
 }
 
 std::unique_ptr<QGuiApplication> ensureGuiApp() {

@@ -23,9 +23,12 @@ std::optional<FigureFormat> parseFigureFormat(const QString& text) {
 
 QString figureExtension(FigureFormat f) {
   switch (f) {
-    case FigureFormat::Svg: return QStringLiteral("svg");
-    case FigureFormat::Pdf: return QStringLiteral("pdf");
-    case FigureFormat::Png: break;
+    case FigureFormat::Svg:
+      return QStringLiteral("svg");
+    case FigureFormat::Pdf:
+      return QStringLiteral("pdf");
+    case FigureFormat::Png:
+      break;
   }
   return QStringLiteral("png");
 }
@@ -45,8 +48,10 @@ QSizeF panelSize(const Figure& f) {
   const HeatmapData& d = f.panels.front();
   const LayoutMetrics m = layoutMetrics(d, f.style);
   const double side = panelSide(f);
-  const double w = side + m.axisTitle + m.rowLabels + m.rowSums + m.colorBar + 6 * m.gap + 2 * m.margin;
-  const double h = side + m.title + m.colSums + m.colLabels + m.axisTitle + 5 * m.gap + 2 * m.margin;
+  const double w =
+      side + m.axisTitle + m.rowLabels + m.rowSums + m.colorBar + 6 * m.gap + 2 * m.margin;
+  const double h =
+      side + m.title + m.colSums + m.colLabels + m.axisTitle + 5 * m.gap + 2 * m.margin;
   return {w, h};
 }
 
@@ -99,7 +104,8 @@ bool writeFigure(const Figure& f, const QString& path, FigureFormat format, int 
     const double scale = dpi / 72.0;
     QImage image(QSize(int(std::ceil(pts.width() * scale)), int(std::ceil(pts.height() * scale))),
                  QImage::Format_ARGB32_Premultiplied);
-    if (image.isNull()) return fail(QStringLiteral("figure too large for memory at %1 dpi").arg(dpi));
+    if (image.isNull())
+      return fail(QStringLiteral("figure too large for memory at %1 dpi").arg(dpi));
     image.setDotsPerMeterX(int(std::lround(dpi / 0.0254)));
     image.setDotsPerMeterY(int(std::lround(dpi / 0.0254)));
     image.fill(Qt::white);

@@ -20,7 +20,7 @@ std::optional<FigureFormat> parseFigureFormat(const QString& text);  // "png", "
 QString figureExtension(FigureFormat f);
 
 struct Figure {
-  QString title;                   // above the panels; empty for a single heatmap
+  QString title;  // above the panels; empty for a single heatmap
   std::vector<HeatmapData> panels;
   int columns = 1;
   HeatmapStyle style;

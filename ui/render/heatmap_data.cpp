@@ -98,7 +98,8 @@ QImage buildPooledImage(const HeatmapData& d, const HeatmapStyle& s, int firstRo
 
 QString formatValue(double v, bool integral) {
   if (!std::isfinite(v)) return QStringLiteral("∞");
-  if (integral || v == std::floor(v)) return QString::number(static_cast<qlonglong>(std::llround(v)));
+  if (integral || v == std::floor(v))
+    return QString::number(static_cast<qlonglong>(std::llround(v)));
   if (std::abs(v) >= 100) return QString::number(v, 'f', 0);
   return QString::number(v, 'f', std::abs(v) >= 10 ? 1 : 2);
 }

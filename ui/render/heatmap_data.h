@@ -44,7 +44,7 @@ struct HeatmapData {
 struct HeatmapStyle {
   Colormap colormap = Colormap::Viridis;
   bool logScale = false;
-  bool showValues = true;   // values on cells, when cells are large enough to read them
+  bool showValues = true;    // values on cells, when cells are large enough to read them
   bool vectorCells = false;  // one rectangle per cell (SVG/PDF at small C) instead of an image
   bool compact = false;      // small multiples: no axis titles, short row sums
   bool showColorBar = true;

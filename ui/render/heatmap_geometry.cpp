@@ -14,8 +14,8 @@ HeatmapLayout computeLayout(const QRectF& bounds, const LayoutMetrics& m) {
   const double right = g(m.rowSums) + g(m.colorBar);
   const double top = g(m.title);
   const double bottom = g(m.colSums) + g(m.colLabels) + g(m.axisTitle);
-  const double side = std::max(0.0, std::min(inner.width() - left - right,
-                                             inner.height() - top - bottom));
+  const double side =
+      std::max(0.0, std::min(inner.width() - left - right, inner.height() - top - bottom));
   const double x0 = inner.left() + left;
   const double y0 = inner.top() + top;
   l.grid = QRectF(x0, y0, side, side);
@@ -37,7 +37,9 @@ double HeatmapViewport::cellWidth() const {
 double HeatmapViewport::cellHeight() const {
   return classes > 0 ? grid.height() / classes * zoom : 0.0;
 }
-double HeatmapViewport::maxZoom() const { return std::max(1.0, classes / 4.0); }
+double HeatmapViewport::maxZoom() const {
+  return std::max(1.0, classes / 4.0);
+}
 
 QPointF HeatmapViewport::toScreen(double col, double row) const {
   return {grid.left() + (col - origin.x()) * cellWidth(),
@@ -80,9 +82,13 @@ VisibleRange HeatmapViewport::visible() const {
   if (classes <= 0 || cellWidth() <= 0) return v;
   const QPointF a = toMatrix(grid.topLeft());
   const QPointF b = toMatrix(grid.bottomRight());
-  const auto lo = [this](double x) { return std::clamp(static_cast<int>(std::floor(x)), 0, classes - 1); };
+  const auto lo = [this](double x) {
+    return std::clamp(static_cast<int>(std::floor(x)), 0, classes - 1);
+  };
   // A cell whose left edge sits exactly on the grid's right edge is not visible.
-  const auto hi = [this](double x) { return std::clamp(static_cast<int>(std::ceil(x)) - 1, 0, classes - 1); };
+  const auto hi = [this](double x) {
+    return std::clamp(static_cast<int>(std::ceil(x)) - 1, 0, classes - 1);
+  };
   v.firstCol = lo(a.x());
   v.lastCol = hi(b.x());
   v.firstRow = lo(a.y());

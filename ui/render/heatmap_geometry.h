@@ -17,12 +17,12 @@ struct Cell {
 // that part.
 struct LayoutMetrics {
   double title = 18;
-  double axisTitle = 16;      // "True" on the left, "Predicted" below
-  double rowLabels = 60;      // widest class name
-  double colLabels = 60;      // rotated class names below the grid
-  double colSums = 16;        // the column-sum row right below the grid
-  double rowSums = 90;        // the row-sum column (observed vs expected)
-  double colorBar = 46;       // the colour bar with its tick labels
+  double axisTitle = 16;  // "True" on the left, "Predicted" below
+  double rowLabels = 60;  // widest class name
+  double colLabels = 60;  // rotated class names below the grid
+  double colSums = 16;    // the column-sum row right below the grid
+  double rowSums = 90;    // the row-sum column (observed vs expected)
+  double colorBar = 46;   // the colour bar with its tick labels
   double gap = 4;
   double margin = 6;
 };

@@ -6,8 +6,8 @@
 
 namespace shardlens::render {
 
-void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s,
-                 const HeatmapLayout& l, const HeatmapViewport& v) {
+void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const HeatmapLayout& l,
+                 const HeatmapViewport& v) {
   p.save();
   const QFont font = heatmapFont(s);
   const QFont bold = heatmapFont(s, true);
@@ -43,9 +43,9 @@ void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s,
     p.save();
     p.translate(l.yTitle.center());
     p.rotate(-90);
-    p.drawText(QRectF(-l.yTitle.height() / 2, -l.yTitle.width() / 2, l.yTitle.height(),
-                      l.yTitle.width()),
-               Qt::AlignCenter, d.yLabel);
+    p.drawText(
+        QRectF(-l.yTitle.height() / 2, -l.yTitle.width() / 2, l.yTitle.height(), l.yTitle.width()),
+        Qt::AlignCenter, d.yLabel);
     p.restore();
   }
   if (l.xTitle.height() > 0) p.drawText(l.xTitle, Qt::AlignCenter, d.xLabel);

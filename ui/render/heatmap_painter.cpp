@@ -34,16 +34,18 @@ LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s) {
   // Widest sum text, signs included (the difference view has negative sums).
   double widestSum = fm.horizontalAdvance(QStringLiteral("0"));
   for (const auto* sums : {&d.rowObserved, &d.rowExpected})
-    for (double v : *sums) widestSum = std::max(widestSum, fm.horizontalAdvance(formatValue(v, true)));
+    for (double v : *sums)
+      widestSum = std::max(widestSum, fm.horizontalAdvance(formatValue(v, true)));
   const double icon = line + 2;
   m.rowSums = d.hasExpectedRows() && !s.compact
                   ? icon + 2 * widestSum + fm.horizontalAdvance(QStringLiteral(" ≠ ")) + 8
                   : icon + widestSum + 8;
   m.rowSums = std::max(m.rowSums, fm.horizontalAdvance(QStringLiteral("Σ row")) + 4);
-  m.colorBar = s.showColorBar
-                   ? 20 + fm.horizontalAdvance(formatValue(d.diverging ? -d.valueMax : d.valueMax,
-                                                           d.integral)) + 6
-                   : 0;
+  m.colorBar = s.showColorBar ? 20 +
+                                    fm.horizontalAdvance(formatValue(
+                                        d.diverging ? -d.valueMax : d.valueMax, d.integral)) +
+                                    6
+                              : 0;
   m.margin = s.compact ? 3 : 6;
   return m;
 }
@@ -55,7 +57,8 @@ bool needsPooling(const HeatmapViewport& v, double scale) {
 QImage pooledImageFor(const HeatmapData& d, const HeatmapStyle& s, const HeatmapViewport& v,
                       double scale) {
   const VisibleRange vis = v.visible();
-  const QRectF target(v.toScreen(vis.firstCol, vis.firstRow), v.toScreen(vis.lastCol + 1, vis.lastRow + 1));
+  const QRectF target(v.toScreen(vis.firstCol, vis.firstRow),
+                      v.toScreen(vis.lastCol + 1, vis.lastRow + 1));
   const QSize pixels(std::max(1, int(std::ceil(target.width() * scale))),
                      std::max(1, int(std::ceil(target.height() * scale))));
   return buildPooledImage(d, s, vis.firstRow, vis.lastRow - vis.firstRow + 1, vis.firstCol,
@@ -103,7 +106,23 @@ void paintCells(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const 
   }
   if (s.showValues && cw >= 12 && ch >= 9) {
     QFont f = heatmapFont(s);
-    const QString widest = formatValue(d.integral ? d.valueMax : -d.valueMax, d.integral);
+    // The widest text among the visible cells (at most a few thousand at this cell size);
+    // the colour range alone misleads for fractions (a range of 1 prints "1", cells "0.83").
+    QString widest;
+    {
+      const QFontMetricsF probe(f);
+      double best = -1;
+      for (int r = vis.firstRow; r <= vis.lastRow; ++r)
+        for (int c = vis.firstCol; c <= vis.lastCol; ++c) {
+          const QString t = formatValue(d.value(r, c), d.integral);
+          if (t.size() < widest.size()) continue;
+          const double w = probe.horizontalAdvance(t);
+          if (w > best) {
+            best = w;
+            widest = t;
+          }
+        }
+    }
     // Shrink the font until the widest value fits, down to a still readable size.
     for (int px = s.fontPixels; px >= 7; --px) {
       f.setPixelSize(px);

@@ -44,8 +44,8 @@ void paintCells(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const 
 bool needsPooling(const HeatmapViewport& v, double devicePixelsPerUnit = 1.0);
 QImage pooledImageFor(const HeatmapData& d, const HeatmapStyle& s, const HeatmapViewport& v,
                       double devicePixelsPerUnit = 1.0);
-void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s,
-                 const HeatmapLayout& l, const HeatmapViewport& v);
+void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const HeatmapLayout& l,
+                 const HeatmapViewport& v);
 void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const HeatmapLayout& l,
                const HeatmapViewport& v);
 void paintColorBar(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const QRectF& r);

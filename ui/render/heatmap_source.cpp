@@ -8,10 +8,14 @@ namespace shardlens::render {
 
 QString classOrderName(ClassOrder order) {
   switch (order) {
-    case ClassOrder::Name: return QStringLiteral("name");
-    case ClassOrder::Count: return QStringLiteral("count");
-    case ClassOrder::Error: return QStringLiteral("error");
-    case ClassOrder::Index: break;
+    case ClassOrder::Name:
+      return QStringLiteral("name");
+    case ClassOrder::Count:
+      return QStringLiteral("count");
+    case ClassOrder::Error:
+      return QStringLiteral("error");
+    case ClassOrder::Index:
+      break;
   }
   return QStringLiteral("index");
 }
@@ -24,15 +28,17 @@ ClassOrder parseClassOrder(const QString& name) {
   return ClassOrder::Index;
 }
 
-QStringList classOrderNames() { return {"index", "name", "count", "error"}; }
+QStringList classOrderNames() {
+  return {"index", "name", "count", "error"};
+}
 
 std::vector<QString> classNames(const Evaluation& e) {
   const int c = e.synced.classes;
   std::vector<QString> names(static_cast<size_t>(c));
   for (int k = 0; k < c; ++k)
-    names[static_cast<size_t>(k)] =
-        e.inputs && e.inputs->labels ? QString::fromStdString(e.inputs->labels->class_name(k))
-                                     : QString::number(k);
+    names[static_cast<size_t>(k)] = e.inputs && e.inputs->labels
+                                        ? QString::fromStdString(e.inputs->labels->class_name(k))
+                                        : QString::number(k);
   return names;
 }
 
@@ -129,9 +135,9 @@ HeatmapData syncedHeatmap(const Evaluation& e, const MatrixOptions& o) {
 
 HeatmapData expectedHeatmap(const Evaluation& e, const MatrixOptions& o) {
   const auto order = classOrder(e, o.order);
-  HeatmapData d = makeHeatmap(QStringLiteral("Expected (single process)"),
-                              normalize(e.expected, o.normalization), e.expected, order,
-                              classNames(e));
+  HeatmapData d =
+      makeHeatmap(QStringLiteral("Expected (single process)"),
+                  normalize(e.expected, o.normalization), e.expected, order, classNames(e));
   d.rowExpected = permuted(e.expected.row_sums(), order);
   return d;
 }
@@ -145,8 +151,8 @@ HeatmapData differenceHeatmap(const Evaluation& e, const MatrixOptions& o) {
     diff.cells[i] -= exp.cells[i];
     counts.cells[i] -= e.expected.cells[i];
   }
-  HeatmapData d = makeHeatmap(QStringLiteral("Synced − expected"), diff, counts,
-                              order, classNames(e));
+  HeatmapData d =
+      makeHeatmap(QStringLiteral("Synced − expected"), diff, counts, order, classNames(e));
   d.diverging = true;
   // A correct row differs by zero in total.
   d.rowExpected.assign(size_t(d.classes), 0.0);
