@@ -1,8 +1,6 @@
 #include "ui/main_window.h"
 
 #include <QCloseEvent>
-#include <QElapsedTimer>
-#include <cstdio>
 #include <QDockWidget>
 #include <QLabel>
 #include <QMessageBox>
@@ -157,16 +155,10 @@ void MainWindow::onProgress(quint64, const QString& stage, double fraction) {
 void MainWindow::onResult(ResultPtr result) {
   setBusy(false);
   m_result = std::move(result);
-  QElapsedTimer tt; tt.start();
   m_matrices->setResult(m_result);
-  double a = tt.nsecsElapsed()/1e6; tt.restart();
   m_strip->setResult(m_result);
-  double b = tt.nsecsElapsed()/1e6; tt.restart();
   m_diagnosis->setResult(m_result);
-  double c = tt.nsecsElapsed()/1e6; tt.restart();
   m_charts->setResult(m_result);
-  double d = tt.nsecsElapsed()/1e6; tt.restart();
-  fprintf(stderr, "matrices %.2f strip %.2f diag %.2f charts %.2f\n", a, b, c, d);
   m_samples->clear();
   const Diagnosis& d = m_result->eval.diagnosis;
   m_verdict->setText(d.correct ? tr("✓ Reported matrix correct")

@@ -135,7 +135,12 @@ void MainWindow::exportFigureSet() {
   if (!m_result) return;
   const QString dir = QFileDialog::getExistingDirectory(this, tr("Export figure set into"));
   if (dir.isEmpty()) return;
-  const int dpi = QSettings().value(QStringLiteral("export/dpi"), 150).toInt();
+  bool ok = false;
+  const int dpi = QInputDialog::getInt(this, tr("PNG resolution"), tr("Dots per inch (PNG):"),
+                                       QSettings().value(QStringLiteral("export/dpi"), 150).toInt(),
+                                       30, 1200, 10, &ok);
+  if (!ok) return;
+  QSettings().setValue(QStringLiteral("export/dpi"), dpi);
   QStringList written;
   QString error;
   if (!render::writeFigureSet(

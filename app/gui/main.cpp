@@ -1,6 +1,7 @@
 // shardlens: the desktop application. Thin: parses the command line and opens the window.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QIcon>
 #include <QSettings>
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,11 @@ int main(int argc, char** argv) {
   QApplication::setApplicationName(QStringLiteral("shardlens"));
   QApplication::setApplicationVersion(QStringLiteral(SHARDLENS_VERSION));
   QApplication::setApplicationDisplayName(QStringLiteral("ShardLens"));
+  QApplication::setDesktopFileName(QStringLiteral("org.shardlens.ShardLens"));
+  QIcon icon;
+  icon.addFile(QStringLiteral(":/icons/shardlens-64.png"));
+  icon.addFile(QStringLiteral(":/icons/shardlens-256.png"));
+  QApplication::setWindowIcon(icon);
 
   QCommandLineParser parser;
   parser.setApplicationDescription(

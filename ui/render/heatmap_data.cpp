@@ -1,6 +1,7 @@
 #include "ui/render/heatmap_data.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace shardlens::render {
@@ -47,26 +48,36 @@ QRgb cellColor(const HeatmapData& d, const HeatmapStyle& s, double v) {
   return d.diverging ? divergingColor(t) : colormapColor(s.colormap, t);
 }
 
+namespace {
+
+// Value -> colour with the scale's constants hoisted: the image builders call it once per
+// pixel, up to a million times.
+struct FastColor {
+  const HeatmapData& d;
+  const HeatmapStyle& s;
+  const std::array<QRgb, 256>& table = colormapTable(s.colormap);
+  double top = d.valueMax > 0 ? d.valueMax : 1.0;
+  double unit = d.integral ? 1.0 : top / 1000.0;
+  double logTop = std::log1p(top / unit);
+
+  QRgb operator()(double value) const {
+    if (d.diverging) return cellColor(d, s, value);
+    const double v = std::isfinite(value) ? std::clamp(value, 0.0, top) : 0.0;
+    const double t = s.logScale ? std::log1p(v / unit) / logTop : v / top;
+    return table[static_cast<size_t>(t * 255.0 + 0.5)];
+  }
+};
+
+}  // namespace
+
 QImage buildHeatmapImage(const HeatmapData& d, const HeatmapStyle& s) {
   if (d.classes <= 0) return {};
   QImage image(d.classes, d.classes, QImage::Format_RGB32);
-  const auto& table = colormapTable(s.colormap);
-  const double top = d.valueMax > 0 ? d.valueMax : 1.0;
-  const double unit = d.integral ? 1.0 : top / 1000.0;
-  const double logTop = std::log1p(top / unit);
+  const FastColor color{d, s};
   for (int r = 0; r < d.classes; ++r) {
     auto* line = reinterpret_cast<QRgb*>(image.scanLine(r));
     const double* row = d.values.data() + static_cast<size_t>(r) * d.classes;
-    if (d.diverging) {
-      for (int c = 0; c < d.classes; ++c) line[c] = cellColor(d, s, row[c]);
-      continue;
-    }
-    // The hot path (1000 x 1000) inlines the sequential mapping on the lookup table.
-    for (int c = 0; c < d.classes; ++c) {
-      const double v = std::isfinite(row[c]) ? std::clamp(row[c], 0.0, top) : 0.0;
-      const double t = s.logScale ? std::log1p(v / unit) / logTop : v / top;
-      line[c] = table[static_cast<size_t>(t * 255.0 + 0.5)];
-    }
+    for (int c = 0; c < d.classes; ++c) line[c] = color(row[c]);
   }
   return image;
 }
@@ -76,22 +87,28 @@ QImage buildPooledImage(const HeatmapData& d, const HeatmapStyle& s, int firstRo
   if (d.classes <= 0 || rows <= 0 || cols <= 0 || pixels.isEmpty()) return {};
   const int w = std::min(pixels.width(), cols), h = std::min(pixels.height(), rows);
   QImage image(w, h, QImage::Format_RGB32);
+  const FastColor color{d, s};
   std::vector<double> best(size_t(w), 0.0);
-  std::vector<int> colToPixel(static_cast<size_t>(cols));
-  for (int c = 0; c < cols; ++c) colToPixel[size_t(c)] = int(int64_t(c) * w / cols);
+  // Pixel px covers columns [colEnd[px - 1], colEnd[px]): computed once, not per row.
+  std::vector<int> colEnd(static_cast<size_t>(w));
+  for (int px = 0; px < w; ++px) colEnd[size_t(px)] = int((int64_t(px + 1) * cols + w - 1) / w);
   for (int py = 0; py < h; ++py) {
     const int r0 = firstRow + int(int64_t(py) * rows / h);
     const int r1 = firstRow + int(int64_t(py + 1) * rows / h);
     std::fill(best.begin(), best.end(), 0.0);
     for (int r = r0; r < r1; ++r) {
       const double* row = d.values.data() + size_t(r) * size_t(d.classes) + size_t(firstCol);
-      for (int c = 0; c < cols; ++c) {
-        double& b = best[size_t(colToPixel[size_t(c)])];
-        if (std::abs(row[c]) > std::abs(b)) b = row[c];
+      // Runs of columns share an output pixel; walk them without a lookup per cell.
+      for (int px = 0, c = 0; px < w; ++px) {
+        const int end = colEnd[size_t(px)];
+        double b = best[size_t(px)];
+        for (; c < end && c < cols; ++c)
+          if (std::abs(row[c]) > std::abs(b)) b = row[c];
+        best[size_t(px)] = b;
       }
     }
     auto* line = reinterpret_cast<QRgb*>(image.scanLine(py));
-    for (int px = 0; px < w; ++px) line[px] = cellColor(d, s, best[size_t(px)]);
+    for (int px = 0; px < w; ++px) line[px] = color(best[size_t(px)]);
   }
   return image;
 }

@@ -35,7 +35,7 @@ LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s) {
   double widestSum = fm.horizontalAdvance(QStringLiteral("0"));
   for (const auto* sums : {&d.rowObserved, &d.rowExpected})
     for (double v : *sums)
-      widestSum = std::max(widestSum, fm.horizontalAdvance(formatValue(v, true)));
+      widestSum = std::max(widestSum, fm.horizontalAdvance(formatValue(v, false)));
   const double icon = line + 2;
   m.rowSums = d.hasExpectedRows() && !s.compact
                   ? icon + 2 * widestSum + fm.horizontalAdvance(QStringLiteral(" ≠ ")) + 8

@@ -1,5 +1,6 @@
 // The row-sum column (observed vs expected, mismatches marked by fill, icon and "≠" text)
-// and the column-sum row under the grid.
+// and the column-sum row under the grid. Sums print as integers when they are (counts) and
+// with decimals otherwise (normalize-then-sum, float counters).
 #include <QFontMetricsF>
 #include <QPainterPath>
 
@@ -58,10 +59,10 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
       if (wrong && ch >= 3) paintWarningIcon(p, QRectF(band.left(), band.top(), ch, ch));
       continue;
     }
-    const QString obs = formatValue(d.rowObserved[size_t(r)], true);
+    const QString obs = formatValue(d.rowObserved[size_t(r)], false);
     QString text = obs;
     if (wrong) {
-      const QString exp = formatValue(d.rowExpected[size_t(r)], true);
+      const QString exp = formatValue(d.rowExpected[size_t(r)], false);
       text = s.compact ? obs : obs + QStringLiteral(" ≠ ") + exp;
       paintWarningIcon(p, QRectF(band.left() + 1, band.center().y() - icon / 2, icon, icon));
     } else if (d.hasExpectedRows() && !s.compact) {
@@ -75,13 +76,13 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
   if (l.colSums.height() > 0 && !d.colObserved.empty()) {
     double widest = 0;
     for (int c = vis.firstCol; c <= vis.lastCol; ++c)
-      widest = std::max(widest, fm.horizontalAdvance(formatValue(d.colObserved[size_t(c)], true)));
+      widest = std::max(widest, fm.horizontalAdvance(formatValue(d.colObserved[size_t(c)], false)));
     if (widest + 2 <= cw) {
       p.setPen(Qt::black);
       for (int c = vis.firstCol; c <= vis.lastCol; ++c) {
         const QRectF box(v.toScreen(c, 0).x(), l.colSums.top(), cw, l.colSums.height());
         if (box.center().x() < l.grid.left() || box.center().x() > l.grid.right()) continue;
-        p.drawText(box, Qt::AlignCenter, formatValue(d.colObserved[size_t(c)], true));
+        p.drawText(box, Qt::AlignCenter, formatValue(d.colObserved[size_t(c)], false));
       }
     }
   }

@@ -1,0 +1,86 @@
+// What the worker computes for the views: the shard summary behind the strip and the
+// per-rank chart, and the samples behind a cell.
+#include <QtTest>
+
+#include "ui/cell_index.h"
+#include "ui/shard_summary.h"
+
+using namespace shardlens;
+using namespace shardlens::ui;
+
+namespace {
+
+Evaluation tenOnFour(bool samplerDropLast) {
+  auto labels = std::make_shared<Labels>(synthetic_counts({4, 3, 3}));
+  std::vector<int32_t> predictions(labels->targets.begin(), labels->targets.end());
+  Scenario s;
+  s.sampler.world_size = 4;
+  s.sampler.drop_last = samplerDropLast;
+  s.loader.batch_size = 2;
+  return evaluate(s, make_inputs(labels, predictions));
+}
+
+}  // namespace
+
+class TestSummary : public QObject {
+  Q_OBJECT
+ private slots:
+  void paddingIsCountedPerRank() {
+    // DESIGN's vector: n=10, W=4, no shuffle -> [0,4,8] [1,5,9] [2,6,0] [3,7,1].
+    const ShardSummary s = summarizeShards(tenOnFour(false));
+    QCOMPARE(s.n, int64_t(10));
+    QCOMPARE(s.buckets, 10);
+    QCOMPARE(s.ranks[0].real, int64_t(3));
+    QCOMPARE(s.ranks[2].real, int64_t(2));
+    QCOMPARE(s.ranks[2].padding, int64_t(1));
+    QCOMPARE(s.ranks[3].padding, int64_t(1));
+    QCOMPARE(s.padding[2][0], 1u);  // rank 2's padding repeats index 0
+    QCOMPARE(s.padding[3][1], 1u);
+    QCOMPARE(s.real[1][9], 1u);
+    QCOMPARE(s.neverTotal, int64_t(0));
+    QCOMPARE(s.duplicatedTotal, int64_t(2));
+    QCOMPARE(s.duplicated[0], 1u);
+  }
+
+  void dropLastLeavesSamplesUnseen() {
+    const ShardSummary s = summarizeShards(tenOnFour(true));
+    QCOMPARE(s.neverTotal, int64_t(2));  // 10 -> 8 on 4 ranks
+    QCOMPARE(s.never[8] + s.never[9], 2u);
+    for (const RankTotals& t : s.ranks) QCOMPARE(t.padding, int64_t(0));
+  }
+
+  void bucketsCoverLargeDatasets() {
+    ShardSummary s;
+    s.n = 1'000'003;
+    s.buckets = ShardSummary::kMaxBuckets;
+    QCOMPARE(s.bucketOf(0), 0);
+    QCOMPARE(s.bucketOf(s.n - 1), s.buckets - 1);
+    int64_t covered = 0;
+    for (int b = 0; b < s.buckets; ++b) covered += s.bucketSize(b);
+    QCOMPARE(covered, s.n);
+  }
+
+  void samplesBehindACell() {
+    const Evaluation e = tenOnFour(false);
+    const int cls = e.inputs->labels->targets[0];
+    int64_t total = 0;
+    // Rank 2 evaluates index 0 once, as the padding at the end of its shard.
+    const auto onRank2 = rankSamples(e, 2, cls, cls, 100, &total);
+    bool sawPadding = false;
+    for (const CellSample& s : onRank2) {
+      QCOMPARE(s.rank, 2);
+      QCOMPARE(s.target, cls);
+      sawPadding = sawPadding || (s.index == 0 && (s.flags & kPadding));
+    }
+    QVERIFY(sawPadding);
+    QCOMPARE(total, int64_t(onRank2.size()));
+    int64_t inDataset = 0;
+    const auto all = datasetSamples(e, cls, cls, 1, &inDataset);
+    QCOMPARE(all.size(), size_t(1));
+    QCOMPARE(inDataset, e.class_counts[size_t(cls)]);  // perfect predictions
+    QVERIFY(rankSamples(e, 99, cls, cls, 10).empty());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestSummary)
+#include "test_summary.moc"
