@@ -5,6 +5,7 @@
 #
 #   scripts/screenshots.sh                # uses build/default
 #   BUILD_DIR=build/x scripts/screenshots.sh
+#   SHOTS="gui-run-file.png" scripts/screenshots.sh   # only the named shots
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for tool in xvfb-run xdotool import; do
@@ -19,11 +20,19 @@ trap 'rm -rf "$WORK"' EXIT
 export HOME="$WORK/home" SHARDLENS_LESSONS_DIR="$PWD/resources/lessons"
 mkdir -p "$HOME"
 
-# shot NAME "xdotool actions" GUI-ARGS...
+want() { [ -z "${SHOTS:-}" ] || [[ " $SHOTS " == *" $1 "* ]]; }
+
+# shot NAME "xdotool actions" GUI-ARGS...   (FIRST_START=1: no settings, welcome panel shown)
 shot() {
   local name=$1 actions=$2
   shift 2
+  want "$name" || return 0
   rm -rf "$HOME/.config"
+  if [ -z "${FIRST_START:-}" ]; then
+    # Every other shot shows the views, not the first-start panel above them.
+    mkdir -p "$HOME/.config/ShardLens"
+    printf '[welcome]\ndismissed=true\n' >"$HOME/.config/ShardLens/shardlens.conf"
+  fi
   xvfb-run -a -s "-screen 0 1600x1000x24" bash -c '
     "$0" "${@:3}" & pid=$!
     sleep 6
@@ -45,6 +54,27 @@ cat >"$WORK/classes1000.json" <<'JSON'
 JSON
 
 shot gui-seed-lesson.png "" --preset seed-lesson
+# First start: no settings, so the seed lesson with the "What you are looking at" panel.
+FIRST_START=1 shot gui-first-start.png ""
+# A run file imported from per-rank CSV dumps, as a user's own torch.distributed run would
+# give: 1003 samples on 4 ranks, DistributedSampler padding index 0 once; predictions are
+# not known for every sample, so the expected matrix is unknown.
+if want gui-run-file.png; then
+  python3 - "$WORK" <<'PY'
+import random, sys
+n, world, rng = 1003, 4, random.Random(1)
+target = [rng.randrange(10) for i in range(n)]
+pred = [t if rng.random() < 0.88 else (t + rng.choice((1, 9))) % 10 for t in target]
+order = list(range(n)) + list(range(-n % world))  # torch pads with the first indices
+for r in range(world):
+    with open(f"{sys.argv[1]}/rank{r}.csv", "w") as f:
+        f.write("rank,index,target,prediction\n")
+        for i in order[r::world]:
+            f.write(f"{r},{i},{target[i]},{pred[i]}\n")
+PY
+  "$CLI" import "$WORK"/rank{0,1,2,3}.csv --classes 10 --out "$WORK/my-eval.slrun" >/dev/null
+  shot gui-run-file.png "" "$WORK/my-eval.slrun"
+fi
 # Hover a cell of a wrong row of the synced matrix (click first: no window manager, so
 # the window must be activated for tooltips).
 shot gui-padding-hover.png "mousemove 547 204 click 1 sleep 0.5 mousemove 548 205 sleep 2.5" \
@@ -56,6 +86,7 @@ shot gui-charts.png "mousemove 1334 958 click 1 sleep 1" --preset sanity-leak
 shot gui-1000-classes.png "mousemove 470 140 click 4 click 4 click 4 click 4 click 4 click 4 sleep 1" \
   "$WORK/classes1000.json"
 # A figure as the CLI writes it.
+want figure-synced-padding.png || exit 0
 "$CLI" export --preset padding-duplicates --out "$WORK/fig" --formats png --dpi 110 >/dev/null
 cp "$WORK/fig/synced.png" "$OUT/figure-synced-padding.png"
 echo "wrote docs/figure-synced-padding.png"

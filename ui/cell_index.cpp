@@ -1,5 +1,8 @@
 #include "ui/cell_index.h"
 
+#include <algorithm>
+#include <unordered_set>
+
 namespace shardlens::ui {
 namespace {
 
@@ -41,6 +44,30 @@ std::vector<CellSample> rankSamples(const Evaluation& e, int rank, int row, int 
       ++position;
     });
   } catch (const StopWalk&) {
+  }
+  if (total) *total = n;
+  return out;
+}
+
+std::vector<CellSample> recordSamples(const StoredRecords& records, int rank, int row, int col,
+                                      size_t limit, int64_t* total) {
+  std::vector<CellSample> out;
+  int64_t n = 0;
+  const int first = rank < 0 ? 0 : rank;
+  const int last = rank < 0 ? records.world_size() - 1 : std::min(rank, records.world_size() - 1);
+  std::unordered_set<int64_t> seen;  // distinct indices only, for rank < 0
+  for (int k = first; k <= last; ++k) {
+    const auto& recs = records.ranks[size_t(k)];
+    for (size_t i = 0; i < recs.size(); ++i) {
+      const Record& r = recs[i];
+      if (r.target != row || r.prediction != col) continue;
+      if (rank < 0 && !seen.insert(r.index).second) continue;
+      if (out.size() < limit)
+        out.push_back(
+            {r.index, int64_t(i), rank < 0 ? -1 : k, row, col, rank < 0 ? uint8_t(0) : r.flags});
+      ++n;
+      if (!total && out.size() >= limit) return out;
+    }
   }
   if (total) *total = n;
   return out;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/engine.h"
+#include "core/records.h"
 
 namespace shardlens::ui {
 
@@ -25,5 +26,11 @@ std::vector<CellSample> datasetSamples(const Evaluation& e, int row, int col, si
 // Samples of a cell evaluated by one rank, in evaluation order.
 std::vector<CellSample> rankSamples(const Evaluation& e, int rank, int row, int col, size_t limit,
                                     int64_t* total = nullptr);
+
+// The same from stored records (run files, which have no shard plan and no prediction for
+// unrecorded samples). rank < 0: one sample per distinct dataset index over all ranks,
+// which is what the expected matrix of the evaluated samples counts.
+std::vector<CellSample> recordSamples(const StoredRecords& records, int rank, int row, int col,
+                                      size_t limit, int64_t* total = nullptr);
 
 }  // namespace shardlens::ui

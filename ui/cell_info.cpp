@@ -1,6 +1,7 @@
 #include "ui/cell_info.h"
 
 #include "ui/render/heatmap_data.h"
+#include "ui/render/heatmap_source.h"
 
 namespace shardlens::ui {
 namespace {
@@ -49,9 +50,11 @@ QString cellTooltip(const EvaluationResult& r, const CellRef& c) {
   if (c.kind == ViewKind::Rank)
     line(QObject::tr("This rank's count"), count(e.per_rank[size_t(c.rank)].at(t, p)));
   line(QObject::tr("Synced (reported)"), count(e.synced.at(t, p)));
-  line(QObject::tr("Expected (whole dataset)"), count(e.expected.at(t, p)));
+  const bool known = render::hasExpected(e);
+  line(QObject::tr("Expected (whole dataset)"),
+       known ? count(e.expected.at(t, p)) : QObject::tr("unknown"));
   line(QObject::tr("Expected (distinct evaluated)"), count(e.expected_distinct.at(t, p)));
-  const double diff = e.synced.at(t, p) - e.expected.at(t, p);
+  const double diff = known ? e.synced.at(t, p) - e.expected.at(t, p) : 0;
   if (diff != 0) line(QObject::tr("Difference"), (diff > 0 ? "+" : "") + count(diff));
   html += QStringLiteral("</table>");
   QStringList ranks;
@@ -65,7 +68,7 @@ QString cellTooltip(const EvaluationResult& r, const CellRef& c) {
   // counters, and for float counters the records may exceed a stalled cell.
   double counted = 0;
   if (c.kind == ViewKind::Expected)
-    counted = e.expected.at(t, p);
+    counted = known ? e.expected.at(t, p) : e.expected_distinct.at(t, p);
   else if (c.kind == ViewKind::Rank)
     counted = e.per_rank[size_t(c.rank)].at(t, p);
   else
@@ -91,11 +94,11 @@ QString cellTooltip(const EvaluationResult& r, const CellRef& c) {
 
 QString rowSumTooltip(const EvaluationResult& r, ViewKind kind, int rank, int t) {
   const Evaluation& e = r.eval;
-  const Matrix& m = kind == ViewKind::Rank       ? e.per_rank[size_t(rank)]
-                    : kind == ViewKind::Expected ? e.expected
-                                                 : e.synced;
+  const Matrix& m = kind == ViewKind::Rank ? e.per_rank[size_t(rank)]
+                    : kind == ViewKind::Expected && render::hasExpected(e) ? e.expected
+                                                                           : e.synced;
   const double obs = m.row_sums()[size_t(t)];
-  const double exp = e.expected.row_sums()[size_t(t)];
+  const double exp = render::trueRowCounts(e)[size_t(t)];
   QString html = QObject::tr("<b>Row %1</b><br>").arg(name(r, t));
   html += QObject::tr("Observed row sum: <b>%1</b><br>").arg(count(obs));
   if (kind != ViewKind::Rank) {
@@ -111,8 +114,14 @@ QString rowSumTooltip(const EvaluationResult& r, ViewKind kind, int rank, int t)
 std::vector<CellSample> cellSamples(const EvaluationResult& r, const CellRef& c, size_t limit,
                                     int64_t* total) {
   const Evaluation& e = r.eval;
-  if (c.kind == ViewKind::Expected)
+  if (r.run) {
+    // A run file: its records are the only source of samples.
+    if (c.kind == ViewKind::Expected || c.kind == ViewKind::Rank)
+      return recordSamples(r.run->records, c.kind == ViewKind::Rank ? c.rank : -1, c.trueClass,
+                           c.predClass, limit, total);
+  } else if (c.kind == ViewKind::Expected) {
     return datasetSamples(e, c.trueClass, c.predClass, limit, total);
+  }
   const int first = c.kind == ViewKind::Rank ? c.rank : 0;
   const int last = c.kind == ViewKind::Rank ? c.rank : int(e.per_rank.size()) - 1;
   std::vector<CellSample> out;
@@ -121,7 +130,9 @@ std::vector<CellSample> cellSamples(const EvaluationResult& r, const CellRef& c,
     const size_t room = limit > out.size() ? limit - out.size() : 0;
     int64_t rankTotal = 0;
     const auto part =
-        rankSamples(e, k, c.trueClass, c.predClass, room, total ? &rankTotal : nullptr);
+        r.run ? recordSamples(r.run->records, k, c.trueClass, c.predClass, room,
+                              total ? &rankTotal : nullptr)
+              : rankSamples(e, k, c.trueClass, c.predClass, room, total ? &rankTotal : nullptr);
     n += rankTotal;
     out.insert(out.end(), part.begin(), part.end());
     if (!total && out.size() >= limit) break;

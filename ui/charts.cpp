@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "ui/render/heatmap_source.h"
+
 namespace shardlens::ui {
 namespace {
 
@@ -48,7 +50,7 @@ void setAxes(QChart* chart, QAbstractSeries* series, const QStringList& categori
 // Classes to show: all when few, else the ones with the largest row-sum error.
 std::vector<int> shownClasses(const Evaluation& e, int limit) {
   const auto obs = e.synced.row_sums();
-  const auto exp = e.expected.row_sums();
+  const auto exp = render::trueRowCounts(e);
   std::vector<int> idx(obs.size());
   std::iota(idx.begin(), idx.end(), 0);
   if (int(idx.size()) <= limit) return idx;
@@ -79,9 +81,11 @@ void ChartsPanel::setResult(const ResultPtr& result) {
     QChart* chart = m_classes->chart();
     chart->removeAllSeries();
     const auto obs = e.synced.row_sums();
-    const auto exp = e.expected.row_sums();
+    const auto exp = render::trueRowCounts(e);
     const auto classes = shownClasses(e, kMaxClassBars);
-    auto* expected = new QBarSet(tr("Expected"));
+    // Without an expected matrix (a run that did not record every prediction) the bar is
+    // the true class count, which is what a correct row sums to anyway.
+    auto* expected = new QBarSet(render::hasExpected(e) ? tr("Expected") : tr("True count"));
     auto* observed = new QBarSet(tr("Observed (synced)"));
     expected->setColor(QColor(0x9e, 0x9e, 0x9e));
     observed->setColor(QColor(0x21, 0x91, 0x8c));

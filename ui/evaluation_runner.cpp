@@ -6,6 +6,7 @@
 #include <QThread>
 #include <QtConcurrent>
 
+#include "core/run_view.h"
 #include "core/types.h"
 
 namespace shardlens::ui {
@@ -39,6 +40,30 @@ std::shared_ptr<const DatasetInputs> EvaluationRunner::inputsFor(const Scenario&
 }
 
 quint64 EvaluationRunner::start(const Scenario& s) {
+  return launch([this, s](JobProgress* prog) {
+    auto r = std::make_shared<EvaluationResult>();
+    r->eval = evaluate(s, inputsFor(s, prog), prog);
+    r->shards = summarizeShards(r->eval, prog);
+    return r;
+  });
+}
+
+quint64 EvaluationRunner::startRun(const QString& path) {
+  return launch([path](JobProgress* prog) {
+    const std::string file = path.toStdString();
+    step(prog, "reading run file", 0.0);
+    auto run = std::make_shared<RunFile>(load_run_file(file));
+    step(prog, "diagnosing", 0.5);
+    auto r = std::make_shared<EvaluationResult>();
+    r->eval = evaluation_from_run(*run, file);
+    r->shards = summarizeRecords(run->records, r->eval);
+    r->run = std::move(run);
+    r->runPath = path;
+    return r;
+  });
+}
+
+quint64 EvaluationRunner::launch(Work work) {
   if (m_current) m_current->cancel();
   const quint64 job = ++m_latest;
   auto prog = std::make_shared<JobProgress>();
@@ -47,17 +72,15 @@ quint64 EvaluationRunner::start(const Scenario& s) {
   m_poll.start();
   emit started(job);
   QPointer<EvaluationRunner> self(this);
-  (void)QtConcurrent::run([this, self, job, prog, s] {
+  (void)QtConcurrent::run([self, job, prog, work = std::move(work)] {
     ResultPtr result;
     QString error;
     bool wasCancelled = false;
     try {
       QElapsedTimer timer;
       timer.start();
-      auto r = std::make_shared<EvaluationResult>();
+      auto r = work(prog.get());
       r->jobId = job;
-      r->eval = evaluate(s, inputsFor(s, prog.get()), prog.get());
-      r->shards = summarizeShards(r->eval, prog.get());
       r->seconds = timer.nsecsElapsed() / 1e9;
       result = std::move(r);
     } catch (const Cancelled&) {

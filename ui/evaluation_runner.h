@@ -5,11 +5,13 @@
 #include <QObject>
 #include <QString>
 #include <QTimer>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 
 #include "core/engine.h"
+#include "core/runfile.h"
 #include "ui/job_progress.h"
 #include "ui/shard_summary.h"
 
@@ -18,9 +20,12 @@ namespace shardlens::ui {
 // Everything the views need, computed in the worker.
 struct EvaluationResult {
   quint64 jobId = 0;
-  Evaluation eval;
+  Evaluation eval;  // for a run file: built by evaluation_from_run (no plan, no keys)
   ShardSummary shards;
   double seconds = 0;  // engine time, for the status bar
+  // Set when the result shows a run file: its records stand in for the shard plan.
+  std::shared_ptr<const RunFile> run;
+  QString runPath;
 };
 using ResultPtr = std::shared_ptr<const EvaluationResult>;
 
@@ -31,6 +36,8 @@ class EvaluationRunner : public QObject {
   ~EvaluationRunner() override;
 
   quint64 start(const Scenario& s);
+  // Loads and diagnoses a run file (.slrun) in the worker; same signals as start().
+  quint64 startRun(const QString& path);
   void cancel();
   // Forgets loaded datasets, so the next start rereads files changed on disk.
   void clearCache();
@@ -47,6 +54,8 @@ class EvaluationRunner : public QObject {
   void cancelled(quint64 job);
 
  private:
+  using Work = std::function<std::shared_ptr<EvaluationResult>(JobProgress*)>;
+  quint64 launch(Work work);
   void deliver(quint64 job, ResultPtr result, const QString& error, bool wasCancelled);
   std::shared_ptr<const DatasetInputs> inputsFor(const Scenario& s, Progress* progress);
 

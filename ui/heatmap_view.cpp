@@ -89,7 +89,10 @@ void HeatmapView::paintEvent(QPaintEvent*) {
   p.fillRect(rect(), Qt::white);
   if (m_data.classes <= 0) {
     p.setPen(Qt::gray);
-    p.drawText(rect(), Qt::AlignCenter, tr("No data"));
+    const QString text = m_data.emptyText.isEmpty() ? tr("No data") : m_data.emptyText;
+    const QString title =
+        m_data.title.isEmpty() ? QString() : m_data.title + QStringLiteral("\n\n");
+    p.drawText(rect().adjusted(8, 8, -8, -8), Qt::AlignCenter | Qt::TextWordWrap, title + text);
     return;
   }
   PaintState state;

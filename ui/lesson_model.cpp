@@ -5,7 +5,7 @@
 #include <QFileInfo>
 #include <exception>
 
-#include "shardlens/config.h"
+#include "core/resources.h"
 
 namespace shardlens::ui {
 
@@ -14,12 +14,9 @@ LessonModel::LessonModel(QObject* parent) : QAbstractListModel(parent) {}
 QString LessonModel::defaultDirectory() {
   const QString env = qEnvironmentVariable("SHARDLENS_LESSONS_DIR");
   if (!env.isEmpty()) return env;
-  // An installed build keeps lessons next to the binary's share dir; a build tree uses the
-  // source tree's resources.
-  const QString installed =
-      QCoreApplication::applicationDirPath() + QStringLiteral("/../share/shardlens/lessons");
-  if (QDir(installed).exists()) return installed;
-  return QStringLiteral(SHARDLENS_RESOURCE_DIR "/lessons");
+  // core decides, as for the CLI: $SHARDLENS_RESOURCE_DIR, the installed share/shardlens
+  // next to the binary, then the build's source tree.
+  return QString::fromStdString(resource_dir()) + QStringLiteral("/lessons");
 }
 
 void LessonModel::loadDirectory(const QString& dir) {

@@ -23,7 +23,7 @@ class LessonModel : public QAbstractListModel {
   // Loads every *.json of the directory; files that fail to parse are skipped and listed in
   // errors() so one broken preset does not hide the others.
   void loadDirectory(const QString& dir);
-  static QString defaultDirectory();  // $SHARDLENS_LESSONS_DIR or the source tree's resources
+  static QString defaultDirectory();  // $SHARDLENS_LESSONS_DIR, else resource_dir()/lessons
   const QStringList& errors() const { return m_errors; }
   const Lesson* lesson(int row) const;
   int findByName(const QString& name) const;  // -1 when absent

@@ -2,6 +2,7 @@
 
 #include <QCloseEvent>
 #include <QDockWidget>
+#include <QFileInfo>
 #include <QLabel>
 #include <QMessageBox>
 #include <QProgressBar>
@@ -9,15 +10,18 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QToolButton>
+#include <QVBoxLayout>
 
 #include "ui/charts.h"
 #include "ui/diagnosis_panel.h"
 #include "ui/heatmap_view.h"
 #include "ui/lesson_model.h"
 #include "ui/matrix_panel.h"
+#include "ui/run_banner.h"
 #include "ui/sample_panel.h"
 #include "ui/scenario_panel.h"
 #include "ui/shard_strip.h"
+#include "ui/welcome_panel.h"
 
 namespace shardlens::ui {
 
@@ -28,7 +32,7 @@ MainWindow::MainWindow(QWidget* parent)
   m_matrices = new MatrixPanel(this);
   m_strip = new ShardStrip(this);
   m_strip->setObjectName(QStringLiteral("shardStrip"));
-  auto* centre = new QSplitter(Qt::Vertical, this);
+  auto* centre = new QSplitter(Qt::Vertical);
   auto* scroll = new QScrollArea(centre);
   scroll->setWidget(m_matrices);
   scroll->setWidgetResizable(true);
@@ -37,7 +41,16 @@ MainWindow::MainWindow(QWidget* parent)
   centre->addWidget(m_strip);
   centre->setStretchFactor(0, 5);
   centre->setStretchFactor(1, 1);
-  setCentralWidget(centre);
+  // The welcome panel sits above the views it explains.
+  auto* central = new QWidget(this);
+  auto* centralLayout = new QVBoxLayout(central);
+  centralLayout->setContentsMargins(0, 0, 0, 0);
+  centralLayout->setSpacing(2);
+  m_welcome = new WelcomePanel(central);
+  m_welcome->setVisible(!WelcomePanel::dismissedForGood());
+  centralLayout->addWidget(m_welcome);
+  centralLayout->addWidget(centre, 1);
+  setCentralWidget(central);
   buildDocks();
   buildActions();
   buildToolbar();
@@ -45,15 +58,16 @@ MainWindow::MainWindow(QWidget* parent)
 
   connect(m_runner, &EvaluationRunner::finished, this, &MainWindow::onResult);
   connect(m_runner, &EvaluationRunner::progress, this, &MainWindow::onProgress);
-  connect(m_runner, &EvaluationRunner::failed, this, [this](quint64, const QString& message) {
-    setBusy(false);
-    showError(message);
-  });
+  connect(m_runner, &EvaluationRunner::failed, this, &MainWindow::onFailed);
   connect(m_runner, &EvaluationRunner::cancelled, this, [this] {
     setBusy(false);
     statusBar()->showMessage(tr("Cancelled; showing the previous result"), 4000);
   });
+  connect(m_banner, &RunBanner::backToSimulation, this, &MainWindow::leaveRun);
   connect(m_panel, &ScenarioPanel::changed, this, [this](const Scenario& s) {
+    // Only programmatic changes (a lesson chosen from the menu) reach here while a run is
+    // shown, since the panel is disabled then: they mean "simulate this instead".
+    if (showingRun()) setRunView(nullptr);
     m_scenario = s;
     updateTitle();
     recompute();
@@ -95,7 +109,17 @@ void MainWindow::buildDocks() {
   panelScroll->setWidgetResizable(true);
   panelScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   panelScroll->setMinimumWidth(m_panel->minimumSizeHint().width() + 24);
-  dock(tr("Scenario"), "scenarioDock", panelScroll, Qt::LeftDockWidgetArea);
+  // The run banner stays above the scroll area so it is seen however the panel scrolls.
+  auto* scenarioBox = new QWidget(this);
+  auto* scenarioLayout = new QVBoxLayout(scenarioBox);
+  scenarioLayout->setContentsMargins(0, 0, 0, 0);
+  m_banner = new RunBanner(scenarioBox);
+  m_banner->hide();
+  scenarioLayout->addWidget(m_banner);
+  scenarioLayout->addWidget(panelScroll, 1);
+  scenarioLayout->addStretch(0);  // takes the room when a run without scenario hides the panel
+  m_panelScroll = panelScroll;
+  dock(tr("Scenario"), "scenarioDock", scenarioBox, Qt::LeftDockWidgetArea);
   m_diagnosis = new DiagnosisPanel(this);
   m_diagnosis->setObjectName(QStringLiteral("diagnosis"));
   auto* diag = dock(tr("Diagnosis"), "diagnosisDock", m_diagnosis, Qt::RightDockWidgetArea);
@@ -160,13 +184,16 @@ void MainWindow::onResult(ResultPtr result) {
   m_diagnosis->setResult(m_result);
   m_charts->setResult(m_result);
   m_samples->clear();
+  setRunView(m_result->run ? m_result : nullptr);
   const Diagnosis& d = m_result->eval.diagnosis;
   m_verdict->setText(d.correct ? tr("✓ Reported matrix correct")
                                : tr("⚠ Reported matrix wrong: %n row(s) ≠ class count", nullptr,
                                     int(d.mismatched_rows.size())));
   m_verdict->setStyleSheet(d.correct ? QString()
                                      : QStringLiteral("color: #b2182b; font-weight: bold"));
-  statusBar()->showMessage(tr("Evaluated in %1 ms").arg(m_result->seconds * 1000, 0, 'f', 1), 3000);
+  statusBar()->showMessage((m_result->run ? tr("Loaded in %1 ms") : tr("Evaluated in %1 ms"))
+                               .arg(m_result->seconds * 1000, 0, 'f', 1),
+                           3000);
   emit resultShown(m_result->jobId);
 }
 
@@ -181,6 +208,11 @@ void MainWindow::showError(const QString& message) {
 }
 
 void MainWindow::updateTitle() {
+  if (showingRun()) {
+    setWindowTitle(QFileInfo(m_runPath).fileName() + QStringLiteral(" — ShardLens"));
+    setWindowFilePath(m_runPath);
+    return;
+  }
   const QString name =
       QString::fromStdString(m_scenario.title.empty() ? m_scenario.name : m_scenario.title);
   setWindowTitle((name.isEmpty() ? tr("Untitled scenario") : name) +

@@ -25,7 +25,9 @@ class LessonModel;
 class MatrixPanel;
 class SamplePanel;
 class ScenarioPanel;
+class RunBanner;
 class ShardStrip;
+class WelcomePanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -38,6 +40,16 @@ class MainWindow : public QMainWindow {
   bool openScenario(const QString& path);
   bool saveScenario(const QString& path);
   bool loadLesson(const QString& name);
+  // Opens a run file (.slrun) in the background; the result or an error dialog follows.
+  // The current view stays until the file has loaded, and stays when it fails.
+  quint64 openRun(const QString& path);
+  // A run file by its .slrun suffix, else a scenario (command line, recent files).
+  bool openFile(const QString& path);
+  // Back from a run file to the scenario simulated before it.
+  void leaveRun();
+  bool showingRun() const { return !m_runPath.isEmpty(); }
+  // Startup without a file: the last scenario, or the seed lesson on the first start.
+  void restoreSession();
   void setViewOptions(const ViewOptions& o);
   const ViewOptions& viewOptions() const { return m_options; }
 
@@ -47,6 +59,8 @@ class MainWindow : public QMainWindow {
   ScenarioPanel* scenarioPanel() const { return m_panel; }
   LessonModel* lessons() const { return m_lessons; }
   SamplePanel* samples() const { return m_samples; }
+  RunBanner* runBanner() const { return m_banner; }
+  WelcomePanel* welcome() const { return m_welcome; }
   const QString& lastError() const { return m_lastError; }
   // Errors open a window-modal dialog unless turned off (tests read lastError()).
   void setErrorDialogs(bool on) { m_errorDialogs = on; }
@@ -68,6 +82,8 @@ class MainWindow : public QMainWindow {
   void buildToolbar();
   void buildStatusBar();
   void onResult(ResultPtr result);
+  void onFailed(quint64 job, const QString& message);
+  void setRunView(const ResultPtr& result);  // enters run mode, or leaves it when null
   void onProgress(quint64 job, const QString& stage, double fraction);
   void setBusy(bool busy);
   void updateTitle();
@@ -91,6 +107,10 @@ class MainWindow : public QMainWindow {
   DiagnosisPanel* m_diagnosis = nullptr;
   ChartsPanel* m_charts = nullptr;
   SamplePanel* m_samples = nullptr;
+  RunBanner* m_banner = nullptr;
+  QWidget* m_panelScroll = nullptr;
+  WelcomePanel* m_welcome = nullptr;
+  QList<QAction*> m_simulationActions;  // epoch stepping: meaningless for a recorded run
   QMenu* m_recentMenu = nullptr;
   QMenu* m_viewMenu = nullptr;
   QProgressBar* m_progress = nullptr;
@@ -104,7 +124,10 @@ class MainWindow : public QMainWindow {
   QAction* m_values = nullptr;
 
   Scenario m_scenario;
-  QString m_path;  // scenario file, empty when unsaved
+  QString m_path;            // scenario file, empty when unsaved
+  QString m_runPath;         // the run file on screen, empty while simulating
+  QString m_pendingRunPath;  // the run file being opened
+  quint64 m_runJob = 0;      // its job, to word a failure as a file error
   ResultPtr m_result;
   ViewOptions m_options;
   QString m_lastError;

@@ -13,6 +13,7 @@
 #include "ui/main_window.h"
 #include "ui/matrix_panel.h"
 #include "ui/scenario_panel.h"
+#include "ui/welcome_panel.h"
 
 namespace shardlens::ui {
 
@@ -35,6 +36,14 @@ void MainWindow::buildActions() {
                                                       tr("Scenarios (*.json)"));
     if (!path.isEmpty()) saveScenario(path);
   });
+  file->addAction(tr("Open r&un…"), QKeySequence(tr("Ctrl+Shift+O")), this,
+                  [this] {
+                    const QString path =
+                        QFileDialog::getOpenFileName(this, tr("Open run"), QString(),
+                                                     tr("ShardLens runs (*.slrun);;All files (*)"));
+                    if (!path.isEmpty()) openRun(path);
+                  })
+      ->setToolTip(tr("A run recorded by shardlens-cli run or import"));
   m_recentMenu = file->addMenu(tr("Open &recent"));
   file->addSeparator();
   file->addAction(tr("&Export view…"), QKeySequence(tr("Ctrl+E")), this, &MainWindow::exportView);
@@ -47,16 +56,17 @@ void MainWindow::buildActions() {
 
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(tr("&Reload and recompute"), QKeySequence::Refresh, this, [this] {
+    if (showingRun()) return (void)openRun(m_runPath);  // the file may have been rewritten
     m_runner->clearCache();  // the dataset or prediction files may have changed on disk
     recompute();
   });
   run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), m_runner, &EvaluationRunner::cancel);
-  run->addAction(tr("&Next epoch"), QKeySequence(tr("Ctrl+Right")), this,
-                 [this] { m_panel->stepEpoch(1); });
-  run->addAction(tr("&Previous epoch"), QKeySequence(tr("Ctrl+Left")), this,
-                 [this] { m_panel->stepEpoch(-1); });
-  run->addAction(tr("&Play epochs"), QKeySequence(tr("Ctrl+P")), this,
-                 [this] { m_panel->setPlaying(!m_panel->playing()); });
+  m_simulationActions << run->addAction(tr("&Next epoch"), QKeySequence(tr("Ctrl+Right")), this,
+                                        [this] { m_panel->stepEpoch(1); });
+  m_simulationActions << run->addAction(tr("&Previous epoch"), QKeySequence(tr("Ctrl+Left")), this,
+                                        [this] { m_panel->stepEpoch(-1); });
+  m_simulationActions << run->addAction(tr("&Play epochs"), QKeySequence(tr("Ctrl+P")), this,
+                                        [this] { m_panel->setPlaying(!m_panel->playing()); });
 
   m_viewMenu = menuBar()->addMenu(tr("&View"));
   m_viewMenu->addAction(tr("&Reset zoom"), QKeySequence(tr("Ctrl+0")), this, [this] {
@@ -66,6 +76,8 @@ void MainWindow::buildActions() {
   for (QDockWidget* d : findChildren<QDockWidget*>()) m_viewMenu->addAction(d->toggleViewAction());
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&What am I looking at?"), QKeySequence::HelpContents, this,
+                  [this] { m_welcome->show(); });
   help->addAction(tr("&About ShardLens"), this, &MainWindow::about);
   help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
 }

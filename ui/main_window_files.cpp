@@ -76,7 +76,7 @@ void MainWindow::rebuildRecentMenu() {
   m_recentMenu->clear();
   const QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
   for (const QString& path : recent)
-    m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] { openScenario(path); })
+    m_recentMenu->addAction(QFileInfo(path).fileName(), this, [this, path] { openFile(path); })
         ->setToolTip(path);
   m_recentMenu->setEnabled(!recent.isEmpty());
 }

@@ -34,5 +34,8 @@ struct ShardSummary {
 };
 
 ShardSummary summarizeShards(const Evaluation& e, Progress* progress = nullptr);
+// The same from stored records (run files: no shard plan). Samples the sampler gave but
+// the loader cut are not recorded, so notEvaluated stays 0; `e` supplies n and coverage.
+ShardSummary summarizeRecords(const StoredRecords& records, const Evaluation& e);
 
 }  // namespace shardlens::ui

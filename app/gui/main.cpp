@@ -2,10 +2,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QIcon>
-#include <QSettings>
-#include <nlohmann/json.hpp>
 
-#include "core/scenario.h"
 #include "shardlens/config.h"
 #include "ui/main_window.h"
 
@@ -31,35 +28,19 @@ int main(int argc, char** argv) {
                             QStringLiteral("Open a lesson preset by name (e.g. seed-lesson)."),
                             QStringLiteral("name"));
   parser.addOption(lesson);
-  parser.addPositionalArgument(QStringLiteral("scenario"), QStringLiteral("Scenario JSON to open."),
-                               QStringLiteral("[scenario.json]"));
+  parser.addPositionalArgument(QStringLiteral("file"),
+                               QStringLiteral("Scenario JSON or run file (.slrun) to open."),
+                               QStringLiteral("[scenario.json|run.slrun]"));
   parser.process(app);
 
   shardlens::ui::MainWindow window;
   window.show();
   const QStringList files = parser.positionalArguments();
-  if (!files.isEmpty()) {
-    window.openScenario(files.first());
-  } else if (parser.isSet(lesson)) {
+  if (!files.isEmpty())
+    window.openFile(files.first());  // a scenario, or a run file by its .slrun suffix
+  else if (parser.isSet(lesson))
     window.loadLesson(parser.value(lesson));
-  } else {
-    // Resume where the user left off; the first start opens the seed lesson.
-    const QString last = QSettings().value(QStringLiteral("lastScenario")).toString();
-    bool restored = false;
-    if (!last.isEmpty()) {
-      try {
-        window.setScenario(shardlens::scenario_from_json(nlohmann::json::parse(last.toStdString()),
-                                                         "saved settings"));
-        restored = true;
-      } catch (const std::exception&) {
-        // A stale or broken saved scenario falls back to the lesson below.
-      }
-    }
-    if (!restored) {
-      window.setErrorDialogs(false);  // a missing lesson is not worth a dialog at startup
-      if (!window.loadLesson(QStringLiteral("seed-lesson"))) window.setScenario({});
-      window.setErrorDialogs(true);
-    }
-  }
+  else
+    window.restoreSession();  // the last scenario; the seed lesson on the first start
   return app.exec();
 }

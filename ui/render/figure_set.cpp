@@ -59,6 +59,7 @@ bool writeFigureSet(const Evaluation& eval, const QString& dir,
   auto expected = expectedHeatmap(eval, options);
   synced.valueMax = expected.valueMax = std::max(synced.valueMax, expected.valueMax);
   const auto single = [&](const QString& file, HeatmapData d) {
+    if (d.classes <= 0) return;  // e.g. the expected matrix of a run that does not know it
     Figure f;
     f.style = style;
     f.style.compact = false;

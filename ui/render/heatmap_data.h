@@ -25,6 +25,8 @@ struct HeatmapData {
   std::vector<double> rowObserved, rowExpected, colObserved;
   // Colour range; heatmaps shown side by side share it so colours compare.
   double valueMax = 0;
+  // Shown instead of cells when there is no matrix (classes == 0), e.g. why it is unknown.
+  QString emptyText;
 
   double value(int row, int col) const {
     return values[static_cast<size_t>(row) * static_cast<size_t>(classes) +

@@ -32,6 +32,22 @@ QStringList classOrderNames() {
   return {"index", "name", "count", "error"};
 }
 
+bool hasExpected(const Evaluation& e) {
+  return e.expected.classes > 0 && e.expected.classes == e.synced.classes;
+}
+
+std::vector<double> trueRowCounts(const Evaluation& e) {
+  if (hasExpected(e)) return e.expected.row_sums();
+  std::vector<double> counts(size_t(e.synced.classes), 0.0);
+  for (size_t c = 0; c < counts.size() && c < e.class_counts.size(); ++c)
+    counts[c] = double(e.class_counts[c]);
+  return counts;
+}
+
+QString expectedUnknownText() {
+  return QStringLiteral("Expected unknown: not every prediction was recorded");
+}
+
 std::vector<QString> classNames(const Evaluation& e) {
   const int c = e.synced.classes;
   std::vector<QString> names(static_cast<size_t>(c));
@@ -60,7 +76,7 @@ std::vector<int> classOrder(const Evaluation& e, ClassOrder order) {
     });
   } else if (order == ClassOrder::Error) {
     const auto obs = e.synced.row_sums();
-    const auto exp = e.expected.classes == c ? e.expected.row_sums() : obs;
+    const auto exp = trueRowCounts(e);
     std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) {
       return std::abs(obs[size_t(a)] - exp[size_t(a)]) > std::abs(obs[size_t(b)] - exp[size_t(b)]);
     });
@@ -129,11 +145,23 @@ HeatmapData syncedHeatmap(const Evaluation& e, const MatrixOptions& o) {
   const auto order = classOrder(e, o.order);
   HeatmapData d = makeHeatmap(QStringLiteral("Synced (reported)"),
                               normalize(e.synced, o.normalization), e.synced, order, classNames(e));
-  d.rowExpected = permuted(e.expected.row_sums(), order);
+  d.rowExpected = permuted(trueRowCounts(e), order);
   return d;
 }
 
+namespace {
+
+HeatmapData unknown(const QString& title) {
+  HeatmapData d;
+  d.title = title;
+  d.emptyText = expectedUnknownText();
+  return d;
+}
+
+}  // namespace
+
 HeatmapData expectedHeatmap(const Evaluation& e, const MatrixOptions& o) {
+  if (!hasExpected(e)) return unknown(QStringLiteral("Expected (single process)"));
   const auto order = classOrder(e, o.order);
   HeatmapData d =
       makeHeatmap(QStringLiteral("Expected (single process)"),
@@ -143,6 +171,7 @@ HeatmapData expectedHeatmap(const Evaluation& e, const MatrixOptions& o) {
 }
 
 HeatmapData differenceHeatmap(const Evaluation& e, const MatrixOptions& o) {
+  if (!hasExpected(e)) return unknown(QStringLiteral("Synced − expected"));
   const auto order = classOrder(e, o.order);
   Matrix diff = normalize(e.synced, o.normalization);
   const Matrix exp = normalize(e.expected, o.normalization);

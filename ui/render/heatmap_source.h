@@ -26,6 +26,15 @@ struct MatrixOptions {
   ClassOrder order = ClassOrder::Index;
 };
 
+// Whether the expected matrix is known: always for simulations; for run files only when
+// every prediction was recorded.
+bool hasExpected(const Evaluation& e);
+// What each row of a correct reported matrix sums to: the expected matrix's row sums, or
+// the true class counts when the expected matrix is unknown.
+std::vector<double> trueRowCounts(const Evaluation& e);
+// Why the expected and difference views are empty when hasExpected() is false.
+QString expectedUnknownText();
+
 // Display position -> class id.
 std::vector<int> classOrder(const Evaluation& e, ClassOrder order);
 std::vector<QString> classNames(const Evaluation& e);

@@ -1,0 +1,192 @@
+// File > Open run end to end, offscreen: a run file written by core from the padding lesson
+// opens through the main window's open-run path (off the GUI thread) and shows the row-sum
+// mismatch, the padding-duplicates diagnosis, a read-only scenario with the run banner and
+// views built from records; a run without an expected matrix or scenario says so; corrupt files
+// give an error naming the file and keep the previous view.
+#include <QLabel>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTextBrowser>
+#include <QtTest>
+
+#include "core/engine.h"
+#include "core/runfile.h"
+#include "core/scenario.h"
+#include "ui/cell_info.h"
+#include "ui/heatmap_view.h"
+#include "ui/main_window.h"
+#include "ui/matrix_panel.h"
+#include "ui/render/heatmap_painter.h"
+#include "ui/render/heatmap_source.h"
+#include "ui/run_banner.h"
+#include "ui/scenario_panel.h"
+
+using namespace shardlens;
+using namespace shardlens::ui;
+
+namespace {
+
+int mismatchPixels(QWidget* view) {
+  const QImage img = view->grab().toImage();
+  int n = 0;
+  for (int y = 0; y < img.height(); ++y)
+    for (int x = 0; x < img.width(); ++x)
+      n += (img.pixel(x, y) & 0xffffff) == (render::kMismatchFill & 0xffffff);
+  return n;
+}
+
+RunFile paddingRun() {
+  const Scenario s = load_scenario_file(SHARDLENS_LESSON_DIR "/padding-duplicates.json");
+  return run_from_evaluation(simulate(s));
+}
+
+Scenario smallScenario() {
+  Scenario s;
+  s.name = "small";
+  s.dataset = "synthetic:classes=5,per-class=20";
+  s.sampler.world_size = 2;
+  s.loader.batch_size = 10;
+  return s;
+}
+
+QString diagnosisText(MainWindow& w) {
+  return w.findChild<QTextBrowser*>(QStringLiteral("diagnosis"))->toPlainText();
+}
+
+}  // namespace
+
+class TestRunFile : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QVERIFY(m_dir.isValid());
+  }
+
+  void openRunShowsMismatchAndDiagnosis() {
+    const QString path = m_dir.filePath(QStringLiteral("padding.slrun"));
+    save_run_file(paddingRun(), path.toStdString());
+    MainWindow w;
+    w.setErrorDialogs(false);
+    w.resize(1400, 900);
+    w.show();
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    w.setScenario(smallScenario());
+    QVERIFY(shown.wait(30000));
+    QVERIFY(w.openFile(path));  // dispatches on .slrun to the background open-run path
+    QVERIFY(shown.wait(30000));
+    QVERIFY(w.lastError().isEmpty());
+    QVERIFY(w.showingRun());
+    QVERIFY(w.result()->run);
+    // The row-sum mismatch is marked in the synced view, none in the expected one.
+    HeatmapView* synced = w.matrices()->syncedView();
+    QCOMPARE(synced->data().mismatchCount(), 2);
+    QVERIFY(mismatchPixels(synced) > 0);
+    QCOMPARE(mismatchPixels(w.matrices()->expectedView()), 0);
+    QCOMPARE(int(w.matrices()->rankViews().size()), 4);
+    // The diagnosis comes from the records alone.
+    QVERIFY(diagnosisText(w).contains(QStringLiteral("padding-duplicates")));
+    QVERIFY(w.findChild<QLabel*>(QStringLiteral("verdict"))->text().contains("wrong"));
+    // Scenario read-only, with the banner.
+    QVERIFY(!w.scenarioPanel()->isEnabled());
+    QVERIFY(w.runBanner()->isVisible());
+    QCOMPARE(w.runBanner()->text(),
+             QStringLiteral("Run file: padding.slrun (simulated, 4 ranks, complete)"));
+    QCOMPARE(w.scenarioPanel()->scenario().name, std::string("padding-duplicates"));
+    QVERIFY(w.windowTitle().startsWith(QStringLiteral("padding.slrun")));
+    // Shard strip and cell samples from records: 510 on 4 ranks pads with 2 duplicates.
+    int64_t padding = 0;
+    for (const RankTotals& t : w.result()->shards.ranks) padding += t.padding;
+    QCOMPARE(padding, int64_t(2));
+    QCOMPARE(w.result()->shards.duplicatedTotal, int64_t(2));
+    CellRef cell;
+    cell.kind = ViewKind::Synced;
+    cell.trueClass = cell.predClass = 0;
+    int64_t total = 0;
+    QVERIFY(!cellSamples(*w.result(), cell, 5, &total).empty());
+    QCOMPARE(double(total), w.result()->eval.synced.at(0, 0));
+
+    // Back to simulating the scenario shown before the run.
+    w.leaveRun();
+    QVERIFY(shown.wait(30000));
+    QVERIFY(!w.showingRun());
+    QVERIFY(!w.result()->run);
+    QVERIFY(w.scenarioPanel()->isEnabled());
+    QVERIFY(!w.runBanner()->isVisible());
+    QCOMPARE(w.scenarioPanel()->scenario().name, std::string("small"));
+  }
+
+  void runWithoutExpectedSaysSo() {
+    RunFile run = paddingRun();
+    run.expected.reset();
+    run.meta.scenario.reset();  // as for an import of foreign dumps
+    const QString path = m_dir.filePath(QStringLiteral("no-expected.slrun"));
+    save_run_file(run, path.toStdString());
+    MainWindow w;
+    w.setErrorDialogs(false);
+    w.resize(1400, 900);
+    w.show();
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    w.openRun(path);
+    QVERIFY(shown.wait(30000));
+    QVERIFY(w.lastError().isEmpty());
+    QCOMPARE(w.matrices()->expectedView()->data().classes, 0);
+    QCOMPARE(w.matrices()->expectedView()->data().emptyText, render::expectedUnknownText());
+    QCOMPARE(w.matrices()->differenceView()->data().classes, 0);
+    // Rows are still checked, against the true class counts.
+    QCOMPARE(w.matrices()->syncedView()->data().mismatchCount(), 2);
+    QVERIFY(diagnosisText(w).contains(QStringLiteral("padding-duplicates")));
+    // No recorded scenario: no default settings pretending to be the run's.
+    QVERIFY(w.runBanner()->isVisible());
+    QVERIFY(!w.scenarioPanel()->isVisible());
+  }
+
+  void corruptFileKeepsTheView() {
+    const QString garbage = m_dir.filePath(QStringLiteral("garbage.slrun"));
+    {
+      QFile f(garbage);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("this is not a zip archive");
+    }
+    const QString good = m_dir.filePath(QStringLiteral("good.slrun"));
+    save_run_file(paddingRun(), good.toStdString());
+    const QString truncated = m_dir.filePath(QStringLiteral("truncated.slrun"));
+    {
+      QFile in(good), out(truncated);
+      QVERIFY(in.open(QIODevice::ReadOnly) && out.open(QIODevice::WriteOnly));
+      out.write(in.readAll().left(int(in.size() / 2)));
+    }
+    MainWindow w;
+    w.setErrorDialogs(false);
+    w.resize(1400, 900);
+    w.show();
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    QSignalSpy errors(&w, &MainWindow::errorShown);
+    w.setScenario(smallScenario());
+    QVERIFY(shown.wait(30000));
+    const ResultPtr before = w.result();
+    for (const QString& bad : {garbage, truncated}) {
+      w.openRun(bad);
+      QVERIFY(errors.wait(30000));
+      QVERIFY2(w.lastError().contains(QFileInfo(bad).fileName()), qPrintable(w.lastError()));
+      QCOMPARE(w.result(), before);  // the simulation stays on screen
+      QVERIFY(!w.showingRun());
+      QVERIFY(w.scenarioPanel()->isEnabled());
+    }
+    // A bad file while a run is shown keeps that run.
+    w.openRun(good);
+    QVERIFY(shown.wait(30000));
+    const ResultPtr run = w.result();
+    w.openRun(garbage);
+    QVERIFY(errors.wait(30000));
+    QCOMPARE(w.result(), run);
+    QVERIFY(w.showingRun());
+    QVERIFY(w.runBanner()->text().contains(QStringLiteral("good.slrun")));
+  }
+
+ private:
+  QTemporaryDir m_dir;
+};
+
+QTEST_MAIN(TestRunFile)
+#include "test_run_file.moc"

@@ -1,0 +1,63 @@
+#include "ui/run_banner.h"
+
+#include <QFileInfo>
+#include <QLabel>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+#include "core/run_view.h"
+
+namespace shardlens::ui {
+
+RunBanner::RunBanner(QWidget* parent)
+    : QFrame(parent),
+      m_title(new QLabel(this)),
+      m_details(new QLabel(this)),
+      m_back(new QPushButton(tr("Back to simulation"), this)) {
+  setObjectName(QStringLiteral("runBanner"));
+  setFrameShape(QFrame::StyledPanel);
+  setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
+  // A tinted panel so the read-only state is noticed before someone tries to edit.
+  setStyleSheet(QStringLiteral("#runBanner { background: #fff4d6; border: 1px solid #e0b84f; }"));
+  m_title->setObjectName(QStringLiteral("runBannerTitle"));
+  m_title->setWordWrap(true);
+  m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_details->setWordWrap(true);
+  m_back->setObjectName(QStringLiteral("backToSimulation"));
+  m_back->setToolTip(tr("Leave the run file and simulate the scenario shown before it"));
+  connect(m_back, &QPushButton::clicked, this, &RunBanner::backToSimulation);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(8, 6, 8, 6);
+  layout->addWidget(m_title);
+  layout->addWidget(m_details);
+  layout->addWidget(m_back, 0, Qt::AlignLeft);
+}
+
+void RunBanner::setRun(const QString& path, const RunMeta& meta) {
+  m_title->setText(tr("<b>Run file: %1</b> (%2)")
+                       .arg(QFileInfo(path).fileName().toHtmlEscaped(),
+                            QString::fromStdString(run_summary(meta)).toHtmlEscaped()));
+  m_title->setToolTip(path);
+  QStringList lines;
+  lines << (meta.scenario ? tr("The scenario below is the one recorded with the run (read-only).")
+                          : tr("No scenario was recorded with this run (imported dumps)."));
+  if (meta.class_counts_source != "dataset")
+    lines << tr("True class counts estimated from the distinct samples recorded.");
+  if (!meta.complete)
+    lines << tr("⚠ Incomplete: %1")
+                 .arg(QString::fromStdString(meta.incomplete_reason).toHtmlEscaped());
+  if (!meta.torch_version.empty() || meta.backend != "simulated")
+    lines << tr("Backend %1, torch %2")
+                 .arg(QString::fromStdString(meta.backend),
+                      meta.torch_version.empty() ? tr("unknown")
+                                                 : QString::fromStdString(meta.torch_version));
+  m_details->setText(lines.join(QStringLiteral("<br>")));
+}
+
+QString RunBanner::text() const {
+  QString t = m_title->text();
+  t.remove(QStringLiteral("<b>")).remove(QStringLiteral("</b>"));
+  return t;
+}
+
+}  // namespace shardlens::ui

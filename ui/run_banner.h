@@ -1,0 +1,32 @@
+#pragma once
+// Shown above the scenario panel while a run file is on screen: which run it is (source,
+// ranks, completeness) and a way back to simulating. The scenario panel below it is
+// disabled, because editing a recorded run's settings cannot change what was recorded.
+#include <QFrame>
+
+class QLabel;
+class QPushButton;
+
+namespace shardlens {
+struct RunMeta;
+}
+
+namespace shardlens::ui {
+
+class RunBanner : public QFrame {
+  Q_OBJECT
+ public:
+  explicit RunBanner(QWidget* parent = nullptr);
+  void setRun(const QString& path, const RunMeta& meta);
+  QString text() const;  // the banner's first line, "Run file: NAME (…)"
+
+ signals:
+  void backToSimulation();
+
+ private:
+  QLabel* m_title;
+  QLabel* m_details;
+  QPushButton* m_back;
+};
+
+}  // namespace shardlens::ui
