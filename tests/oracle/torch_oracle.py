@@ -303,8 +303,13 @@ def torch_expectation_cached(case):
 
 
 def check_vectors(cli, checker):
-    with open(REFERENCE) as f:
-        vectors = json.load(f)
+    if os.path.exists(REFERENCE):
+        with open(REFERENCE) as f:
+            vectors = json.load(f)
+    else:
+        # A checkout without shared/ beside it: torch itself is still the reference below.
+        print(f"note: {REFERENCE} not found; checking the long randperms against torch only")
+        vectors = {"randperm": [], "distributed_sampler": []}
     for v in vectors["randperm"]:
         # Torch first: the vectors file itself must still be right.
         g = torch.Generator()
