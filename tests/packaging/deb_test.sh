@@ -49,4 +49,15 @@ code=$?
 set -e
 [ "$code" -eq 1 ] || fail "diagnose --preset padding-duplicates exited $code, expected 1"
 grep -q "padding-duplicates" "$scratch/report.txt" || fail "report lacks the diagnosis"
+# A LibTorch build ships the plugin; the installed CLI must find it and the installed model.
+if [ -e "$build_dir/lib/shardlens/libshardlens_torch.so" ]; then
+  [ -e "$root/usr/lib/shardlens/libshardlens_torch.so" ] || fail "LibTorch plugin missing from the package"
+  [ -e "$root/usr/share/shardlens/models/fashion_mnist_reference.pt" ] || fail "reference model missing"
+  if [ -e /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz ]; then
+    env -u SHARDLENS_RESOURCE_DIR -u SHARDLENS_TORCH_PLUGIN "$cli" run --world-size 2 \
+      --batch-size 50 --limit-batches 1 --format json >"$scratch/run.json" ||
+      fail "installed 'shardlens-cli run' failed"
+    grep -q '"synced"' "$scratch/run.json" || fail "installed run printed no report"
+  fi
+fi
 echo "deb OK"
