@@ -36,6 +36,13 @@ Matrix sum_of(const std::vector<Matrix>& ms, int32_t classes) {
   return sum;
 }
 
+// "1 sample was" / "3 samples were": findings read as sentences.
+std::string counted(int64_t n, const std::string& noun, const std::string& verb_phrase = "") {
+  std::string out = std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+  if (!verb_phrase.empty()) out += (n == 1 ? " was " : " were ") + verb_phrase;
+  return out;
+}
+
 std::string num(double v) {
   std::ostringstream s;
   s << v;
@@ -218,7 +225,7 @@ void classify_missing(Classifier& c, const RecordStats& st, const SampleSet& mis
   const int64_t padded_share = (n + w - 1) / w;
   const int64_t dropped_share = distributed_num_samples(n, static_cast<int>(w), true);
   const std::string counts =
-      std::to_string(missing.count) + " of " + std::to_string(n) + " samples were never evaluated.";
+      counted(missing.count, "sample", "never evaluated") + " (of " + std::to_string(n) + ").";
   if (n % w != 0 && every_rank_has(st, dropped_share) && missing.count == n - w * dropped_share) {
     c.add("sampler-drop-last", counts, &missing);
     return;
@@ -238,12 +245,12 @@ void classify_sampling(Classifier& c, const RecordStats& st, const SampleSet& mi
   const auto w = static_cast<int64_t>(st.rank_sizes.size());
   if (st.flagged_sanity.count > 0) {
     c.add("sanity-leak",
-          std::to_string(st.flagged_sanity.count) + " records come from the sanity check.",
+          counted(st.flagged_sanity.count, "record", "evaluated in the sanity check") + ".",
           &st.flagged_sanity);
   } else if (st.within_rank_duplicates.count > 0) {
     c.add("sanity-leak",
-          std::to_string(st.within_rank_duplicates.count) +
-              " samples were evaluated twice by the same rank.",
+          counted(st.within_rank_duplicates.count, "sample", "evaluated twice by the same rank") +
+              ".",
           &st.within_rank_duplicates);
   }
   const SampleSet& cross = st.cross_rank_duplicates;
@@ -259,23 +266,22 @@ void classify_sampling(Classifier& c, const RecordStats& st, const SampleSet& mi
   if (st.flagged_padding.count > 0) {
     padding = true;
     c.add("padding-duplicates",
-          std::to_string(st.flagged_padding.count) + " padding records were counted.",
+          counted(st.flagged_padding.count, "padding record", "counted") + ".",
           &st.flagged_padding);
   } else if (cross.count > 0 && cross.count < w && cross.count == st.cross_rank_at_rank_end) {
     padding = true;
-    c.add("padding-duplicates",
-          std::to_string(cross.count) +
-              " samples were evaluated again as the last record of another rank.",
-          &cross);
+    c.add(
+        "padding-duplicates",
+        counted(cross.count, "sample", "evaluated again as the last record of another rank") + ".",
+        &cross);
   }
   const bool overlap = st.flagged_padding.count > 0 ? cross.count > st.flagged_padding.count
                                                     : cross.count > 0 && !padding;
   if (overlap) {
     c.add("rank-overlap",
-          std::to_string(cross.count) +
-              " evaluations repeat a sample another "
-              "rank already evaluated, and " +
-              std::to_string(missing.count) + " samples were never evaluated.",
+          counted(cross.count, "evaluation") +
+              " repeated a sample another rank had evaluated, and " +
+              counted(missing.count, "sample", "never evaluated") + ".",
           &cross, std::vector<int32_t>(missing.classes.begin(), missing.classes.end()));
   } else if (missing.count > 0) {
     classify_missing(c, st, missing);
