@@ -7,6 +7,7 @@
 #include <QSpinBox>
 #include <QtTest>
 
+#include "tests/ui/ui_test_util.h"
 #include "ui/heatmap_view.h"
 #include "ui/idx_images.h"
 #include "ui/lesson_model.h"
@@ -18,21 +19,12 @@
 
 using namespace shardlens;
 using namespace shardlens::ui;
+using shardlens::ui::test::mismatchPixels;
 
 namespace {
 
 bool waitResult(MainWindow& w, QSignalSpy& spy) {
   return spy.wait(30000) || spy.count() > 0;
-}
-
-// Pixels of the mismatch fill in a rendered view: the colour half of the marker.
-int mismatchPixels(QWidget* view) {
-  const QImage img = view->grab().toImage();
-  int n = 0;
-  for (int y = 0; y < img.height(); ++y)
-    for (int x = 0; x < img.width(); ++x)
-      n += (img.pixel(x, y) & 0xffffff) == (render::kMismatchFill & 0xffffff);
-  return n;
 }
 
 Scenario correctScenario() {

@@ -12,6 +12,7 @@
 #include "core/engine.h"
 #include "core/runfile.h"
 #include "core/scenario.h"
+#include "tests/ui/ui_test_util.h"
 #include "ui/cell_info.h"
 #include "ui/heatmap_view.h"
 #include "ui/main_window.h"
@@ -23,17 +24,9 @@
 
 using namespace shardlens;
 using namespace shardlens::ui;
+using shardlens::ui::test::mismatchPixels;
 
 namespace {
-
-int mismatchPixels(QWidget* view) {
-  const QImage img = view->grab().toImage();
-  int n = 0;
-  for (int y = 0; y < img.height(); ++y)
-    for (int x = 0; x < img.width(); ++x)
-      n += (img.pixel(x, y) & 0xffffff) == (render::kMismatchFill & 0xffffff);
-  return n;
-}
 
 RunFile paddingRun() {
   const Scenario s = load_scenario_file(SHARDLENS_LESSON_DIR "/padding-duplicates.json");
