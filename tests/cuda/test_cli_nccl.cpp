@@ -11,33 +11,19 @@
 #include <random>
 #include <string>
 
+#include "tests/common/run_command.h"
+
 #include "tests/cuda/gpu_test.h"
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using Result = shardlens::test::CommandResult;
 
 Result run_cli(const std::string& args) {
-  const std::filesystem::path err =
-      std::filesystem::temp_directory_path() / ("shardlens-cuda-" + std::to_string(getpid()));
   // Local-launcher mode: torchrun variables from the caller's shell would change the mode.
-  const std::string cmd = "env -u RANK -u WORLD_SIZE -u LOCAL_RANK -u MASTER_ADDR -u MASTER_PORT " +
-                          std::string(SHARDLENS_CLI) + " " + args + " 2>" + err.string();
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err);
-  r.err.assign(std::istreambuf_iterator<char>(in), {});
-  std::filesystem::remove(err);
-  return r;
+  return shardlens::test::run_command(
+      "env -u RANK -u WORLD_SIZE -u LOCAL_RANK -u MASTER_ADDR -u MASTER_PORT " +
+      std::string(SHARDLENS_CLI) + " " + args);
 }
 
 TEST(CliNccl, WithoutAGpuOneLineAndExit2) {

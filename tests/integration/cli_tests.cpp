@@ -10,16 +10,13 @@
 
 #include "core/io/files.h"
 #include "core/io/npy.h"
+#include "tests/common/run_command.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using Result = shardlens::test::CommandResult;
 
 fs::path temp_dir() {
   static const fs::path dir = [] {
@@ -31,18 +28,7 @@ fs::path temp_dir() {
 }
 
 Result run(const std::string& args) {
-  const fs::path err = temp_dir() / "stderr.txt";
-  const std::string cmd = std::string(SHARDLENS_CLI) + " " + args + " 2>" + err.string();
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err);
-  r.err.assign(std::istreambuf_iterator<char>(in), {});
-  return r;
+  return shardlens::test::run_command(std::string(SHARDLENS_CLI) + " " + args);
 }
 
 std::string write_npy(const std::string& name, const std::vector<int64_t>& values) {
