@@ -2,7 +2,9 @@
 
 #include <cfenv>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <stdexcept>
 
 #include "core/types.h"
 
@@ -41,7 +43,64 @@ double round_to_format(double value, FloatFormat f) {
   return rounded;
 }
 
+uint16_t float16_bits(double value) {
+  const uint16_t sign = std::signbit(value) ? 0x8000 : 0;
+  const double magnitude = std::fabs(value);
+  if (std::isnan(value)) return 0x7e00;
+  if (magnitude == 0.0) return sign;
+  if (magnitude < std::ldexp(1.0, -14)) {  // subnormal: a multiple of 2^-24
+    return uint16_t(sign | uint16_t(std::nearbyint(std::ldexp(magnitude, 24))));
+  }
+  const double rounded = round_to_format(magnitude, format_of(CounterDtype::Float16));
+  if (std::isinf(rounded)) return uint16_t(sign | 0x7c00);
+  int exponent = 0;
+  const double m = std::frexp(rounded, &exponent);  // rounded = m * 2^exponent, m in [0.5, 1)
+  const auto fraction = uint16_t(std::ldexp(m * 2.0 - 1.0, 10));
+  return uint16_t(sign | uint16_t((exponent - 1 + 15) << 10) | fraction);
+}
+
+double float16_value(uint16_t bits) {
+  const double sign = (bits & 0x8000) ? -1.0 : 1.0;
+  const int exponent = (bits >> 10) & 0x1f;
+  const int fraction = bits & 0x3ff;
+  if (exponent == 0x1f) {
+    return fraction ? std::numeric_limits<double>::quiet_NaN()
+                    : sign * std::numeric_limits<double>::infinity();
+  }
+  if (exponent == 0) return sign * std::ldexp(double(fraction), -24);
+  return sign * std::ldexp(1.0 + std::ldexp(double(fraction), -10), exponent - 15);
+}
+
+// bfloat16 is the upper half of a float32; the value is rounded first, so the lower half is 0.
+uint16_t bfloat16_bits(double value) {
+  if (std::isnan(value)) return 0x7fc0;
+  const auto f = static_cast<float>(
+      std::copysign(round_to_format(std::fabs(value), format_of(CounterDtype::BFloat16)), value));
+  uint32_t u = 0;
+  std::memcpy(&u, &f, sizeof u);
+  return uint16_t(u >> 16);
+}
+
+double bfloat16_value(uint16_t bits) {
+  const uint32_t u = uint32_t(bits) << 16;
+  float f = 0;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
 }  // namespace
+
+uint16_t to_bits16(double value, CounterDtype dtype) {
+  if (dtype == CounterDtype::BFloat16) return bfloat16_bits(value);
+  if (dtype == CounterDtype::Float16) return float16_bits(value);
+  throw std::invalid_argument("to_bits16: " + to_string(dtype) + " is not a 16-bit float");
+}
+
+double from_bits16(uint16_t bits, CounterDtype dtype) {
+  if (dtype == CounterDtype::BFloat16) return bfloat16_value(bits);
+  if (dtype == CounterDtype::Float16) return float16_value(bits);
+  throw std::invalid_argument("from_bits16: " + to_string(dtype) + " is not a 16-bit float");
+}
 
 double round_to_dtype(double value, CounterDtype dtype) {
   if (dtype == CounterDtype::Int64) return value;

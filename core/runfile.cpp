@@ -69,6 +69,7 @@ json meta_json(const RunFile& run, const std::map<std::string, std::string>& mem
   j["complete"] = m.complete;
   j["incomplete_reason"] = m.incomplete_reason;
   j["failed_ranks"] = m.failed_ranks;
+  if (!m.sync_note.empty()) j["sync_note"] = m.sync_note;
   std::vector<int64_t> sizes;
   for (int r = 0; r < run.records.world_size(); ++r) sizes.push_back(run.records.rank_size(r));
   j["records_per_rank"] = sizes;
@@ -172,6 +173,7 @@ RunMeta parse_meta(const json& j, const std::string& origin) {
       fail(origin, "meta.json: failed rank " + std::to_string(r) + " out of range");
     m.failed_ranks.push_back(static_cast<int>(r));
   }
+  if (j.contains("sync_note")) m.sync_note = string_field(j, "sync_note", origin);  // optional
   return m;
 }
 

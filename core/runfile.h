@@ -45,6 +45,7 @@ struct RunMeta {
   bool complete = true;
   std::string incomplete_reason;  // why, when not complete (e.g. "rank 2 failed: ...")
   std::vector<int> failed_ranks;
+  std::string sync_note;   // set when a real run's sync could not use the wire as asked
   std::string created_by;  // "ShardLens 0.1.0"
 };
 

@@ -46,6 +46,8 @@ void RunBanner::setRun(const QString& path, const RunMeta& meta) {
   if (!meta.complete)
     lines << tr("⚠ Incomplete: %1")
                  .arg(QString::fromStdString(meta.incomplete_reason).toHtmlEscaped());
+  if (!meta.sync_note.empty())
+    lines << tr("Note: %1").arg(QString::fromStdString(meta.sync_note).toHtmlEscaped());
   if (!meta.torch_version.empty() || meta.backend != "simulated")
     lines << tr("Backend %1, torch %2")
                  .arg(QString::fromStdString(meta.backend),

@@ -77,6 +77,8 @@ void run_real(const CLI::App& cmd, const RunArgs& a) {
     g_exit_code = 1;
     return;
   }
+  if (!result.run->meta.sync_note.empty())
+    std::cerr << "shardlens-cli: note: " << result.run->meta.sync_note << "\n";
   const Diagnosis diagnosis = diagnose_run(*result.run, "run");
   const ReportView view = run_report_view(*result.run, diagnosis);
   if (a.engine.format == "json") {

@@ -123,6 +123,9 @@ class NcclComm {
   // Sum over ranks, in place (host vectors staged through the device).
   void all_reduce_sum(std::vector<int64_t>& values);
   void all_reduce_sum(std::vector<double>& values);
+  void all_reduce_sum(std::vector<float>& values);
+  // float16 or bfloat16 values given by their bit patterns, summed in that type.
+  void all_reduce_sum_16bit(std::vector<uint16_t>& bits, bool bfloat16);
   void all_reduce_sum(DeviceConfusion& counts);  // the device counts themselves, in place
   // Every rank's vector (all the same length) concatenated in rank order.
   std::vector<int64_t> all_gather(const std::vector<int64_t>& mine);

@@ -201,6 +201,14 @@ void NcclComm::all_reduce_sum(std::vector<double>& values) {
   m_impl->all_reduce(values, ncclFloat64);
 }
 
+void NcclComm::all_reduce_sum(std::vector<float>& values) {
+  m_impl->all_reduce(values, ncclFloat32);
+}
+
+void NcclComm::all_reduce_sum_16bit(std::vector<uint16_t>& bits, bool bfloat16) {
+  m_impl->all_reduce(bits, bfloat16 ? ncclBfloat16 : ncclFloat16);
+}
+
 void NcclComm::all_reduce_sum(DeviceConfusion& counts) {
   DeviceConfusion::Impl& m = *counts.m_impl;
   if (m.device != m_impl->device)

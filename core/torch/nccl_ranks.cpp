@@ -1,5 +1,6 @@
 // The NCCL backend of a rank: collectives over cuda::NcclComm, batches counted by the CUDA
 // kernel. Plain C++ (no LibTorch, no CUDA headers), so it compiles in seconds.
+#include <algorithm>
 #include <string>
 
 #include "core/cuda/cuda_backend.h"
@@ -40,6 +41,26 @@ class NcclCollectives : public RankCollectives {
       m_comm->all_reduce_sum(values);
       return 0;
     });
+  }
+  // NCCL sums every float dtype on the device, in its own order.
+  bool all_reduce_sum(std::vector<double>& values, CounterDtype dtype, const char* what) override {
+    if (dtype == CounterDtype::Float32) {
+      std::vector<float> wire(values.begin(), values.end());
+      named(what, [&] {
+        m_comm->all_reduce_sum(wire);
+        return 0;
+      });
+      std::copy(wire.begin(), wire.end(), values.begin());
+      return true;
+    }
+    std::vector<uint16_t> wire(values.size());
+    for (size_t k = 0; k < values.size(); ++k) wire[k] = to_bits16(values[k], dtype);
+    named(what, [&] {
+      m_comm->all_reduce_sum_16bit(wire, dtype == CounterDtype::BFloat16);
+      return 0;
+    });
+    for (size_t k = 0; k < values.size(); ++k) values[k] = from_bits16(wire[k], dtype);
+    return true;
   }
 
  private:

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/counter.h"
 #include "core/cuda/cuda_backend.h"
 
 namespace shardlens {
@@ -21,6 +22,12 @@ class RankCollectives {
   virtual std::vector<int64_t> all_gather(const std::vector<int64_t>& mine, const char* what) = 0;
   virtual void all_reduce_sum(std::vector<double>& values, const char* what) = 0;
   virtual void all_reduce_sum(std::vector<int64_t>& values, const char* what) = 0;
+  // Sums a counter matrix over ranks as a tensor of the float `dtype` on the wire, so the
+  // collective's own summation order and rounding apply, as they do to a torchmetrics state
+  // kept in that dtype. Returns false, values unchanged, when the backend has no sum for the
+  // dtype (LibTorch 1.13's Gloo rejects bfloat16).
+  virtual bool all_reduce_sum(std::vector<double>& values, CounterDtype dtype,
+                              const char* what) = 0;
 };
 
 // Counts one batch: cells (C x C, row-major) += pairs, skipping target == ignore_index.

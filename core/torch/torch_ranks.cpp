@@ -56,6 +56,7 @@ std::string key_error(int r) {
   return "rank" + std::to_string(r) + "/error";
 }
 const std::string kKeySynced = "synced";
+const std::string kKeySyncNote = "sync_note";
 
 // Thrown when the run itself fails (a rank died, a collective timed out): not bad input.
 struct RunFailure : std::runtime_error {
@@ -255,6 +256,20 @@ RankOutput evaluate_rank(const RealRunConfig& cfg, const Dataset& data, int rank
   return out;
 }
 
+at::ScalarType scalar_type_of(CounterDtype dtype) {
+  switch (dtype) {
+    case CounterDtype::Float16:
+      return at::kHalf;
+    case CounterDtype::BFloat16:
+      return at::kBFloat16;
+    case CounterDtype::Float32:
+      return at::kFloat;
+    case CounterDtype::Int64:
+      break;
+  }
+  return at::kLong;
+}
+
 void wait(const c10::intrusive_ptr<c10d::Work>& work, const char* what) {
   try {
     work->wait();
@@ -280,6 +295,20 @@ class GlooCollectives : public RankCollectives {
   }
   void all_reduce_sum(std::vector<int64_t>& values, const char* what) override {
     reduce(values, at::kLong, what);
+  }
+  bool all_reduce_sum(std::vector<double>& values, CounterDtype dtype, const char* what) override {
+    std::vector<at::Tensor> t = {tensor_of(values, at::kDouble).to(scalar_type_of(dtype))};
+    try {
+      m_pg->allreduce(t)->wait();
+    } catch (const std::exception& e) {
+      // Gloo checks the type on every rank alike before sending anything, so every rank
+      // takes this way out together and the group stays usable.
+      if (std::string(e.what()).find("Invalid scalar type") != std::string::npos) return false;
+      throw RunFailure(std::string(what) + " failed: " + first_line(e.what()));
+    }
+    const at::Tensor back = t[0].to(at::kDouble).contiguous();
+    std::copy(back.data_ptr<double>(), back.data_ptr<double>() + values.size(), values.begin());
+    return true;
   }
 
  private:
@@ -322,9 +351,29 @@ Matrix matrix_of(const std::vector<double>& cells, size_t from, int32_t classes)
   return m;
 }
 
-// Performs the sync strategy with real collectives and returns the reported matrix.
-Matrix synchronize_for_real(RankCollectives& coll, const RealRunConfig& cfg, const RankOutput& out,
-                            int world, int64_t dataset_size) {
+// The reported matrix of a sync strategy performed with real collectives, and a note when
+// part of its arithmetic had to be the engine's instead.
+struct RealSync {
+  Matrix reported;
+  std::string note;
+};
+
+// torchmetrics' dist_reduce_fx="sum" on a float state: the all_reduce itself sums in the
+// counter dtype (twice for double-sync). Empty when the backend cannot sum that dtype.
+std::optional<Matrix> float_all_reduce(RankCollectives& coll, const Matrix& local,
+                                       const Scenario& s) {
+  std::vector<double> sum = local.cells;
+  if (!coll.all_reduce_sum(sum, s.dtype, "all_reduce")) return std::nullopt;
+  if (s.sync == SyncStrategy::Double && !coll.all_reduce_sum(sum, s.dtype, "second all_reduce"))
+    return std::nullopt;
+  Matrix m(local.classes);
+  m.cells = std::move(sum);
+  return m;
+}
+
+// Performs the sync strategy with real collectives.
+RealSync synchronize_for_real(RankCollectives& coll, const RealRunConfig& cfg,
+                              const RankOutput& out, int world, int64_t dataset_size) {
   const int32_t classes = out.local.classes;
   const size_t cells = out.local.cells.size();
   const Scenario& s = cfg.scenario;
@@ -344,12 +393,20 @@ Matrix synchronize_for_real(RankCollectives& coll, const RealRunConfig& cfg, con
     if (s.sync == SyncStrategy::Double) coll.all_reduce_sum(sum, "second all_reduce");
     Matrix m(classes);
     for (size_t k = 0; k < cells; ++k) m.cells[k] = double(sum[k]);
-    return m;
+    return {m, ""};
+  }
+  std::string note;
+  if (s.sync == SyncStrategy::AllReduce || s.sync == SyncStrategy::Double) {
+    if (std::optional<Matrix> m = float_all_reduce(coll, out.local, s)) return {*m, ""};
+    note = "this LibTorch's Gloo cannot all_reduce " + to_string(s.dtype) +
+           " tensors (torch.distributed fails the same way); the per-rank matrices were "
+           "gathered and summed in rank order with " +
+           to_string(s.dtype) + " rounding instead";
   }
   if (s.sync == SyncStrategy::NormalizeThenSum) {
     Matrix m = normalize(out.local, Normalization::True);
     coll.all_reduce_sum(m.cells, "all_reduce of normalized matrices");
-    return m;
+    return {m, ""};
   }
   StoredRecords all;
   if (s.sync == SyncStrategy::GatherZeroPad || s.sync == SyncStrategy::GatherTrim ||
@@ -377,8 +434,8 @@ Matrix synchronize_for_real(RankCollectives& coll, const RealRunConfig& cfg, con
       all.ranks.push_back(std::move(rank_records));
     }
   }
-  // The remaining arithmetic (float counters, zero padding, Accelerate's trimming) is the
-  // engine's, applied to data that crossed the wire, so real and simulated runs agree.
+  // The remaining arithmetic (zero padding, Accelerate's trimming) is the engine's, applied to
+  // data that crossed the wire, so real and simulated runs agree.
   SyncInputs in;
   in.per_rank = &per_rank;
   in.records = all.ranks.empty() ? nullptr : &all;
@@ -387,7 +444,7 @@ Matrix synchronize_for_real(RankCollectives& coll, const RealRunConfig& cfg, con
   in.loader_exhausted = out.loader_exhausted;
   in.ignore_index = s.ignore_index;
   in.dtype = s.dtype;
-  return synchronize(s.sync, in);
+  return {synchronize(s.sync, in), note};
 }
 
 std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& addr) {
@@ -454,9 +511,13 @@ void run_rank_body(const RealRunConfig& cfg, const RankSetup& setup, const Datas
   publish(*setup.store, key_records(setup.rank), encode_records(out.records));
   publish(*setup.store, key_matrix(setup.rank), encode_matrix(out.local));
   if (setup.rank == 0) step(progress, "synchronizing", 0.0);
-  const Matrix reported =
+  const RealSync sync =
       synchronize_for_real(*collectives, cfg, out, setup.world, data.labels.size());
-  if (setup.rank == 0) publish(*setup.store, kKeySynced, encode_matrix(reported));
+  if (setup.rank == 0) {
+    if (!sync.note.empty())
+      publish(*setup.store, kKeySyncNote, Bytes(sync.note.begin(), sync.note.end()));
+    publish(*setup.store, kKeySynced, encode_matrix(sync.reported));
+  }
   publish(*setup.store, key_done(setup.rank), Bytes{1});
 }
 
@@ -499,6 +560,10 @@ RunFile assemble(c10d::Store& store, const RealRunConfig& cfg, const Dataset& da
   bool all_done = true;
   for (int r = 0; r < world; ++r) all_done = all_done && has_key(store, key_done(r));
   if (has_key(store, kKeySynced)) run.synced = decode_matrix(store.get(kKeySynced), m.classes);
+  if (has_key(store, kKeySyncNote)) {
+    const Bytes note = store.get(kKeySyncNote);
+    m.sync_note.assign(note.begin(), note.end());
+  }
   m.complete = all_done && run.has_synced() && failed.empty() && reason.empty();
   m.incomplete_reason = m.complete ? "" : reason;
   if (m.complete) {

@@ -66,3 +66,38 @@ TEST(Counter, ParseNames) {
   EXPECT_EQ(parse_counter_dtype("bfloat16"), CounterDtype::BFloat16);
   EXPECT_THROW(parse_counter_dtype("half"), InputError);
 }
+
+// Every finite 16-bit pattern decodes to a value of its dtype that encodes back to itself,
+// and positive patterns are ordered like their values (the IEEE layout).
+TEST(Counter, SixteenBitPatternsRoundTrip) {
+  for (auto dtype : {CounterDtype::Float16, CounterDtype::BFloat16}) {
+    double previous = -1;
+    for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+      const double v = from_bits16(uint16_t(bits), dtype);
+      if (std::isnan(v)) continue;
+      if (v != 0.0) ASSERT_EQ(to_bits16(v, dtype), bits) << to_string(dtype) << " " << bits;
+      if (std::isfinite(v) && v != 0.0 && std::fabs(v) >= 1)
+        ASSERT_EQ(round_to_dtype(std::fabs(v), dtype), std::fabs(v)) << bits;
+      if (bits < 0x8000 && bits > 0) {
+        ASSERT_GT(v, previous) << to_string(dtype) << " " << bits;
+        previous = v;
+      }
+    }
+    previous = -1;
+  }
+}
+
+TEST(Counter, SixteenBitKnownPatterns) {
+  EXPECT_EQ(to_bits16(1.0, CounterDtype::Float16), 0x3c00);
+  EXPECT_EQ(to_bits16(2048.0, CounterDtype::Float16), 0x6800);
+  EXPECT_EQ(to_bits16(2049.0, CounterDtype::Float16), 0x6800);  // ties to even
+  EXPECT_EQ(to_bits16(65504.0, CounterDtype::Float16), 0x7bff);
+  EXPECT_EQ(to_bits16(1e6, CounterDtype::Float16), 0x7c00);
+  EXPECT_EQ(to_bits16(std::ldexp(1.0, -24), CounterDtype::Float16), 0x0001);
+  EXPECT_EQ(to_bits16(0.0, CounterDtype::Float16), 0x0000);
+  EXPECT_EQ(to_bits16(1.0, CounterDtype::BFloat16), 0x3f80);
+  EXPECT_EQ(to_bits16(257.0, CounterDtype::BFloat16), 0x4380);  // 256: ties to even
+  EXPECT_EQ(from_bits16(0x4b00, CounterDtype::Float16), 14.0);
+  EXPECT_EQ(from_bits16(0x4170, CounterDtype::BFloat16), 15.0);
+  EXPECT_THROW(to_bits16(1.0, CounterDtype::Float32), std::invalid_argument);
+}

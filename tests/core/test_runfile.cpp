@@ -157,6 +157,16 @@ TEST(RunFile, FloatMatricesSurvive) {
   EXPECT_TRUE(std::isinf(back.synced.at(1, 1)));
 }
 
+TEST(RunFile, SyncNoteIsOptionalAndKept) {
+  RunFile run = small_run();
+  EXPECT_EQ(parse_run_file(run_file_bytes(run), "plain.slrun").meta.sync_note, "");
+  run.meta.sync_note = "summed in rank order";
+  EXPECT_EQ(parse_run_file(run_file_bytes(run), "note.slrun").meta.sync_note,
+            "summed in rank order");
+  expect_input_error(edit_meta(run_file_bytes(run), [](auto& j) { j["sync_note"] = 3; }),
+                     "sync_note");
+}
+
 TEST(RunFile, IncompleteRunWithoutSync) {
   RunFile run = small_run();
   run.meta.complete = false;

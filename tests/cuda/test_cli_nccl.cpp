@@ -82,8 +82,10 @@ TEST(CliNccl, TwoRanksEqualGloo) {
   } cleanup{std::filesystem::path(labels).parent_path()};
   const std::string common = "run --world-size 2 --batch-size 256 --format json --timeout 120 " +
                              std::string("--dataset idx:") + labels + " ";
-  for (const std::string extra : {"", "--sync gather-zero-pad", "--sync normalize-then-sum",
-                                  "--counter-dtype float16", "--sync double --ignore-index 3"}) {
+  for (const std::string extra :
+       {"", "--sync gather-zero-pad", "--sync normalize-then-sum", "--counter-dtype float16",
+        "--counter-dtype bfloat16", "--counter-dtype float32 --sync double",
+        "--sync double --ignore-index 3"}) {
     const Result gloo = run_cli(common + extra + " --backend gloo");
     if (gloo.err.find("no LibTorch") != std::string::npos) GTEST_SKIP() << gloo.err;
     const Result nccl = run_cli(common + extra + " --backend nccl");

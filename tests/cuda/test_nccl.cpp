@@ -57,6 +57,12 @@ TEST(Nccl, OneRankCollectives) {
   std::vector<double> reals = {0.25, 3.5};
   comm.all_reduce_sum(reals);
   EXPECT_EQ(reals, (std::vector<double>{0.25, 3.5}));
+  std::vector<float> floats = {0.5f, 16777216.0f};
+  comm.all_reduce_sum(floats);
+  EXPECT_EQ(floats, (std::vector<float>{0.5f, 16777216.0f}));
+  std::vector<uint16_t> halves = {0x3c00, 0x6800};  // float16 1 and 2048
+  comm.all_reduce_sum_16bit(halves, false);
+  EXPECT_EQ(halves, (std::vector<uint16_t>{0x3c00, 0x6800}));
   EXPECT_EQ(comm.all_gather(std::vector<int64_t>{7, 8}), (std::vector<int64_t>{7, 8}));
   EXPECT_EQ(comm.all_gather(std::vector<double>{}), std::vector<double>{});
 
@@ -73,6 +79,8 @@ TEST(Nccl, TwoRanksOnTwoDevices) {
   std::vector<std::string> errors(2);
   std::vector<std::vector<int64_t>> sums(2), gathers(2), matrices(2);
   std::vector<std::vector<double>> reals(2);
+  std::vector<std::vector<float>> floats(2);
+  std::vector<std::vector<uint16_t>> halves(2), brains(2);
   auto rank_main = [&](int rank) {
     try {
       NcclComm comm(store.view(), "id", rank, 2, rank, 60);
@@ -80,6 +88,17 @@ TEST(Nccl, TwoRanksOnTwoDevices) {
       comm.all_reduce_sum(sums[rank]);
       reals[rank] = {0.5 * rank, 1.0};
       comm.all_reduce_sum(reals[rank]);
+      // Sums in the counter dtypes round on the device: float16 2048 + 1 stays 2048 (ties
+      // to even), bfloat16 256 + 1 stays 256, float32 2^24 + 1 stays 2^24.
+      floats[rank] =
+          rank == 0 ? std::vector<float>{16777216.0f, 0.5f} : std::vector<float>{1.0f, 0.25f};
+      comm.all_reduce_sum(floats[rank]);
+      halves[rank] = rank == 0 ? std::vector<uint16_t>{0x6800, 0x3c00}   // 2048, 1
+                               : std::vector<uint16_t>{0x3c00, 0x4000};  // 1, 2
+      comm.all_reduce_sum_16bit(halves[rank], false);
+      brains[rank] = rank == 0 ? std::vector<uint16_t>{0x4380, 0x3f80}   // 256, 1
+                               : std::vector<uint16_t>{0x3f80, 0x3f80};  // 1, 1
+      comm.all_reduce_sum_16bit(brains[rank], true);
       gathers[rank] = comm.all_gather(std::vector<int64_t>{rank, rank, rank});
       DeviceConfusion matrix(rank, 2);
       const std::vector<int32_t> t = {rank, 1}, p = {0, 1};
@@ -97,6 +116,9 @@ TEST(Nccl, TwoRanksOnTwoDevices) {
     ASSERT_EQ(errors[r], "") << "rank " << r;
     EXPECT_EQ(sums[r], (std::vector<int64_t>{3, 30}));
     EXPECT_EQ(reals[r], (std::vector<double>{0.5, 2.0}));
+    EXPECT_EQ(floats[r], (std::vector<float>{16777216.0f, 0.75f}));
+    EXPECT_EQ(halves[r], (std::vector<uint16_t>{0x6800, 0x4200}));  // 2048, 3
+    EXPECT_EQ(brains[r], (std::vector<uint16_t>{0x4380, 0x4000}));  // 256, 2
     EXPECT_EQ(gathers[r], (std::vector<int64_t>{0, 0, 0, 1, 1, 1}));
     EXPECT_EQ(matrices[r], (std::vector<int64_t>{1, 0, 1, 2}));
   }

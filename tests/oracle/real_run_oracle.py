@@ -5,7 +5,13 @@ DistributedSampler(shuffle=True, seed=0), DataLoader(batch_size=32), the referen
 the first 1001 Fashion-MNIST test images (1001 % 4 != 0, so padding happens), recorded
 with integrations/python's recorder; once with a batch limit of 3 and once without.
 The CLI's run must give identical records, per-rank and synced matrices, and importing the
-Python dumps (.npz and .pt) must give the same run. Exits 77 (ctest SKIP) when
+Python dumps (.npz and .pt) must give the same run.
+
+Float counters: on the whole Fashion-MNIST train set (where float16 sums pass 2048 and
+round), Python keeps float16 and bfloat16 states (`state += bincount` per batch) and
+all_reduces them over gloo, once and twice. The CLI's synced matrices must equal gloo's, whose
+summation order is not rank order; where this torch's gloo rejects bfloat16, the CLI must say
+so and sum the gathered matrices in rank order as torch would. Exits 77 (ctest SKIP) when
 /usr/bin/python3 has no torch/numpy or the CLI was built without LibTorch.
 """
 import gzip
@@ -59,12 +65,18 @@ def free_port():
         return s.getsockname()[1]
 
 
-def worker(rank, port, out_dir, model_path, x, y):
+def join_gloo_group(rank, port, model_path):
+    """Joins the 4-rank gloo group and returns the reference model, ready to evaluate."""
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank,
                             world_size=W)
     model = torch.jit.load(model_path)
     model.eval()
+    return model
+
+
+def worker(rank, port, out_dir, model_path, x, y):
+    model = join_gloo_group(rank, port, model_path)
     data = IndexedDataset(torch.utils.data.TensorDataset(x, y))
     for name, limit in CONFIGS.items():
         sampler = torch.utils.data.DistributedSampler(data, num_replicas=W, rank=rank,
@@ -86,6 +98,93 @@ def worker(rank, port, out_dir, model_path, x, y):
         rec.set_reported(synced.reshape(10, 10))
         rec.save()
     dist.destroy_process_group()
+
+
+FLOAT_B = 256
+
+
+def float_worker(rank, port, out_dir, model_path, x, y):
+    """Float16/bfloat16 states over gloo; rank 0 saves what every collective returned."""
+    model = join_gloo_group(rank, port, model_path)
+    data = torch.utils.data.TensorDataset(x, y)
+    sampler = torch.utils.data.DistributedSampler(data, num_replicas=W, rank=rank,
+                                                  shuffle=True, seed=SEED)
+    states = {dt: torch.zeros(100, dtype=dt) for dt in (torch.float16, torch.bfloat16)}
+    with torch.no_grad():
+        for xb, yb in torch.utils.data.DataLoader(data, batch_size=FLOAT_B, sampler=sampler):
+            counts = torch.bincount(yb * 10 + model(xb.float()).argmax(1), minlength=100)
+            for dt, state in states.items():
+                state += counts.to(dt)
+    saved = {}
+    for dt, state in states.items():
+        name = str(dt).split(".")[1]
+        # Gathered as float32 (exact for both), since gloo 1.13 cannot even gather bfloat16.
+        gathered = [torch.zeros(100, dtype=torch.float32) for _ in range(W)]
+        dist.all_gather(gathered, state.float())
+        gathered = [g.to(dt) for g in gathered]
+        saved[name + "_per_rank"] = torch.stack(gathered).float().numpy()
+        try:
+            once = state.clone()
+            dist.all_reduce(once)
+            twice = once.clone()
+            dist.all_reduce(twice)
+            saved[name + "_once"] = once.float().numpy()
+            saved[name + "_twice"] = twice.float().numpy()
+        except RuntimeError as e:  # gloo without this dtype: what a user's run would hit
+            saved[name + "_error"] = np.array(str(e).splitlines()[0])
+            in_rank_order = gathered[0].clone()
+            for other in gathered[1:]:
+                in_rank_order += other
+            saved[name + "_rank_order"] = in_rank_order.float().numpy()
+    if rank == 0:
+        np.savez(os.path.join(out_dir, "float_states.npz"), **saved)
+    dist.destroy_process_group()
+
+
+def check_float_counters(d, model_path, failures):
+    labels = read_idx(os.path.join(FMNIST, "train-labels-idx1-ubyte.gz"))
+    images = read_idx(os.path.join(FMNIST, "train-images-idx3-ubyte.gz"))
+    n = len(labels) - 8
+    x = torch.frombuffer(bytearray(images[16:]), dtype=torch.uint8).reshape(n, 1, 28, 28)
+    y = torch.frombuffer(bytearray(labels[8:]), dtype=torch.uint8).long()
+    mp.spawn(float_worker, args=(free_port(), d, model_path, x, y), nprocs=W, join=True)
+    py = np.load(os.path.join(d, "float_states.npz"))
+    common = ["run", "--model", model_path, "--dataset", "fashion-mnist:train", "--world-size",
+              str(W), "--batch-size", str(FLOAT_B), "--shuffle", "--seed", str(SEED),
+              "--format", "json"]
+    cases = [("float16", "all-reduce", "_once"), ("float16", "double", "_twice"),
+             ("bfloat16", "all-reduce", "_once")]
+    for dtype, sync, which in cases:
+        name = "%s %s" % (dtype, sync)
+        r = cli(*common, "--counter-dtype", dtype, "--sync", sync)
+        if r.returncode != 0:
+            failures.append("%s: run failed (%d): %s" % (name, r.returncode, r.stderr))
+            continue
+        report = json.loads(r.stdout)
+        per_rank = py[dtype + "_per_rank"].reshape(W, 10, 10).tolist()
+        if report["per_rank"] != per_rank:
+            failures.append("%s: per-rank matrices differ from Python's %s states" % (name, dtype))
+        if dtype + "_error" in py:  # this gloo cannot sum the dtype: rank order, and a note
+            expected = py[dtype + "_rank_order"]
+            if "cannot all_reduce " + dtype not in r.stderr:
+                failures.append("%s: no note that gloo cannot all_reduce it (python: %s)"
+                                % (name, py[dtype + "_error"]))
+            how = "gloo rejects it (%s); rank-order sum" % py[dtype + "_error"]
+        else:
+            expected = py[dtype + which]
+            how = "gloo's all_reduce"
+            if dtype == "float16" and sync == "all-reduce":  # information: why the wire matters
+                ranks = py[dtype + "_per_rank"].astype(np.float16)
+                in_order = ranks[0]
+                for other in ranks[1:]:
+                    in_order = in_order + other
+                how += ", which differs from a rank-order sum in %d cells" % int(
+                    (in_order.astype(np.float32) != expected).sum())
+        if report["synced"] != expected.reshape(10, 10).tolist():
+            failures.append("%s: synced matrix differs from Python's (%s)" % (name, how))
+        else:
+            print("%s: synced matrix equals Python's (%s; largest cell %g)"
+                  % (name, how, expected.max()))
 
 
 def cli(*args):
@@ -166,6 +265,7 @@ def main():
                 failures.append("whole test set: %d predictions differ from Python's" % diff)
             else:
                 print("whole test set: %d C++ predictions equal Python's" % len(xs))
+        check_float_counters(d, model_path, failures)
     for f in failures:
         print("FAIL:", f)
     sys.exit(1 if failures else 0)
