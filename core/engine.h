@@ -50,10 +50,12 @@ struct Evaluation {
   Scenario scenario;
   std::shared_ptr<const DatasetInputs> inputs;
   ShardPlan plan;
-  std::vector<Matrix> per_rank;  // as accumulated, in the counter dtype
-  Matrix synced;                 // what is reported
-  Matrix expected;               // a single process on the whole dataset
-  Matrix expected_distinct;      // a single process on the distinct evaluated samples
+  std::vector<Matrix> per_rank;   // as accumulated, in the counter dtype
+  Matrix synced;                  // what is reported (zeros when synced_missing says why not)
+  std::string synced_missing;     // set for a run that ended before its sync: why, for display
+  std::vector<int> failed_ranks;  // ranks of a run that failed (their matrices: what arrived)
+  Matrix expected;                // a single process on the whole dataset
+  Matrix expected_distinct;       // a single process on the distinct evaluated samples
   std::vector<int64_t> class_counts;
   std::vector<uint8_t> times_evaluated;  // per dataset index, saturating at 255
   Diagnosis diagnosis;

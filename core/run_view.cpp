@@ -23,6 +23,39 @@ Matrix distinct_matrix(const StoredRecords& records, int32_t classes, int64_t n,
   return m;
 }
 
+// The first cause only: a launcher lists the failed rank first and then every rank that
+// failed because of it, which the run banner shows in full.
+std::string first_cause(const std::string& reason) {
+  const size_t end = reason.find("; ");
+  return end == std::string::npos ? reason : reason.substr(0, end) + "; …";
+}
+
+// The diagnosis of a run with no synced matrix: coverage from the records, and why no row
+// can be checked.
+Diagnosis incomplete_diagnosis(const RunFile& run, const std::vector<uint8_t>& times) {
+  Diagnosis d;
+  d.correct = false;
+  for (int64_t c : run.meta.class_counts) d.expected_total += c;
+  for (const auto& rank : run.records.ranks) d.evaluated_records += int64_t(rank.size());
+  for (uint8_t t : times) {
+    d.distinct_evaluated += t > 0;
+    d.duplicated_samples += t > 1;
+    d.missing_samples += t == 0;
+  }
+  Finding f;
+  f.pattern = "incomplete-run";
+  f.title = "Incomplete run: nothing was synchronized";
+  f.explanation = "The run ended before its sync (" + first_cause(incomplete_reason(run.meta)) +
+                  "), so there is no reported matrix to check. The per-rank matrices and records "
+                  "show what each rank had counted when it stopped.";
+  f.fixes.push_back({"PyTorch",
+                     "Rerun; if the same rank fails again, read its log. A collective that "
+                     "times out on a slow rank needs a longer --timeout (init_process_group's "
+                     "timeout)."});
+  d.findings.push_back(std::move(f));
+  return d;
+}
+
 }  // namespace
 
 std::vector<uint8_t> times_evaluated(const StoredRecords& records, int64_t dataset_size) {
@@ -37,7 +70,7 @@ std::vector<uint8_t> times_evaluated(const StoredRecords& records, int64_t datas
 Evaluation evaluation_from_run(const RunFile& run, const std::string& origin) {
   const RunMeta& m = run.meta;
   Evaluation e;
-  e.diagnosis = diagnose_run(run, origin);  // first: it rejects runs that never synced
+  if (run.has_synced()) e.diagnosis = diagnose_run(run, origin);
   if (m.scenario) e.scenario = *m.scenario;
   const std::string stem = std::filesystem::path(origin).stem().string();
   if (e.scenario.name.empty()) e.scenario.name = stem;
@@ -53,11 +86,16 @@ Evaluation evaluation_from_run(const RunFile& run, const std::string& origin) {
   e.plan.world_size = m.world_size;
   if (m.batch_size) e.plan.batch_size = *m.batch_size;
   e.per_rank = run.per_rank;
-  e.synced = run.synced;
+  e.failed_ranks = m.failed_ranks;
+  e.synced = run.has_synced() ? run.synced : Matrix(m.classes);
   if (run.expected) e.expected = *run.expected;  // else classes == 0: unknown
   e.expected_distinct = distinct_matrix(run.records, m.classes, m.dataset_size, m.ignore_index);
   e.class_counts = m.class_counts;
   e.times_evaluated = times_evaluated(run.records, m.dataset_size);
+  if (!run.has_synced()) {
+    e.synced_missing = "the run ended before its sync (" + first_cause(incomplete_reason(m)) + ")";
+    e.diagnosis = incomplete_diagnosis(run, e.times_evaluated);
+  }
   return e;
 }
 

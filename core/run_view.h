@@ -13,7 +13,9 @@
 
 namespace shardlens {
 
-// Throws InputError (naming `origin`) when the run cannot be diagnosed (no synced matrix).
+// A run that ended before its sync (no synced matrix) still opens: its per-rank matrices and
+// records are shown, `synced_missing` says why nothing was reported, and the diagnosis has one
+// "incomplete-run" finding instead of row checks.
 Evaluation evaluation_from_run(const RunFile& run, const std::string& origin);
 
 // How often each dataset index was evaluated (saturating at 255), from the records.

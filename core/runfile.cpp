@@ -429,11 +429,14 @@ std::vector<Matrix> matrices_from_records(const StoredRecords& records, int32_t 
   return out;
 }
 
+std::string incomplete_reason(const RunMeta& meta) {
+  return meta.incomplete_reason.empty() ? std::string("no reason recorded")
+                                        : meta.incomplete_reason;
+}
+
 Diagnosis diagnose_run(const RunFile& run, const std::string& origin) {
   if (!run.has_synced()) {
-    fail(origin, "the run is incomplete (" +
-                     (run.meta.incomplete_reason.empty() ? std::string("no reason recorded")
-                                                         : run.meta.incomplete_reason) +
+    fail(origin, "the run is incomplete (" + incomplete_reason(run.meta) +
                      ") and has no synchronized matrix to diagnose");
   }
   DiagnosisInput in;

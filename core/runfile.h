@@ -84,6 +84,9 @@ std::vector<Matrix> matrices_from_records(const StoredRecords& records, int32_t 
 // run has no synchronized matrix.
 Diagnosis diagnose_run(const RunFile& run, const std::string& origin = "run");
 
+// Why the run is incomplete, or "no reason recorded".
+std::string incomplete_reason(const RunMeta& meta);
+
 // A report of the run (for report_json / report_text); `diagnosis` must outlive the view.
 ReportView run_report_view(const RunFile& run, const Diagnosis& diagnosis);
 

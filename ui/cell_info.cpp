@@ -49,12 +49,14 @@ QString cellTooltip(const EvaluationResult& r, const CellRef& c) {
   };
   if (c.kind == ViewKind::Rank)
     line(QObject::tr("This rank's count"), count(e.per_rank[size_t(c.rank)].at(t, p)));
-  line(QObject::tr("Synced (reported)"), count(e.synced.at(t, p)));
+  line(QObject::tr("Synced (reported)"),
+       e.synced_missing.empty() ? count(e.synced.at(t, p)) : QObject::tr("never synchronized"));
   const bool known = render::hasExpected(e);
   line(QObject::tr("Expected (whole dataset)"),
        known ? count(e.expected.at(t, p)) : QObject::tr("unknown"));
   line(QObject::tr("Expected (distinct evaluated)"), count(e.expected_distinct.at(t, p)));
-  const double diff = known ? e.synced.at(t, p) - e.expected.at(t, p) : 0;
+  const double diff =
+      known && e.synced_missing.empty() ? e.synced.at(t, p) - e.expected.at(t, p) : 0;
   if (diff != 0) line(QObject::tr("Difference"), (diff > 0 ? "+" : "") + count(diff));
   html += QStringLiteral("</table>");
   QStringList ranks;

@@ -47,6 +47,16 @@ void setAxes(QChart* chart, QAbstractSeries* series, const QStringList& categori
   series->attachAxis(y);
 }
 
+// Row sums of the per-rank matrices added up: all a run that never synchronized counted.
+std::vector<double> countedByRanks(const Evaluation& e) {
+  std::vector<double> sums(size_t(e.synced.classes), 0.0);
+  for (const Matrix& m : e.per_rank) {
+    const auto rows = m.row_sums();
+    for (size_t c = 0; c < sums.size() && c < rows.size(); ++c) sums[c] += rows[c];
+  }
+  return sums;
+}
+
 // Classes to show: all when few, else the ones with the largest row-sum error.
 std::vector<int> shownClasses(const Evaluation& e, int limit) {
   const auto obs = e.synced.row_sums();
@@ -80,13 +90,16 @@ void ChartsPanel::setResult(const ResultPtr& result) {
   {
     QChart* chart = m_classes->chart();
     chart->removeAllSeries();
-    const auto obs = e.synced.row_sums();
+    const bool synced = e.synced_missing.empty();
+    const auto obs = synced ? e.synced.row_sums() : countedByRanks(e);
     const auto exp = render::trueRowCounts(e);
     const auto classes = shownClasses(e, kMaxClassBars);
     // Without an expected matrix (a run that did not record every prediction) the bar is
     // the true class count, which is what a correct row sums to anyway.
     auto* expected = new QBarSet(render::hasExpected(e) ? tr("Expected") : tr("True count"));
-    auto* observed = new QBarSet(tr("Observed (synced)"));
+    // A run that never synchronized has only what its ranks counted.
+    auto* observed =
+        new QBarSet(synced ? tr("Observed (synced)") : tr("Counted by the ranks (never synced)"));
     expected->setColor(QColor(0x9e, 0x9e, 0x9e));
     observed->setColor(QColor(0x21, 0x91, 0x8c));
     QStringList categories;

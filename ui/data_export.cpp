@@ -19,7 +19,14 @@ std::string reportJson(const Evaluation& e) {
   v.synced = &e.synced;
   v.expected = e.expected.classes > 0 ? &e.expected : nullptr;  // unknown for some runs
   v.diagnosis = &e.diagnosis;
-  return report_json(v).dump(2) + "\n";
+  nlohmann::json out = report_json(v);
+  if (!e.synced_missing.empty()) {  // zeros stood in for it; say there is none
+    out["synced"] = nullptr;
+    out["row_sums"]["observed"] = nullptr;
+    out["row_sums"]["mismatched"] = nlohmann::json::array();
+    out["synced_missing"] = e.synced_missing;
+  }
+  return out.dump(2) + "\n";
 }
 
 std::string matricesCsv(const Evaluation& e) {
@@ -35,7 +42,7 @@ std::string matricesCsv(const Evaluation& e) {
       }
   };
   for (size_t r = 0; r < e.per_rank.size(); ++r) write("rank", int(r), e.per_rank[r]);
-  write("synced", -1, e.synced);
+  if (e.synced_missing.empty()) write("synced", -1, e.synced);
   if (e.expected.classes > 0) write("expected", -1, e.expected);
   return out.str();
 }

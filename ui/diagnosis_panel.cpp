@@ -29,6 +29,8 @@ QString diagnosisHtml(const Evaluation& e) {
         "<h3>✓ The reported matrix is correct</h3>"
         "<p>Every row sums to the true count of its class and every cell equals "
         "what a single process would report.</p>");
+  } else if (!e.synced_missing.empty()) {
+    h += QObject::tr("<h3><font color=#b2182b>⚠ Incomplete run: no reported matrix</font></h3>");
   } else {
     h += QObject::tr("<h3><font color=#b2182b>⚠ The reported matrix is wrong</font></h3>");
   }

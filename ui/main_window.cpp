@@ -187,8 +187,10 @@ void MainWindow::onResult(ResultPtr result) {
   setRunView(m_result->run ? m_result : nullptr);
   const Diagnosis& d = m_result->eval.diagnosis;
   m_verdict->setText(d.correct ? tr("✓ Reported matrix correct")
-                               : tr("⚠ Reported matrix wrong: %n row(s) ≠ class count", nullptr,
-                                    int(d.mismatched_rows.size())));
+                     : !m_result->eval.synced_missing.empty()
+                         ? tr("⚠ Incomplete run: nothing was reported")
+                         : tr("⚠ Reported matrix wrong: %n row(s) ≠ class count", nullptr,
+                              int(d.mismatched_rows.size())));
   m_verdict->setStyleSheet(d.correct ? QString()
                                      : QStringLiteral("color: #b2182b; font-weight: bold"));
   statusBar()->showMessage((m_result->run ? tr("Loaded in %1 ms") : tr("Evaluated in %1 ms"))

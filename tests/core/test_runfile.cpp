@@ -18,6 +18,7 @@
 #include "core/io/files.h"
 #include "core/io/npy.h"
 #include "core/io/npz.h"
+#include "core/run_view.h"
 #include "core/runfile.h"
 #include "core/sha256.h"
 #include "core/types.h"
@@ -185,6 +186,24 @@ TEST(RunFile, IncompleteRunWithoutSync) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("rank 1 failed"), std::string::npos);
   }
+  // The views still open it: per-rank data, no synced matrix, one finding saying why.
+  const Evaluation e = evaluation_from_run(back, "partial.slrun");
+  EXPECT_NE(e.synced_missing.find("rank 1 failed: connection closed"), std::string::npos);
+  // Only the first cause: the ranks that failed because of it are in the banner.
+  RunFile cascade = back;
+  cascade.meta.incomplete_reason += "; rank 0 exited with status 1 (all_gather failed)";
+  const std::string shown = evaluation_from_run(cascade, "partial.slrun").synced_missing;
+  EXPECT_EQ(shown.find("rank 0 exited"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("rank 1 failed: connection closed; …"), std::string::npos) << shown;
+  EXPECT_EQ(e.per_rank, back.per_rank);
+  EXPECT_EQ(e.failed_ranks, std::vector<int>{1});
+  EXPECT_EQ(e.synced, Matrix(3));
+  EXPECT_FALSE(e.diagnosis.correct);
+  EXPECT_TRUE(e.diagnosis.mismatched_rows.empty());
+  ASSERT_EQ(e.diagnosis.findings.size(), 1u);
+  EXPECT_EQ(e.diagnosis.findings[0].pattern, "incomplete-run");
+  EXPECT_EQ(e.diagnosis.evaluated_records, int64_t(back.records.ranks[0].size()));
+  EXPECT_EQ(e.diagnosis.distinct_evaluated + e.diagnosis.missing_samples, back.meta.dataset_size);
 }
 
 TEST(RunFile, SaveRejectsInconsistentRun) {

@@ -42,6 +42,22 @@ Scenario smallScenario() {
   return s;
 }
 
+// Errors go to lastError() instead of a dialog, at a size that shows every view.
+void showQuietly(MainWindow& w) {
+  w.setErrorDialogs(false);
+  w.resize(1400, 900);
+  w.show();
+}
+
+// Saves `run` at `path`, shows the window and opens the run through File > Open run's path.
+bool saveAndOpen(MainWindow& w, const RunFile& run, const QString& path) {
+  save_run_file(run, path.toStdString());
+  showQuietly(w);
+  QSignalSpy shown(&w, &MainWindow::resultShown);
+  w.openRun(path);
+  return shown.wait(30000);
+}
+
 QString diagnosisText(MainWindow& w) {
   return w.findChild<QTextBrowser*>(QStringLiteral("diagnosis"))->toPlainText();
 }
@@ -60,9 +76,7 @@ class TestRunFile : public QObject {
     const QString path = m_dir.filePath(QStringLiteral("padding.slrun"));
     save_run_file(paddingRun(), path.toStdString());
     MainWindow w;
-    w.setErrorDialogs(false);
-    w.resize(1400, 900);
-    w.show();
+    showQuietly(w);
     QSignalSpy shown(&w, &MainWindow::resultShown);
     w.setScenario(smallScenario());
     QVERIFY(shown.wait(30000));
@@ -113,15 +127,8 @@ class TestRunFile : public QObject {
     RunFile run = paddingRun();
     run.expected.reset();
     run.meta.scenario.reset();  // as for an import of foreign dumps
-    const QString path = m_dir.filePath(QStringLiteral("no-expected.slrun"));
-    save_run_file(run, path.toStdString());
     MainWindow w;
-    w.setErrorDialogs(false);
-    w.resize(1400, 900);
-    w.show();
-    QSignalSpy shown(&w, &MainWindow::resultShown);
-    w.openRun(path);
-    QVERIFY(shown.wait(30000));
+    QVERIFY(saveAndOpen(w, run, m_dir.filePath(QStringLiteral("no-expected.slrun"))));
     QVERIFY(w.lastError().isEmpty());
     QCOMPARE(w.matrices()->expectedView()->data().classes, 0);
     QCOMPARE(w.matrices()->expectedView()->data().emptyText, render::expectedUnknownText());
@@ -132,6 +139,36 @@ class TestRunFile : public QObject {
     // No recorded scenario: no default settings pretending to be the run's.
     QVERIFY(w.runBanner()->isVisible());
     QVERIFY(!w.scenarioPanel()->isVisible());
+  }
+
+  // A run whose rank died before the sync (a real run's partial file) still opens: per-rank
+  // views, the synced and difference views say why they are empty, and nothing is flagged.
+  void incompleteRunOpensWithoutSync() {
+    RunFile run = paddingRun();
+    run.meta.complete = false;
+    run.meta.incomplete_reason = "rank 1 failed: killed by signal 9";
+    run.meta.failed_ranks = {1};
+    run.records.ranks[1].clear();
+    run.per_rank[1] = Matrix(run.meta.classes);
+    run.synced = Matrix();
+    run.expected.reset();
+    MainWindow w;
+    QVERIFY(saveAndOpen(w, run, m_dir.filePath(QStringLiteral("partial.slrun"))));
+    QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
+    QVERIFY(w.showingRun());
+    for (HeatmapView* v : {w.matrices()->syncedView(), w.matrices()->differenceView()}) {
+      QCOMPARE(v->data().classes, 0);
+      QVERIFY2(v->data().emptyText.contains(QStringLiteral("rank 1 failed")),
+               qPrintable(v->data().emptyText));
+      QCOMPARE(mismatchPixels(v), 0);
+    }
+    QCOMPARE(int(w.matrices()->rankViews().size()), 4);
+    QCOMPARE(w.matrices()->rankViews()[0]->data().classes, run.meta.classes);
+    QCOMPARE(w.matrices()->rankViews()[1]->data().classes, 0);  // nothing arrived from it
+    QCOMPARE(w.matrices()->rankViews()[1]->data().title, QStringLiteral("Rank 1 (failed)"));
+    QVERIFY(diagnosisText(w).contains(QStringLiteral("incomplete-run")));
+    QVERIFY(w.findChild<QLabel*>(QStringLiteral("verdict"))->text().contains("Incomplete"));
+    QVERIFY(w.runBanner()->text().contains(QStringLiteral("incomplete")));
   }
 
   void corruptFileKeepsTheView() {
@@ -150,9 +187,7 @@ class TestRunFile : public QObject {
       out.write(in.readAll().left(int(in.size() / 2)));
     }
     MainWindow w;
-    w.setErrorDialogs(false);
-    w.resize(1400, 900);
-    w.show();
+    showQuietly(w);
     QSignalSpy shown(&w, &MainWindow::resultShown);
     QSignalSpy errors(&w, &MainWindow::errorShown);
     w.setScenario(smallScenario());

@@ -126,8 +126,15 @@ std::vector<double> permuted(const std::vector<double>& v, const std::vector<int
 
 HeatmapData rankHeatmap(const Evaluation& e, int rank, const MatrixOptions& o) {
   const Matrix& m = e.per_rank[size_t(rank)];
-  return makeHeatmap(QStringLiteral("Rank %1").arg(rank), normalize(m, o.normalization), m,
-                     classOrder(e, o.order), classNames(e));
+  const bool failed =
+      std::find(e.failed_ranks.begin(), e.failed_ranks.end(), rank) != e.failed_ranks.end();
+  const QString title =
+      failed ? QStringLiteral("Rank %1 (failed)").arg(rank) : QStringLiteral("Rank %1").arg(rank);
+  const bool empty = std::all_of(m.cells.begin(), m.cells.end(), [](double v) { return v == 0; });
+  if (failed && empty)
+    return emptyHeatmap(title, QStringLiteral("Nothing arrived: the rank failed first"));
+  return makeHeatmap(title, normalize(m, o.normalization), m, classOrder(e, o.order),
+                     classNames(e));
 }
 
 std::vector<HeatmapData> rankHeatmaps(const Evaluation& e, const MatrixOptions& o) {
@@ -141,7 +148,16 @@ std::vector<HeatmapData> rankHeatmaps(const Evaluation& e, const MatrixOptions& 
   return out;
 }
 
+HeatmapData emptyHeatmap(const QString& title, const QString& why) {
+  HeatmapData d;
+  d.title = title;
+  d.emptyText = why;
+  return d;
+}
+
 HeatmapData syncedHeatmap(const Evaluation& e, const MatrixOptions& o) {
+  if (!e.synced_missing.empty())
+    return emptyHeatmap(QStringLiteral("Synced (reported)"), syncedMissingText(e));
   const auto order = classOrder(e, o.order);
   HeatmapData d = makeHeatmap(QStringLiteral("Synced (reported)"),
                               normalize(e.synced, o.normalization), e.synced, order, classNames(e));
@@ -149,13 +165,14 @@ HeatmapData syncedHeatmap(const Evaluation& e, const MatrixOptions& o) {
   return d;
 }
 
+QString syncedMissingText(const Evaluation& e) {
+  return QStringLiteral("No synchronized matrix: %1").arg(QString::fromStdString(e.synced_missing));
+}
+
 namespace {
 
 HeatmapData unknown(const QString& title) {
-  HeatmapData d;
-  d.title = title;
-  d.emptyText = expectedUnknownText();
-  return d;
+  return emptyHeatmap(title, expectedUnknownText());
 }
 
 }  // namespace
@@ -171,6 +188,8 @@ HeatmapData expectedHeatmap(const Evaluation& e, const MatrixOptions& o) {
 }
 
 HeatmapData differenceHeatmap(const Evaluation& e, const MatrixOptions& o) {
+  if (!e.synced_missing.empty())
+    return emptyHeatmap(QStringLiteral("Synced − expected"), syncedMissingText(e));
   if (!hasExpected(e)) return unknown(QStringLiteral("Synced − expected"));
   const auto order = classOrder(e, o.order);
   Matrix diff = normalize(e.synced, o.normalization);

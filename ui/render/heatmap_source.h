@@ -34,6 +34,10 @@ bool hasExpected(const Evaluation& e);
 std::vector<double> trueRowCounts(const Evaluation& e);
 // Why the expected and difference views are empty when hasExpected() is false.
 QString expectedUnknownText();
+// Why the synced and difference views are empty for a run that never synchronized.
+QString syncedMissingText(const Evaluation& e);
+// A heatmap with no cells that shows `why` instead.
+HeatmapData emptyHeatmap(const QString& title, const QString& why);
 
 // Display position -> class id.
 std::vector<int> classOrder(const Evaluation& e, ClassOrder order);
