@@ -2,6 +2,7 @@
 
 #include <QContextMenuEvent>
 #include <QHelpEvent>
+#include <QKeyEvent>
 #include <QMenu>
 #include <QMouseEvent>
 #include <QPainter>
@@ -18,7 +19,7 @@ using namespace shardlens::render;
 HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
   setMouseTracking(true);
   setAttribute(Qt::WA_OpaquePaintEvent);
-  setFocusPolicy(Qt::ClickFocus);
+  setFocusPolicy(Qt::StrongFocus);  // Tab reaches every view for keyboard navigation
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
 }
 
@@ -122,6 +123,12 @@ void HeatmapView::paintEvent(QPaintEvent*) {
 }
 
 bool HeatmapView::event(QEvent* e) {
+  // Esc is the window's Cancel shortcut; with a keyboard cursor shown it drops the cursor.
+  if (e->type() == QEvent::ShortcutOverride && m_hover &&
+      static_cast<QKeyEvent*>(e)->key() == Qt::Key_Escape) {
+    e->accept();
+    return true;
+  }
   if (e->type() == QEvent::ToolTip && m_tooltip) {
     auto* help = static_cast<QHelpEvent*>(e);
     const QPointF pos = help->pos();
@@ -163,6 +170,7 @@ void HeatmapView::mouseMoveEvent(QMouseEvent* e) {
   const auto cell = m_view.cellAt(e->position());
   if (cell != m_hover) {
     m_hover = cell;
+    m_keyboardCursor = false;
     update();
   }
 }
@@ -194,8 +202,71 @@ void HeatmapView::contextMenuEvent(QContextMenuEvent* e) {
   menu.exec(e->globalPos());
 }
 
+void HeatmapView::keyPressEvent(QKeyEvent* e) {
+  if (m_data.classes <= 0) return QWidget::keyPressEvent(e);
+  const int last = m_data.classes - 1;
+  const int page = m_view.cellsAcross();
+  const bool ctrl = e->modifiers() & Qt::ControlModifier;
+  const Cell at = m_hover.value_or(Cell{});
+  // The first navigation key shows the cursor where it is (the top-left cell) before moving.
+  const auto go = [&](int rows, int cols) {
+    moveCursorTo(m_hover ? stepCell(at, rows, cols, m_data.classes) : at);
+  };
+  switch (e->key()) {
+    case Qt::Key_Left:
+      return go(0, -1);
+    case Qt::Key_Right:
+      return go(0, 1);
+    case Qt::Key_Up:
+      return go(-1, 0);
+    case Qt::Key_Down:
+      return go(1, 0);
+    case Qt::Key_PageUp:
+      return go(-page, 0);
+    case Qt::Key_PageDown:
+      return go(page, 0);
+    case Qt::Key_Home:
+      return moveCursorTo(Cell{ctrl ? 0 : at.row, 0});
+    case Qt::Key_End:
+      return moveCursorTo(Cell{ctrl ? last : at.row, last});
+    case Qt::Key_Return:
+    case Qt::Key_Enter:
+    case Qt::Key_Space:
+      if (m_hover) emit cellClicked(m_hover->row, m_hover->col);
+      return;
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+    case Qt::Key_Minus:
+      m_view.zoomAt(m_view.cellRect(at).center(), e->key() == Qt::Key_Minus ? 0.8 : 1.25);
+      if (m_hover) m_view.ensureVisible(*m_hover);
+      return update();
+    case Qt::Key_0:
+      return resetZoom();
+    case Qt::Key_Escape:
+      if (!m_hover) break;
+      m_hover.reset();
+      QToolTip::hideText();
+      return update();
+    default:
+      break;
+  }
+  QWidget::keyPressEvent(e);
+}
+
+void HeatmapView::moveCursorTo(const Cell& cell) {
+  m_hover = cell;
+  m_keyboardCursor = true;
+  m_view.ensureVisible(cell);
+  update();
+  if (!m_tooltip) return;
+  const QRect area = m_view.cellRect(cell).toAlignedRect();
+  const QString text = m_tooltip(cell.row, cell.col);
+  if (!text.isEmpty()) QToolTip::showText(mapToGlobal(area.bottomRight()), text, this, area);
+}
+
 void HeatmapView::leaveEvent(QEvent*) {
-  if (m_hover) {
+  // The cursor's own tooltip may pop up under the mouse; that leave keeps the keyboard cursor.
+  if (m_hover && !m_keyboardCursor) {
     m_hover.reset();
     update();
   }

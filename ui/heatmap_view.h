@@ -1,6 +1,9 @@
 #pragma once
 // One heatmap as a widget: painted from a cached one-pixel-per-cell image, with wheel zoom
 // around the cursor, drag to pan, double-click to reset, hover highlight and tooltips.
+// The keyboard does the same: Tab focuses a view, arrows / Page / Home / End move a cell
+// cursor (the view pans to keep it shown, its tooltip follows), Enter or Space clicks the
+// cell, + and - zoom around it, 0 resets the zoom, Esc drops the cursor.
 #include <QImage>
 #include <QWidget>
 #include <functional>
@@ -28,6 +31,8 @@ class HeatmapView : public QWidget {
   void setTooltipProvider(TooltipProvider provider) { m_tooltip = std::move(provider); }
   void resetZoom();
   int paintCount() const { return m_paints; }
+  // The highlighted cell: under the mouse, or the keyboard's cursor.
+  std::optional<render::Cell> currentCell() const { return m_hover; }
 
   // Height at which the square grid is as wide as `width` allows; more height is wasted.
   int idealHeight(int width) const;
@@ -49,9 +54,11 @@ class HeatmapView : public QWidget {
   void wheelEvent(QWheelEvent* e) override;
   void leaveEvent(QEvent* e) override;
   void contextMenuEvent(QContextMenuEvent* e) override;
+  void keyPressEvent(QKeyEvent* e) override;
 
  private:
   void relayout();
+  void moveCursorTo(const render::Cell& cell);
 
   render::HeatmapData m_data;
   render::HeatmapStyle m_style;
@@ -61,6 +68,7 @@ class HeatmapView : public QWidget {
   render::HeatmapLayout m_layout;
   render::HeatmapViewport m_view;
   std::optional<render::Cell> m_hover;
+  bool m_keyboardCursor = false;  // m_hover was set by a key: the mouse leaving keeps it
   std::optional<QPointF> m_dragFrom;
   bool m_dragged = false;
   TooltipProvider m_tooltip;

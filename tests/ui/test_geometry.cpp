@@ -101,6 +101,31 @@ class TestGeometry : public QObject {
     QCOMPARE(vis.lastRow, 99);
   }
 
+  void keyboardStepsStayInside() {
+    QCOMPARE(stepCell({0, 0}, -1, -1, 10), (Cell{0, 0}));
+    QCOMPARE(stepCell({3, 4}, 1, -2, 10), (Cell{4, 2}));
+    QCOMPARE(stepCell({8, 8}, 25, 25, 10), (Cell{9, 9}));
+  }
+
+  void ensureVisiblePansTheLeast() {
+    HeatmapViewport v = viewport(100);
+    v.zoomAt(v.grid.topLeft(), 4.0);  // 25 cells across, from cell 0
+    QCOMPARE(v.origin, QPointF(0, 0));
+    QCOMPARE(v.cellsAcross(), 25);
+    v.ensureVisible({10, 20});  // already visible: no pan
+    QCOMPARE(v.origin, QPointF(0, 0));
+    v.ensureVisible({30, 25});  // just past the bottom-right: the cell lands on the edge
+    QCOMPARE(v.origin, QPointF(1, 6));
+    VisibleRange vis = v.visible();
+    QCOMPARE(vis.lastRow, 30);
+    QCOMPARE(vis.lastCol, 25);
+    v.ensureVisible({0, 99});  // back to the top, far right
+    QCOMPARE(v.origin, QPointF(75, 0));
+    vis = v.visible();
+    QCOMPARE(vis.firstRow, 0);
+    QCOMPARE(vis.lastCol, 99);
+  }
+
   void visibleRangeAtZoomOne() {
     const VisibleRange vis = viewport(1000).visible();
     QCOMPARE(vis.firstRow, 0);

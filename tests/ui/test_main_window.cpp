@@ -168,6 +168,50 @@ class TestMainWindow : public QObject {
     QCOMPARE(v->viewport().zoom, 1.0);
   }
 
+  // The keyboard reaches what the mouse does: a cell cursor that pans into view at a zoom,
+  // Enter lists the cell's samples, Esc drops the cursor without cancelling anything.
+  void keyboardNavigatesCells() {
+    MainWindow w;
+    w.setErrorDialogs(false);
+    w.resize(1400, 900);
+    w.show();
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    w.setScenario(correctScenario());
+    QVERIFY(waitResult(w, shown));
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    HeatmapView* v = w.matrices()->syncedView();
+    v->setFocus();
+    const auto at = [v] { return v->currentCell().value_or(render::Cell{-1, -1}); };
+    QTest::keyClick(v, Qt::Key_Down);  // first key: the cursor appears on the top-left cell
+    QCOMPARE(at(), (render::Cell{0, 0}));
+    QTest::keyClick(v, Qt::Key_Right);
+    QTest::keyClick(v, Qt::Key_Down);
+    QTest::keyClick(v, Qt::Key_Down);
+    QCOMPARE(at(), (render::Cell{2, 1}));
+    QTest::keyClick(v, Qt::Key_End);
+    QCOMPARE(at(), (render::Cell{2, 9}));
+    QTest::keyClick(v, Qt::Key_Home, Qt::ControlModifier);
+    QCOMPARE(at(), (render::Cell{0, 0}));
+    // Zoomed in, moving to the far corner pans it into view.
+    for (int i = 0; i < 4; ++i) QTest::keyClick(v, Qt::Key_Plus);
+    QVERIFY(v->viewport().zoom > 1.0);
+    QCOMPARE(v->viewport().visible().firstRow, 0);
+    QTest::keyClick(v, Qt::Key_End, Qt::ControlModifier);
+    QCOMPARE(at(), (render::Cell{9, 9}));
+    QCOMPARE(v->viewport().visible().lastRow, 9);
+    QCOMPARE(v->viewport().visible().lastCol, 9);
+    QTest::keyClick(v, Qt::Key_0);
+    QCOMPARE(v->viewport().zoom, 1.0);
+    // Enter lists the samples of the cursor's cell, as a click does.
+    QTest::keyClick(v, Qt::Key_Return);
+    const auto* model = w.samples()->model();
+    QCOMPARE(model->rowCount(), int(w.result()->eval.synced.at(9, 9)));
+    QVERIFY(model->rowCount() > 0);
+    QCOMPARE(model->sample(0)->target, 9);
+    QTest::keyClick(v, Qt::Key_Escape);
+    QVERIFY(!v->currentCell());
+  }
+
   void idxImagesForFashionMnist() {
     const QString path = idxImagesPath("fashion-mnist:test");
     if (path.isEmpty()) QSKIP("Debian's dataset-fashion-mnist is not installed");

@@ -124,6 +124,26 @@ void HeatmapViewport::clamp() {
   origin.setY(std::clamp(origin.y(), 0.0, maxOrigin));
 }
 
+void HeatmapViewport::ensureVisible(const Cell& c) {
+  const double span = classes / zoom;
+  const auto fit = [span](double first, int index) {
+    if (index < first) return double(index);
+    if (index + 1 > first + span) return index + 1 - span;
+    return first;
+  };
+  origin = QPointF(fit(origin.x(), c.col), fit(origin.y(), c.row));
+  clamp();
+}
+
+int HeatmapViewport::cellsAcross() const {
+  return std::max(1, static_cast<int>(std::floor(classes / zoom)));
+}
+
+Cell stepCell(const Cell& from, int rows, int cols, int classes) {
+  const int last = std::max(classes - 1, 0);
+  return Cell{std::clamp(from.row + rows, 0, last), std::clamp(from.col + cols, 0, last)};
+}
+
 int labelStep(double cellSize, double labelSize) {
   if (cellSize <= 0) return 1 << 30;
   int base = 1;

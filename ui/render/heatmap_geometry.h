@@ -62,7 +62,14 @@ struct HeatmapViewport {
   void panBy(const QPointF& pixels);
   void reset();
   void clamp();  // keeps the matrix covering the grid
+  // Pans the least that shows cell `c` whole (keyboard navigation at a zoom).
+  void ensureVisible(const Cell& c);
+  // Whole cells across the grid at this zoom (a Page key's step).
+  int cellsAcross() const;
 };
+
+// `from` moved by (rows, cols), kept inside a classes x classes matrix.
+Cell stepCell(const Cell& from, int rows, int cols, int classes);
 
 // Thinning of labels: the smallest step in 1, 2, 5, 10, 20, 50, ... such that labels `step`
 // cells apart are at least `labelSize` apart.
