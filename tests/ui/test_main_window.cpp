@@ -20,6 +20,7 @@
 using namespace shardlens;
 using namespace shardlens::ui;
 using shardlens::ui::test::mismatchPixels;
+using shardlens::ui::test::showQuietly;
 
 namespace {
 
@@ -45,9 +46,7 @@ class TestMainWindow : public QObject {
 
   void paddingLessonHighlightsMismatch() {
     MainWindow w;
-    w.setErrorDialogs(false);
-    w.resize(1400, 900);
-    w.show();
+    showQuietly(w);
     QSignalSpy shown(&w, &MainWindow::resultShown);
     QVERIFY(w.loadLesson(QStringLiteral("padding-duplicates")));
     QVERIFY(waitResult(w, shown));
@@ -64,9 +63,7 @@ class TestMainWindow : public QObject {
 
   void correctScenarioHasNoMismatch() {
     MainWindow w;
-    w.setErrorDialogs(false);
-    w.resize(1400, 900);
-    w.show();
+    showQuietly(w);
     QSignalSpy shown(&w, &MainWindow::resultShown);
     w.setScenario(correctScenario());
     QVERIFY(waitResult(w, shown));
@@ -110,9 +107,7 @@ class TestMainWindow : public QObject {
 
   void clickListsSamples() {
     MainWindow w;
-    w.setErrorDialogs(false);
-    w.resize(1400, 900);
-    w.show();
+    showQuietly(w);
     QSignalSpy shown(&w, &MainWindow::resultShown);
     w.setScenario(correctScenario());
     QVERIFY(waitResult(w, shown));
@@ -130,9 +125,7 @@ class TestMainWindow : public QObject {
 
   void toolbarOptionsRepaintViews() {
     MainWindow w;
-    w.setErrorDialogs(false);
-    w.resize(1400, 900);
-    w.show();
+    showQuietly(w);
     QSignalSpy shown(&w, &MainWindow::resultShown);
     w.setScenario(correctScenario());
     QVERIFY(waitResult(w, shown));
@@ -151,9 +144,7 @@ class TestMainWindow : public QObject {
 
   void wheelZoomsAroundTheCursor() {
     MainWindow w;
-    w.setErrorDialogs(false);
-    w.resize(1400, 900);
-    w.show();
+    showQuietly(w);
     QSignalSpy shown(&w, &MainWindow::resultShown);
     w.setScenario(correctScenario());
     QVERIFY(waitResult(w, shown));
@@ -172,9 +163,7 @@ class TestMainWindow : public QObject {
   // Enter lists the cell's samples, Esc drops the cursor without cancelling anything.
   void keyboardNavigatesCells() {
     MainWindow w;
-    w.setErrorDialogs(false);
-    w.resize(1400, 900);
-    w.show();
+    showQuietly(w);
     QSignalSpy shown(&w, &MainWindow::resultShown);
     w.setScenario(correctScenario());
     QVERIFY(waitResult(w, shown));

@@ -25,6 +25,7 @@
 using namespace shardlens;
 using namespace shardlens::ui;
 using shardlens::ui::test::mismatchPixels;
+using shardlens::ui::test::showQuietly;
 
 namespace {
 
@@ -40,13 +41,6 @@ Scenario smallScenario() {
   s.sampler.world_size = 2;
   s.loader.batch_size = 10;
   return s;
-}
-
-// Errors go to lastError() instead of a dialog, at a size that shows every view.
-void showQuietly(MainWindow& w) {
-  w.setErrorDialogs(false);
-  w.resize(1400, 900);
-  w.show();
 }
 
 // Saves `run` at `path`, shows the window and opens the run through File > Open run's path.

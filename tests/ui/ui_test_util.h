@@ -3,6 +3,7 @@
 #include <QImage>
 #include <QWidget>
 
+#include "ui/main_window.h"
 #include "ui/render/heatmap_painter.h"
 
 namespace shardlens::ui::test {
@@ -15,6 +16,13 @@ inline int mismatchPixels(QWidget* view) {
     for (int x = 0; x < img.width(); ++x)
       n += (img.pixel(x, y) & 0xffffff) == (render::kMismatchFill & 0xffffff);
   return n;
+}
+
+// Errors go to lastError() instead of a dialog, at a size that shows every view.
+inline void showQuietly(MainWindow& w) {
+  w.setErrorDialogs(false);
+  w.resize(1400, 900);
+  w.show();
 }
 
 }  // namespace shardlens::ui::test
