@@ -226,15 +226,22 @@ void classify_missing(Classifier& c, const RecordStats& st, const SampleSet& mis
   const int64_t dropped_share = distributed_num_samples(n, static_cast<int>(w), true);
   const std::string counts =
       counted(missing.count, "sample", "never evaluated") + " (of " + std::to_string(n) + ").";
+  const int64_t b = in.batch_size.value_or(0);
+  // Records cannot tell a drop from a batch limit that stops at the same sample; say so.
+  const auto or_a_limit = [b](int64_t per_rank) {
+    if (b < 1 || per_rank % b != 0) return std::string();
+    return " A batch limit of " + std::to_string(per_rank / b) +
+           " batch(es) would cut the same samples: if drop_last is off, look at the limit.";
+  };
   if (n % w != 0 && every_rank_has(st, dropped_share) && missing.count == n - w * dropped_share) {
-    c.add("sampler-drop-last", counts, &missing);
+    c.add("sampler-drop-last", counts + or_a_limit(dropped_share), &missing);
     return;
   }
-  const int64_t b = in.batch_size.value_or(0);
   if (b > 1 && missing.count < w * b &&
       (every_rank_has(st, padded_share / b * b) || every_rank_has(st, dropped_share / b * b))) {
     c.add("loader-drop-last",
-          counts + " Each rank evaluated whole batches of " + std::to_string(b) + " only.",
+          counts + " Each rank evaluated whole batches of " + std::to_string(b) + " only." +
+              or_a_limit(st.rank_sizes.front()),
           &missing);
     return;
   }

@@ -101,8 +101,21 @@ TEST(Diagnosis, MissingTailIsSamplerDropLast) {
 TEST(Diagnosis, WholeBatchesOnlyIsLoaderDropLast) {
   // n=10, W=2, B=4: 5 per rank, one batch of 4 kept.
   HandRun run(10, {{0, 2, 4, 6}, {1, 3, 5, 7}});
-  EXPECT_EQ(patterns(run.run(4)), std::vector<std::string>{"loader-drop-last"});
+  const Diagnosis d = run.run(4);
+  EXPECT_EQ(patterns(d), std::vector<std::string>{"loader-drop-last"});
+  // The same records come from limit_val_batches=1: the finding says so.
+  EXPECT_NE(d.findings[0].explanation.find("A batch limit of 1 batch(es) would cut the same"),
+            std::string::npos)
+      << d.findings[0].explanation;
   EXPECT_EQ(patterns(run.run()), std::vector<std::string>{"batch-limit-subset"});
+}
+
+TEST(Diagnosis, SamplerDropLastNamesTheLimitItMatches) {
+  HandRun run(7, {{0, 2, 4}, {1, 3, 5}});
+  const std::string with_b3 = run.run(3).findings.at(0).explanation;
+  EXPECT_NE(with_b3.find("A batch limit of 1 batch(es)"), std::string::npos) << with_b3;
+  // Batches of 2 cannot stop at 3 samples: no such limit exists.
+  EXPECT_EQ(run.run(2).findings.at(0).explanation.find("batch limit"), std::string::npos);
 }
 
 TEST(Diagnosis, ShuffledSubsetAddsShuffledEval) {
