@@ -20,6 +20,9 @@ namespace {
 
 constexpr int kMaxWorldSize = 1 << 16;
 constexpr int32_t kMaxClasses = 1 << 15;
+// Cells of all matrices an import builds (1 GiB of doubles): 1000 classes on 128 ranks, or
+// 8000 classes on one.
+constexpr uint64_t kMaxMatrixCells = uint64_t(1) << 27;
 
 [[noreturn]] void fail(const std::string& origin, const std::string& what) {
   throw InputError(origin + ": " + what);
@@ -387,27 +390,53 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
   std::optional<Labels> labels;
   if (!options.dataset.empty()) labels = load_labels(options.dataset);
   int32_t classes = options.classes.value_or(0);
+  if (options.classes && (classes < 1 || classes > kMaxClasses))
+    throw InputError("import: --classes " + std::to_string(classes) + " is out of range [1, " +
+                     std::to_string(kMaxClasses) + "]");
   if (labels) {
     if (classes && classes != labels->num_classes)
       throw InputError("import: --classes " + std::to_string(classes) +
                        " disagrees with the dataset's " + std::to_string(labels->num_classes));
     classes = labels->num_classes;
   }
+  std::string classes_origin;  // the dump whose values gave the class count, when inferred
   if (!classes) {
     int64_t top = 0;
-    for (const auto& rank : run.records.ranks) {
-      for (const Record& rec : rank) {
-        if (rec.target != options.ignore_index) top = std::max<int64_t>(top, rec.target + 1);
-        top = std::max<int64_t>(top, rec.prediction + 1);
+    auto raise = [&](int64_t count, const RankDump& d) {
+      if (count > top) {
+        top = count;
+        classes_origin = d.origin;
       }
-    }
+    };
     for (const RankDump& d : dumps) {
-      if (d.reported) top = std::max<int64_t>(top, d.reported->classes);
-      if (d.rank_matrix) top = std::max<int64_t>(top, d.rank_matrix->classes);
+      for (const Record& rec : d.records) {
+        // In 64 bits: a target of INT32_MAX + 1 overflows int.
+        if (rec.target != options.ignore_index) raise(int64_t(rec.target) + 1, d);
+        raise(int64_t(rec.prediction) + 1, d);
+      }
+      if (d.reported) raise(d.reported->classes, d);
+      if (d.rank_matrix) raise(d.rank_matrix->classes, d);
     }
     if (top < 1 || top > kMaxClasses)
       throw InputError("import: cannot tell the number of classes; give --classes");
     classes = static_cast<int32_t>(top);
+  }
+  // One C x C matrix per rank plus the synced one. A single large class id in a small dump
+  // implies C, so bound the memory before allocating it.
+  const uint64_t cells = uint64_t(classes) * uint64_t(classes);
+  if (cells > kMaxMatrixCells / uint64_t(w + 1)) {
+    const std::string need = std::to_string(cells * uint64_t(w + 1) * sizeof(double) >> 20) +
+                             " MiB, more than the " +
+                             std::to_string(kMaxMatrixCells * sizeof(double) >> 20) + " MiB limit";
+    const std::string shape = std::to_string(w + 1) + " matrices of " + std::to_string(classes) +
+                              " x " + std::to_string(classes) + " (one per rank of " +
+                              std::to_string(w) + ", and the synced one)";
+    if (classes_origin.empty())
+      throw InputError("import: " + std::to_string(classes) + " classes need " + shape + ": " +
+                       need);
+    fail(classes_origin, "class id " + std::to_string(classes - 1) + " implies " +
+                             std::to_string(classes) + " classes, and " + shape + " would take " +
+                             need + "; check the target and prediction values, or give --classes");
   }
   m.classes = classes;
 

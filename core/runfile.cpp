@@ -234,6 +234,7 @@ void validate_run(const RunFile& run, const std::string& origin) {
   int64_t total = 0;
   for (int64_t k : m.class_counts) {
     if (k < 0) fail(origin, "negative class count");
+    if (k > INT64_MAX - total) fail(origin, "class counts add up to more than 2^63 - 1");
     total += k;
   }
   if (m.class_counts_source == "dataset" && total != m.dataset_size) {

@@ -38,12 +38,22 @@ json to_json(const Scenario& s) {
 
 namespace {
 
+// A file's value, shown in an error message. Lists and objects are not dump()ed: dump()
+// recurses once per nesting level, and [[[...]]] a million deep overflowed the stack.
+std::string describe(const json& v) {
+  if (v.is_array()) return "a list";
+  if (v.is_object()) return "an object";
+  if (v.is_string() && v.get_ref<const std::string&>().size() > 40)
+    return "a string of " + std::to_string(v.get_ref<const std::string&>().size()) + " bytes";
+  return v.dump();
+}
+
 template <class T>
 T get(const json& j, const char* key, const std::string& origin) {
   try {
     return j.at(key).get<T>();
   } catch (const json::exception&) {
-    throw InputError(origin + ": '" + key + "' has the wrong type (" + j.at(key).dump() + ")");
+    throw InputError(origin + ": '" + key + "' has the wrong type (" + describe(j.at(key)) + ")");
   }
 }
 
@@ -52,7 +62,7 @@ T get(const json& j, const char* key, const std::string& origin) {
 template <class T>
 T integer(const json& v, const std::string& key, const std::string& origin) {
   if (!v.is_number_integer())
-    throw InputError(origin + ": '" + key + "' has the wrong type (" + v.dump() + ")");
+    throw InputError(origin + ": '" + key + "' has the wrong type (" + describe(v) + ")");
   const bool fits = v.is_number_unsigned()
                         ? v.get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max())
                         : v.get<int64_t>() >= int64_t(std::numeric_limits<T>::min()) &&
@@ -72,7 +82,7 @@ T get_integer(const json& j, const char* key, const std::string& origin) {
 std::vector<int64_t> get_integers(const json& j, const char* key, const std::string& origin) {
   const json& v = j.at(key);
   if (!v.is_array())
-    throw InputError(origin + ": '" + key + "' has the wrong type (" + v.dump() + ")");
+    throw InputError(origin + ": '" + key + "' has the wrong type (" + describe(v) + ")");
   std::vector<int64_t> out;
   for (const json& e : v) out.push_back(integer<int64_t>(e, key, origin));
   return out;
@@ -138,7 +148,9 @@ Scenario scenario_from_json(const json& j, const std::string& origin, const Scen
   if (has("loader_drop_last")) s.loader.drop_last = get<bool>(j, "loader_drop_last", origin);
   if (has("limit_batches")) {
     const json& v = j.at("limit_batches");
-    const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+    if (v.is_array() || v.is_object())
+      throw InputError(origin + ": 'limit_batches' has the wrong type (" + describe(v) + ")");
+    const std::string text = v.is_string() ? v.get<std::string>() : v.dump();  // a scalar
     s.loader.limit = in_file(origin, [&] { return BatchLimit::parse(text); });
   }
   if (has("rank_seeds")) s.sampler.rank_seeds = get_integers(j, "rank_seeds", origin);

@@ -16,18 +16,9 @@ PACKAGES=(
   xvfb xauth imagemagick desktop-file-utils appstream dpkg-dev file
 )
 
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# shellcheck source=scripts/install_packages.sh
+source scripts/install_packages.sh
+install_packages "${PACKAGES[@]}"
 
 presets=("$@")
 [ ${#presets[@]} -gt 0 ] || presets=(default)

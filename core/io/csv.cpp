@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <string_view>
+#include <unordered_set>
 
 #include "core/io/detail.h"
 #include "core/io/files.h"
@@ -197,10 +198,12 @@ CsvTable parse_csv(const std::string& text, const std::string& origin) {
       width = fields.size();
       first_line = line;
       if (!std::all_of(fields.begin(), fields.end(), is_number)) {
-        for (size_t i = 0; i < fields.size(); ++i)
-          if (std::find(fields.begin(), fields.begin() + long(i), fields[i]) !=
-              fields.begin() + long(i))
-            fail(origin, at_line(line) + "duplicate column name " + quote_excerpt(fields[i]));
+        // A set, not a scan of the names before each one: that was quadratic, and a
+        // 1 MB header of 100,000 names took 20 s.
+        std::unordered_set<std::string_view> seen;
+        for (const std::string& name : fields)
+          if (!seen.insert(name).second)
+            fail(origin, at_line(line) + "duplicate column name " + quote_excerpt(name));
         table.header = std::move(fields);
         continue;
       }

@@ -295,3 +295,34 @@ TEST_F(ImportTest, UnknownAndUnsupportedFormats) {
   expect_error([&] { import_dumps({write_text("dump.pt", "x")}, {}); }, "dump.pt", "LibTorch");
   expect_error([&] { import_dumps(std::vector<std::string>{}, {}); }, "import", "no dump");
 }
+
+// Found by fuzz/fuzz_import: one record with class id 32767 in a 30-byte dump made the
+// import allocate two 32768 x 32768 matrices (16 GiB); many ranks did the same with fewer
+// classes. The matrices' memory is now bounded before anything is allocated.
+TEST_F(ImportTest, ClassCountThatWouldExhaustMemory) {
+  const std::string one =
+      write_text("big_rank0.csv", "rank,index,target,prediction\n0,0,32767,0\n");
+  expect_error([&] { import_dumps({one}, {}); }, "big_rank0.csv",
+               "class id 32767 implies 32768 classes, and 2 matrices of 32768 x 32768");
+  std::string rows = "rank,index,target,prediction\n";
+  for (int r = 0; r < 200; ++r) rows += std::to_string(r) + ",0,999,0\n";
+  const std::string many = write_text("ranks.csv", rows);
+  expect_error([&] { import_dumps({many}, {}); }, "ranks.csv", "MiB limit");
+  ImportOptions huge;
+  huge.classes = 20000;
+  expect_error([&] { import_dumps({write_text("small.csv", "0,0,1,1\n")}, huge); }, "import",
+               "20000 classes need 2 matrices");
+  huge.classes = -1;
+  expect_error([&] { import_dumps({write_text("small.csv", "0,0,1,1\n")}, huge); }, "import",
+               "--classes -1 is out of range");
+  // Still fine: 2000 classes on one rank (64 MiB).
+  ImportOptions wide;
+  wide.classes = 2000;
+  EXPECT_EQ(import_dumps({write_text("wide.csv", "0,0,1999,1\n")}, wide).meta.classes, 2000);
+}
+
+// The inferred class count used int arithmetic: target INT32_MAX + 1 overflowed.
+TEST_F(ImportTest, LargestTargetDoesNotOverflow) {
+  const std::string p = write_text("max.csv", "0,0,2147483647,0\n");
+  expect_error([&] { import_dumps({p}, {}); }, "import", "cannot tell the number of classes");
+}

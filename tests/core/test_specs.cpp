@@ -7,6 +7,7 @@
 #include "core/scenario.h"
 #include "core/specs.h"
 #include "core/types.h"
+#include "test_io_util.h"
 
 using namespace shardlens;
 
@@ -87,4 +88,68 @@ TEST(Scenario, RejectsUnknownKeysAndWrongTypes) {
   EXPECT_THROW(scenario_from_json(nlohmann::json{{"sync", "twice"}}, "f.json"), InputError);
   EXPECT_EQ(scenario_from_json(nlohmann::json{{"limit_batches", 10}}, "f").loader.limit.apply(20),
             10);
+}
+
+// Found by fuzz/fuzz_scenario: a number too large for a double made nlohmann throw
+// out_of_range, which escaped load_scenario_file as a non-InputError.
+TEST(Scenario, FileWithAnOverflowingNumberIsInvalidJson) {
+  io_test::TempDir dir;
+  const std::string path = dir.path("huge.json");
+  io_test::write_bytes(path, "8e843");
+  EXPECT_INPUT_ERROR(load_scenario_file(path), path, "not valid JSON");
+  io_test::write_bytes(path, R"({"seed": 1e400})");
+  EXPECT_INPUT_ERROR(load_scenario_file(path), path, "not valid JSON");
+}
+
+// Integer settings given as floats or beyond their type were converted silently (or with
+// undefined behaviour, for 1e300 into an int).
+TEST(Scenario, RejectsIntegersThatAreFractionalOrOutOfRange) {
+  using nlohmann::json;
+  EXPECT_INPUT_ERROR(scenario_from_json(json{{"world_size", 1e300}}, "f.json"), "f.json",
+                     "'world_size' has the wrong type");
+  EXPECT_INPUT_ERROR(scenario_from_json(json{{"world_size", 2.5}}, "f.json"), "f.json",
+                     "'world_size' has the wrong type");
+  EXPECT_INPUT_ERROR(scenario_from_json(json{{"world_size", 4294967297LL}}, "f.json"), "f.json",
+                     "'world_size' = 4294967297 is out of range");
+  EXPECT_INPUT_ERROR(scenario_from_json(json{{"seed", 18446744073709551615ULL}}, "f.json"),
+                     "f.json", "'seed' = 18446744073709551615 is out of range");
+  EXPECT_INPUT_ERROR(scenario_from_json(json{{"rank_seeds", {1, 0.5}}}, "f.json"), "f.json",
+                     "'rank_seeds' has the wrong type");
+  EXPECT_INPUT_ERROR(scenario_from_json(json{{"ignore_index", -2147483649LL}}, "f.json"), "f.json",
+                     "out of range");
+  EXPECT_EQ(scenario_from_json(json{{"seed", -5}, {"ignore_index", 255}}, "f").sampler.seed, -5);
+}
+
+// The value parsers name their command-line flag; from a file, the file comes first.
+TEST(Scenario, ValueErrorsNameTheFile) {
+  using nlohmann::json;
+  EXPECT_INPUT_ERROR(scenario_from_json(json{{"sync", "twice"}}, "run.slrun: meta.json scenario"),
+                     "run.slrun: meta.json scenario", "--sync");
+  EXPECT_INPUT_ERROR(scenario_from_json(json{{"torch_version", "x"}}, "f.json"), "f.json",
+                     "not a version");
+  EXPECT_INPUT_ERROR(scenario_from_json(json{{"limit_batches", -1}}, "f.json"), "f.json",
+                     "--limit-batches");
+  io_test::TempDir dir;
+  const std::string path = dir.path("bad.json");
+  io_test::write_bytes(path, R"({"sampler": "random"})");
+  const std::string msg = io_test::input_error_of([&] { load_scenario_file(path); });
+  EXPECT_EQ(msg.rfind(path + ": ", 0), 0u) << msg;
+  EXPECT_EQ(msg.find(path, 1), std::string::npos) << "file named twice: " << msg;
+}
+
+// Error messages quoted the bad value with json::dump(), which recurses per nesting level: a
+// list nested a million deep (a 2 MB file) overflowed the stack instead of being rejected.
+TEST(Scenario, DeeplyNestedValueIsRejectedWithoutRecursion) {
+  io_test::TempDir dir;
+  const std::string path = dir.path("deep.json");
+  const size_t depth = 1000000;
+  io_test::write_bytes(path,
+                       "{\"name\": " + std::string(depth, '[') + std::string(depth, ']') + "}");
+  EXPECT_INPUT_ERROR(load_scenario_file(path), path, "'name' has the wrong type (a list)");
+  io_test::write_bytes(
+      path, "{\"limit_batches\": " + std::string(depth, '[') + std::string(depth, ']') + "}");
+  EXPECT_INPUT_ERROR(load_scenario_file(path), path, "'limit_batches' has the wrong type");
+  io_test::write_bytes(path, "{\"title\": \"" + std::string(100, 'x') + "\", \"seed\": \"" +
+                                 std::string(100, 'y') + "\"}");
+  EXPECT_INPUT_ERROR(load_scenario_file(path), path, "a string of 100 bytes");
 }

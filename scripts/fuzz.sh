@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/) with clang in build/fuzz, without Qt, LibTorch or
+# CUDA, and runs each for a while on its seed corpus. New corpus entries go to
+# build/fuzz/corpus/<target>, crashes to build/fuzz/findings/<target>/. Exits non-zero if
+# any target found something.
+# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (SECONDS: per target, default $FUZZ_SECONDS
+#        or 60; TARGETs: npy npz csv idx scenario labels import runfile, default all)
+# Replay a finding: build/fuzz/fuzz/fuzz_<target> build/fuzz/findings/<target>/crash-...
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds="${FUZZ_SECONDS:-60}"
+if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+$ ]]; then
+  seconds="$1"
+  shift
+fi
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(npy npz csv idx scenario labels import runfile)
+
+# libFuzzer ships in clang's runtime package; the rest is what the minimal build needs.
+PACKAGES=(clang libclang-rt-14-dev cmake ninja-build pkgconf nlohmann-json3-dev libcli11-dev
+  libzip-dev zlib1g-dev)
+# shellcheck source=scripts/install_packages.sh
+source scripts/install_packages.sh
+install_packages "${PACKAGES[@]}"
+
+build=build/fuzz
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDLENS_FUZZ=ON -DSHARDLENS_BUILD_TESTS=OFF \
+    -DSHARDLENS_WITH_QT=OFF -DSHARDLENS_WITH_TORCH=OFF -DSHARDLENS_WITH_CUDA=OFF \
+    >"$build.log" 2>&1 || { cat "$build.log"; exit 1; }
+  rm -f "$build.log"
+fi
+cmake --build "$build" --target fuzzers -- -j"${SHARDLENS_JOBS:-2}"
+
+# Longest input per target: a few times the largest valid seed, so mutations can grow it.
+declare -A max_len=([npy]=4096 [npz]=8192 [csv]=4096 [idx]=4096 [scenario]=4096
+  [labels]=4096 [import]=8192 [runfile]=16384)
+declare -A dict=([npy]=npy [labels]=npy [import]=npy [scenario]=json [runfile]=json)
+
+failed=()
+for t in "${targets[@]}"; do
+  [ -n "${max_len[$t]:-}" ] || { echo "fuzz: unknown target '$t'"; exit 2; }
+  mkdir -p "$build/corpus/$t" "$build/findings/$t"
+  args=(-max_total_time="$seconds" -max_len="${max_len[$t]}" -timeout=10 -rss_limit_mb=2048
+    -artifact_prefix="$build/findings/$t/" -print_final_stats=1)
+  [ -z "${dict[$t]:-}" ] || args+=(-dict="fuzz/dict/${dict[$t]}.dict")
+  echo "== fuzz_$t for ${seconds}s =="
+  # The first directory receives new inputs; the committed seeds are only read.
+  if ! "$build/fuzz/fuzz_$t" "${args[@]}" "$build/corpus/$t" "fuzz/corpus/$t" \
+    >"$build/findings/$t.log" 2>&1; then
+    failed+=("$t")
+    echo "fuzz_$t FOUND A PROBLEM: see $build/findings/$t.log and $build/findings/$t/"
+    grep -m3 -E "ERROR|SUMMARY|fuzz:|terminate" "$build/findings/$t.log" || true
+  fi
+  # Last status line (executions, cov:, ft:, exec/s) and the final totals.
+  grep -E "^#[0-9]+" "$build/findings/$t.log" | tail -1 || true
+  grep -E "stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)" \
+    "$build/findings/$t.log" || true
+done
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz: findings in ${failed[*]}"
+  exit 1
+fi
+echo "fuzz: every target ran ${seconds}s clean"
