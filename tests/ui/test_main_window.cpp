@@ -37,6 +37,14 @@ Scenario correctScenario() {
   return s;
 }
 
+// The window shown (quietly) with `s` evaluated and on screen.
+bool showScenario(MainWindow& w, const Scenario& s) {
+  showQuietly(w);
+  QSignalSpy shown(&w, &MainWindow::resultShown);
+  w.setScenario(s);
+  return waitResult(w, shown);
+}
+
 }  // namespace
 
 class TestMainWindow : public QObject {
@@ -63,10 +71,7 @@ class TestMainWindow : public QObject {
 
   void correctScenarioHasNoMismatch() {
     MainWindow w;
-    showQuietly(w);
-    QSignalSpy shown(&w, &MainWindow::resultShown);
-    w.setScenario(correctScenario());
-    QVERIFY(waitResult(w, shown));
+    QVERIFY(showScenario(w, correctScenario()));
     QVERIFY(w.result()->eval.diagnosis.correct);
     QCOMPARE(w.matrices()->syncedView()->data().mismatchCount(), 0);
     QCOMPARE(mismatchPixels(w.matrices()->syncedView()), 0);
@@ -107,10 +112,7 @@ class TestMainWindow : public QObject {
 
   void clickListsSamples() {
     MainWindow w;
-    showQuietly(w);
-    QSignalSpy shown(&w, &MainWindow::resultShown);
-    w.setScenario(correctScenario());
-    QVERIFY(waitResult(w, shown));
+    QVERIFY(showScenario(w, correctScenario()));
     HeatmapView* v = w.matrices()->syncedView();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     const QPoint centre = v->viewport().cellRect({0, 0}).center().toPoint();
@@ -125,10 +127,7 @@ class TestMainWindow : public QObject {
 
   void toolbarOptionsRepaintViews() {
     MainWindow w;
-    showQuietly(w);
-    QSignalSpy shown(&w, &MainWindow::resultShown);
-    w.setScenario(correctScenario());
-    QVERIFY(waitResult(w, shown));
+    QVERIFY(showScenario(w, correctScenario()));
     HeatmapView* v = w.matrices()->syncedView();
     const QImage viridis = v->grab().toImage();
     ViewOptions o = w.viewOptions();
@@ -144,10 +143,7 @@ class TestMainWindow : public QObject {
 
   void wheelZoomsAroundTheCursor() {
     MainWindow w;
-    showQuietly(w);
-    QSignalSpy shown(&w, &MainWindow::resultShown);
-    w.setScenario(correctScenario());
-    QVERIFY(waitResult(w, shown));
+    QVERIFY(showScenario(w, correctScenario()));
     HeatmapView* v = w.matrices()->syncedView();
     const QPointF at = v->viewport().cellRect({7, 2}).center();
     QWheelEvent wheel(at, v->mapToGlobal(at), {}, {0, 240}, Qt::NoButton, Qt::NoModifier,
@@ -163,10 +159,7 @@ class TestMainWindow : public QObject {
   // Enter lists the cell's samples, Esc drops the cursor without cancelling anything.
   void keyboardNavigatesCells() {
     MainWindow w;
-    showQuietly(w);
-    QSignalSpy shown(&w, &MainWindow::resultShown);
-    w.setScenario(correctScenario());
-    QVERIFY(waitResult(w, shown));
+    QVERIFY(showScenario(w, correctScenario()));
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     HeatmapView* v = w.matrices()->syncedView();
     v->setFocus();
