@@ -16,6 +16,7 @@
 #include "core/runfile.h"
 #include "core/scenario.h"
 #include "fuzz/fuzz_util.h"
+#include "tests/common/small_run.h"
 
 namespace fs = std::filesystem;
 using namespace shardlens;
@@ -69,28 +70,13 @@ std::string zip_of(const fuzz::Members& members, bool compress) {
   return bytes;
 }
 
-// W = 2, C = 3; rank 1 repeats index 0 as padding.
+// The tests' small run; complete with a scenario, or as a run whose rank 1 died first.
 RunFile small_run(bool complete) {
-  RunFile run;
-  run.meta.source = "real";
-  run.meta.backend = "gloo";
-  run.meta.torch_version = "1.13";
-  run.meta.classes = 3;
-  run.meta.class_names = {"cat", "dog", "emu"};
-  run.meta.class_counts = {3, 2, 2};
-  run.meta.dataset_size = 7;
-  run.meta.world_size = 2;
-  run.meta.batch_size = 2;
-  run.records.ranks = {
-      {{0, 0, 0, 0}, {2, 1, 1, 0}, {4, 2, 2, 0}, {6, 0, 1, 0}},
-      {{1, 0, 0, 0}, {3, 1, 2, 0}, {5, 2, 2, 0}, {0, 0, 0, kPadding}},
-  };
-  run.per_rank = matrices_from_records(run.records, 3, -1);
+  RunFile run = test::small_run();
   if (complete) {
-    run.synced = run.per_rank[0];
-    run.synced += run.per_rank[1];
     run.meta.scenario = Scenario{};
   } else {
+    run.synced = Matrix();
     run.meta.complete = false;
     run.meta.incomplete_reason = "rank 1 failed: killed";
     run.meta.failed_ranks = {1};
