@@ -18,10 +18,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/engine.h"
-#include "core/loader.h"
-#include "core/progress.h"
-#include "core/sync.h"
+#include "core/model/progress.h"
+#include "core/sim/engine.h"
+#include "core/torchsem/loader.h"
+#include "core/torchsem/sync.h"
 
 namespace {
 
@@ -171,7 +171,7 @@ int main(int argc, char** argv) {
   Matrix evaluated_synced;
   const double t_evaluate = best_of(o.repeats, [&] {
     const Evaluation e = evaluate(s, inputs);
-    evaluated_synced = e.synced;
+    evaluated_synced = *e.synced;
   });
   StageClock stages;
   evaluate(s, inputs, &stages);

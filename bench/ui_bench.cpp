@@ -113,7 +113,7 @@ void benchPaint(int reps) {
   view.resize(1100, 1100);
   view.setData(d);
   view.show();
-  QTest::qWaitForWindowExposed(&view);
+  if (!QTest::qWaitForWindowExposed(&view)) std::fprintf(stderr, "window not exposed\n");
   view.repaint();
   std::vector<double> widget, paint, image;
   for (int i = 0; i < reps; ++i) {

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "core/labels.h"
-#include "core/specs.h"
+#include "core/model/labels.h"
+#include "core/sim/specs.h"
 #include "fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/scenario.h"
+#include "core/evaluation/scenario.h"
 #include "fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

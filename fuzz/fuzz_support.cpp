@@ -10,7 +10,7 @@
 
 #include "core/io/files.h"
 #include "core/io/npz.h"
-#include "core/sha256.h"
+#include "core/io/sha256.h"
 #include "fuzz/fuzz_util.h"
 
 namespace shardlens::fuzz {

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/types.h"
+#include "core/model/types.h"
 
 namespace shardlens::fuzz {
 

@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/evaluation/scenario.h"
 #include "core/io/files.h"
 #include "core/io/npy.h"
 #include "core/io/npz.h"
-#include "core/runfile.h"
-#include "core/scenario.h"
+#include "core/runs/runfile.h"
 #include "fuzz/fuzz_util.h"
 #include "tests/common/small_run.h"
 

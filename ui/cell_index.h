@@ -1,12 +1,12 @@
 #pragma once
-// The samples behind a confusion-matrix cell, found on demand by walking the shard plan
-// (no per-evaluation index: building one cost as much as the evaluation itself at 10^6
-// samples, and only the hovered or clicked cell is ever asked for).
+// The samples behind a confusion-matrix cell, found on demand by walking the evaluation's
+// records (no per-evaluation index: building one cost as much as the evaluation itself at
+// 10^6 samples, and only the hovered or clicked cell is ever asked for). Simulations and
+// run files are walked alike; only the expected cell differs, by what is known.
 #include <cstdint>
 #include <vector>
 
-#include "core/engine.h"
-#include "core/records.h"
+#include "core/evaluation/evaluation.h"
 
 namespace shardlens::ui {
 
@@ -19,18 +19,16 @@ struct CellSample {
   uint8_t flags = 0;  // RecordFlag bits
 };
 
-// Dataset samples with the given true and predicted class (the expected matrix's cell).
-// `total` (when given) receives how many there are in all, which needs a full scan.
-std::vector<CellSample> datasetSamples(const Evaluation& e, int row, int col, size_t limit,
-                                       int64_t* total = nullptr);
-// Samples of a cell evaluated by one rank, in evaluation order.
-std::vector<CellSample> rankSamples(const Evaluation& e, int rank, int row, int col, size_t limit,
-                                    int64_t* total = nullptr);
+enum class SampleScope {
+  Rank,      // one rank's records, in evaluation order
+  AllRanks,  // every rank's records, rank by rank (what the synced matrix sums)
+  Expected,  // the dataset's samples when every prediction is known, else one per
+             // distinct evaluated index (what the expected views count)
+};
 
-// The same from stored records (run files, which have no shard plan and no prediction for
-// unrecorded samples). rank < 0: one sample per distinct dataset index over all ranks,
-// which is what the expected matrix of the evaluated samples counts.
-std::vector<CellSample> recordSamples(const StoredRecords& records, int rank, int row, int col,
-                                      size_t limit, int64_t* total = nullptr);
+// Samples of cell (row, col) in `scope` (`rank` for SampleScope::Rank), at most `limit`;
+// `total` (when given) receives how many there are in all, which needs a full walk.
+std::vector<CellSample> samplesOf(const Evaluation& e, SampleScope scope, int rank, int row,
+                                  int col, size_t limit, int64_t* total = nullptr);
 
 }  // namespace shardlens::ui

@@ -9,7 +9,7 @@ namespace {
 using render::formatValue;
 
 QString name(const EvaluationResult& r, int c) {
-  const QString n = QString::fromStdString(r.eval.inputs->labels->class_name(c)).toHtmlEscaped();
+  const QString n = QString::fromStdString(r.eval.class_name(c)).toHtmlEscaped();
   // Unnamed classes are named by their number: say it once.
   return n == QString::number(c) ? n : QStringLiteral("%1 (%2)").arg(n).arg(c);
 }
@@ -50,13 +50,12 @@ QString cellTooltip(const EvaluationResult& r, const CellRef& c) {
   if (c.kind == ViewKind::Rank)
     line(QObject::tr("This rank's count"), count(e.per_rank[size_t(c.rank)].at(t, p)));
   line(QObject::tr("Synced (reported)"),
-       e.synced_missing.empty() ? count(e.synced.at(t, p)) : QObject::tr("never synchronized"));
-  const bool known = render::hasExpected(e);
+       e.synced ? count(e.synced->at(t, p)) : QObject::tr("never synchronized"));
+  const bool known = e.expected.has_value();
   line(QObject::tr("Expected (whole dataset)"),
-       known ? count(e.expected.at(t, p)) : QObject::tr("unknown"));
+       known ? count(e.expected->at(t, p)) : QObject::tr("unknown"));
   line(QObject::tr("Expected (distinct evaluated)"), count(e.expected_distinct.at(t, p)));
-  const double diff =
-      known && e.synced_missing.empty() ? e.synced.at(t, p) - e.expected.at(t, p) : 0;
+  const double diff = known && e.synced ? e.synced->at(t, p) - e.expected->at(t, p) : 0;
   if (diff != 0) line(QObject::tr("Difference"), (diff > 0 ? "+" : "") + count(diff));
   html += QStringLiteral("</table>");
   QStringList ranks;
@@ -70,7 +69,7 @@ QString cellTooltip(const EvaluationResult& r, const CellRef& c) {
   // counters, and for float counters the records may exceed a stalled cell.
   double counted = 0;
   if (c.kind == ViewKind::Expected)
-    counted = known ? e.expected.at(t, p) : e.expected_distinct.at(t, p);
+    counted = e.expected_or_distinct().at(t, p);
   else if (c.kind == ViewKind::Rank)
     counted = e.per_rank[size_t(c.rank)].at(t, p);
   else
@@ -96,10 +95,12 @@ QString cellTooltip(const EvaluationResult& r, const CellRef& c) {
 
 QString rowSumTooltip(const EvaluationResult& r, ViewKind kind, int rank, int t) {
   const Evaluation& e = r.eval;
-  const Matrix& m = kind == ViewKind::Rank ? e.per_rank[size_t(rank)]
-                    : kind == ViewKind::Expected && render::hasExpected(e) ? e.expected
-                                                                           : e.synced;
-  const double obs = m.row_sums()[size_t(t)];
+  const Matrix* m = kind == ViewKind::Rank       ? &e.per_rank[size_t(rank)]
+                    : kind == ViewKind::Expected ? &e.expected_or_distinct()
+                    : e.synced                   ? &*e.synced
+                                                 : nullptr;
+  if (!m) return QObject::tr("<b>Row %1</b><br>Never synchronized").arg(name(r, t));
+  const double obs = m->row_sums()[size_t(t)];
   const double exp = render::trueRowCounts(e)[size_t(t)];
   QString html = QObject::tr("<b>Row %1</b><br>").arg(name(r, t));
   html += QObject::tr("Observed row sum: <b>%1</b><br>").arg(count(obs));
@@ -115,32 +116,10 @@ QString rowSumTooltip(const EvaluationResult& r, ViewKind kind, int rank, int t)
 
 std::vector<CellSample> cellSamples(const EvaluationResult& r, const CellRef& c, size_t limit,
                                     int64_t* total) {
-  const Evaluation& e = r.eval;
-  if (r.run) {
-    // A run file: its records are the only source of samples.
-    if (c.kind == ViewKind::Expected || c.kind == ViewKind::Rank)
-      return recordSamples(r.run->records, c.kind == ViewKind::Rank ? c.rank : -1, c.trueClass,
-                           c.predClass, limit, total);
-  } else if (c.kind == ViewKind::Expected) {
-    return datasetSamples(e, c.trueClass, c.predClass, limit, total);
-  }
-  const int first = c.kind == ViewKind::Rank ? c.rank : 0;
-  const int last = c.kind == ViewKind::Rank ? c.rank : int(e.per_rank.size()) - 1;
-  std::vector<CellSample> out;
-  int64_t n = 0;
-  for (int k = first; k <= last; ++k) {
-    const size_t room = limit > out.size() ? limit - out.size() : 0;
-    int64_t rankTotal = 0;
-    const auto part =
-        r.run ? recordSamples(r.run->records, k, c.trueClass, c.predClass, room,
-                              total ? &rankTotal : nullptr)
-              : rankSamples(e, k, c.trueClass, c.predClass, room, total ? &rankTotal : nullptr);
-    n += rankTotal;
-    out.insert(out.end(), part.begin(), part.end());
-    if (!total && out.size() >= limit) break;
-  }
-  if (total) *total = n;
-  return out;
+  const SampleScope scope = c.kind == ViewKind::Rank       ? SampleScope::Rank
+                            : c.kind == ViewKind::Expected ? SampleScope::Expected
+                                                           : SampleScope::AllRanks;
+  return samplesOf(r.eval, scope, c.rank, c.trueClass, c.predClass, limit, total);
 }
 
 }  // namespace shardlens::ui

@@ -49,7 +49,7 @@ void setAxes(QChart* chart, QAbstractSeries* series, const QStringList& categori
 
 // Row sums of the per-rank matrices added up: all a run that never synchronized counted.
 std::vector<double> countedByRanks(const Evaluation& e) {
-  std::vector<double> sums(size_t(e.synced.classes), 0.0);
+  std::vector<double> sums(size_t(e.classes()), 0.0);
   for (const Matrix& m : e.per_rank) {
     const auto rows = m.row_sums();
     for (size_t c = 0; c < sums.size() && c < rows.size(); ++c) sums[c] += rows[c];
@@ -59,7 +59,7 @@ std::vector<double> countedByRanks(const Evaluation& e) {
 
 // Classes to show: all when few, else the ones with the largest row-sum error.
 std::vector<int> shownClasses(const Evaluation& e, int limit) {
-  const auto obs = e.synced.row_sums();
+  const auto obs = e.synced ? e.synced->row_sums() : countedByRanks(e);
   const auto exp = render::trueRowCounts(e);
   std::vector<int> idx(obs.size());
   std::iota(idx.begin(), idx.end(), 0);
@@ -90,13 +90,13 @@ void ChartsPanel::setResult(const ResultPtr& result) {
   {
     QChart* chart = m_classes->chart();
     chart->removeAllSeries();
-    const bool synced = e.synced_missing.empty();
-    const auto obs = synced ? e.synced.row_sums() : countedByRanks(e);
+    const bool synced = e.synced.has_value();
+    const auto obs = synced ? e.synced->row_sums() : countedByRanks(e);
     const auto exp = render::trueRowCounts(e);
     const auto classes = shownClasses(e, kMaxClassBars);
     // Without an expected matrix (a run that did not record every prediction) the bar is
     // the true class count, which is what a correct row sums to anyway.
-    auto* expected = new QBarSet(render::hasExpected(e) ? tr("Expected") : tr("True count"));
+    auto* expected = new QBarSet(e.expected ? tr("Expected") : tr("True count"));
     // A run that never synchronized has only what its ranks counted.
     auto* observed =
         new QBarSet(synced ? tr("Observed (synced)") : tr("Counted by the ranks (never synced)"));
@@ -108,13 +108,13 @@ void ChartsPanel::setResult(const ResultPtr& result) {
       *expected << exp[size_t(c)];
       *observed << obs[size_t(c)];
       top = std::max({top, exp[size_t(c)], obs[size_t(c)]});
-      categories << QString::fromStdString(e.inputs->labels->class_name(c));
+      categories << QString::fromStdString(e.class_name(c));
     }
     auto* series = new QBarSeries;
     series->append(expected);
     series->append(observed);
     chart->addSeries(series);
-    chart->setTitle(int(classes.size()) < e.synced.classes
+    chart->setTitle(int(classes.size()) < e.classes()
                         ? tr("Row sums per class (%1 largest errors)").arg(classes.size())
                         : tr("Row sums per class"));
     setAxes(chart, series, categories, top);

@@ -3,7 +3,7 @@
 // long-format CSV (matrix, rank, true, predicted, value) that pandas or R read directly.
 #include <string>
 
-#include "core/engine.h"
+#include "core/sim/engine.h"
 
 namespace shardlens::ui {
 

@@ -13,8 +13,7 @@ QString esc(const std::string& s) {
 
 QString classList(const Evaluation& e, const std::vector<int32_t>& classes) {
   QStringList names;
-  for (size_t i = 0; i < classes.size() && i < 20; ++i)
-    names << esc(e.inputs->labels->class_name(classes[i]));
+  for (size_t i = 0; i < classes.size() && i < 20; ++i) names << esc(e.class_name(classes[i]));
   if (classes.size() > 20) names << QObject::tr("… %1 more").arg(classes.size() - 20);
   return names.join(QStringLiteral(", "));
 }
@@ -29,7 +28,7 @@ QString diagnosisHtml(const Evaluation& e) {
         "<h3>✓ The reported matrix is correct</h3>"
         "<p>Every row sums to the true count of its class and every cell equals "
         "what a single process would report.</p>");
-  } else if (!e.synced_missing.empty()) {
+  } else if (!e.synced) {
     h += QObject::tr("<h3><font color=#b2182b>⚠ Incomplete run: no reported matrix</font></h3>");
   } else {
     h += QObject::tr("<h3><font color=#b2182b>⚠ The reported matrix is wrong</font></h3>");
@@ -50,7 +49,7 @@ QString diagnosisHtml(const Evaluation& e) {
     h += QObject::tr("<p>Wrong rows: %1</p>").arg(classList(e, d.mismatched_rows));
   for (const Finding& f : d.findings) {
     h += QStringLiteral("<hr><h4>%1 <small><code>%2</code></small></h4>")
-             .arg(esc(f.title), esc(f.pattern));
+             .arg(esc(f.title), esc(pattern_id(f.pattern)));
     h += QStringLiteral("<p>%1</p>").arg(esc(f.explanation));
     if (!f.classes.empty())
       h += QObject::tr("<p><i>Classes:</i> %1</p>").arg(classList(e, f.classes));

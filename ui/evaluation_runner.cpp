@@ -6,8 +6,8 @@
 #include <QThread>
 #include <QtConcurrent>
 
-#include "core/run_view.h"
-#include "core/types.h"
+#include "core/model/types.h"
+#include "core/runs/run_evaluation.h"
 
 namespace shardlens::ui {
 
@@ -52,12 +52,11 @@ quint64 EvaluationRunner::startRun(const QString& path) {
   return launch([path](JobProgress* prog) {
     const std::string file = path.toStdString();
     step(prog, "reading run file", 0.0);
-    auto run = std::make_shared<RunFile>(load_run_file(file));
+    RunFile run = load_run_file(file);
     step(prog, "diagnosing", 0.5);
     auto r = std::make_shared<EvaluationResult>();
-    r->eval = evaluation_from_run(*run, file);
-    r->shards = summarizeRecords(run->records, r->eval);
-    r->run = std::move(run);
+    r->eval = evaluation_from_run(std::move(run), file);
+    r->shards = summarizeShards(r->eval, prog);
     r->runPath = path;
     return r;
   });

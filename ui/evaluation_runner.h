@@ -10,8 +10,8 @@
 #include <memory>
 #include <mutex>
 
-#include "core/engine.h"
-#include "core/runfile.h"
+#include "core/runs/runfile.h"
+#include "core/sim/engine.h"
 #include "ui/job_progress.h"
 #include "ui/shard_summary.h"
 
@@ -20,12 +20,10 @@ namespace shardlens::ui {
 // Everything the views need, computed in the worker.
 struct EvaluationResult {
   quint64 jobId = 0;
-  Evaluation eval;  // for a run file: built by evaluation_from_run (no plan, no keys)
+  Evaluation eval;  // a simulation, or a run file's (eval.provenance.file names it)
   ShardSummary shards;
   double seconds = 0;  // engine time, for the status bar
-  // Set when the result shows a run file: its records stand in for the shard plan.
-  std::shared_ptr<const RunFile> run;
-  QString runPath;
+  QString runPath;     // the run file as the user named it, when the result shows one
 };
 using ResultPtr = std::shared_ptr<const EvaluationResult>;
 

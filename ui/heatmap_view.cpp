@@ -85,7 +85,6 @@ void HeatmapView::resizeEvent(QResizeEvent*) {
 }
 
 void HeatmapView::paintEvent(QPaintEvent*) {
-  ++m_paints;
   QPainter p(this);
   p.fillRect(rect(), Qt::white);
   if (m_data.classes <= 0) {

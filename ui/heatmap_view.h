@@ -30,7 +30,6 @@ class HeatmapView : public QWidget {
   const render::HeatmapLayout& layoutRects() const { return m_layout; }
   void setTooltipProvider(TooltipProvider provider) { m_tooltip = std::move(provider); }
   void resetZoom();
-  int paintCount() const { return m_paints; }
   // The highlighted cell: under the mouse, or the keyboard's cursor.
   std::optional<render::Cell> currentCell() const { return m_hover; }
 
@@ -72,7 +71,6 @@ class HeatmapView : public QWidget {
   std::optional<QPointF> m_dragFrom;
   bool m_dragged = false;
   TooltipProvider m_tooltip;
-  int m_paints = 0;
 };
 
 }  // namespace shardlens::ui

@@ -2,7 +2,7 @@
 
 #include <QFileInfo>
 
-#include "core/specs.h"
+#include "core/sim/specs.h"
 
 namespace shardlens::ui {
 

@@ -1,40 +1,19 @@
 #include "ui/lesson_model.h"
 
-#include <QCoreApplication>
-#include <QDir>
-#include <QFileInfo>
-#include <exception>
-
-#include "core/resources.h"
-
 namespace shardlens::ui {
 
 LessonModel::LessonModel(QObject* parent) : QAbstractListModel(parent) {}
 
 QString LessonModel::defaultDirectory() {
-  const QString env = qEnvironmentVariable("SHARDLENS_LESSONS_DIR");
-  if (!env.isEmpty()) return env;
-  // core decides, as for the CLI: $SHARDLENS_RESOURCE_DIR, the installed share/shardlens
-  // next to the binary, then the build's source tree.
-  return QString::fromStdString(resource_dir()) + QStringLiteral("/lessons");
+  return QString::fromStdString(lessons_dir());
 }
 
 void LessonModel::loadDirectory(const QString& dir) {
+  LessonList list = load_lessons(dir.toStdString());
   beginResetModel();
-  m_lessons.clear();
+  m_lessons = std::move(list.lessons);
   m_errors.clear();
-  const QStringList files =
-      QDir(dir).entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name);
-  for (const QString& f : files) {
-    const QString path = QDir(dir).filePath(f);
-    try {
-      Lesson l{path, load_scenario_file(path.toStdString())};
-      if (l.scenario.name.empty()) l.scenario.name = QFileInfo(f).completeBaseName().toStdString();
-      m_lessons.push_back(std::move(l));
-    } catch (const std::exception& e) {
-      m_errors << QString::fromStdString(e.what());
-    }
-  }
+  for (const std::string& e : list.errors) m_errors << QString::fromStdString(e);
   endResetModel();
 }
 
@@ -43,8 +22,9 @@ const Lesson* LessonModel::lesson(int row) const {
 }
 
 int LessonModel::findByName(const QString& name) const {
+  const std::string n = name.toStdString();
   for (size_t i = 0; i < m_lessons.size(); ++i)
-    if (QString::fromStdString(m_lessons[i].scenario.name) == name) return int(i);
+    if (m_lessons[i].name == n) return int(i);
   return -1;
 }
 
@@ -63,9 +43,9 @@ QVariant LessonModel::data(const QModelIndex& index, int role) const {
     case DescriptionRole:
       return QString::fromStdString(s.description);
     case NameRole:
-      return QString::fromStdString(s.name);
+      return QString::fromStdString(m_lessons[size_t(index.row())].name);
     case PathRole:
-      return m_lessons[size_t(index.row())].path;
+      return QString::fromStdString(m_lessons[size_t(index.row())].path);
     default:
       return {};
   }

@@ -1,18 +1,17 @@
 #pragma once
 // The lesson presets (resources/lessons/*.json): each is a scenario with a title and a short
-// explanation of the pitfall it shows.
+// explanation of the pitfall it shows. A Qt model over core's loader (core/sim/lessons.h),
+// which decides the directory, the names, the order and what a broken preset does.
 #include <QAbstractListModel>
 #include <QString>
+#include <QStringList>
 #include <vector>
 
-#include "core/scenario.h"
+#include "core/sim/lessons.h"
 
 namespace shardlens::ui {
 
-struct Lesson {
-  QString path;
-  Scenario scenario;
-};
+using Lesson = LessonInfo;
 
 class LessonModel : public QAbstractListModel {
   Q_OBJECT
@@ -20,10 +19,10 @@ class LessonModel : public QAbstractListModel {
   enum Roles { NameRole = Qt::UserRole + 1, DescriptionRole, PathRole };
   explicit LessonModel(QObject* parent = nullptr);
 
-  // Loads every *.json of the directory; files that fail to parse are skipped and listed in
-  // errors() so one broken preset does not hide the others.
+  // Loads the lessons of the directory (load_lessons): broken presets are skipped and listed
+  // in errors(), each naming its file, so one of them does not hide the others.
   void loadDirectory(const QString& dir);
-  static QString defaultDirectory();  // $SHARDLENS_LESSONS_DIR, else resource_dir()/lessons
+  static QString defaultDirectory();  // lessons_dir()
   const QStringList& errors() const { return m_errors; }
   const Lesson* lesson(int row) const;
   int findByName(const QString& name) const;  // -1 when absent

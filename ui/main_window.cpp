@@ -184,18 +184,19 @@ void MainWindow::onResult(ResultPtr result) {
   m_diagnosis->setResult(m_result);
   m_charts->setResult(m_result);
   m_samples->clear();
-  setRunView(m_result->run ? m_result : nullptr);
+  setRunView(m_result->eval.provenance.file.empty() ? nullptr : m_result);
   const Diagnosis& d = m_result->eval.diagnosis;
   m_verdict->setText(d.correct ? tr("✓ Reported matrix correct")
-                     : !m_result->eval.synced_missing.empty()
+                     : !m_result->eval.synced
                          ? tr("⚠ Incomplete run: nothing was reported")
                          : tr("⚠ Reported matrix wrong: %n row(s) ≠ class count", nullptr,
                               int(d.mismatched_rows.size())));
   m_verdict->setStyleSheet(d.correct ? QString()
                                      : QStringLiteral("color: #b2182b; font-weight: bold"));
-  statusBar()->showMessage((m_result->run ? tr("Loaded in %1 ms") : tr("Evaluated in %1 ms"))
-                               .arg(m_result->seconds * 1000, 0, 'f', 1),
-                           3000);
+  statusBar()->showMessage(
+      (!m_result->eval.provenance.file.empty() ? tr("Loaded in %1 ms") : tr("Evaluated in %1 ms"))
+          .arg(m_result->seconds * 1000, 0, 'f', 1),
+      3000);
   emit resultShown(m_result->jobId);
 }
 

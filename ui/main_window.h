@@ -5,7 +5,7 @@
 #include <QMainWindow>
 #include <QPointer>
 
-#include "core/scenario.h"
+#include "core/evaluation/scenario.h"
 #include "ui/evaluation_runner.h"
 #include "ui/view_options.h"
 

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/files.h"
-#include "core/report.h"
+#include "core/report/report.h"
 #include "shardlens/config.h"
 #include "ui/data_export.h"
 #include "ui/heatmap_view.h"

@@ -37,10 +37,10 @@ void MainWindow::onFailed(quint64 job, const QString& message) {
 }
 
 void MainWindow::setRunView(const ResultPtr& result) {
-  const bool run = result && result->run;
+  const bool run = result && !result->eval.provenance.file.empty();
   if (run) {
     m_runPath = result->runPath;
-    m_banner->setRun(m_runPath, result->run->meta);
+    m_banner->setRun(m_runPath, result->eval.provenance, result->eval.world_size);
     // Shown as recorded; the panel never emits for setScenario, so m_scenario (what
     // "Back to simulation" returns to) is untouched.
     m_panel->setScenario(result->eval.scenario);
@@ -52,7 +52,7 @@ void MainWindow::setRunView(const ResultPtr& result) {
   m_banner->setVisible(run);
   m_panel->setEnabled(!run);
   // An import without a recorded scenario would show default settings that never ran.
-  m_panelScroll->setVisible(!run || result->run->meta.scenario.has_value());
+  m_panelScroll->setVisible(!run || result->eval.provenance.scenario_recorded);
   for (QAction* a : m_simulationActions) a->setEnabled(!run);
   updateTitle();
 }

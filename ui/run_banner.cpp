@@ -5,7 +5,7 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
-#include "core/run_view.h"
+#include "core/runs/run_evaluation.h"
 
 namespace shardlens::ui {
 
@@ -33,14 +33,15 @@ RunBanner::RunBanner(QWidget* parent)
   layout->addWidget(m_back, 0, Qt::AlignLeft);
 }
 
-void RunBanner::setRun(const QString& path, const RunMeta& meta) {
+void RunBanner::setRun(const QString& path, const Provenance& meta, int worldSize) {
   m_title->setText(tr("<b>Run file: %1</b> (%2)")
                        .arg(QFileInfo(path).fileName().toHtmlEscaped(),
-                            QString::fromStdString(run_summary(meta)).toHtmlEscaped()));
+                            QString::fromStdString(run_summary(meta, worldSize)).toHtmlEscaped()));
   m_title->setToolTip(path);
   QStringList lines;
-  lines << (meta.scenario ? tr("The scenario below is the one recorded with the run (read-only).")
-                          : tr("No scenario was recorded with this run (imported dumps)."));
+  lines << (meta.scenario_recorded
+                ? tr("The scenario below is the one recorded with the run (read-only).")
+                : tr("No scenario was recorded with this run (imported dumps)."));
   if (meta.class_counts_source != "dataset")
     lines << tr("True class counts estimated from the distinct samples recorded.");
   if (!meta.complete)

@@ -8,7 +8,7 @@ class QLabel;
 class QPushButton;
 
 namespace shardlens {
-struct RunMeta;
+struct Provenance;
 }
 
 namespace shardlens::ui {
@@ -17,7 +17,7 @@ class RunBanner : public QFrame {
   Q_OBJECT
  public:
   explicit RunBanner(QWidget* parent = nullptr);
-  void setRun(const QString& path, const RunMeta& meta);
+  void setRun(const QString& path, const Provenance& meta, int worldSize);
   QString text() const;  // the banner's first line, "Run file: NAME (…)"
 
  signals:

@@ -1,6 +1,6 @@
 #include "ui/sample_model.h"
 
-#include "core/sampler.h"
+#include "core/torchsem/sampler.h"
 
 namespace shardlens::ui {
 

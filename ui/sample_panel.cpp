@@ -5,7 +5,7 @@
 #include <QVBoxLayout>
 #include <exception>
 
-#include "core/sampler.h"
+#include "core/torchsem/sampler.h"
 #include "ui/render/heatmap_source.h"
 
 namespace shardlens::ui {

@@ -4,7 +4,7 @@
 #include <QTimer>
 #include <QWidget>
 
-#include "core/scenario.h"
+#include "core/evaluation/scenario.h"
 
 class QCheckBox;
 class QComboBox;

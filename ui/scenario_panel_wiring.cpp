@@ -10,7 +10,7 @@
 #include <QToolButton>
 #include <exception>
 
-#include "core/types.h"
+#include "core/model/types.h"
 #include "ui/lesson_model.h"
 #include "ui/scenario_panel.h"
 

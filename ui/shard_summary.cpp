@@ -54,26 +54,21 @@ void addCoverage(ShardSummary& s, const std::vector<uint8_t>& times) {
 
 }  // namespace
 
-ShardSummary summarizeRecords(const StoredRecords& records, const Evaluation& e) {
-  ShardSummary s = emptySummary(e.plan.n, records.world_size());
-  if (s.n <= 0) return s;
-  for (int r = 0; r < s.world; ++r)
-    for (const Record& rec : records.ranks[size_t(r)])
-      if (rec.index >= 0 && rec.index < s.n) count(s, r, rec.index, rec.flags);
-  addCoverage(s, e.times_evaluated);
-  return s;
-}
-
 ShardSummary summarizeShards(const Evaluation& e, Progress* progress) {
-  ShardSummary s = emptySummary(e.plan.n, e.plan.world_size);
+  const RecordSource& records = *e.records;
+  ShardSummary s = emptySummary(e.dataset_size, records.world_size());
   if (s.n <= 0) return s;
-  for (int r = 0; r < s.world && r < int(e.plan.evaluated.size()); ++r) {
+  for (int r = 0; r < s.world; ++r) {
     step(progress, "shard strip", double(r) / s.world);
-    RankTotals& t = s.ranks[size_t(r)];
-    const EvaluatedRank& er = e.plan.evaluated[size_t(r)];
-    for_each_element(er.sequence, [&](int64_t index, uint8_t flags) { count(s, r, index, flags); });
-    const int64_t evaluatedFromSampler = er.sequence.size() - t.sanity;
-    t.notEvaluated = std::max<int64_t>(0, er.sampler_size - evaluatedFromSampler);
+    for_each_record(records, r, [&](const Record& rec) {
+      if (rec.index >= 0 && rec.index < s.n) count(s, r, rec.index, rec.flags);
+    });
+    if (e.plan && r < int(e.plan->evaluated.size())) {
+      RankTotals& t = s.ranks[size_t(r)];
+      const EvaluatedRank& er = e.plan->evaluated[size_t(r)];
+      const int64_t evaluatedFromSampler = er.sequence.size() - t.sanity;
+      t.notEvaluated = std::max<int64_t>(0, er.sampler_size - evaluatedFromSampler);
+    }
   }
   addCoverage(s, e.times_evaluated);
   return s;

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/engine.h"
+#include "core/evaluation/evaluation.h"
 
 namespace shardlens::ui {
 
@@ -33,9 +33,8 @@ struct ShardSummary {
   int64_t bucketSize(int b) const { return bucketStart(b + 1) - bucketStart(b); }
 };
 
+// From the evaluation's records, simulated or stored alike. Samples the sampler gave but the
+// loader cut are known only from a shard plan: without one (run files) notEvaluated stays 0.
 ShardSummary summarizeShards(const Evaluation& e, Progress* progress = nullptr);
-// The same from stored records (run files: no shard plan). Samples the sampler gave but
-// the loader cut are not recorded, so notEvaluated stays 0; `e` supplies n and coverage.
-ShardSummary summarizeRecords(const StoredRecords& records, const Evaluation& e);
 
 }  // namespace shardlens::ui

@@ -5,11 +5,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/engine_flags.h"
 #include "app/cli/figures.h"
-#include "app/cli/terminal_progress.h"
-#include "core/engine.h"
-#include "core/export.h"
-#include "core/runfile.h"
-#include "core/types.h"
+#include "core/report/export.h"
 
 namespace shardlens::cli {
 
@@ -50,23 +46,11 @@ void register_export(CLI::App& app) {
   cmd->callback([cmd, args] {
     std::vector<std::string> data = args->formats;
     const std::vector<std::string> figures = split_figures(data);
-    std::vector<std::string> written;
-    if (!args->run_file.empty()) {
-      if (!figures.empty()) {
-        throw InputError("--formats: figures of run files are made in the GUI (File > Open run)");
-      }
-      const RunFile run = load_run_file(args->run_file);
-      const Diagnosis d = diagnose_run(run, args->run_file);
-      written = export_data(run_report_view(run, d), args->out, data);
-    } else {
-      TerminalProgress progress;
-      const Evaluation e = simulate(resolve_scenario(*cmd, args->engine), &progress);
-      progress.finish();
-      written = export_data(report_view(e), args->out, data);
-      if (!figures.empty()) {
-        const auto more = write_figures(e, args->out, figures, args->dpi);
-        written.insert(written.end(), more.begin(), more.end());
-      }
+    const Evaluation e = evaluation_for(*cmd, args->engine, args->run_file);
+    std::vector<std::string> written = export_data(e, args->out, data);
+    if (!figures.empty()) {
+      const auto more = write_figures(e, args->out, figures, args->dpi);
+      written.insert(written.end(), more.begin(), more.end());
     }
     for (const std::string& path : written) std::cout << path << "\n";
   });

@@ -7,11 +7,12 @@
 #include "app/cli/commands.h"
 #include "app/cli/engine_flags.h"
 #include "app/cli/terminal_progress.h"
-#include "core/import.h"
-#include "core/report.h"
-#include "core/runfile.h"
-#include "core/torch_plugin.h"
-#include "core/types.h"
+#include "core/model/limits.h"
+#include "core/model/types.h"
+#include "core/report/report.h"
+#include "core/runs/import.h"
+#include "core/runs/run_evaluation.h"
+#include "core/runs/torch_plugin.h"
 #include "shardlens/config.h"
 
 namespace shardlens::cli {
@@ -42,21 +43,20 @@ void run_import(const ImportArgs& a) {
     return torch->read_pt_dump_arrays(path);
   };
   TerminalProgress progress;
-  const RunFile run = import_dumps(a.dumps, options, &progress);
+  RunFile run = import_dumps(a.dumps, options, &progress);
   progress.finish();
   save_run_file(run, a.out);
-  const Diagnosis diagnosis = diagnose_run(run, a.out);
-  const ReportView view = run_report_view(run, diagnosis);
+  const Evaluation e = evaluation_from_run(std::move(run), a.out);
   if (a.format == "json") {
-    std::cout << report_json(view).dump(2) << "\n";
+    std::cout << report_json(e).dump(2) << "\n";
   } else {
-    std::cout << "Imported " << a.dumps.size() << " dump(s), world size " << run.meta.world_size
-              << ", " << run.meta.classes << " classes -> " << a.out << "\n";
-    if (run.meta.class_counts_source != "dataset") {
+    std::cout << "Imported " << a.dumps.size() << " dump(s), world size " << e.world_size << ", "
+              << e.classes() << " classes -> " << a.out << "\n";
+    if (e.provenance.class_counts_source != "dataset") {
       std::cout << "Note: no --dataset given; true class counts are estimated from the distinct "
                    "samples the ranks evaluated.\n";
     }
-    std::cout << report_text(view);
+    std::cout << report_text(e);
   }
 }
 
@@ -74,9 +74,9 @@ void register_import(CLI::App& app) {
   cmd->add_option("--dataset", args->dataset,
                   "Dataset spec giving the true class counts (e.g. fashion-mnist:test)");
   cmd->add_option("--classes", args->classes, "Number of classes when no dataset is given")
-      ->check(CLI::Range(1, 1 << 15));
+      ->check(CLI::Range(1, int(kMaxClasses)));
   cmd->add_option("--world-size", args->world_size, "World size when the dumps do not say")
-      ->check(CLI::Range(1, 1 << 16));
+      ->check(CLI::Range(1, kMaxWorldSize));
   cmd->add_option("--ignore-index", args->ignore_index, "torchmetrics ignore_index of the run");
   add_format_flag(*cmd, args->format);
   cmd->callback([args] { run_import(*args); });

@@ -5,8 +5,8 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/engine_flags.h"
-#include "core/resources.h"
-#include "core/scenario.h"
+#include "core/evaluation/scenario.h"
+#include "core/sim/lessons.h"
 
 namespace shardlens::cli {
 
@@ -15,7 +15,11 @@ void register_lessons(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("lessons", "List the lesson presets (use with --preset NAME)");
   add_format_flag(*cmd, *format);
   cmd->callback([format] {
-    const auto lessons = list_lessons();
+    // A broken preset is named on stderr; the others are still listed.
+    const LessonList all = load_lessons();
+    for (const std::string& error : all.errors)
+      std::cerr << "shardlens-cli: warning: " << error << "\n";
+    const std::vector<LessonInfo>& lessons = all.lessons;
     if (*format == "json") {
       nlohmann::json out = nlohmann::json::array();
       for (const LessonInfo& l : lessons) {

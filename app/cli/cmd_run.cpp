@@ -9,11 +9,11 @@
 #include "app/cli/commands.h"
 #include "app/cli/engine_flags.h"
 #include "app/cli/terminal_progress.h"
-#include "core/report.h"
-#include "core/resources.h"
-#include "core/runfile.h"
-#include "core/torch_plugin.h"
-#include "core/types.h"
+#include "core/model/types.h"
+#include "core/report/report.h"
+#include "core/runs/run_evaluation.h"
+#include "core/runs/torch_plugin.h"
+#include "core/sim/lessons.h"
 #include "shardlens/config.h"
 
 namespace shardlens::cli {
@@ -79,12 +79,11 @@ void run_real(const CLI::App& cmd, const RunArgs& a) {
   }
   if (!result.run->meta.sync_note.empty())
     std::cerr << "shardlens-cli: note: " << result.run->meta.sync_note << "\n";
-  const Diagnosis diagnosis = diagnose_run(*result.run, "run");
-  const ReportView view = run_report_view(*result.run, diagnosis);
+  const Evaluation e = evaluation_from_run(*result.run, a.out.empty() ? "run" : a.out);
   if (a.engine.format == "json") {
-    std::cout << report_json(view).dump(2) << "\n";
+    std::cout << report_json(e).dump(2) << "\n";
   } else {
-    std::cout << report_text(view);
+    std::cout << report_text(e);
   }
 }
 

@@ -5,8 +5,8 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/engine_flags.h"
-#include "core/loader.h"
-#include "core/specs.h"
+#include "core/sim/specs.h"
+#include "core/torchsem/loader.h"
 
 namespace shardlens::cli {
 

@@ -6,10 +6,9 @@
 #include "app/cli/commands.h"
 #include "app/cli/engine_flags.h"
 #include "app/cli/figures.h"
-#include "app/cli/terminal_progress.h"
-#include "core/engine.h"
-#include "core/export.h"
-#include "core/runfile.h"
+#include "core/report/export.h"
+#include "core/report/report.h"
+#include "core/sim/engine.h"
 
 namespace shardlens::cli {
 
@@ -23,16 +22,16 @@ struct SimulateArgs {
   std::string run_file;
 };
 
-void print_report(const ReportView& view, const std::string& format) {
+void print_report(const Evaluation& e, const std::string& format) {
   if (format == "json")
-    std::cout << report_json(view).dump(2) << "\n";
+    std::cout << report_json(e).dump(2) << "\n";
   else
-    std::cout << report_text(view);
+    std::cout << report_text(e);
 }
 
-void write_outputs(const Evaluation& e, const ReportView& view, const SimulateArgs& a) {
+void write_outputs(const Evaluation& e, const SimulateArgs& a) {
   if (a.out.empty()) return;
-  auto written = export_data(view, a.out, {"csv", "json", "npy"});
+  auto written = export_data(e, a.out, {"csv", "json", "npy"});
   if (!a.figures.empty()) {
     auto figures = write_figures(e, a.out, a.figures, a.dpi);
     written.insert(written.end(), figures.begin(), figures.end());
@@ -51,14 +50,11 @@ void register_simulate(CLI::App& app) {
       ->delimiter(',')
       ->check(CLI::IsMember({"png", "svg", "pdf"}));
   cmd->add_option("--dpi", args->dpi, "PNG resolution")->capture_default_str();
+  cmd->add_option("--run", args->run_file, "A run file (.slrun) to report instead of simulating");
   cmd->callback([cmd, args] {
-    const Scenario s = resolve_scenario(*cmd, args->engine);
-    TerminalProgress progress;
-    const Evaluation e = simulate(s, &progress);
-    progress.finish();
-    const ReportView view = report_view(e);
-    print_report(view, args->engine.format);
-    write_outputs(e, view, *args);
+    const Evaluation e = evaluation_for(*cmd, args->engine, args->run_file);
+    print_report(e, args->engine.format);
+    write_outputs(e, *args);
   });
 }
 
@@ -69,17 +65,10 @@ void register_diagnose(CLI::App& app) {
   add_engine_flags(*cmd, args->engine);
   cmd->add_option("--run", args->run_file, "A run file (.slrun) to diagnose instead of simulating");
   cmd->callback([cmd, args] {
-    if (!args->run_file.empty()) {
-      const RunFile run = load_run_file(args->run_file);
-      const Diagnosis d = diagnose_run(run, args->run_file);
-      print_report(run_report_view(run, d), args->engine.format);
-      g_exit_code = d.correct ? 0 : 1;
-      return;
-    }
-    TerminalProgress progress;
-    const Evaluation e = simulate(resolve_scenario(*cmd, args->engine), &progress);
-    progress.finish();
-    print_report(report_view(e), args->engine.format);
+    // A run file and a simulation are reported alike; an incomplete run is wrong (exit 1)
+    // with its "incomplete-run" finding, as the GUI shows it.
+    const Evaluation e = evaluation_for(*cmd, args->engine, args->run_file);
+    print_report(e, args->engine.format);
     g_exit_code = e.diagnosis.correct ? 0 : 1;
   });
 }

@@ -1,7 +1,10 @@
 #include "app/cli/engine_flags.h"
 
-#include "core/resources.h"
-#include "core/types.h"
+#include "app/cli/terminal_progress.h"
+#include "core/model/types.h"
+#include "core/runs/run_evaluation.h"
+#include "core/sim/engine.h"
+#include "core/sim/lessons.h"
 
 namespace shardlens::cli {
 
@@ -74,6 +77,15 @@ Scenario resolve_scenario(const CLI::App& cmd, const EngineFlags& f) {
   if (given("--ignore-index")) s.ignore_index = f.ignore_index;
   if (s.sampler.world_size < 1) throw InputError("--world-size: must be at least 1");
   return s;
+}
+
+Evaluation evaluation_for(const CLI::App& cmd, const EngineFlags& flags,
+                          const std::string& run_file) {
+  if (!run_file.empty()) return load_run_evaluation(run_file);
+  TerminalProgress progress;
+  Evaluation e = simulate(resolve_scenario(cmd, flags), &progress);
+  progress.finish();
+  return e;
 }
 
 }  // namespace shardlens::cli

@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/scenario.h"
+#include "core/evaluation/evaluation.h"
+#include "core/evaluation/scenario.h"
 
 namespace shardlens::cli {
 
@@ -26,5 +27,10 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& flags);
 void add_format_flag(CLI::App& cmd, std::string& format);
 // Preset (or defaults) with every flag the user gave applied on top.
 Scenario resolve_scenario(const CLI::App& cmd, const EngineFlags& flags);
+// The evaluation a command reports: the run file when `run_file` is given (a run and a
+// simulation are the same to every command), else the simulation of the resolved scenario,
+// with a progress bar on a terminal.
+Evaluation evaluation_for(const CLI::App& cmd, const EngineFlags& flags,
+                          const std::string& run_file);
 
 }  // namespace shardlens::cli

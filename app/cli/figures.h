@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "core/engine.h"
+#include "core/sim/engine.h"
 
 namespace shardlens::cli {
 

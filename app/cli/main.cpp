@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "app/cli/commands.h"
-#include "core/types.h"
+#include "core/model/types.h"
 #include "shardlens/config.h"
 
 int main(int argc, char** argv) {

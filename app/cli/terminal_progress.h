@@ -7,7 +7,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/progress.h"
+#include "core/model/progress.h"
 
 namespace shardlens::cli {
 

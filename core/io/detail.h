@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/types.h"
+#include "core/model/types.h"
 
 namespace shardlens::io_detail {
 

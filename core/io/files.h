@@ -5,14 +5,16 @@
 #include <string_view>
 #include <vector>
 
+#include "core/model/limits.h"
+
 namespace shardlens {
 
 // Reads a file; throws InputError "PATH: cannot open (reason)" / "PATH: empty file".
 // `max_bytes` guards against reading absurd files into memory.
-std::string read_file_bytes(const std::string& path, size_t max_bytes = size_t(1) << 34);
+std::string read_file_bytes(const std::string& path, size_t max_bytes = kMaxReadBytes);
 // Returns the decompressed bytes if the data starts with the gzip magic, else the data.
 std::string maybe_gunzip(const std::string& data, const std::string& origin,
-                         size_t max_bytes = size_t(1) << 34);
+                         size_t max_bytes = kMaxReadBytes);
 // Writes to PATH.tmp-XXXX then renames, so a crash never leaves a half-written file.
 void write_file_atomic(const std::string& path, const std::string& bytes);
 // Reads class names, one per line (blank lines ignored, UTF-8 checked).

@@ -395,7 +395,7 @@ std::vector<int64_t> npy_integers_from_bytes(const std::string& bytes, const std
           fail(origin, "value " + std::to_string(x) + " at index " + std::to_string(i) +
                            " does not fit in a 64-bit signed integer");
       }
-      out[i] = int64_t(x);
+      out[i] = int64_t(x);  // NOLINT(bugprone-signed-char-misuse): int8 data sign-extends
     }
   });
   if (v.type.kind == 'b')

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/model/limits.h"
+
 namespace shardlens {
 
 // Member name (e.g. "target.npy", "meta.json") -> the member's raw bytes.
@@ -13,10 +15,10 @@ using NpzMembers = std::map<std::string, std::string>;
 // Reads every member of an .npz. Members must be stored or deflated, unencrypted, named
 // *.npy (or meta.json), unique, and add up to at most `max_bytes` uncompressed. Throws
 // InputError "PATH: ..." on anything else, including corrupt or truncated archives.
-NpzMembers read_npz(const std::string& path, size_t max_bytes = size_t(1) << 34);
+NpzMembers read_npz(const std::string& path, size_t max_bytes = kMaxReadBytes);
 // The same for an archive already in memory; `origin` names it in errors.
 NpzMembers npz_members_from_bytes(const std::string& bytes, const std::string& origin,
-                                  size_t max_bytes = size_t(1) << 34);
+                                  size_t max_bytes = kMaxReadBytes);
 
 // True for the member names an .npz may hold: "NAME.npy" or "meta.json".
 bool is_npz_member_name(const std::string& name);

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "core/cuda/cuda_backend.h"
+#include "core/model/types.h"
 #include "core/torch/rank_backend.h"
-#include "core/types.h"
 
 namespace shardlens {
 namespace {
@@ -98,12 +98,18 @@ void require_cuda_device(int device) {
   }
 }
 
-NcclRank connect_nccl(const cuda::BootstrapStore& store, int rank, int world, int device,
-                      int timeout_s, int32_t classes) {
-  NcclRank r;
-  r.counter = std::make_unique<CudaBatchCounter>(device, classes);
-  r.collectives = std::make_unique<NcclCollectives>(
-      std::make_unique<cuda::NcclComm>(store, "id", rank, world, device, timeout_s));
+RankBackend connect_nccl(const RankConnection& c) {
+  // NCCL's unique id travels through the run's own store, under its own prefix.
+  const std::shared_ptr<RankStore> store = c.store->prefixed("nccl");
+  cuda::BootstrapStore bootstrap;
+  bootstrap.set = [store](const std::string& k, const std::vector<uint8_t>& v) {
+    store->set(k, v);
+  };
+  bootstrap.get = [store](const std::string& k) { return store->get(k); };
+  RankBackend r;
+  r.counter = std::make_unique<CudaBatchCounter>(c.local_rank, c.classes);
+  r.collectives = std::make_unique<NcclCollectives>(std::make_unique<cuda::NcclComm>(
+      bootstrap, "id", c.rank, c.world, c.local_rank, c.timeout_s));
   return r;
 }
 

@@ -1,8 +1,8 @@
 // The plugin's entry point: a table of the LibTorch-backed functions (see
-// core/torch_plugin.h). No LibTorch headers here.
+// core/runs/torch_plugin.h). No LibTorch headers here.
+#include "core/runs/torch_plugin.h"
 #include "core/torch/model.h"
 #include "core/torch/pt_dump.h"
-#include "core/torch_plugin.h"
 
 extern "C" __attribute__((visibility("default"))) const shardlens::TorchPlugin*
 shardlens_torch_plugin_entry() {

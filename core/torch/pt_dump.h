@@ -3,7 +3,7 @@
 // which executes no Python. No LibTorch types leak out of this header.
 #include <string>
 
-#include "core/import.h"
+#include "core/runs/import.h"
 
 namespace shardlens {
 

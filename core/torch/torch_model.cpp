@@ -6,10 +6,10 @@
 #include <torch/version.h>
 
 #include "core/io/files.h"
+#include "core/model/types.h"
 #include "core/torch/model.h"
 #include "core/torch/pt_dump.h"
 #include "core/torch/torch_oracle.h"
-#include "core/types.h"
 
 namespace shardlens {
 

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/counter.h"
-#include "core/types.h"
+#include "core/model/counter.h"
+#include "core/model/types.h"
 
 using namespace shardlens;
 

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "core/diagnosis.h"
-#include "core/engine.h"
-#include "core/resources.h"
+#include "core/diagnosis/diagnosis.h"
+#include "core/sim/engine.h"
+#include "core/sim/lessons.h"
 
 using namespace shardlens;
 
@@ -53,7 +53,7 @@ struct HandRun {
 
 std::vector<std::string> patterns(const Diagnosis& d) {
   std::vector<std::string> out;
-  for (const Finding& f : d.findings) out.push_back(f.pattern);
+  for (const Finding& f : d.findings) out.push_back(pattern_id(f.pattern));
   return out;
 }
 
@@ -165,8 +165,10 @@ TEST(Diagnosis, EmptiedRowIsIgnoredTargets) {
 }
 
 TEST(Diagnosis, EveryPatternHasTextAndFixes) {
-  for (const std::string& id : pattern_ids()) {
-    const Finding f = describe_pattern(id);
+  for (Pattern p : all_patterns()) {
+    const std::string id = pattern_id(p);
+    EXPECT_EQ(pattern_from_id(id), p);
+    const Finding f = describe_pattern(p);
     EXPECT_FALSE(f.title.empty()) << id;
     EXPECT_FALSE(f.explanation.empty()) << id;
     EXPECT_FALSE(f.fixes.empty()) << id;
@@ -175,7 +177,9 @@ TEST(Diagnosis, EveryPatternHasTextAndFixes) {
 
 // Every lesson shows the pitfall it is named after, from the records alone.
 TEST(Lessons, EachLessonIsDiagnosedAsItsPattern) {
-  const auto lessons = list_lessons();
+  const LessonList all = load_lessons();
+  for (const std::string& error : all.errors) ADD_FAILURE() << error;
+  const auto& lessons = all.lessons;
   ASSERT_GE(lessons.size(), 16u);
   EXPECT_EQ(lessons.front().name, "seed-lesson");
   for (const LessonInfo& lesson : lessons) {

@@ -3,8 +3,8 @@
 
 #include <map>
 
-#include "core/engine.h"
-#include "core/types.h"
+#include "core/model/types.h"
+#include "core/sim/engine.h"
 
 using namespace shardlens;
 
@@ -22,7 +22,7 @@ Scenario base(int w = 4, int64_t b = 10) {
 // The confusion matrix of a rank counted directly from its evaluated indices.
 Matrix direct_count(const Evaluation& e, int rank) {
   Matrix m(e.inputs->classes());
-  for (int64_t idx : e.plan.evaluated[rank].sequence.indices()) {
+  for (int64_t idx : e.plan->evaluated[rank].sequence.indices()) {
     m.at(e.inputs->labels->targets[idx], e.inputs->prediction(idx)) += 1;
   }
   return m;
@@ -37,7 +37,7 @@ TEST(Engine, CorrectScenarioIsDiagnosedCorrect) {
   EXPECT_TRUE(e.diagnosis.correct);
   EXPECT_TRUE(e.diagnosis.findings.empty());
   EXPECT_EQ(e.synced, e.expected);
-  EXPECT_EQ(e.expected.row_sums(), std::vector<double>(10, 50.0));
+  EXPECT_EQ(e.expected->row_sums(), std::vector<double>(10, 50.0));
 }
 
 TEST(Engine, PerRankMatricesEqualDirectCountsAcrossSettings) {
@@ -60,9 +60,9 @@ TEST(Engine, PerRankMatricesEqualDirectCountsAcrossSettings) {
 
 TEST(Engine, PaddingAddsTheFirstSamplesOfTheOrder) {
   const Evaluation e = simulate(base());  // 510 samples, 4 ranks: 2 padding duplicates
-  EXPECT_EQ(e.synced.total(), 512);
+  EXPECT_EQ(e.synced->total(), 512);
   const auto& targets = e.inputs->labels->targets;
-  Matrix want = e.expected;
+  Matrix want = *e.expected;
   want.at(targets[0], e.inputs->prediction(0)) += 1;
   want.at(targets[1], e.inputs->prediction(1)) += 1;
   EXPECT_EQ(e.synced, want);
@@ -75,13 +75,13 @@ TEST(Engine, SyncStrategiesScaleAsDescribed) {
   Scenario s = base();
   const Evaluation all = simulate(s);
   s.sync = SyncStrategy::Double;
-  EXPECT_EQ(simulate(s).synced, all.synced.scaled(4));
+  EXPECT_EQ(simulate(s).synced, all.synced->scaled(4));
   s.sync = SyncStrategy::Local;
   EXPECT_EQ(simulate(s).synced, all.per_rank[0]);
   s.sync = SyncStrategy::GatherTrim;
   EXPECT_EQ(simulate(s).synced, all.synced);
   s.sync = SyncStrategy::NormalizeThenSum;
-  for (double row : simulate(s).synced.row_sums()) EXPECT_NEAR(row, 4.0, 1e-9);
+  for (double row : simulate(s).synced->row_sums()) EXPECT_NEAR(row, 4.0, 1e-9);
 }
 
 TEST(Engine, GatherZeroPadAddsZeroPairsForShortRanks) {
@@ -89,7 +89,7 @@ TEST(Engine, GatherZeroPadAddsZeroPairsForShortRanks) {
   s.sampler.kind = SamplerKind::Unrepeated;  // 128, 128, 127, 127
   const Evaluation trim = simulate(s);
   s.sync = SyncStrategy::GatherZeroPad;
-  Matrix want = trim.synced;
+  Matrix want = *trim.synced;
   want.at(0, 0) += 2;
   EXPECT_EQ(simulate(s).synced, want);
 }
@@ -99,8 +99,8 @@ TEST(Engine, GatherForMetricsTrimsTheLastGatheredBatch) {
   s.sync = SyncStrategy::GatherForMetrics;
   const Evaluation e = simulate(s);
   // 510 % 64 = 62 of the last 64 gathered items kept: rank 3's last two records dropped.
-  EXPECT_EQ(e.synced.total(), 510);
-  const auto rank3 = e.plan.evaluated[3].sequence.indices();
+  EXPECT_EQ(e.synced->total(), 510);
+  const auto rank3 = e.plan->evaluated[3].sequence.indices();
   Matrix want = e.per_rank[0];
   for (int r = 1; r < 4; ++r) want += e.per_rank[r];
   for (size_t k = rank3.size() - 2; k < rank3.size(); ++k) {
@@ -134,7 +134,7 @@ TEST(Engine, IgnoreIndexDropsARow) {
   Scenario s = base();
   s.ignore_index = 3;
   const Evaluation e = simulate(s);
-  EXPECT_EQ(e.synced.row_sums()[3], 0);
+  EXPECT_EQ(e.synced->row_sums()[3], 0);
   s.ignore_index = 10;
   EXPECT_THROW(simulate(s), InputError);
 }
@@ -151,10 +151,10 @@ TEST(Engine, SimulatedRecordsMatchThePlan) {
   s.sampler.shuffle = true;
   s.loader.sanity_leak = true;
   const Evaluation e = simulate(s);
-  const auto records = e.records();
+  const auto& records = e.records;
   for (int r = 0; r < 3; ++r) {
-    const auto indices = e.plan.evaluated[r].sequence.indices();
-    const auto flags = e.plan.evaluated[r].sequence.flags();
+    const auto indices = e.plan->evaluated[r].sequence.indices();
+    const auto flags = e.plan->evaluated[r].sequence.flags();
     ASSERT_EQ(records->rank_size(r), static_cast<int64_t>(indices.size()));
     size_t k = 0;
     for_each_record(*records, r, [&](const Record& rec) {

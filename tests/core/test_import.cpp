@@ -6,12 +6,13 @@
 
 #include <unistd.h>
 
-#include "core/import.h"
 #include "core/io/npy.h"
 #include "core/io/npz.h"
-#include "core/labels.h"
-#include "core/specs.h"
-#include "core/types.h"
+#include "core/model/labels.h"
+#include "core/model/types.h"
+#include "core/runs/import.h"
+#include "core/runs/run_evaluation.h"
+#include "core/sim/specs.h"
 
 namespace fs = std::filesystem;
 using namespace shardlens;
@@ -107,7 +108,7 @@ TEST_F(ImportTest, NpzPerRankDumps) {
   save_run_file(run, path("out.slrun"));
   const RunFile back = load_run_file(path("out.slrun"));
   EXPECT_EQ(back.synced, run.synced);
-  const Diagnosis d = diagnose_run(back);
+  const Diagnosis d = evaluation_from_run(back, "run").diagnosis;
   EXPECT_FALSE(d.correct);
   EXPECT_EQ(d.duplicated_samples, 1);
 }
@@ -181,7 +182,7 @@ TEST_F(ImportTest, DatasetGivesClassCountsAndChecksTargets) {
   const RunFile run = import_dumps({write_text("ok.csv", csv)}, options);
   EXPECT_EQ(run.meta.class_counts, (std::vector<int64_t>{4, 4, 4}));
   EXPECT_EQ(run.meta.class_counts_source, "dataset");
-  EXPECT_TRUE(diagnose_run(run).correct);
+  EXPECT_TRUE(evaluation_from_run(run, "run").diagnosis.correct);
 
   const int wrong = (labels.targets[5] + 1) % 3;
   std::string bad = "rank,index,target,prediction\n0,5," + std::to_string(wrong) + ",0\n";

@@ -10,7 +10,7 @@
 #include <random>
 #include <string>
 
-#include "core/types.h"
+#include "core/model/types.h"
 
 namespace shardlens::io_test {
 

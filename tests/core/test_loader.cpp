@@ -1,8 +1,8 @@
 // DataLoader batching and Lightning's batch limit and sanity check.
 #include <gtest/gtest.h>
 
-#include "core/loader.h"
-#include "core/types.h"
+#include "core/model/types.h"
+#include "core/torchsem/loader.h"
 
 using namespace shardlens;
 

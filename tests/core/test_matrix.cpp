@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "core/matrix.h"
-#include "core/types.h"
+#include "core/model/matrix.h"
+#include "core/model/types.h"
 
 using namespace shardlens;
 

@@ -6,24 +6,22 @@
 #include <numeric>
 #include <random>
 
-#include "core/randperm.h"
-#include "core/types.h"
+#include "core/model/types.h"
+#include "core/torchsem/randperm.h"
 
 using namespace shardlens;
 
 namespace {
 
-nlohmann::json reference_vectors() {
-  std::ifstream in(SHARDLENS_REFERENCE_DIR "/vectors.json");
-  if (!in) return nullptr;
-  return nlohmann::json::parse(in);
-}
+// Made with real torch by scripts/make_reference_vectors.py.
+constexpr const char* kReferenceVectors = SHARDLENS_TEST_DATA_DIR "/reference/vectors.json";
 
 }  // namespace
 
 TEST(Randperm, MatchesTorchReferenceVectors) {
-  const auto vectors = reference_vectors();
-  if (vectors.is_null()) GTEST_SKIP() << "shared/reference/vectors.json not found beside the repo";
+  std::ifstream in(kReferenceVectors);
+  ASSERT_TRUE(in) << kReferenceVectors << " cannot be read";
+  const auto vectors = nlohmann::json::parse(in);
   ASSERT_GE(vectors["randperm"].size(), 6u);
   for (const auto& v : vectors["randperm"]) {
     const auto perm = randperm(v["n"].get<int64_t>(), v["seed"].get<int64_t>());

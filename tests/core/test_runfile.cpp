@@ -14,14 +14,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/engine.h"
 #include "core/io/files.h"
 #include "core/io/npy.h"
 #include "core/io/npz.h"
-#include "core/run_view.h"
-#include "core/runfile.h"
-#include "core/sha256.h"
-#include "core/types.h"
+#include "core/io/sha256.h"
+#include "core/model/types.h"
+#include "core/runs/run_evaluation.h"
+#include "core/runs/runfile.h"
+#include "core/sim/engine.h"
 #include "tests/common/small_run.h"
 
 namespace fs = std::filesystem;
@@ -161,12 +161,6 @@ TEST(RunFile, IncompleteRunWithoutSync) {
   EXPECT_FALSE(back.meta.complete);
   EXPECT_FALSE(back.has_synced());
   EXPECT_EQ(back.meta.failed_ranks, std::vector<int>{1});
-  try {
-    diagnose_run(back, "partial.slrun");
-    FAIL();
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("rank 1 failed"), std::string::npos);
-  }
   // The views still open it: per-rank data, no synced matrix, one finding saying why.
   const Evaluation e = evaluation_from_run(back, "partial.slrun");
   EXPECT_NE(e.synced_missing.find("rank 1 failed: connection closed"), std::string::npos);
@@ -178,11 +172,12 @@ TEST(RunFile, IncompleteRunWithoutSync) {
   EXPECT_NE(shown.find("rank 1 failed: connection closed; …"), std::string::npos) << shown;
   EXPECT_EQ(e.per_rank, back.per_rank);
   EXPECT_EQ(e.failed_ranks, std::vector<int>{1});
-  EXPECT_EQ(e.synced, Matrix(3));
+  EXPECT_FALSE(e.synced.has_value());
   EXPECT_FALSE(e.diagnosis.correct);
   EXPECT_TRUE(e.diagnosis.mismatched_rows.empty());
   ASSERT_EQ(e.diagnosis.findings.size(), 1u);
-  EXPECT_EQ(e.diagnosis.findings[0].pattern, "incomplete-run");
+  EXPECT_EQ(e.diagnosis.findings[0].pattern, Pattern::IncompleteRun);
+  EXPECT_NE(e.diagnosis.findings[0].explanation.find("rank 1 failed"), std::string::npos);
   EXPECT_EQ(e.diagnosis.evaluated_records, int64_t(back.records.ranks[0].size()));
   EXPECT_EQ(e.diagnosis.distinct_evaluated + e.diagnosis.missing_samples, back.meta.dataset_size);
 }
@@ -292,9 +287,9 @@ TEST(RunFile, SimulatedEvaluationRoundTripAndDiagnosis) {
   ASSERT_TRUE(back.meta.scenario.has_value());
   EXPECT_EQ(back.meta.scenario->sampler.world_size, 3);
   ASSERT_TRUE(back.expected.has_value());
-  EXPECT_EQ(*back.expected, e.expected);
-  EXPECT_EQ(back.synced, e.synced);
-  const Diagnosis d = diagnose_run(back);
+  EXPECT_EQ(back.expected, e.expected);
+  EXPECT_EQ(back.synced, *e.synced);
+  const Diagnosis d = evaluation_from_run(back, "run").diagnosis;
   EXPECT_EQ(d.correct, e.diagnosis.correct);
   EXPECT_EQ(d.findings.size(), e.diagnosis.findings.size());
   EXPECT_FALSE(d.correct);

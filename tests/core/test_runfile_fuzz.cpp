@@ -8,8 +8,8 @@
 
 #include "core/io/files.h"
 #include "core/io/npz.h"
-#include "core/runfile.h"
-#include "core/types.h"
+#include "core/model/types.h"
+#include "core/runs/runfile.h"
 #include "test_io_util.h"
 
 using namespace shardlens;

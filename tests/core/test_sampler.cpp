@@ -6,8 +6,8 @@
 #include <numeric>
 #include <set>
 
-#include "core/sampler.h"
-#include "core/types.h"
+#include "core/model/types.h"
+#include "core/torchsem/sampler.h"
 
 using namespace shardlens;
 
@@ -33,8 +33,8 @@ SamplerConfig distributed(int w, bool shuffle = false, int64_t seed = 0, int64_t
 }  // namespace
 
 TEST(Sampler, MatchesTorchDistributedSamplerVectors) {
-  std::ifstream in(SHARDLENS_REFERENCE_DIR "/vectors.json");
-  if (!in) GTEST_SKIP() << "shared/reference/vectors.json not found beside the repo";
+  std::ifstream in(SHARDLENS_TEST_DATA_DIR "/reference/vectors.json");
+  ASSERT_TRUE(in) << SHARDLENS_TEST_DATA_DIR "/reference/vectors.json cannot be read";
   const auto vectors = nlohmann::json::parse(in);
   ASSERT_GE(vectors["distributed_sampler"].size(), 6u);
   for (const auto& v : vectors["distributed_sampler"]) {

@@ -3,10 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/predictor.h"
-#include "core/scenario.h"
-#include "core/specs.h"
-#include "core/types.h"
+#include "core/evaluation/scenario.h"
+#include "core/model/types.h"
+#include "core/sim/predictor.h"
+#include "core/sim/specs.h"
 #include "test_io_util.h"
 
 using namespace shardlens;

@@ -3,7 +3,8 @@
 Usage: run_faults.py SHARDLENS_CLI. Uses the CLI's test hook SHARDLENS_TEST_FAULT=kill:R:B
 (rank R raises SIGKILL after B batches) or hang:R:B (rank R stops making progress). The
 run must end within the --timeout (plus the launcher's grace), exit non-zero, name the
-failed rank, and keep the results gathered so far in a run file marked incomplete.
+failed rank, and keep the results gathered so far in a run file marked incomplete, which
+`diagnose --run` reports as wrong (exit 1, incomplete-run) and `export --run` draws.
 Exits 77 (ctest SKIP) when the CLI has no LibTorch.
 """
 import json
@@ -60,10 +61,34 @@ def main():
             sizes = meta["records_per_rank"]
             if any(sizes[k] == 0 for k in survivors) or (kind == "kill" and sizes[rank] != 0):
                 failures.append(label + ": records kept per rank %s" % sizes)
+            # The partial run is diagnosed like any evaluation: wrong (exit 1), with the
+            # incomplete-run finding naming the failed rank.
             check = subprocess.run([cli, "diagnose", "--run", out], capture_output=True, text=True)
-            if check.returncode != 2 or "incomplete" not in check.stderr:
-                failures.append(label + ": diagnose of the partial run: %d %s"
-                                % (check.returncode, check.stderr))
+            if (check.returncode != 1 or "[incomplete-run]" not in check.stdout
+                    or "rank %d" % rank not in check.stdout):
+                failures.append(label + ": diagnose of the partial run: %d %s %s"
+                                % (check.returncode, check.stdout, check.stderr))
+            # ... and exported like any evaluation: per-rank figures, no synced matrix.
+            figs = os.path.join(d, kind + "-export")
+            exp = subprocess.run([cli, "export", "--run", out, "--out", figs, "--formats",
+                                  "csv,json,png,svg,pdf"], capture_output=True, text=True)
+            if exp.returncode != 0:
+                failures.append(label + ": export --run: %d %s" % (exp.returncode, exp.stderr))
+            else:
+                for name in ("per-rank.png", "per-rank.svg", "per-rank.pdf", "per_rank_0.csv",
+                             "report.json"):
+                    if not os.path.getsize(os.path.join(figs, name)):
+                        failures.append(label + ": export wrote an empty " + name)
+                for name in ("synced.png", "synced.csv"):
+                    if os.path.exists(os.path.join(figs, name)):
+                        failures.append(label + ": export wrote %s for a run never synced" % name)
+                report = json.load(open(os.path.join(figs, "report.json")))
+                if report["synced"] is not None or "rank %d" % rank not in report["incomplete"]:
+                    failures.append(label + ": report.json synced=%s incomplete=%s"
+                                    % (report["synced"], report.get("incomplete")))
+                with open(os.path.join(figs, "per-rank.png"), "rb") as f:
+                    if f.read(8) != b"\x89PNG\r\n\x1a\n":
+                        failures.append(label + ": per-rank.png is not a PNG")
             print("%s: ended in %.1f s, exit %d, run file incomplete with ranks %s"
                   % (label, took, r.returncode, sizes))
     for f in failures:

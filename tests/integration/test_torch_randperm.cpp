@@ -7,9 +7,9 @@
 #include <limits>
 #include <vector>
 
-#include "core/randperm.h"
 #include "core/torch/model.h"
 #include "core/torch/torch_oracle.h"
+#include "core/torchsem/randperm.h"
 
 namespace shardlens {
 namespace {

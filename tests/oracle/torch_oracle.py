@@ -33,8 +33,9 @@ except ImportError as error:  # the oracle is meaningless without the real thing
           "install Debian's python3-torch to run the oracle tests")
     sys.exit(SKIP)
 
-REFERENCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
-                         "shared", "reference", "vectors.json")
+# The committed vectors (scripts/make_reference_vectors.py) that the core tests also read.
+REFERENCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "reference",
+                         "vectors.json")
 
 
 class LightningLimitError(Exception):
@@ -303,13 +304,8 @@ def torch_expectation_cached(case):
 
 
 def check_vectors(cli, checker):
-    if os.path.exists(REFERENCE):
-        with open(REFERENCE) as f:
-            vectors = json.load(f)
-    else:
-        # A checkout without shared/ beside it: torch itself is still the reference below.
-        print(f"note: {REFERENCE} not found; checking the long randperms against torch only")
-        vectors = {"randperm": [], "distributed_sampler": []}
+    with open(REFERENCE) as f:  # committed: a missing file is an error, not a skip
+        vectors = json.load(f)
     for v in vectors["randperm"]:
         # Torch first: the vectors file itself must still be right.
         g = torch.Generator()

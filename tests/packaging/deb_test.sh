@@ -39,12 +39,12 @@ cli=$root/usr/bin/shardlens-cli
 # Whole outputs first: grep -q / -m1 closing a pipe early would fail the run under pipefail.
 version=$(env -u SHARDLENS_RESOURCE_DIR "$cli" --version)
 [[ $version == *shardlens-cli* ]] || fail "--version printed: $version"
-lessons=$(env -u SHARDLENS_RESOURCE_DIR "$cli" lessons --format json)
+lessons=$(env -u SHARDLENS_RESOURCE_DIR -u SHARDLENS_LESSONS_DIR "$cli" lessons --format json)
 lesson_path=$(grep -m1 '"path"' <<<"$lessons")
 [[ $lesson_path == *"$root/usr/share/shardlens/lessons/"* ]] ||
   fail "installed CLI reads lessons from elsewhere: $lesson_path"
 set +e
-env -u SHARDLENS_RESOURCE_DIR "$cli" diagnose --preset padding-duplicates >"$scratch/report.txt"
+env -u SHARDLENS_RESOURCE_DIR -u SHARDLENS_LESSONS_DIR "$cli" diagnose --preset padding-duplicates >"$scratch/report.txt"
 code=$?
 set -e
 [ "$code" -eq 1 ] || fail "diagnose --preset padding-duplicates exited $code, expected 1"

@@ -6,7 +6,7 @@
 #include <QtTest>
 #include <cmath>
 
-#include "core/engine.h"
+#include "core/sim/engine.h"
 #include "ui/render/figures.h"
 #include "ui/render/heatmap_painter.h"
 #include "ui/render/heatmap_source.h"
@@ -73,7 +73,7 @@ class TestFigures : public QObject {
     const HeatmapData d = syncedHeatmap(m_eval, o);
     QCOMPARE(d.names[0], QStringLiteral("bird"));
     QCOMPARE(d.classOf[0], 2);
-    QCOMPARE(d.rowObserved[0], m_eval.synced.row_sums()[2]);
+    QCOMPARE(d.rowObserved[0], m_eval.synced->row_sums()[2]);
   }
 
   void pngAtChosenDpi() {

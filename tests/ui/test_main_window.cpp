@@ -24,7 +24,7 @@ using shardlens::ui::test::showQuietly;
 
 namespace {
 
-bool waitResult(MainWindow& w, QSignalSpy& spy) {
+bool waitResult(MainWindow& /*w*/, QSignalSpy& spy) {
   return spy.wait(30000) || spy.count() > 0;
 }
 
@@ -118,7 +118,7 @@ class TestMainWindow : public QObject {
     const QPoint centre = v->viewport().cellRect({0, 0}).center().toPoint();
     QTest::mouseClick(v, Qt::LeftButton, {}, centre);
     const auto* model = w.samples()->model();
-    QCOMPARE(model->rowCount(), int(w.result()->eval.synced.at(0, 0)));
+    QCOMPARE(model->rowCount(), int(w.result()->eval.synced->at(0, 0)));
     for (int r = 0; r < model->rowCount(); ++r) {
       QCOMPARE(model->sample(r)->target, 0);
       QCOMPARE(model->sample(r)->prediction, 0);
@@ -138,7 +138,7 @@ class TestMainWindow : public QObject {
     QVERIFY(!v->data().integral);  // normalized values
     QVERIFY(v->grab().toImage() != viridis);
     // Row sums stay counts whatever the normalization.
-    QCOMPARE(v->data().rowObserved[0], w.result()->eval.synced.row_sums()[0]);
+    QCOMPARE(v->data().rowObserved[0], w.result()->eval.synced->row_sums()[0]);
   }
 
   void wheelZoomsAroundTheCursor() {
@@ -187,7 +187,7 @@ class TestMainWindow : public QObject {
     // Enter lists the samples of the cursor's cell, as a click does.
     QTest::keyClick(v, Qt::Key_Return);
     const auto* model = w.samples()->model();
-    QCOMPARE(model->rowCount(), int(w.result()->eval.synced.at(9, 9)));
+    QCOMPARE(model->rowCount(), int(w.result()->eval.synced->at(9, 9)));
     QVERIFY(model->rowCount() > 0);
     QCOMPARE(model->sample(0)->target, 9);
     QTest::keyClick(v, Qt::Key_Escape);

@@ -2,7 +2,7 @@
 #include <QAbstractItemModelTester>
 #include <QtTest>
 
-#include "core/sampler.h"
+#include "core/torchsem/sampler.h"
 #include "ui/lesson_model.h"
 #include "ui/sample_model.h"
 

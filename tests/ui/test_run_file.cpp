@@ -9,9 +9,10 @@
 #include <QTextBrowser>
 #include <QtTest>
 
-#include "core/engine.h"
-#include "core/runfile.h"
-#include "core/scenario.h"
+#include "core/evaluation/scenario.h"
+#include "core/runs/run_evaluation.h"
+#include "core/runs/runfile.h"
+#include "core/sim/engine.h"
 #include "tests/ui/ui_test_util.h"
 #include "ui/cell_info.h"
 #include "ui/heatmap_view.h"
@@ -78,7 +79,7 @@ class TestRunFile : public QObject {
     QVERIFY(shown.wait(30000));
     QVERIFY(w.lastError().isEmpty());
     QVERIFY(w.showingRun());
-    QVERIFY(w.result()->run);
+    QVERIFY(!w.result()->eval.provenance.file.empty());
     // The row-sum mismatch is marked in the synced view, none in the expected one.
     HeatmapView* synced = w.matrices()->syncedView();
     QCOMPARE(synced->data().mismatchCount(), 2);
@@ -105,13 +106,13 @@ class TestRunFile : public QObject {
     cell.trueClass = cell.predClass = 0;
     int64_t total = 0;
     QVERIFY(!cellSamples(*w.result(), cell, 5, &total).empty());
-    QCOMPARE(double(total), w.result()->eval.synced.at(0, 0));
+    QCOMPARE(double(total), w.result()->eval.synced->at(0, 0));
 
     // Back to simulating the scenario shown before the run.
     w.leaveRun();
     QVERIFY(shown.wait(30000));
     QVERIFY(!w.showingRun());
-    QVERIFY(!w.result()->run);
+    QVERIFY(w.result()->eval.provenance.file.empty());
     QVERIFY(w.scenarioPanel()->isEnabled());
     QVERIFY(!w.runBanner()->isVisible());
     QCOMPARE(w.scenarioPanel()->scenario().name, std::string("small"));

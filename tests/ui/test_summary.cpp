@@ -2,6 +2,8 @@
 // per-rank chart, and the samples behind a cell.
 #include <QtTest>
 
+#include "core/runs/run_evaluation.h"
+#include "core/sim/engine.h"
 #include "ui/cell_index.h"
 #include "ui/shard_summary.h"
 
@@ -65,7 +67,7 @@ class TestSummary : public QObject {
     const int cls = e.inputs->labels->targets[0];
     int64_t total = 0;
     // Rank 2 evaluates index 0 once, as the padding at the end of its shard.
-    const auto onRank2 = rankSamples(e, 2, cls, cls, 100, &total);
+    const auto onRank2 = samplesOf(e, SampleScope::Rank, 2, cls, cls, 100, &total);
     bool sawPadding = false;
     for (const CellSample& s : onRank2) {
       QCOMPARE(s.rank, 2);
@@ -75,10 +77,49 @@ class TestSummary : public QObject {
     QVERIFY(sawPadding);
     QCOMPARE(total, int64_t(onRank2.size()));
     int64_t inDataset = 0;
-    const auto all = datasetSamples(e, cls, cls, 1, &inDataset);
+    const auto all = samplesOf(e, SampleScope::Expected, -1, cls, cls, 1, &inDataset);
     QCOMPARE(all.size(), size_t(1));
     QCOMPARE(inDataset, e.class_counts[size_t(cls)]);  // perfect predictions
-    QVERIFY(rankSamples(e, 99, cls, cls, 10).empty());
+    QVERIFY(samplesOf(e, SampleScope::Rank, 99, cls, cls, 10).empty());
+  }
+
+  // A run file of the same evaluation walks the same records: the strip, the per-rank totals
+  // and every cell's samples agree; only what the loader cut is unknown without a plan.
+  void runFileSummarizesLikeTheSimulation() {
+    const Evaluation sim = tenOnFour(false);
+    const Evaluation run = evaluation_from_run(run_from_evaluation(sim), "ten.slrun");
+    const ShardSummary a = summarizeShards(sim), b = summarizeShards(run);
+    QCOMPARE(b.n, a.n);
+    QCOMPARE(b.real, a.real);
+    QCOMPARE(b.padding, a.padding);
+    QCOMPARE(b.never, a.never);
+    QCOMPARE(b.duplicated, a.duplicated);
+    for (int r = 0; r < 4; ++r) {
+      QCOMPARE(b.ranks[size_t(r)].real, a.ranks[size_t(r)].real);
+      QCOMPARE(b.ranks[size_t(r)].padding, a.ranks[size_t(r)].padding);
+      QCOMPARE(b.ranks[size_t(r)].notEvaluated, int64_t(0));
+    }
+    for (int t = 0; t < 3; ++t)
+      for (int p = 0; p < 3; ++p)
+        for (int r = 0; r < 4; ++r) {
+          int64_t na = 0, nb = 0;
+          const auto sa = samplesOf(sim, SampleScope::Rank, r, t, p, 100, &na);
+          const auto sb = samplesOf(run, SampleScope::Rank, r, t, p, 100, &nb);
+          QCOMPARE(nb, na);
+          QCOMPARE(sb.size(), sa.size());
+          for (size_t k = 0; k < sa.size(); ++k) {
+            QCOMPARE(sb[k].index, sa[k].index);
+            QCOMPARE(sb[k].position, sa[k].position);
+            QCOMPARE(sb[k].flags, sa[k].flags);
+          }
+        }
+    // Without per-index predictions the expected cell lists the distinct evaluated samples,
+    // which here (no drop) are the whole dataset's samples of the cell.
+    const int cls = sim.inputs->labels->targets[0];
+    int64_t na = 0, nb = 0;
+    samplesOf(sim, SampleScope::Expected, -1, cls, cls, 100, &na);
+    samplesOf(run, SampleScope::Expected, -1, cls, cls, 100, &nb);
+    QCOMPARE(nb, na);
   }
 };
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "core/engine.h"
+#include "core/sim/engine.h"
 #include "ui/render/figures.h"
 #include "ui/render/heatmap_source.h"
 

@@ -37,22 +37,44 @@ namespace {
 
 constexpr double kFigureTitle = 24;  // points
 
+// The panel that sets the grid's size: the first one with cells (a failed rank's panel of a
+// run has none, only the reason).
+const HeatmapData& sizingPanel(const Figure& f) {
+  for (const HeatmapData& d : f.panels)
+    if (d.classes > 0) return d;
+  return f.panels.front();
+}
+
 double panelSide(const Figure& f) {
-  const int c = f.panels.empty() ? 1 : f.panels.front().classes;
+  const int c = std::max(1, sizingPanel(f).classes);
   // About 30 pt per class at small C (values fit), capped for large C where the image
   // carries the detail and labels thin out.
   return std::clamp(140.0 + 30.0 * c, f.style.compact ? 220.0 : 320.0, 640.0);
 }
 
 QSizeF panelSize(const Figure& f) {
-  const HeatmapData& d = f.panels.front();
-  const LayoutMetrics m = layoutMetrics(d, f.style);
+  const LayoutMetrics m = layoutMetrics(sizingPanel(f), f.style);
   const double side = panelSide(f);
   const double w =
       side + m.axisTitle + m.rowLabels + m.rowSums + m.colorBar + 6 * m.gap + 2 * m.margin;
   const double h =
       side + m.title + m.colSums + m.colLabels + m.axisTitle + 5 * m.gap + 2 * m.margin;
   return {w, h};
+}
+
+// A panel with nothing to draw says why, where its matrix would be.
+void paintEmptyPanel(QPainter& p, const HeatmapData& d, const HeatmapStyle& style,
+                     const QRectF& cell) {
+  const LayoutMetrics m = layoutMetrics(d, style);
+  p.setPen(Qt::black);
+  p.setFont(heatmapFont(style, true));
+  const QRectF inner = cell.adjusted(m.margin, m.margin, -m.margin, -m.margin);
+  p.drawText(QRectF(inner.left(), inner.top(), inner.width(), m.title),
+             Qt::AlignLeft | Qt::AlignVCenter, d.title);
+  p.setFont(heatmapFont(style, false));
+  p.setPen(QColor(0x55, 0x55, 0x55));
+  p.drawText(inner.adjusted(0, m.title, 0, 0), Qt::AlignCenter | Qt::TextWordWrap,
+             d.emptyText.isEmpty() ? QStringLiteral("No data") : d.emptyText);
 }
 
 }  // namespace
@@ -86,7 +108,10 @@ void paintFigure(QPainter& p, const Figure& f, const QRectF& bounds) {
   for (size_t i = 0; i < f.panels.size(); ++i) {
     const QRectF cell(area.left() + w * double(i % size_t(cols)),
                       area.top() + h * double(i / size_t(cols)), w, h);
-    paintHeatmap(p, f.panels[i], f.style, cell);
+    if (f.panels[i].classes > 0)
+      paintHeatmap(p, f.panels[i], f.style, cell);
+    else
+      paintEmptyPanel(p, f.panels[i], f.style, cell);
   }
 }
 
@@ -120,7 +145,7 @@ bool writeFigure(const Figure& f, const QString& path, FigureFormat format, int 
     return true;
   }
   // Vector formats: rectangles per cell while that stays small; the image beyond.
-  const int classes = f.panels.empty() ? 0 : f.panels.front().classes;
+  const int classes = f.panels.empty() ? 0 : sizingPanel(f).classes;
   vf.style.vectorCells = classes <= 100;
   if (format == FigureFormat::Svg) {
     QSvgGenerator svg;

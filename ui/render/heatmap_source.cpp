@@ -32,13 +32,9 @@ QStringList classOrderNames() {
   return {"index", "name", "count", "error"};
 }
 
-bool hasExpected(const Evaluation& e) {
-  return e.expected.classes > 0 && e.expected.classes == e.synced.classes;
-}
-
 std::vector<double> trueRowCounts(const Evaluation& e) {
-  if (hasExpected(e)) return e.expected.row_sums();
-  std::vector<double> counts(size_t(e.synced.classes), 0.0);
+  if (e.expected) return e.expected->row_sums();
+  std::vector<double> counts(size_t(e.classes()), 0.0);
   for (size_t c = 0; c < counts.size() && c < e.class_counts.size(); ++c)
     counts[c] = double(e.class_counts[c]);
   return counts;
@@ -49,17 +45,14 @@ QString expectedUnknownText() {
 }
 
 std::vector<QString> classNames(const Evaluation& e) {
-  const int c = e.synced.classes;
-  std::vector<QString> names(static_cast<size_t>(c));
-  for (int k = 0; k < c; ++k)
-    names[static_cast<size_t>(k)] = e.inputs && e.inputs->labels
-                                        ? QString::fromStdString(e.inputs->labels->class_name(k))
-                                        : QString::number(k);
+  std::vector<QString> names;
+  names.reserve(e.class_names.size());
+  for (const std::string& name : e.class_names) names.push_back(QString::fromStdString(name));
   return names;
 }
 
 std::vector<int> classOrder(const Evaluation& e, ClassOrder order) {
-  const int c = e.synced.classes;
+  const int c = e.classes();
   std::vector<int> idx(static_cast<size_t>(c));
   std::iota(idx.begin(), idx.end(), 0);
   if (order == ClassOrder::Name) {
@@ -74,8 +67,8 @@ std::vector<int> classOrder(const Evaluation& e, ClassOrder order) {
       const auto cb = size_t(b) < n.size() ? n[size_t(b)] : 0;
       return ca > cb;
     });
-  } else if (order == ClassOrder::Error) {
-    const auto obs = e.synced.row_sums();
+  } else if (order == ClassOrder::Error && e.synced) {
+    const auto obs = e.synced->row_sums();
     const auto exp = trueRowCounts(e);
     std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) {
       return std::abs(obs[size_t(a)] - exp[size_t(a)]) > std::abs(obs[size_t(b)] - exp[size_t(b)]);
@@ -156,11 +149,11 @@ HeatmapData emptyHeatmap(const QString& title, const QString& why) {
 }
 
 HeatmapData syncedHeatmap(const Evaluation& e, const MatrixOptions& o) {
-  if (!e.synced_missing.empty())
-    return emptyHeatmap(QStringLiteral("Synced (reported)"), syncedMissingText(e));
+  if (!e.synced) return emptyHeatmap(QStringLiteral("Synced (reported)"), syncedMissingText(e));
   const auto order = classOrder(e, o.order);
-  HeatmapData d = makeHeatmap(QStringLiteral("Synced (reported)"),
-                              normalize(e.synced, o.normalization), e.synced, order, classNames(e));
+  HeatmapData d =
+      makeHeatmap(QStringLiteral("Synced (reported)"), normalize(*e.synced, o.normalization),
+                  *e.synced, order, classNames(e));
   d.rowExpected = permuted(trueRowCounts(e), order);
   return d;
 }
@@ -178,27 +171,23 @@ HeatmapData unknown(const QString& title) {
 }  // namespace
 
 HeatmapData expectedHeatmap(const Evaluation& e, const MatrixOptions& o) {
-  if (!hasExpected(e)) return unknown(QStringLiteral("Expected (single process)"));
+  if (!e.expected) return unknown(QStringLiteral("Expected (single process)"));
   const auto order = classOrder(e, o.order);
   HeatmapData d =
       makeHeatmap(QStringLiteral("Expected (single process)"),
-                  normalize(e.expected, o.normalization), e.expected, order, classNames(e));
-  d.rowExpected = permuted(e.expected.row_sums(), order);
+                  normalize(*e.expected, o.normalization), *e.expected, order, classNames(e));
+  d.rowExpected = permuted(e.expected->row_sums(), order);
   return d;
 }
 
 HeatmapData differenceHeatmap(const Evaluation& e, const MatrixOptions& o) {
-  if (!e.synced_missing.empty())
-    return emptyHeatmap(QStringLiteral("Synced − expected"), syncedMissingText(e));
-  if (!hasExpected(e)) return unknown(QStringLiteral("Synced − expected"));
+  if (!e.synced) return emptyHeatmap(QStringLiteral("Synced − expected"), syncedMissingText(e));
+  if (!e.expected) return unknown(QStringLiteral("Synced − expected"));
   const auto order = classOrder(e, o.order);
-  Matrix diff = normalize(e.synced, o.normalization);
-  const Matrix exp = normalize(e.expected, o.normalization);
-  Matrix counts = e.synced;
-  for (size_t i = 0; i < diff.cells.size(); ++i) {
-    diff.cells[i] -= exp.cells[i];
-    counts.cells[i] -= e.expected.cells[i];
-  }
+  Matrix diff = normalize(*e.synced, o.normalization);
+  const Matrix exp = normalize(*e.expected, o.normalization);
+  for (size_t i = 0; i < diff.cells.size(); ++i) diff.cells[i] -= exp.cells[i];
+  const Matrix counts = *e.difference();
   HeatmapData d =
       makeHeatmap(QStringLiteral("Synced − expected"), diff, counts, order, classNames(e));
   d.diverging = true;

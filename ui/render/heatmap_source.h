@@ -5,8 +5,8 @@
 #include <QStringList>
 #include <vector>
 
-#include "core/engine.h"
-#include "core/matrix.h"
+#include "core/model/matrix.h"
+#include "core/sim/engine.h"
 #include "ui/render/heatmap_data.h"
 
 namespace shardlens::render {
@@ -26,13 +26,10 @@ struct MatrixOptions {
   ClassOrder order = ClassOrder::Index;
 };
 
-// Whether the expected matrix is known: always for simulations; for run files only when
-// every prediction was recorded.
-bool hasExpected(const Evaluation& e);
 // What each row of a correct reported matrix sums to: the expected matrix's row sums, or
 // the true class counts when the expected matrix is unknown.
 std::vector<double> trueRowCounts(const Evaluation& e);
-// Why the expected and difference views are empty when hasExpected() is false.
+// Why the expected and difference views are empty when the evaluation has no expected matrix.
 QString expectedUnknownText();
 // Why the synced and difference views are empty for a run that never synchronized.
 QString syncedMissingText(const Evaluation& e);

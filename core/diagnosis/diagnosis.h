@@ -1,0 +1,97 @@
+#pragma once
+// Diagnosis: every difference between the reported matrix and the expected one, classified
+// into a named pattern of DESIGN's catalogue. Works from records and matrices alone, so it
+// applies to simulated, real and imported runs alike (no scenario toggle is consulted).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/model/matrix.h"
+#include "core/model/records.h"
+
+namespace shardlens {
+
+// The catalogue of patterns (DESIGN's pitfalls, plus what no pattern explains).
+enum class Pattern : uint8_t {
+  PaddingDuplicates,         // padding-duplicates
+  SamplerDropLast,           // sampler-drop-last
+  LoaderDropLast,            // loader-drop-last
+  BatchLimitSubset,          // batch-limit-subset
+  ShuffledEval,              // shuffled-eval
+  RankOverlap,               // rank-overlap
+  NoDistributedSampler,      // no-distributed-sampler
+  Unsynced,                  // unsynced
+  DoubleSync,                // double-sync
+  GatherZeroPad,             // gather-zero-pad
+  CounterPrecision,          // counter-precision
+  NormalizeThenSum,          // normalize-then-sum
+  IgnoredTargets,            // ignored-targets
+  SanityLeak,                // sanity-leak
+  GatherForMetricsMismatch,  // gather-for-metrics-mismatch
+  IncompleteRun,             // incomplete-run
+  UnexplainedDifference,     // unexplained-difference
+};
+
+// The catalogue id ("padding-duplicates"), as reports, lessons and the CLI name it.
+const char* pattern_id(Pattern p);
+std::optional<Pattern> pattern_from_id(std::string_view id);
+// Every pattern, in catalogue order.
+const std::vector<Pattern>& all_patterns();
+
+struct Fix {
+  std::string framework;  // "PyTorch", "Lightning", "torchmetrics", "Accelerate"
+  std::string text;
+};
+
+struct Finding {
+  Pattern pattern = Pattern::UnexplainedDifference;
+  std::string title;
+  std::string explanation;
+  std::vector<Fix> fixes;
+  std::vector<int32_t> classes;  // affected classes
+  std::vector<int64_t> samples;  // affected dataset indices (at most kMaxListedSamples)
+  int64_t sample_count = 0;      // how many affected in all
+};
+
+inline constexpr size_t kMaxListedSamples = 50;
+
+struct DiagnosisInput {
+  const RecordSource* records = nullptr;
+  const std::vector<Matrix>* per_rank = nullptr;  // as accumulated
+  const Matrix* reported = nullptr;               // the synced matrix
+  std::vector<int64_t> class_counts;              // true count of each class in the dataset
+  int64_t dataset_size = 0;
+  // Expected matrix of the whole dataset when every prediction is known (simulations);
+  // for real runs with unseen samples, absent: the check falls back to row sums.
+  const Matrix* expected = nullptr;
+  // True class of every dataset index when known (lets missing samples name their class).
+  const std::vector<int32_t>* targets = nullptr;
+  std::optional<int64_t> batch_size;  // known from metadata, sharpens some patterns
+  int ignore_index = -1;
+};
+
+struct Diagnosis {
+  bool correct = true;                   // reported equals expected
+  std::vector<int32_t> mismatched_rows;  // rows whose sum differs from the class count
+  double reported_total = 0;
+  int64_t expected_total = 0;
+  int64_t evaluated_records = 0;
+  int64_t distinct_evaluated = 0;
+  int64_t duplicated_samples = 0;  // distinct indices evaluated more than once
+  int64_t missing_samples = 0;     // indices never evaluated
+  std::vector<Finding> findings;
+};
+
+Diagnosis diagnose(const DiagnosisInput& input);
+
+// Explanation and fixes of a catalogue pattern (also used by the lessons view).
+Finding describe_pattern(Pattern pattern);
+
+// The diagnosis of a run that ended before its sync: coverage from the records, and one
+// "incomplete-run" finding saying why no row can be checked (`why`: what stopped the sync).
+Diagnosis diagnose_incomplete(const RecordSource& records, const std::vector<int64_t>& class_counts,
+                              const std::vector<uint8_t>& times_evaluated, const std::string& why);
+
+}  // namespace shardlens

@@ -1,0 +1,60 @@
+#include "core/diagnosis/stats.h"
+
+namespace shardlens::detail {
+
+RecordStats collect_stats(const DiagnosisInput& in, int32_t classes) {
+  RecordStats st;
+  const RecordSource& src = *in.records;
+  const int w = src.world_size();
+  const auto n = static_cast<size_t>(in.dataset_size);
+  st.times.assign(n, 0);
+  // Which rank saw an index last (rank + 1; 0 = none): ranks are visited in order, so a
+  // repeat by the same rank is a within-rank duplicate.
+  std::vector<uint16_t> last_rank(n, 0);
+  for (int r = 0; r < w; ++r) {
+    Matrix m(classes);
+    const int64_t size = src.rank_size(r);
+    int64_t position = 0;
+    int64_t descents = 0;
+    int64_t previous = -1;
+    int64_t counted = 0;  // valid records outside the sanity check
+    for_each_record(src, r, [&](const Record& rec) {
+      const int64_t k = position++;
+      if (rec.index < 0 || static_cast<size_t>(rec.index) >= n || rec.target < 0 ||
+          rec.target >= classes || rec.prediction < 0 || rec.prediction >= classes) {
+        ++st.invalid;
+        return;
+      }
+      ++st.records;
+      m.at(rec.target, rec.prediction) += 1;
+      if (rec.flags & kPadding) st.flagged_padding.add(rec.index, rec.target);
+      if (rec.flags & kSanity) {
+        // Known sanity-check records are that pattern alone; keeping them out of the
+        // coverage counts stops them from looking like overlap between ranks.
+        st.flagged_sanity.add(rec.index, rec.target);
+        return;
+      }
+      ++counted;
+      if (rec.index < previous) ++descents;
+      previous = rec.index;
+      const auto i = static_cast<size_t>(rec.index);
+      if (st.times[i] > 0) {
+        if (last_rank[i] == r + 1) {
+          st.within_rank_duplicates.add(rec.index, rec.target);
+        } else {
+          st.cross_rank_duplicates.add(rec.index, rec.target);
+          if (k == size - 1) ++st.cross_rank_at_rank_end;
+        }
+      }
+      st.times[i] = static_cast<uint8_t>(st.times[i] + (st.times[i] < 255));
+      last_rank[i] = static_cast<uint16_t>(r + 1);
+    });
+    st.rank_sizes.push_back(counted);
+    // A padded wrap-around or a sanity prefix adds a descent or two; more means shuffled.
+    if (size >= 8 && descents > 2) st.shuffled_order = true;
+    st.per_rank.push_back(std::move(m));
+  }
+  return st;
+}
+
+}  // namespace shardlens::detail

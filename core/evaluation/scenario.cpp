@@ -1,0 +1,191 @@
+#include "core/evaluation/scenario.h"
+
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/io/files.h"
+#include "core/model/types.h"
+
+namespace shardlens {
+
+using nlohmann::json;
+
+json to_json(const Scenario& s) {
+  return json{{"name", s.name},
+              {"title", s.title},
+              {"description", s.description},
+              {"dataset", s.dataset},
+              {"predictor", s.predictor},
+              {"world_size", s.sampler.world_size},
+              {"batch_size", s.loader.batch_size},
+              {"sampler", to_string(s.sampler.kind)},
+              {"shuffle", s.sampler.shuffle},
+              {"seed", s.sampler.seed},
+              {"epoch", s.sampler.epoch},
+              {"sampler_drop_last", s.sampler.drop_last},
+              {"loader_drop_last", s.loader.drop_last},
+              {"limit_batches", s.loader.limit.to_string()},
+              {"rank_seeds", s.sampler.rank_seeds},
+              {"sanity_leak", s.loader.sanity_leak},
+              {"sanity_steps", s.loader.sanity_steps},
+              {"sync", to_string(s.sync)},
+              {"counter_dtype", to_string(s.dtype)},
+              {"torch_version", s.sampler.torch.to_string()},
+              {"ignore_index", s.ignore_index}};
+}
+
+namespace {
+
+// A file's value, shown in an error message. Lists and objects are not dump()ed: dump()
+// recurses once per nesting level, and [[[...]]] a million deep overflowed the stack.
+std::string describe(const json& v) {
+  if (v.is_array()) return "a list";
+  if (v.is_object()) return "an object";
+  if (v.is_string() && v.get_ref<const std::string&>().size() > 40)
+    return "a string of " + std::to_string(v.get_ref<const std::string&>().size()) + " bytes";
+  return v.dump();
+}
+
+template <class T>
+T get(const json& j, const char* key, const std::string& origin) {
+  try {
+    return j.at(key).get<T>();
+  } catch (const json::exception&) {
+    throw InputError(origin + ": '" + key + "' has the wrong type (" + describe(j.at(key)) + ")");
+  }
+}
+
+// An integer that fits T. nlohmann's get<int>() would convert 1e300 (undefined behaviour)
+// or wrap 4294967297 to 1 without a word, so a fractional or oversized value is an error.
+template <class T>
+T integer(const json& v, const std::string& key, const std::string& origin) {
+  if (!v.is_number_integer())
+    throw InputError(origin + ": '" + key + "' has the wrong type (" + describe(v) + ")");
+  const bool fits = v.is_number_unsigned()
+                        ? v.get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max())
+                        : v.get<int64_t>() >= int64_t(std::numeric_limits<T>::min()) &&
+                              v.get<int64_t>() <= int64_t(std::numeric_limits<T>::max());
+  if (!fits)
+    throw InputError(origin + ": '" + key + "' = " + v.dump() + " is out of range [" +
+                     std::to_string(std::numeric_limits<T>::min()) + ", " +
+                     std::to_string(std::numeric_limits<T>::max()) + "]");
+  return static_cast<T>(v.is_number_unsigned() ? int64_t(v.get<uint64_t>()) : v.get<int64_t>());
+}
+
+template <class T>
+T get_integer(const json& j, const char* key, const std::string& origin) {
+  return integer<T>(j.at(key), key, origin);
+}
+
+std::vector<int64_t> get_integers(const json& j, const char* key, const std::string& origin) {
+  const json& v = j.at(key);
+  if (!v.is_array())
+    throw InputError(origin + ": '" + key + "' has the wrong type (" + describe(v) + ")");
+  std::vector<int64_t> out;
+  for (const json& e : v) out.push_back(integer<int64_t>(e, key, origin));
+  return out;
+}
+
+// The value parsers name the command-line flag ("--sampler: ..."); in a file the file
+// comes first, so the user knows where the bad value is.
+template <class F>
+auto in_file(const std::string& origin, F&& parse) {
+  try {
+    return parse();
+  } catch (const InputError& e) {
+    throw InputError(origin + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+Scenario scenario_from_json(const json& j, const std::string& origin, const Scenario& base) {
+  if (!j.is_object()) throw InputError(origin + ": a scenario must be a JSON object");
+  static const std::set<std::string> known = {"name",
+                                              "title",
+                                              "description",
+                                              "dataset",
+                                              "predictor",
+                                              "world_size",
+                                              "batch_size",
+                                              "sampler",
+                                              "shuffle",
+                                              "seed",
+                                              "epoch",
+                                              "sampler_drop_last",
+                                              "loader_drop_last",
+                                              "limit_batches",
+                                              "rank_seeds",
+                                              "sanity_leak",
+                                              "sanity_steps",
+                                              "sync",
+                                              "counter_dtype",
+                                              "torch_version",
+                                              "ignore_index",
+                                              "lesson"};
+  for (const auto& item : j.items()) {
+    if (!known.count(item.key())) throw InputError(origin + ": unknown key '" + item.key() + "'");
+  }
+  Scenario s = base;
+  auto has = [&](const char* k) { return j.contains(k); };
+  if (has("name")) s.name = get<std::string>(j, "name", origin);
+  if (has("title")) s.title = get<std::string>(j, "title", origin);
+  if (has("description")) s.description = get<std::string>(j, "description", origin);
+  if (has("dataset")) s.dataset = get<std::string>(j, "dataset", origin);
+  if (has("predictor")) s.predictor = get<std::string>(j, "predictor", origin);
+  if (has("world_size")) s.sampler.world_size = get_integer<int>(j, "world_size", origin);
+  if (has("batch_size")) s.loader.batch_size = get_integer<int64_t>(j, "batch_size", origin);
+  if (has("sampler")) {
+    const std::string text = get<std::string>(j, "sampler", origin);
+    s.sampler.kind = in_file(origin, [&] { return parse_sampler_kind(text); });
+  }
+  if (has("shuffle")) s.sampler.shuffle = get<bool>(j, "shuffle", origin);
+  if (has("seed")) s.sampler.seed = get_integer<int64_t>(j, "seed", origin);
+  if (has("epoch")) s.sampler.epoch = get_integer<int64_t>(j, "epoch", origin);
+  if (has("sampler_drop_last")) s.sampler.drop_last = get<bool>(j, "sampler_drop_last", origin);
+  if (has("loader_drop_last")) s.loader.drop_last = get<bool>(j, "loader_drop_last", origin);
+  if (has("limit_batches")) {
+    const json& v = j.at("limit_batches");
+    if (v.is_array() || v.is_object())
+      throw InputError(origin + ": 'limit_batches' has the wrong type (" + describe(v) + ")");
+    const std::string text = v.is_string() ? v.get<std::string>() : v.dump();  // a scalar
+    s.loader.limit = in_file(origin, [&] { return BatchLimit::parse(text); });
+  }
+  if (has("rank_seeds")) s.sampler.rank_seeds = get_integers(j, "rank_seeds", origin);
+  if (has("sanity_leak")) s.loader.sanity_leak = get<bool>(j, "sanity_leak", origin);
+  if (has("sanity_steps")) s.loader.sanity_steps = get_integer<int>(j, "sanity_steps", origin);
+  if (has("sync")) {
+    const std::string text = get<std::string>(j, "sync", origin);
+    s.sync = in_file(origin, [&] { return parse_sync_strategy(text); });
+  }
+  if (has("counter_dtype")) {
+    const std::string text = get<std::string>(j, "counter_dtype", origin);
+    s.dtype = in_file(origin, [&] { return parse_counter_dtype(text); });
+  }
+  if (has("torch_version")) {
+    const std::string text = get<std::string>(j, "torch_version", origin);
+    s.sampler.torch = in_file(origin, [&] { return TorchVersion::parse(text); });
+  }
+  if (has("ignore_index")) s.ignore_index = get_integer<int>(j, "ignore_index", origin);
+  return s;
+}
+
+Scenario load_scenario_file(const std::string& path) {
+  const std::string text = read_file_bytes(path, size_t(1) << 24);
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    // parse_error, and out_of_range for a number too large for a double (1e400).
+    throw InputError(path + ": not valid JSON (" + std::string(e.what()) + ")");
+  }
+  return scenario_from_json(j, path);
+}
+
+void save_scenario_file(const Scenario& s, const std::string& path) {
+  write_file_atomic(path, to_json(s).dump(2) + "\n");
+}
+
+}  // namespace shardlens

@@ -1,0 +1,35 @@
+#pragma once
+// Every setting of a simulation. Lesson presets are scenarios saved as JSON.
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/model/counter.h"
+#include "core/torchsem/loader.h"
+#include "core/torchsem/sampler.h"
+#include "core/torchsem/sync.h"
+
+namespace shardlens {
+
+struct Scenario {
+  std::string name;
+  std::string title;
+  std::string description;  // what the scenario shows (lessons)
+  std::string dataset = "synthetic:classes=10,per-class=50";
+  std::string predictor = "noisy:accuracy=0.9,seed=1";
+  SamplerConfig sampler;
+  LoaderConfig loader;
+  SyncStrategy sync = SyncStrategy::AllReduce;
+  CounterDtype dtype = CounterDtype::Int64;
+  int ignore_index = -1;  // torchmetrics ignore_index; -1 = none
+};
+
+nlohmann::json to_json(const Scenario& s);
+// Reads the keys present over `base` (missing keys keep base's values). `origin` names the
+// file in errors. Unknown keys are rejected so typos do not pass silently.
+Scenario scenario_from_json(const nlohmann::json& j, const std::string& origin,
+                            const Scenario& base = {});
+Scenario load_scenario_file(const std::string& path);
+void save_scenario_file(const Scenario& s, const std::string& path);  // atomic
+
+}  // namespace shardlens

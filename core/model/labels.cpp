@@ -1,0 +1,115 @@
+#include "core/model/labels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "core/model/limits.h"
+#include "core/model/types.h"
+
+namespace shardlens {
+
+std::vector<int64_t> Labels::class_counts() const {
+  std::vector<int64_t> counts(static_cast<size_t>(num_classes), 0);
+  for (int32_t t : targets) ++counts[static_cast<size_t>(t)];
+  return counts;
+}
+
+std::string Labels::class_name(int32_t c) const {
+  if (c >= 0 && static_cast<size_t>(c) < class_names.size()) return class_names[c];
+  return std::to_string(c);
+}
+
+Labels labels_from_values(const std::vector<int64_t>& values, int32_t num_classes,
+                          const std::string& origin) {
+  if (values.empty()) throw InputError(origin + ": no labels");
+  int64_t max_value = -1;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const int64_t v = values[i];
+    if (v < 0) {
+      throw InputError(origin + ": label " + std::to_string(v) + " at index " + std::to_string(i) +
+                       " is negative");
+    }
+    if (num_classes > 0 && v >= num_classes) {
+      throw InputError(origin + ": label " + std::to_string(v) + " at index " + std::to_string(i) +
+                       " is >= the number of classes (" + std::to_string(num_classes) + ")");
+    }
+    max_value = std::max(max_value, v);
+  }
+  if (num_classes > kMaxClasses) {
+    throw InputError(origin + ": " + std::to_string(num_classes) + " classes, more than the " +
+                     std::to_string(kMaxClasses) + " supported");
+  }
+  if (num_classes <= 0 && max_value >= kMaxClasses) {
+    throw InputError(origin + ": label " + std::to_string(max_value) + " implies more than " +
+                     std::to_string(kMaxClasses) + " classes");
+  }
+  Labels labels;
+  labels.num_classes = num_classes > 0 ? num_classes : static_cast<int32_t>(max_value + 1);
+  labels.targets.assign(values.begin(), values.end());
+  labels.source = origin;
+  return labels;
+}
+
+Labels synthetic_counts(const std::vector<int64_t>& counts, LabelLayout layout,
+                        uint32_t layout_seed) {
+  Labels labels;
+  labels.num_classes = static_cast<int32_t>(counts.size());
+  const int64_t n = std::accumulate(counts.begin(), counts.end(), int64_t{0});
+  labels.targets.reserve(static_cast<size_t>(n));
+  if (layout == LabelLayout::Interleaved) {
+    // Round-robin over the classes that still have samples left.
+    std::vector<int64_t> left = counts;
+    while (static_cast<int64_t>(labels.targets.size()) < n) {
+      for (size_t c = 0; c < left.size(); ++c) {
+        if (left[c] > 0) {
+          labels.targets.push_back(static_cast<int32_t>(c));
+          --left[c];
+        }
+      }
+    }
+  } else {
+    for (size_t c = 0; c < counts.size(); ++c) {
+      labels.targets.insert(labels.targets.end(), static_cast<size_t>(counts[c]),
+                            static_cast<int32_t>(c));
+    }
+    if (layout == LabelLayout::Shuffled) {
+      std::mt19937 gen(layout_seed);
+      for (int64_t i = n - 1; i > 0; --i) {
+        const auto j = static_cast<int64_t>(gen() % static_cast<uint64_t>(i + 1));
+        std::swap(labels.targets[i], labels.targets[j]);
+      }
+    }
+  }
+  return labels;
+}
+
+std::vector<int64_t> zipf_counts(int32_t classes, int64_t n, double exponent) {
+  // Largest-remainder rounding so the counts add up to exactly n.
+  std::vector<double> share(static_cast<size_t>(classes));
+  double sum = 0;
+  for (int32_t k = 0; k < classes; ++k) sum += share[k] = 1.0 / std::pow(k + 1.0, exponent);
+  std::vector<int64_t> counts(static_cast<size_t>(classes));
+  std::vector<std::pair<double, int32_t>> remainders;
+  int64_t assigned = 0;
+  for (int32_t k = 0; k < classes; ++k) {
+    const double exact = static_cast<double>(n) * share[k] / sum;
+    counts[k] = static_cast<int64_t>(std::floor(exact));
+    assigned += counts[k];
+    remainders.emplace_back(exact - static_cast<double>(counts[k]), k);
+  }
+  std::stable_sort(remainders.begin(), remainders.end(),
+                   [](auto& a, auto& b) { return a.first > b.first; });
+  for (int64_t i = 0; assigned < n; ++i, ++assigned) ++counts[remainders[i % classes].second];
+  return counts;
+}
+
+const std::vector<std::string>& fashion_mnist_class_names() {
+  static const std::vector<std::string> names = {"T-shirt/top", "Trouser",   "Pullover", "Dress",
+                                                 "Coat",        "Sandal",    "Shirt",    "Sneaker",
+                                                 "Bag",         "Ankle boot"};
+  return names;
+}
+
+}  // namespace shardlens

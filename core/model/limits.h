@@ -1,0 +1,41 @@
+#pragma once
+// The hard caps of ShardLens, in one place. Every reader, writer, spec parser and option
+// check uses these, so whatever one part accepts the others accept too: a simulation that
+// parses can be saved as a run file, and a run file that saves can be loaded.
+//
+// Memory bounds are separate from the caps: a value within the caps can still ask for more
+// memory than a bound allows (a 32768-class matrix is 8 GiB of doubles), and the bound then
+// says so before anything is allocated.
+#include <cstddef>
+#include <cstdint>
+
+namespace shardlens {
+
+// Classes of a confusion matrix. The engine packs (target, prediction) as target * C +
+// prediction in 32 bits, and one C x C matrix of doubles at the cap (8 GiB) must fit in
+// kMaxReadBytes so that a file holding it can be read back.
+inline constexpr int32_t kMaxClasses = int32_t(1) << 15;
+
+// Ranks of a run file or an import (recorded runs may be large).
+inline constexpr int kMaxWorldSize = 1 << 16;
+// Ranks a simulation (the sampler) plays.
+inline constexpr int kMaxSimulatedWorldSize = 4096;
+
+// Dataset samples: orders and shards hold 32-bit indices.
+inline constexpr int64_t kMaxSamples = int64_t{0xFFFFFFFF};
+
+// Bytes one file read (or the decompressed members of one archive) may take in memory.
+inline constexpr size_t kMaxReadBytes = size_t(1) << 34;  // 16 GiB
+
+// Cells of all the matrices an import builds (1 GiB of doubles): 1000 classes on 128 ranks,
+// or 8000 classes on one.
+inline constexpr uint64_t kMaxImportMatrixCells = uint64_t(1) << 27;
+
+static_assert(uint64_t(kMaxClasses) * uint64_t(kMaxClasses) - 1 <= UINT32_MAX,
+              "the engine packs target * C + prediction in 32 bits");
+static_assert(uint64_t(kMaxClasses) * uint64_t(kMaxClasses) * sizeof(double) <= kMaxReadBytes,
+              "one matrix at the class cap must fit in what a reader accepts");
+static_assert(kMaxSimulatedWorldSize <= kMaxWorldSize,
+              "every simulated world size must fit in a run file");
+
+}  // namespace shardlens

@@ -1,0 +1,129 @@
+#include "core/report/export.h"
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/io/files.h"
+#include "core/io/npy.h"
+#include "core/model/types.h"
+
+namespace shardlens {
+
+namespace {
+
+std::string cell_text(double v) {
+  std::ostringstream s;
+  if (std::isfinite(v) && v == std::floor(v) && std::abs(v) < 9e15)
+    s << static_cast<int64_t>(v);
+  else
+    s.precision(10), s << v;
+  return s.str();
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char ch : text) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
+std::string latex_escape(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    if (std::string("&%$#_{}").find(ch) != std::string::npos) out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
+std::string name_of(const std::vector<std::string>& names, int32_t c) {
+  return static_cast<size_t>(c) < names.size() ? names[c] : std::to_string(c);
+}
+
+std::string npy_of(const Matrix& m) {
+  const std::vector<int64_t> shape = {m.classes, m.classes};
+  bool integral = true;
+  for (double v : m.cells) integral = integral && std::isfinite(v) && v == std::floor(v);
+  if (!integral) return npy_bytes(m.cells, shape);
+  std::vector<int64_t> ints(m.cells.begin(), m.cells.end());
+  return npy_bytes(ints, shape);
+}
+
+}  // namespace
+
+std::string matrix_csv(const Matrix& m, const std::vector<std::string>& names) {
+  std::ostringstream out;
+  out << "true\\pred";
+  for (int32_t c = 0; c < m.classes; ++c) out << "," << csv_field(name_of(names, c));
+  out << "\n";
+  for (int32_t r = 0; r < m.classes; ++r) {
+    out << csv_field(name_of(names, r));
+    for (int32_t c = 0; c < m.classes; ++c) out << "," << cell_text(m.at(r, c));
+    out << "\n";
+  }
+  return out.str();
+}
+
+std::string matrix_latex(const Matrix& m, const std::vector<std::string>& names,
+                         const std::string& caption) {
+  std::ostringstream out;
+  out << "\\begin{table}[ht]\n\\centering\n\\begin{tabular}{l" << std::string(m.classes, 'r')
+      << "}\n\\hline\ntrue $\\backslash$ pred";
+  for (int32_t c = 0; c < m.classes; ++c) out << " & " << latex_escape(name_of(names, c));
+  out << " \\\\\n\\hline\n";
+  for (int32_t r = 0; r < m.classes; ++r) {
+    out << latex_escape(name_of(names, r));
+    for (int32_t c = 0; c < m.classes; ++c) out << " & " << cell_text(m.at(r, c));
+    out << " \\\\\n";
+  }
+  out << "\\hline\n\\end{tabular}\n\\caption{" << latex_escape(caption) << "}\n\\end{table}\n";
+  return out.str();
+}
+
+std::vector<std::pair<std::string, Matrix>> exported_matrices(const Evaluation& e) {
+  std::vector<std::pair<std::string, Matrix>> out;
+  for (size_t r = 0; r < e.per_rank.size(); ++r)
+    out.emplace_back("per_rank_" + std::to_string(r), e.per_rank[r]);
+  if (e.synced) out.emplace_back("synced", *e.synced);
+  if (e.expected) out.emplace_back("expected", *e.expected);
+  out.emplace_back("expected_distinct", e.expected_distinct);
+  if (auto d = e.difference()) out.emplace_back("difference", std::move(*d));
+  return out;
+}
+
+std::vector<std::string> export_data(const Evaluation& e, const std::string& dir,
+                                     const std::vector<std::string>& formats) {
+  for (const std::string& format : formats) {
+    if (format != "csv" && format != "npy" && format != "latex" && format != "json")
+      throw InputError("--formats: '" + format + "' is not csv, json, latex or npy");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError(dir + ": cannot create output directory (" + ec.message() + ")");
+  const auto matrices = exported_matrices(e);
+  const std::string title = report_title(e);
+  std::vector<std::string> written;
+  auto write = [&](const std::string& name, const std::string& bytes) {
+    const std::string path = (std::filesystem::path(dir) / name).string();
+    write_file_atomic(path, bytes);
+    written.push_back(path);
+  };
+  for (const std::string& format : formats) {
+    for (const auto& [name, m] : matrices) {
+      if (format == "csv")
+        write(name + ".csv", matrix_csv(m, e.class_names));
+      else if (format == "npy")
+        write(name + ".npy", npy_of(m));
+      else if (format == "latex")
+        write(name + ".tex", matrix_latex(m, e.class_names, title + ": " + name));
+      else
+        write(name + ".json", matrix_json(m).dump() + "\n");
+    }
+  }
+  write("report.json", report_json(e).dump(2) + "\n");
+  return written;
+}
+
+}  // namespace shardlens

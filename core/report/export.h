@@ -1,0 +1,26 @@
+#pragma once
+// Data exports of a report: matrices as CSV, LaTeX and .npy, the whole report as JSON.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/evaluation/evaluation.h"
+#include "core/model/matrix.h"
+#include "core/report/report.h"
+
+namespace shardlens {
+
+std::string matrix_csv(const Matrix& m, const std::vector<std::string>& class_names);
+std::string matrix_latex(const Matrix& m, const std::vector<std::string>& class_names,
+                         const std::string& caption);
+
+// The matrices an export writes, by file stem: per_rank_<r>, synced (when reported),
+// expected (when known), expected_distinct and difference (when both synced and expected are).
+std::vector<std::pair<std::string, Matrix>> exported_matrices(const Evaluation& e);
+
+// Writes the exported matrices in each of `formats` (csv, json, latex, npy) plus report.json
+// into `dir` (created). Returns the paths written.
+std::vector<std::string> export_data(const Evaluation& e, const std::string& dir,
+                                     const std::vector<std::string>& formats);
+
+}  // namespace shardlens

@@ -1,0 +1,206 @@
+#include "core/report/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace shardlens {
+
+using nlohmann::json;
+
+namespace {
+
+json number(double v) {
+  if (std::isfinite(v) && v == std::floor(v) && std::abs(v) < 9e15) {
+    return static_cast<int64_t>(v);
+  }
+  if (!std::isfinite(v)) return v > 0 ? "inf" : "nan";
+  return v;
+}
+
+std::string fmt(double v) {
+  std::ostringstream s;
+  if (v == std::floor(v) && std::abs(v) < 1e15)
+    s << static_cast<int64_t>(v);
+  else
+    s << std::setprecision(4) << v;
+  return s.str();
+}
+
+void print_matrix(std::ostringstream& out, const std::string& title, const Matrix& m) {
+  out << title << "\n";
+  size_t width = 3;
+  for (double v : m.cells) width = std::max(width, fmt(v).size());
+  for (int32_t r = 0; r < m.classes; ++r) {
+    out << "  ";
+    for (int32_t c = 0; c < m.classes; ++c)
+      out << std::setw(static_cast<int>(width) + 1) << fmt(m.at(r, c));
+    out << "\n";
+  }
+}
+
+}  // namespace
+
+json matrix_json(const Matrix& m) {
+  json rows = json::array();
+  for (int32_t r = 0; r < m.classes; ++r) {
+    json row = json::array();
+    for (int32_t c = 0; c < m.classes; ++c) row.push_back(number(m.at(r, c)));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+json finding_json(const Finding& f) {
+  json fixes = json::array();
+  for (const Fix& x : f.fixes) fixes.push_back({{"framework", x.framework}, {"text", x.text}});
+  return {{"pattern", pattern_id(f.pattern)},
+          {"title", f.title},
+          {"explanation", f.explanation},
+          {"fixes", fixes},
+          {"classes", f.classes},
+          {"samples", f.samples},
+          {"sample_count", f.sample_count}};
+}
+
+std::string report_title(const Evaluation& e) {
+  const Scenario& s = e.scenario;
+  return !s.title.empty() ? s.title : !s.name.empty() ? s.name : "ShardLens evaluation";
+}
+
+json report_json(const Evaluation& e) {
+  json per_rank = json::array();
+  for (const Matrix& m : e.per_rank) per_rank.push_back(matrix_json(m));
+  json observed = json::array();
+  json mismatched = json::array();
+  if (e.synced) {
+    const auto rows = e.synced->row_sums();
+    for (size_t r = 0; r < rows.size(); ++r) {
+      observed.push_back(number(rows[r]));
+      if (std::abs(rows[r] - static_cast<double>(e.class_counts[r])) > 1e-9)
+        mismatched.push_back(static_cast<int64_t>(r));
+    }
+  }
+  json findings = json::array();
+  for (const Finding& f : e.diagnosis.findings) findings.push_back(finding_json(f));
+  const Provenance& p = e.provenance;
+  json out = {{"title", report_title(e)},
+              {"source", p.source},
+              {"backend", p.backend},
+              {"classes", e.classes()},
+              {"class_names", e.class_names},
+              {"class_counts", e.class_counts},
+              {"n", e.dataset_size},
+              {"world_size", e.world_size},
+              {"complete", p.complete},
+              {"per_rank", per_rank},
+              {"synced", e.synced ? matrix_json(*e.synced) : json(nullptr)},
+              {"expected", e.expected ? matrix_json(*e.expected) : json(nullptr)},
+              {"expected_distinct", matrix_json(e.expected_distinct)},
+              {"row_sums",
+               {{"observed", e.synced ? observed : json(nullptr)},
+                {"expected", e.class_counts},
+                {"mismatched", mismatched}}},
+              {"correct", e.diagnosis.correct},
+              {"diagnosis", findings}};
+  if (!e.synced) out["incomplete"] = e.synced_missing;
+  if (!p.complete) out["incomplete_reason"] = p.incomplete_reason;
+  if (!e.failed_ranks.empty()) out["failed_ranks"] = e.failed_ranks;
+  if (!p.sync_note.empty()) out["sync_note"] = p.sync_note;
+  if (!p.file.empty()) out["run_file"] = p.file;
+  const Diagnosis& d = e.diagnosis;
+  out["summary"] = {{"reported_total", e.synced ? number(d.reported_total) : json(nullptr)},
+                    {"expected_total", d.expected_total},
+                    {"evaluated_records", d.evaluated_records},
+                    {"distinct_evaluated", d.distinct_evaluated},
+                    {"duplicated_samples", d.duplicated_samples},
+                    {"missing_samples", d.missing_samples}};
+  return out;
+}
+
+namespace {
+
+void print_row_sums(std::ostringstream& out, const Evaluation& e, const Matrix& m) {
+  const auto rows = m.row_sums();
+  const size_t shown = std::min<size_t>(rows.size(), 50);
+  for (size_t r = 0; r < shown; ++r) {
+    const double want = static_cast<double>(e.class_counts[r]);
+    const bool bad = std::abs(rows[r] - want) > 1e-9;
+    out << "  " << (bad ? "!! " : "   ") << std::left << std::setw(14) << e.class_names[r]
+        << std::right << std::setw(12) << fmt(rows[r]) << std::setw(12) << fmt(want);
+    if (bad) out << "   (" << (rows[r] > want ? "+" : "") << fmt(rows[r] - want) << ")";
+    out << "\n";
+  }
+  if (shown < rows.size()) out << "  ... " << rows.size() - shown << " more classes\n";
+}
+
+void print_finding(std::ostringstream& out, const Evaluation& e, const Finding& f) {
+  out << "\n* " << f.title << " [" << pattern_id(f.pattern) << "]\n  " << f.explanation << "\n";
+  if (!f.classes.empty()) {
+    out << "  classes:";
+    for (int32_t c : f.classes) out << " " << e.class_names[size_t(c)];
+    out << "\n";
+  }
+  if (!f.samples.empty()) {
+    out << "  samples (" << f.sample_count << "):";
+    for (size_t i = 0; i < std::min<size_t>(f.samples.size(), 12); ++i) out << " " << f.samples[i];
+    if (f.sample_count > 12) out << " ...";
+    out << "\n";
+  }
+  for (const Fix& x : f.fixes) out << "  fix (" << x.framework << "): " << x.text << "\n";
+}
+
+}  // namespace
+
+std::string report_text(const Evaluation& e) {
+  std::ostringstream out;
+  const Diagnosis& d = e.diagnosis;
+  const std::string title = report_title(e);
+  out << title << "\n" << std::string(title.size(), '=') << "\n";
+  if (e.provenance.is_run()) {
+    out << "run: " << e.provenance.source << ", backend " << e.provenance.backend
+        << (e.provenance.complete ? "" : ", incomplete") << "\n";
+  }
+  out << "dataset: " << e.dataset_size << " samples, " << e.classes() << " classes; "
+      << e.world_size << " ranks\n";
+  out << "reported total " << (e.synced ? fmt(d.reported_total) : std::string("(none)")) << " vs "
+      << d.expected_total << " samples; " << d.evaluated_records << " records, "
+      << d.distinct_evaluated << " distinct, " << d.duplicated_samples << " duplicated, "
+      << d.missing_samples << " never evaluated\n";
+  if (!e.provenance.sync_note.empty()) out << "note: " << e.provenance.sync_note << "\n";
+  if (e.synced) {
+    out << "\nRow sums (observed vs expected)\n";
+    print_row_sums(out, e, *e.synced);
+  } else {
+    out << "\nNo synced matrix: " << e.synced_missing << ".\n";
+    for (size_t r = 0; r < e.per_rank.size(); ++r) {
+      const bool failed =
+          std::find(e.failed_ranks.begin(), e.failed_ranks.end(), int(r)) != e.failed_ranks.end();
+      double total = 0;
+      for (double v : e.per_rank[r].cells) total += v;
+      out << "  rank " << r << ": " << fmt(total) << " counted" << (failed ? " (failed)" : "")
+          << "\n";
+    }
+  }
+  if (e.classes() <= 12) {
+    out << "\n";
+    if (e.synced) print_matrix(out, "Synced (reported) matrix, rows = true class:", *e.synced);
+    if (e.expected) print_matrix(out, "Expected matrix (one process, whole dataset):", *e.expected);
+  }
+  out << "\n";
+  if (d.correct) {
+    out << "Verdict: the reported matrix equals the expected one.\n";
+    return out.str();
+  }
+  if (e.synced)
+    out << "Verdict: the reported matrix is WRONG (" << d.mismatched_rows.size()
+        << " row(s) differ from the class counts).\n";
+  else
+    out << "Verdict: INCOMPLETE: nothing was reported, so nothing can be checked.\n";
+  for (const Finding& f : d.findings) print_finding(out, e, f);
+  return out.str();
+}
+
+}  // namespace shardlens

@@ -1,0 +1,27 @@
+#pragma once
+// Reports of an evaluation (simulated, real or imported: the same to the report) as JSON
+// and as readable text. The CLI's `--format json` prints report_json().
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/diagnosis/diagnosis.h"
+#include "core/evaluation/evaluation.h"
+#include "core/model/matrix.h"
+
+namespace shardlens {
+
+// {"classes", "class_names", "class_counts", "n", "world_size", "per_rank", "synced",
+//  "expected", "row_sums": {"observed", "expected", "mismatched"}, "correct",
+//  "diagnosis": [{"pattern", "title", "explanation", "fixes", "classes", "samples", ...}]}
+// "synced" is null and "incomplete" names the cause when the run ended before its sync.
+nlohmann::json report_json(const Evaluation& e);
+std::string report_text(const Evaluation& e);
+// The title of an evaluation's report and figures: the scenario's title, else its name.
+std::string report_title(const Evaluation& e);
+nlohmann::json matrix_json(const Matrix& m);  // integral cells as integers
+nlohmann::json finding_json(const Finding& f);
+
+}  // namespace shardlens

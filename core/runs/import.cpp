@@ -1,0 +1,528 @@
+#include "core/runs/import.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <unordered_set>
+
+#include "core/io/csv.h"
+#include "core/io/files.h"
+#include "core/io/npy.h"
+#include "core/io/npz.h"
+#include "core/model/labels.h"
+#include "core/model/limits.h"
+#include "core/model/types.h"
+#include "core/sim/specs.h"
+
+namespace shardlens {
+namespace {
+
+[[noreturn]] void fail(const std::string& origin, const std::string& what) {
+  throw InputError(origin + ": " + what);
+}
+
+// Users name arrays after their own code; accept the common spellings.
+const std::map<std::string, std::vector<std::string>>& aliases() {
+  static const std::map<std::string, std::vector<std::string>> table = {
+      {"rank", {"rank", "ranks"}},
+      {"index", {"index", "indices", "idx", "dataset_index"}},
+      {"target", {"target", "targets", "label", "labels", "y"}},
+      {"prediction", {"prediction", "predictions", "pred", "preds"}},
+      {"flags", {"flags"}},
+      {"matrix", {"matrix", "confmat", "local_matrix"}},
+      {"reported", {"reported", "synced", "reported_matrix"}},
+      {"world_size", {"world_size"}},
+      {"dataset_size", {"dataset_size"}},
+      {"batch_size", {"batch_size"}},
+  };
+  return table;
+}
+
+const DumpArray* find(const DumpArrays& arrays, const std::string& key, const std::string& origin) {
+  const DumpArray* found = nullptr;
+  std::string found_name;
+  for (const std::string& name : aliases().at(key)) {
+    auto it = arrays.find(name);
+    if (it == arrays.end()) continue;
+    if (found) fail(origin, "both '" + found_name + "' and '" + name + "' given for " + key);
+    found = &it->second;
+    found_name = name;
+  }
+  return found;
+}
+
+std::vector<int64_t> integers_of(const DumpArray& a, const std::string& name,
+                                 const std::string& origin) {
+  if (a.integral) return a.ints;
+  std::vector<int64_t> out(a.reals.size());
+  for (size_t i = 0; i < a.reals.size(); ++i) {
+    const double v = a.reals[i];
+    if (!(v == std::floor(v)) || std::fabs(v) > 9e15)
+      fail(origin, "'" + name + "' holds the non-integer value " + std::to_string(v) + " at " +
+                       std::to_string(i));
+    out[i] = static_cast<int64_t>(v);
+  }
+  return out;
+}
+
+std::optional<int64_t> scalar(const DumpArrays& arrays, const std::string& key,
+                              const std::string& origin, int64_t lo, int64_t hi) {
+  const DumpArray* a = find(arrays, key, origin);
+  if (!a) return std::nullopt;
+  if (a->size() != 1) fail(origin, "'" + key + "' must be a single number");
+  const int64_t v = integers_of(*a, key, origin)[0];
+  if (v < lo || v > hi) fail(origin, "'" + key + "' = " + std::to_string(v) + " is out of range");
+  return v;
+}
+
+Matrix matrix_of(const DumpArray& a, const std::string& name, const std::string& origin) {
+  if (a.shape.size() != 2 || a.shape[0] != a.shape[1] || a.shape[0] < 1 || a.shape[0] > kMaxClasses)
+    fail(origin, "'" + name + "' is not a square C x C matrix");
+  Matrix m;
+  m.classes = static_cast<int32_t>(a.shape[0]);
+  if (a.integral) {
+    m.cells.assign(a.ints.begin(), a.ints.end());
+  } else {
+    m.cells = a.reals;
+  }
+  return m;
+}
+
+// Rank from a file name such as "val_rank3.npz" when the dump has no rank array.
+std::optional<int> rank_from_name(const std::string& path) {
+  static const std::regex pattern("rank[_-]?([0-9]{1,5})", std::regex::icase);
+  const std::string stem = std::filesystem::path(path).stem().string();
+  std::smatch match;
+  if (!std::regex_search(stem, match, pattern)) return std::nullopt;
+  return std::stoi(match[1].str());
+}
+
+// Argmax over each row of [N, C] scores (first maximum, as torch.argmax on CPU).
+std::vector<int64_t> argmax_rows(const DumpArray& a, const std::string& origin) {
+  const int64_t n = a.shape[0], c = a.shape[1];
+  if (c < 1) fail(origin, "'prediction' scores have no classes");
+  std::vector<int64_t> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t best = 0;
+    for (int64_t k = 1; k < c; ++k) {
+      const size_t at = size_t(i * c + k), at_best = size_t(i * c + best);
+      const double v = a.integral ? double(a.ints[at]) : a.reals[at];
+      const double b = a.integral ? double(a.ints[at_best]) : a.reals[at_best];
+      if (v > b) best = k;
+    }
+    out[size_t(i)] = best;
+  }
+  return out;
+}
+
+void check_rank(int64_t r, const std::string& origin) {
+  if (r < 0 || r >= kMaxWorldSize) fail(origin, "rank " + std::to_string(r) + " is out of range");
+}
+
+DumpArray array_from_npy(const std::string& bytes, const std::string& origin) {
+  const NpyHeader header = parse_npy_header(bytes, origin);
+  DumpArray a;
+  const char kind = header.descr.size() >= 2 ? header.descr[1] : '?';
+  if (kind == 'f') {
+    a.integral = false;
+    a.reals = npy_doubles_from_bytes(bytes, origin, &a.shape);
+  } else {
+    a.ints = npy_integers_from_bytes(bytes, origin, &a.shape);
+  }
+  return a;
+}
+
+// A table whose columns are rank, index, target, prediction [, flags] (.npy and .csv).
+RankDump dump_from_columns(const std::vector<std::vector<int64_t>>& columns,
+                           const std::string& origin) {
+  RankDump d;
+  d.origin = origin;
+  const size_t n = columns[0].size();
+  d.ranks.reserve(n);
+  d.records.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    check_rank(columns[0][i], origin);
+    const int64_t target = columns[2][i], pred = columns[3][i];
+    if (target < INT32_MIN || target > INT32_MAX || pred < INT32_MIN || pred > INT32_MAX)
+      fail(origin, "row " + std::to_string(i) + ": target or prediction out of range");
+    uint8_t flags = 0;
+    if (columns.size() > 4) {
+      if (columns[4][i] < 0 || columns[4][i] > 255)
+        fail(origin, "row " + std::to_string(i) + ": flags out of range");
+      flags = static_cast<uint8_t>(columns[4][i]);
+    }
+    d.ranks.push_back(static_cast<int>(columns[0][i]));
+    d.records.push_back(
+        Record{columns[1][i], static_cast<int32_t>(target), static_cast<int32_t>(pred), flags});
+  }
+  return d;
+}
+
+}  // namespace
+
+RankDump dump_from_arrays(const DumpArrays& arrays, const std::string& origin) {
+  RankDump d;
+  d.origin = origin;
+  const DumpArray* index = find(arrays, "index", origin);
+  const DumpArray* target = find(arrays, "target", origin);
+  const DumpArray* prediction = find(arrays, "prediction", origin);
+  if (!index || !target || !prediction) {
+    fail(origin, "a dump needs arrays 'index', 'target' and 'prediction' (missing: " +
+                     std::string(!index ? "index " : "") + (!target ? "target " : "") +
+                     (!prediction ? "prediction" : "") + ")");
+  }
+  if (index->shape.size() != 1) fail(origin, "'index' is not a 1-D array");
+  if (target->shape.size() != 1) fail(origin, "'target' is not a 1-D array");
+  const size_t n = static_cast<size_t>(index->size());
+  std::vector<int64_t> preds;
+  if (prediction->shape.size() == 2 && !prediction->integral) {
+    if (size_t(prediction->shape[0]) != n)
+      fail(origin, "'prediction' scores do not have one row per index");
+    preds = argmax_rows(*prediction, origin);
+  } else if (prediction->shape.size() == 1) {
+    preds = integers_of(*prediction, "prediction", origin);
+  } else {
+    fail(origin, "'prediction' must be 1-D class ids or 2-D float scores");
+  }
+  const auto idx = integers_of(*index, "index", origin);
+  const auto tgt = integers_of(*target, "target", origin);
+  if (tgt.size() != n || preds.size() != n) {
+    fail(origin, "index, target and prediction have different lengths (" + std::to_string(n) +
+                     ", " + std::to_string(tgt.size()) + ", " + std::to_string(preds.size()) + ")");
+  }
+  std::vector<int64_t> flags;
+  if (const DumpArray* f = find(arrays, "flags", origin)) {
+    flags = integers_of(*f, "flags", origin);
+    if (flags.size() != n)
+      fail(origin, "'flags' has " + std::to_string(flags.size()) + " entries for " +
+                       std::to_string(n) + " records");
+  }
+  std::vector<int64_t> ranks;
+  if (const DumpArray* r = find(arrays, "rank", origin)) {
+    ranks = integers_of(*r, "rank", origin);
+    if (ranks.size() == 1 && n != 1) ranks.assign(n, ranks[0]);
+    if (ranks.size() != n) fail(origin, "'rank' is neither one number nor one per record");
+  } else {
+    const auto from_name = rank_from_name(origin);
+    if (!from_name)
+      fail(origin,
+           "no 'rank' array, and the file name does not say the rank (e.g. dump_rank0.npz)");
+    ranks.assign(n, *from_name);
+  }
+  d.ranks.reserve(n);
+  d.records.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    check_rank(ranks[i], origin);
+    if (tgt[i] < INT32_MIN || tgt[i] > INT32_MAX || preds[i] < INT32_MIN || preds[i] > INT32_MAX)
+      fail(origin, "record " + std::to_string(i) + ": target or prediction out of range");
+    uint8_t fl = 0;
+    if (!flags.empty()) {
+      if (flags[i] < 0 || flags[i] > 255)
+        fail(origin, "record " + std::to_string(i) + ": flags out of range");
+      fl = static_cast<uint8_t>(flags[i]);
+    }
+    d.ranks.push_back(static_cast<int>(ranks[i]));
+    d.records.push_back(
+        Record{idx[i], static_cast<int32_t>(tgt[i]), static_cast<int32_t>(preds[i]), fl});
+  }
+  if (auto w = scalar(arrays, "world_size", origin, 1, kMaxWorldSize)) d.world_size = int(*w);
+  d.dataset_size = scalar(arrays, "dataset_size", origin, 0, INT64_MAX);
+  d.batch_size = scalar(arrays, "batch_size", origin, 1, INT64_MAX);
+  if (const DumpArray* m = find(arrays, "matrix", origin)) {
+    std::set<int> distinct(d.ranks.begin(), d.ranks.end());
+    if (distinct.size() > 1) fail(origin, "'matrix' given in a dump that holds several ranks");
+    d.rank_matrix = matrix_of(*m, "matrix", origin);
+  }
+  if (const DumpArray* m = find(arrays, "reported", origin))
+    d.reported = matrix_of(*m, "reported", origin);
+  return d;
+}
+
+RankDump read_npz_dump(const std::string& path) {
+  const auto members = npz_members_from_bytes(read_file_bytes(path), path);
+  DumpArrays arrays;
+  for (const auto& [name, bytes] : members) {
+    if (name.size() < 4 || name.substr(name.size() - 4) != ".npy") continue;  // e.g. meta.json
+    arrays[name.substr(0, name.size() - 4)] = array_from_npy(bytes, path + ": member " + name);
+  }
+  return dump_from_arrays(arrays, path);
+}
+
+RankDump read_npy_dump(const std::string& path) {
+  std::vector<int64_t> shape;
+  const auto values = npy_integers_from_bytes(read_file_bytes(path), path, &shape);
+  if (shape.size() != 2 || (shape[1] != 4 && shape[1] != 5)) {
+    fail(path,
+         "a .npy dump must be an integer array [N, 4] or [N, 5] with columns rank, index, "
+         "target, prediction [, flags]");
+  }
+  const size_t n = size_t(shape[0]), w = size_t(shape[1]);
+  std::vector<std::vector<int64_t>> columns(w, std::vector<int64_t>(n));
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t k = 0; k < w; ++k) columns[k][i] = values[i * w + k];
+  }
+  return dump_from_columns(columns, path);
+}
+
+RankDump read_csv_dump(const std::string& path) {
+  const CsvTable table = read_csv(path);
+  std::vector<std::vector<int64_t>> columns;
+  const std::vector<std::string> keys = {"rank", "index", "target", "prediction", "flags"};
+  if (table.header.empty()) {
+    const size_t width = table.rows.empty() ? 0 : table.rows[0].size();
+    if (width != 4 && width != 5)
+      fail(path,
+           "without a header a dump needs 4 or 5 columns: rank, index, target, prediction [, "
+           "flags]");
+    for (size_t k = 0; k < width; ++k) {
+      CsvTable single;
+      single.lines = table.lines;
+      for (const auto& row : table.rows) single.rows.push_back({row[k]});
+      columns.push_back(csv_integer_column(single, {}, path));
+    }
+  } else {
+    for (const std::string& key : keys) {
+      std::vector<std::string> names = aliases().at(key);
+      bool present = false;
+      for (const auto& name : names) present = present || table.column(name) >= 0;
+      if (!present) {
+        if (key == "flags") break;
+        fail(path, "no '" + key + "' column (the header needs rank, index, target, prediction)");
+      }
+      columns.push_back(csv_integer_column(table, names, path));
+    }
+  }
+  if (columns.empty() || columns[0].empty()) fail(path, "no records");
+  return dump_from_columns(columns, path);
+}
+
+RunFile import_dumps(const std::vector<std::string>& paths, const ImportOptions& options,
+                     Progress* progress) {
+  if (paths.empty()) throw InputError("import: no dump files given");
+  std::vector<RankDump> dumps;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    step(progress, "reading dumps", double(i) / double(paths.size()));
+    const std::string& path = paths[i];
+    std::string ext = std::filesystem::path(path).extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    if (ext == ".npz") {
+      dumps.push_back(read_npz_dump(path));
+    } else if (ext == ".npy") {
+      dumps.push_back(read_npy_dump(path));
+    } else if (ext == ".csv") {
+      dumps.push_back(read_csv_dump(path));
+    } else if (ext == ".pt" || ext == ".pth") {
+      if (!options.pt_reader)
+        fail(path,
+             ".pt dumps need LibTorch, which this build of ShardLens does not have; save the dump "
+             "as .npz");
+      dumps.push_back(dump_from_arrays(options.pt_reader(path), path));
+    } else {
+      fail(path, "unknown dump format '" + ext + "' (expected .npz, .npy, .csv or .pt)");
+    }
+  }
+  step(progress, "reading dumps", 1.0);
+  return import_dumps(dumps, options);
+}
+
+RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& options) {
+  RunFile run;
+  RunMeta& m = run.meta;
+  m.source = "imported";
+  m.backend = "import";
+  m.ignore_index = options.ignore_index;
+
+  // World size: declared by the dumps (they must agree), by the user, or the largest rank.
+  std::optional<int> world = options.world_size;
+  std::string world_origin = "--world-size";
+  int max_rank = -1;
+  for (const RankDump& d : dumps) {
+    if (d.world_size) {
+      if (world && *world != *d.world_size) {
+        fail(d.origin, "world size " + std::to_string(*d.world_size) + " disagrees with " +
+                           world_origin + " (" + std::to_string(*world) + ")");
+      }
+      world = d.world_size;
+      world_origin = d.origin;
+    }
+    for (int r : d.ranks) max_rank = std::max(max_rank, r);
+  }
+  const int w = world ? *world : max_rank + 1;
+  if (w < 1) throw InputError("import: the dumps hold no records and do not say the world size");
+  if (max_rank >= w) {
+    throw InputError("import: a dump holds rank " + std::to_string(max_rank) +
+                     " but the world size is " + std::to_string(w));
+  }
+  m.world_size = w;
+
+  // Each rank's records come from exactly one file, so a dump given twice is not merged.
+  std::vector<std::string> owner(static_cast<size_t>(w));
+  run.records.ranks.resize(size_t(w));
+  std::vector<std::optional<Matrix>> provided(static_cast<size_t>(w));
+  for (const RankDump& d : dumps) {
+    std::set<int> mine(d.ranks.begin(), d.ranks.end());
+    if (d.ranks.empty() && d.rank_matrix) {
+      if (auto r = rank_from_name(d.origin)) mine.insert(*r);
+    }
+    for (int r : mine) {
+      if (r >= w)
+        fail(d.origin,
+             "rank " + std::to_string(r) + " is outside the world size " + std::to_string(w));
+      if (!owner[size_t(r)].empty())
+        fail(d.origin, "rank " + std::to_string(r) + " also appears in " + owner[size_t(r)]);
+      owner[size_t(r)] = d.origin;
+      if (d.rank_matrix) provided[size_t(r)] = d.rank_matrix;
+    }
+    for (size_t i = 0; i < d.records.size(); ++i)
+      run.records.ranks[size_t(d.ranks[i])].push_back(d.records[i]);
+    if (d.batch_size) m.batch_size = d.batch_size;
+  }
+
+  // Classes: the dataset's, the user's, or what the records and matrices show.
+  std::optional<Labels> labels;
+  if (!options.dataset.empty()) labels = load_labels(options.dataset);
+  int32_t classes = options.classes.value_or(0);
+  if (options.classes && (classes < 1 || classes > kMaxClasses))
+    throw InputError("import: --classes " + std::to_string(classes) + " is out of range [1, " +
+                     std::to_string(kMaxClasses) + "]");
+  if (labels) {
+    if (classes && classes != labels->num_classes)
+      throw InputError("import: --classes " + std::to_string(classes) +
+                       " disagrees with the dataset's " + std::to_string(labels->num_classes));
+    classes = labels->num_classes;
+  }
+  std::string classes_origin;  // the dump whose values gave the class count, when inferred
+  if (!classes) {
+    int64_t top = 0;
+    auto raise = [&](int64_t count, const RankDump& d) {
+      if (count > top) {
+        top = count;
+        classes_origin = d.origin;
+      }
+    };
+    for (const RankDump& d : dumps) {
+      for (const Record& rec : d.records) {
+        // In 64 bits: a target of INT32_MAX + 1 overflows int.
+        if (rec.target != options.ignore_index) raise(int64_t(rec.target) + 1, d);
+        raise(int64_t(rec.prediction) + 1, d);
+      }
+      if (d.reported) raise(d.reported->classes, d);
+      if (d.rank_matrix) raise(d.rank_matrix->classes, d);
+    }
+    if (top < 1 || top > kMaxClasses)
+      throw InputError("import: cannot tell the number of classes; give --classes");
+    classes = static_cast<int32_t>(top);
+  }
+  // One C x C matrix per rank plus the synced one. A single large class id in a small dump
+  // implies C, so bound the memory before allocating it.
+  const uint64_t cells = uint64_t(classes) * uint64_t(classes);
+  if (cells > kMaxImportMatrixCells / uint64_t(w + 1)) {
+    const std::string need =
+        std::to_string(cells * uint64_t(w + 1) * sizeof(double) >> 20) + " MiB, more than the " +
+        std::to_string(kMaxImportMatrixCells * sizeof(double) >> 20) + " MiB limit";
+    const std::string shape = std::to_string(w + 1) + " matrices of " + std::to_string(classes) +
+                              " x " + std::to_string(classes) + " (one per rank of " +
+                              std::to_string(w) + ", and the synced one)";
+    if (classes_origin.empty())
+      throw InputError("import: " + std::to_string(classes) + " classes need " + shape + ": " +
+                       need);
+    fail(classes_origin, "class id " + std::to_string(classes - 1) + " implies " +
+                             std::to_string(classes) + " classes, and " + shape + " would take " +
+                             need + "; check the target and prediction values, or give --classes");
+  }
+  m.classes = classes;
+
+  for (const RankDump& d : dumps) {
+    for (size_t i = 0; i < d.records.size(); ++i) {
+      const Record& rec = d.records[i];
+      auto where = [&] {
+        return "record " + std::to_string(i) + " (rank " + std::to_string(d.ranks[i]) + "): ";
+      };
+      if ((rec.target < 0 || rec.target >= classes) && rec.target != options.ignore_index)
+        fail(d.origin, where() + "target " + std::to_string(rec.target) + " outside [0, " +
+                           std::to_string(classes) + ")");
+      if (rec.prediction < 0 || rec.prediction >= classes)
+        fail(d.origin, where() + "prediction " + std::to_string(rec.prediction) + " outside [0, " +
+                           std::to_string(classes) + ")");
+      if (rec.index < 0)
+        fail(d.origin, where() + "negative dataset index " + std::to_string(rec.index));
+      if (labels) {
+        if (rec.index >= labels->size())
+          fail(d.origin, where() + "dataset index " + std::to_string(rec.index) +
+                             " beyond the dataset's " + std::to_string(labels->size()) +
+                             " samples");
+        const int32_t truth = labels->targets[size_t(rec.index)];
+        if (rec.target != truth && rec.target != options.ignore_index)
+          fail(d.origin, where() + "target " + std::to_string(rec.target) + " at dataset index " +
+                             std::to_string(rec.index) + " but the dataset says " +
+                             std::to_string(truth) +
+                             " (wrong --dataset, or the dump's indices are not dataset indices)");
+      }
+    }
+    if (d.dataset_size && labels && *d.dataset_size != labels->size())
+      fail(d.origin, "dataset_size " + std::to_string(*d.dataset_size) + " but the dataset has " +
+                         std::to_string(labels->size()) + " samples");
+    if (d.dataset_size) m.dataset_size = std::max(m.dataset_size, *d.dataset_size);
+    for (const auto* mat :
+         {d.reported ? &*d.reported : nullptr, d.rank_matrix ? &*d.rank_matrix : nullptr}) {
+      if (mat && mat->classes != classes)
+        fail(d.origin, "a " + std::to_string(mat->classes) + " x " + std::to_string(mat->classes) +
+                           " matrix for " + std::to_string(classes) + " classes");
+    }
+  }
+
+  // True class counts: from the dataset, or estimated from the distinct samples seen.
+  if (labels) {
+    m.class_counts = labels->class_counts();
+    m.class_names = labels->class_names;
+    m.dataset_size = labels->size();
+    m.class_counts_source = "dataset";
+  } else {
+    m.class_counts.assign(size_t(classes), 0);
+    std::unordered_set<int64_t> seen;
+    for (const auto& rank : run.records.ranks) {
+      for (const Record& rec : rank) {
+        if (rec.target >= 0 && rec.target < classes && seen.insert(rec.index).second)
+          ++m.class_counts[size_t(rec.target)];
+      }
+    }
+    int64_t max_index = -1;
+    for (const auto& rank : run.records.ranks)
+      for (const Record& rec : rank) max_index = std::max(max_index, rec.index);
+    const bool declared = m.dataset_size > 0;
+    if (declared && max_index >= m.dataset_size)
+      throw InputError("import: dataset index " + std::to_string(max_index) +
+                       " beyond the declared dataset_size " + std::to_string(m.dataset_size));
+    // Without a declared size, the dataset has at least max_index + 1 samples.
+    if (!declared) m.dataset_size = max_index + 1;
+    m.class_counts_source = "distinct-records";
+  }
+
+  // Checked after the per-file checks so a broken dump is reported as such, not as a gap.
+  for (int r = 0; r < w; ++r) {
+    if (owner[size_t(r)].empty())
+      throw InputError("import: no dump holds rank " + std::to_string(r) + " (world size " +
+                       std::to_string(w) + ")");
+  }
+  run.per_rank = matrices_from_records(run.records, classes, options.ignore_index);
+  for (int r = 0; r < w; ++r) {
+    if (provided[size_t(r)]) run.per_rank[size_t(r)] = *provided[size_t(r)];
+  }
+  for (const RankDump& d : dumps) {
+    if (!d.reported) continue;
+    if (run.has_synced() && !(run.synced == *d.reported))
+      fail(d.origin, "its reported matrix differs from the one in another dump");
+    run.synced = *d.reported;
+  }
+  if (!run.has_synced()) {
+    run.synced = Matrix(classes);
+    for (const Matrix& mat : run.per_rank) run.synced += mat;
+  }
+  validate_run(run, "import");
+  return run;
+}
+
+}  // namespace shardlens

@@ -1,0 +1,95 @@
+#pragma once
+// The processes of a real run (modes: core/runs/real_run.h). The launcher starts W rank
+// processes, waits for them with a deadline, names the ranks that failed and assembles the
+// run file from what they published to the store; a rank, under the launcher or torchrun,
+// connects and runs its part (rank_loop.h). Everything of LibTorch comes through
+// RealRunServices, so none of this includes it.
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/model/labels.h"
+#include "core/model/progress.h"
+#include "core/runs/rank_protocol.h"
+#include "core/runs/rank_services.h"
+#include "core/runs/real_run.h"
+#include "core/runs/runfile.h"
+
+namespace shardlens {
+
+// How a process ended: its exit code, or the signal that killed it.
+struct ExitStatus {
+  int code = 0;
+  int signal = 0;  // non-zero: killed by this signal
+  bool ok() const { return signal == 0 && code == 0; }
+};
+ExitStatus exit_status_of(int wait_status);  // from waitpid's status
+// "exited with status 3", "was killed by signal 9 (Killed)".
+std::string describe_status(const ExitStatus& status);
+
+// A started rank process.
+class RankProcess {
+ public:
+  virtual ~RankProcess() = default;
+  // How it ended, once it has (and is reaped); nullopt while it runs. Does not block.
+  virtual std::optional<ExitStatus> poll() = 0;
+  // Kills it (SIGKILL); poll() reports the end once it has happened.
+  virtual void kill() = 0;
+};
+
+// Starts `exe` with argv `args` as rank `rank` of `world` on this machine: this process's
+// environment with RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE and SHARDLENS_LAUNCHER=1
+// set (and any MASTER_ADDR, MASTER_PORT, SHARDLENS_STORE_FILE of its own dropped), plus
+// `store_env` ("NAME=value": how the rank finds the store). The process is killed and
+// reaped if the handle goes away while it runs. Throws RunFailure when it cannot start.
+std::unique_ptr<RankProcess> spawn_rank(const std::string& exe,
+                                        const std::vector<std::string>& args, int rank, int world,
+                                        const std::vector<std::string>& store_env);
+
+// This process's argv (/proc/self/cmdline).
+std::vector<std::string> own_command_line();
+
+struct RankEnd {
+  ExitStatus status;
+  bool killed_as_hung = false;  // still running at the deadline, so killed
+};
+
+// Polls every rank until all have ended. After the first failure the others get `grace`
+// (the collective timeout plus a margin) to notice and exit; any still running then is
+// killed and reported as hung.
+std::vector<RankEnd> wait_for_ranks(
+    std::vector<std::unique_ptr<RankProcess>>& ranks, std::chrono::milliseconds grace,
+    std::chrono::milliseconds poll_every = std::chrono::milliseconds(20));
+
+struct RankFailures {
+  std::vector<int> failed;  // the root causes, in rank order
+  std::string reason;       // every failed rank described, root causes first; "; " between
+};
+
+// The failed ranks of a launched run, from how they ended and what they published. Root
+// causes are the ranks that never published their records (killed, crashed) or hung; ranks
+// that failed after publishing only saw a collective break. Each is described as "rank R
+// <how it ended>", with the error it published to the store in parentheses.
+RankFailures describe_rank_failures(RankStore& store, const std::vector<RankEnd>& ends);
+
+// What rank 0 under torchrun does before assembling: waits up to `timeout` for each rank's
+// key_done in turn; ranks that did not finish and never published their records are failed
+// ("rank R did not finish").
+RankFailures await_ranks(RankStore& store, int world, std::chrono::milliseconds timeout);
+
+// The run file from what the ranks of a run of `world` ranks over `labels` published to
+// `store`. Ranks that published nothing get empty records and a zero matrix; the run is
+// complete only when every rank finished, the reported matrix arrived and nothing failed.
+// A complete run in which every index was evaluated gets the single-process matrix as
+// `expected`. Throws RunFailure when a rank published something unreadable.
+RunFile assemble_run(RankStore& store, const RealRunConfig& config, const Labels& labels, int world,
+                     const RankFailures& failures, const std::string& torch_version);
+
+// real_run() over `services`: a rank when RANK and WORLD_SIZE are set, else the launcher.
+// Throws InputError for bad input found before any rank starts.
+RealRunResult real_run_with(const RealRunConfig& config, const RealRunServices& services,
+                            Progress* progress = nullptr);
+
+}  // namespace shardlens

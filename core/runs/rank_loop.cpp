@@ -1,0 +1,150 @@
+#include "core/runs/rank_loop.h"
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <thread>
+
+#include "core/model/types.h"
+#include "core/sim/specs.h"
+#include "core/torchsem/loader.h"
+
+namespace shardlens {
+
+namespace {
+
+// Test hook (documented in tests/integration): SHARDLENS_TEST_FAULT=kill:R:B or hang:R:B
+// makes rank R die (SIGKILL) or hang after B batches, to test failure handling for real.
+void maybe_inject_fault(int rank, int64_t batches_done) {
+  static const std::optional<std::string> spec = [] {
+    const char* v = std::getenv("SHARDLENS_TEST_FAULT");
+    return v && *v ? std::optional<std::string>(v) : std::nullopt;
+  }();
+  if (!spec) return;
+  char kind[8] = {};
+  int r = -1;
+  long b = -1;
+  if (std::sscanf(spec->c_str(), "%7[a-z]:%d:%ld", kind, &r, &b) != 3) return;
+  if (r != rank || b != batches_done) return;
+  if (std::strcmp(kind, "kill") == 0) std::raise(SIGKILL);
+  if (std::strcmp(kind, "hang") == 0) {
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+}  // namespace
+
+std::string images_path_for(const std::string& dataset_spec) {
+  const Spec spec = parse_spec(dataset_spec, "--dataset");
+  if (spec.kind == "fashion-mnist") {
+    const std::string which = spec.path.empty() ? "test" : spec.path;
+    return fashion_mnist_dir() +
+           (which == "train" ? "/train-images-idx3-ubyte.gz" : "/t10k-images-idx3-ubyte.gz");
+  }
+  if (spec.kind == "idx") {
+    std::string path = spec.path;
+    const size_t at = path.rfind("labels-idx1");
+    if (at != std::string::npos) return path.replace(at, 11, "images-idx3");
+    throw InputError("--dataset " + dataset_spec +
+                     ": cannot tell where the images are; name the labels file *labels-idx1-ubyte* "
+                     "next to *images-idx3-ubyte*, or give --images");
+  }
+  throw InputError("--dataset " + dataset_spec +
+                   ": a real run needs images (fashion-mnist:test, fashion-mnist:train or "
+                   "idx:PATH-labels-idx1-ubyte)");
+}
+
+RunDataset load_run_dataset(const RealRunConfig& cfg) {
+  RunDataset d;
+  d.labels = load_labels(cfg.scenario.dataset);
+  const std::string images =
+      cfg.images_path.empty() ? images_path_for(cfg.scenario.dataset) : cfg.images_path;
+  d.images = read_idx_images(images);
+  if (d.images.count != d.labels.size()) {
+    throw InputError(images + ": " + std::to_string(d.images.count) + " images for " +
+                     std::to_string(d.labels.size()) + " labels");
+  }
+  return d;
+}
+
+RankOutput evaluate_rank(const Scenario& scenario, const RunDataset& data, int rank, int world,
+                         BatchClassifier& model, BatchCounter* counter, Progress* progress) {
+  SamplerConfig sampler = scenario.sampler;
+  sampler.world_size = world;
+  const LoaderConfig& loader = scenario.loader;
+  const ShardPlan plan = plan_shards(data.labels.size(), sampler, loader);
+  const EvaluatedRank& mine = plan.evaluated.at(size_t(rank));
+  const std::vector<int64_t> indices = mine.sequence.indices();
+  const std::vector<uint8_t> flags = mine.sequence.flags();
+  const int32_t classes = data.labels.num_classes;
+
+  RankOutput out;
+  out.local = Matrix(classes);
+  out.loader_exhausted = mine.batches == batches_per_rank(mine.sampler_size, loader);
+  const size_t image_bytes = size_t(data.images.rows) * size_t(data.images.cols);
+  std::vector<uint8_t> pixels;
+  std::vector<int32_t> targets;
+  const int64_t batch = loader.batch_size;
+  size_t begin = 0;
+  while (begin < indices.size()) {
+    // A batch ends at batch_size or where the sanity-check batches give way to the epoch's.
+    size_t end = begin;
+    while (end < indices.size() && int64_t(end - begin) < batch &&
+           (flags[end] & kSanity) == (flags[begin] & kSanity)) {
+      ++end;
+    }
+    pixels.resize((end - begin) * image_bytes);
+    for (size_t i = begin; i < end; ++i) {
+      std::memcpy(pixels.data() + (i - begin) * image_bytes,
+                  data.images.pixels.data() + size_t(indices[i]) * image_bytes, image_bytes);
+    }
+    const auto preds = model.predict(pixels.data(), int64_t(end - begin), data.images.rows,
+                                     data.images.cols, classes);
+    if (preds.size() != end - begin) {
+      throw InputError("the model returned " + std::to_string(preds.size()) +
+                       " predictions for a batch of " + std::to_string(end - begin));
+    }
+    Matrix counts(classes);
+    targets.clear();
+    for (size_t i = begin; i < end; ++i) {
+      const int32_t target = data.labels.targets[size_t(indices[i])];
+      const int32_t pred = preds[i - begin];
+      if (pred < 0 || pred >= classes) {
+        throw InputError("the model predicted class " + std::to_string(pred) + " of " +
+                         std::to_string(classes));
+      }
+      out.records.push_back(Record{indices[i], target, pred, flags[i]});
+      targets.push_back(target);
+      if (!counter && target != scenario.ignore_index) counts.at(target, pred) += 1;
+    }
+    if (counter) counter->count(targets, preds, scenario.ignore_index, counts.cells);
+    for (size_t k = 0; k < counts.cells.size(); ++k) {
+      out.local.cells[k] = round_to_dtype(out.local.cells[k] + counts.cells[k], scenario.dtype);
+    }
+    ++out.batches;
+    begin = end;
+    if (rank == 0) step(progress, "evaluating", double(begin) / double(indices.size()));
+    maybe_inject_fault(rank, out.batches);
+  }
+  return out;
+}
+
+void run_rank_body(const Scenario& scenario, const RunDataset& data, int rank, int world,
+                   RankStore& store, RankCollectives& collectives, BatchCounter* counter,
+                   BatchClassifier& model, Progress* progress) {
+  const RankOutput out = evaluate_rank(scenario, data, rank, world, model, counter, progress);
+  publish(store, key_records(rank), encode_records(out.records));
+  publish(store, key_matrix(rank), encode_matrix(out.local));
+  if (rank == 0) step(progress, "synchronizing", 0.0);
+  const RealSync sync = synchronize_for_real(collectives, scenario, out, world, data.labels.size());
+  if (rank == 0) {
+    if (!sync.note.empty()) publish(store, kKeySyncNote, encode_text(sync.note));
+    publish(store, kKeySynced, encode_matrix(sync.reported));
+  }
+  publish(store, key_done(rank), Bytes{1});
+}
+
+}  // namespace shardlens

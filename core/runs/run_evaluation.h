@@ -1,0 +1,26 @@
+#pragma once
+// Run files and the one Evaluation: a run file opens as an Evaluation like any simulation
+// (records, matrices, classes, diagnosis; no shard plan, and dataset inputs only when the run
+// knows every prediction), and any Evaluation is saved as a run file.
+#include <string>
+
+#include "core/evaluation/evaluation.h"
+#include "core/runs/runfile.h"
+
+namespace shardlens {
+
+// A run that ended before its sync (no synced matrix) still opens: its per-rank matrices and
+// records are there, `synced_missing` says why nothing was reported, and the diagnosis has
+// one "incomplete-run" finding instead of row checks. `origin` is the file it came from.
+Evaluation evaluation_from_run(RunFile run, const std::string& origin);
+
+// Reads a run file into an Evaluation. Throws InputError "PATH: what is wrong".
+Evaluation load_run_evaluation(const std::string& path);
+
+// A run file holding an evaluation (a simulation's records materialized from its plan).
+RunFile run_from_evaluation(const Evaluation& evaluation);
+
+// "real, 4 ranks, complete": a run's provenance in a few words.
+std::string run_summary(const Provenance& provenance, int world_size);
+
+}  // namespace shardlens

@@ -1,0 +1,28 @@
+#pragma once
+// LibTorch support is a plugin (libshardlens_torch.so) loaded on first use, so the CLI and
+// the GUI start in milliseconds instead of loading LibTorch (~1 s) on every invocation,
+// and a machine without LibTorch still runs everything else.
+#include <string>
+
+#include "core/runs/import.h"
+#include "core/runs/real_run.h"
+
+namespace shardlens {
+
+inline constexpr int kTorchPluginAbi = 1;
+
+struct TorchPlugin {
+  int abi = kTorchPluginAbi;
+  RealRunResult (*real_run)(const RealRunConfig&, Progress*) = nullptr;
+  DumpArrays (*read_pt_dump_arrays)(const std::string&) = nullptr;
+  std::string (*libtorch_version)() = nullptr;
+};
+
+// Loads the plugin once: $SHARDLENS_TORCH_PLUGIN, else <exe>/../lib/shardlens/, else this
+// build tree. Returns null and says why in *why_not when it cannot be loaded.
+const TorchPlugin* torch_plugin(std::string* why_not = nullptr);
+
+}  // namespace shardlens
+
+// The plugin's one exported symbol.
+extern "C" const shardlens::TorchPlugin* shardlens_torch_plugin_entry();

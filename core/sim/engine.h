@@ -1,0 +1,49 @@
+#pragma once
+// The simulation engine: scenario -> shards -> per-rank matrices -> synced -> expected ->
+// diagnosis. Callable from a background thread; reports progress and honours cancel.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/evaluation/evaluation.h"
+#include "core/evaluation/scenario.h"
+#include "core/model/dataset_inputs.h"
+#include "core/model/matrix.h"
+#include "core/model/progress.h"
+#include "core/model/records.h"
+#include "core/torchsem/loader.h"
+
+namespace shardlens {
+
+// Packs labels and one prediction per index (validated against the labels).
+std::shared_ptr<const DatasetInputs> make_inputs(std::shared_ptr<const Labels> labels,
+                                                 const std::vector<int32_t>& predictions);
+// Loads dataset and predictor specs of a scenario.
+std::shared_ptr<const DatasetInputs> load_inputs(const Scenario& s, Progress* progress = nullptr);
+
+// Records implied by a shard plan (no per-rank copy of the data).
+class SimulatedRecords : public RecordSource {
+ public:
+  SimulatedRecords(std::shared_ptr<const DatasetInputs> inputs,
+                   std::shared_ptr<const ShardPlan> plan);
+  int world_size() const override;
+  int64_t rank_size(int rank) const override;
+  void read(int rank, int64_t offset, std::span<Record> out) const override;
+
+ private:
+  std::shared_ptr<const DatasetInputs> m_inputs;
+  std::shared_ptr<const ShardPlan> m_plan;
+};
+
+// Runs the whole pipeline on prepared inputs.
+Evaluation evaluate(const Scenario& s, std::shared_ptr<const DatasetInputs> inputs,
+                    Progress* progress = nullptr);
+// Convenience: load inputs from the scenario's specs, then evaluate.
+Evaluation simulate(const Scenario& s, Progress* progress = nullptr);
+
+// Per-rank accumulation in the counter dtype (int64 exact; float dtypes add each batch's
+// bincount with round-to-nearest-even, as a torch float tensor state would).
+std::vector<Matrix> accumulate(const ShardPlan& plan, const DatasetInputs& inputs,
+                               CounterDtype dtype, int ignore_index, Progress* progress);
+
+}  // namespace shardlens

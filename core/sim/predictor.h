@@ -1,0 +1,30 @@
+#pragma once
+// Predictors: the predicted class as a function of the dataset index (never of the rank),
+// so duplicated samples get the same prediction on every rank.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/model/labels.h"
+#include "core/model/progress.h"
+
+namespace shardlens {
+
+struct NoisyParams {
+  double accuracy = 0.9;
+  uint64_t seed = 1;
+  // Confusion structure of wrong predictions: "uniform" (any other class) or "adjacent"
+  // (class +-1, as similar classes get confused).
+  std::string structure = "uniform";
+};
+
+// Deterministic per (seed, index): the same index always gets the same prediction.
+int32_t noisy_prediction(const NoisyParams& p, int64_t index, int32_t target, int32_t classes);
+
+std::vector<int32_t> predict_perfect(const Labels& labels);
+std::vector<int32_t> predict_noisy(const Labels& labels, const NoisyParams& p, Progress* progress);
+// Recorded predictions must have one value per dataset index, each in [0, classes).
+void validate_predictions(const std::vector<int32_t>& predictions, const Labels& labels,
+                          const std::string& origin);
+
+}  // namespace shardlens

@@ -1,0 +1,42 @@
+#include "core/sim/engine.h"
+
+namespace shardlens {
+
+SimulatedRecords::SimulatedRecords(std::shared_ptr<const DatasetInputs> inputs,
+                                   std::shared_ptr<const ShardPlan> plan)
+    : m_inputs(std::move(inputs)), m_plan(std::move(plan)) {}
+
+int SimulatedRecords::world_size() const {
+  return m_plan->world_size;
+}
+
+int64_t SimulatedRecords::rank_size(int rank) const {
+  return m_plan->evaluated[static_cast<size_t>(rank)].sequence.size();
+}
+
+void SimulatedRecords::read(int rank, int64_t offset, std::span<Record> out) const {
+  const auto& segments = m_plan->evaluated[static_cast<size_t>(rank)].sequence.segments;
+  const int32_t classes = m_inputs->classes();
+  size_t written = 0;
+  for (const Segment& s : segments) {
+    if (written == out.size()) break;
+    if (offset >= s.count) {
+      offset -= s.count;
+      continue;
+    }
+    const Order& order = *s.order;
+    for (int64_t k = offset; k < s.count && written < out.size(); ++k) {
+      const int64_t pos = s.start + k * s.stride;
+      const int64_t index = order.at(pos % order.n);
+      const uint32_t key = m_inputs->keys[static_cast<size_t>(index)];
+      Record& r = out[written++];
+      r.index = index;
+      r.target = static_cast<int32_t>(key / static_cast<uint32_t>(classes));
+      r.prediction = static_cast<int32_t>(key % static_cast<uint32_t>(classes));
+      r.flags = static_cast<uint8_t>(s.flags | (pos >= order.n ? kPadding : 0));
+    }
+    offset = 0;
+  }
+}
+
+}  // namespace shardlens

@@ -1,0 +1,111 @@
+#include "core/torchsem/loader.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "core/model/types.h"
+
+namespace shardlens {
+
+BatchLimit BatchLimit::parse(const std::string& text) {
+  BatchLimit limit;
+  if (text.empty() || text == "all") return limit;
+  const bool is_float = text.find_first_of(".eE") != std::string::npos;
+  char* end = nullptr;
+  const std::string where = "--limit-batches: '" + text + "' ";
+  if (is_float) {
+    const double f = std::strtod(text.c_str(), &end);
+    if (*end != '\0' || !(f >= 0.0 && f <= 1.0)) {
+      throw InputError(where + "must be an integer >= 0 or a fraction in [0.0, 1.0]");
+    }
+    limit.kind = Kind::Fraction;
+    limit.fraction = f;
+  } else {
+    const long long k = std::strtoll(text.c_str(), &end, 10);
+    if (*end != '\0' || k < 0) {
+      throw InputError(where + "must be an integer >= 0 or a fraction in [0.0, 1.0]");
+    }
+    limit.kind = Kind::Count;
+    limit.count = k;
+  }
+  return limit;
+}
+
+std::string BatchLimit::to_string() const {
+  switch (kind) {
+    case Kind::All:
+      return "all";
+    case Kind::Count:
+      return std::to_string(count);
+    case Kind::Fraction: {
+      std::string s = std::to_string(fraction);
+      while (s.size() > 3 && s.back() == '0') s.pop_back();  // "0.250000" -> "0.25"
+      return s;
+    }
+  }
+  return "all";
+}
+
+int64_t BatchLimit::apply(int64_t batches) const {
+  switch (kind) {
+    case Kind::All:
+      return batches;
+    case Kind::Count:
+      return std::min(count, batches);
+    case Kind::Fraction: {
+      if (fraction == 1.0) return batches;
+      // Lightning: int(batches * f) in double arithmetic (int(100 * 0.29) == 28).
+      const auto limited = static_cast<int64_t>(static_cast<double>(batches) * fraction);
+      if (limited == 0 && fraction > 0.0 && batches > 0) {
+        throw InputError("--limit-batches: " + to_string() + " of " + std::to_string(batches) +
+                         " batches is 0 batches; Lightning raises here (use at least " +
+                         std::to_string(1.0 / static_cast<double>(batches)) + ")");
+      }
+      return limited;
+    }
+  }
+  return batches;
+}
+
+int64_t batches_per_rank(int64_t rank_samples, const LoaderConfig& loader) {
+  const int64_t b = loader.batch_size;
+  return loader.drop_last ? rank_samples / b : (rank_samples + b - 1) / b;
+}
+
+ShardPlan plan_shards(int64_t n, const SamplerConfig& sampler, const LoaderConfig& loader) {
+  if (loader.batch_size < 1) throw InputError("--batch-size: must be at least 1");
+  if (loader.sanity_steps < 0) throw InputError("--sanity-steps: must not be negative");
+  ShardPlan plan;
+  plan.n = n;
+  plan.world_size = sampler.world_size;
+  plan.batch_size = loader.batch_size;
+  plan.sampler = sample(n, sampler);
+  // The sanity check runs before epoch 0, so it sees the epoch-0 sampler order.
+  std::vector<RankSequence> sanity_source;
+  if (loader.sanity_leak) {
+    SamplerConfig epoch0 = sampler;
+    epoch0.epoch = 0;
+    sanity_source = sampler.epoch == 0 ? plan.sampler : sample(n, epoch0);
+  }
+  for (int r = 0; r < plan.world_size; ++r) {
+    const RankSequence& seq = plan.sampler[static_cast<size_t>(r)];
+    EvaluatedRank rank;
+    rank.sampler_size = seq.size();
+    rank.batches = loader.limit.apply(batches_per_rank(rank.sampler_size, loader));
+    const int64_t evaluated = std::min(rank.sampler_size, rank.batches * loader.batch_size);
+    if (loader.sanity_leak) {
+      rank.sanity_batches = std::min<int64_t>(loader.sanity_steps, rank.batches);
+      RankSequence sanity = sanity_source[static_cast<size_t>(r)].prefix(
+          std::min(rank.sampler_size, rank.sanity_batches * loader.batch_size));
+      for (Segment& s : sanity.segments) {
+        s.flags |= kSanity;
+        rank.sequence.segments.push_back(s);
+      }
+    }
+    for (const Segment& s : seq.prefix(evaluated).segments) rank.sequence.segments.push_back(s);
+    plan.evaluated.push_back(std::move(rank));
+  }
+  return plan;
+}
+
+}  // namespace shardlens

@@ -1,0 +1,101 @@
+#pragma once
+// Samplers with exact PyTorch / Lightning semantics. A sampler's output for one rank is a
+// list of segments; each segment walks one shared order (a permutation, or the identity) by
+// a stride, so the O(n) order is computed once and serves every rank.
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/model/records.h"
+#include "core/torchsem/randperm.h"
+
+namespace shardlens {
+
+enum class SamplerKind {
+  Distributed,  // torch DistributedSampler (what Lightning injects for val/test)
+  Unrepeated,   // Lightning UnrepeatedDistributedSampler (predict): no padding
+  Sequential,   // hand-made contiguous split: rank r gets one contiguous block, no padding
+  None,         // no distributed sampler: every rank iterates the whole dataset
+};
+
+struct SamplerConfig {
+  SamplerKind kind = SamplerKind::Distributed;
+  int world_size = 4;
+  bool shuffle = false;
+  int64_t seed = 0;
+  int64_t epoch = 0;
+  bool drop_last = false;           // the sampler's drop_last
+  std::vector<int64_t> rank_seeds;  // empty, or one seed per rank (models divergence)
+  TorchVersion torch;
+};
+
+// An order of dataset indices: a permutation, or the identity when `perm` is empty.
+struct Order {
+  int64_t n = 0;
+  std::vector<uint32_t> perm;
+  int64_t at(int64_t position) const {
+    return perm.empty() ? position : static_cast<int64_t>(perm[static_cast<size_t>(position)]);
+  }
+};
+
+// Positions start, start + stride, ... (count of them) of an order, taken modulo n;
+// positions >= n are padding. `flags` are added to every record of the segment.
+struct Segment {
+  std::shared_ptr<const Order> order;
+  int64_t start = 0;
+  int64_t stride = 1;
+  int64_t count = 0;
+  uint8_t flags = 0;
+};
+
+struct RankSequence {
+  std::vector<Segment> segments;
+  int64_t size() const;
+  // First `count` elements (keeps whole segments, cuts the last one).
+  RankSequence prefix(int64_t count) const;
+  std::vector<int64_t> indices() const;  // materialized, for small n (tests, JSON)
+  std::vector<uint8_t> flags() const;
+};
+
+// Positions of a segment below its order's n: those are real samples (no wrap, no
+// padding flag); the rest wrap round to the order's start as padding.
+inline int64_t unwrapped_count(const Segment& s) {
+  if (s.stride <= 0) return s.start < s.order->n ? s.count : 0;
+  if (s.start >= s.order->n) return 0;
+  return std::min(s.count, (s.order->n - s.start + s.stride - 1) / s.stride);
+}
+
+// Calls f(index, flags) for every element in order. Header-inline: it is the hot loop, so
+// the identity-or-permutation and wrap-or-not decisions are made once per segment, not
+// once per element.
+template <class F>
+void for_each_element(const RankSequence& seq, F&& f) {
+  for (const Segment& s : seq.segments) {
+    const Order& o = *s.order;
+    const int64_t direct = unwrapped_count(s);
+    int64_t pos = s.start;
+    int64_t k = 0;
+    if (o.perm.empty()) {
+      for (; k < direct; ++k, pos += s.stride) f(pos, s.flags);
+    } else {
+      const uint32_t* perm = o.perm.data();
+      for (; k < direct; ++k, pos += s.stride) f(static_cast<int64_t>(perm[pos]), s.flags);
+    }
+    for (; k < s.count; ++k, pos += s.stride) {
+      f(o.at(pos % o.n), static_cast<uint8_t>(s.flags | (pos >= o.n ? kPadding : 0)));
+    }
+  }
+}
+
+// num_samples per rank of a DistributedSampler (DESIGN: exact torch formula).
+int64_t distributed_num_samples(int64_t n, int world_size, bool drop_last);
+
+// The sampler's output for every rank; padding included.
+std::vector<RankSequence> sample(int64_t n, const SamplerConfig& config);
+
+std::string to_string(SamplerKind kind);
+SamplerKind parse_sampler_kind(const std::string& text);  // throws InputError
+
+}  // namespace shardlens

@@ -1,0 +1,146 @@
+#include "core/torchsem/sync.h"
+
+#include "core/model/types.h"
+
+namespace shardlens {
+
+namespace {
+
+// Sum over ranks; a float counter rounds after each addition as a float all-reduce would.
+Matrix all_reduce(const std::vector<Matrix>& per_rank, CounterDtype dtype) {
+  Matrix sum(per_rank.front().classes);
+  for (const Matrix& m : per_rank) {
+    for (size_t i = 0; i < sum.cells.size(); ++i) {
+      sum.cells[i] = round_to_dtype(sum.cells[i] + m.cells[i], dtype);
+    }
+  }
+  return sum;
+}
+
+Matrix bincount_records(const std::vector<Record>& records, int32_t classes, int ignore_index) {
+  Matrix m(classes);
+  for (const Record& r : records) {
+    if (r.target != ignore_index) m.at(r.target, r.prediction) += 1;
+  }
+  return m;
+}
+
+// Gathered tensors are counted once, on the gathering side, in exact integers.
+Matrix bincount_all(const RecordSource& records, int32_t classes, int ignore_index) {
+  Matrix m(classes);
+  for (int r = 0; r < records.world_size(); ++r) {
+    for_each_record(records, r, [&](const Record& rec) {
+      if (rec.target != ignore_index) m.at(rec.target, rec.prediction) += 1;
+    });
+  }
+  return m;
+}
+
+// Every rank pads its (target, pred) tensors with zeros to the longest rank before an
+// all_gather, and nobody trims: each padded slot becomes a (0, 0) pair.
+Matrix gather_zero_pad(const SyncInputs& in, int32_t classes) {
+  Matrix m = bincount_all(*in.records, classes, in.ignore_index);
+  int64_t longest = 0;
+  for (int r = 0; r < in.records->world_size(); ++r) {
+    longest = std::max(longest, in.records->rank_size(r));
+  }
+  if (in.ignore_index == 0) return m;
+  for (int r = 0; r < in.records->world_size(); ++r) {
+    m.at(0, 0) += static_cast<double>(longest - in.records->rank_size(r));
+  }
+  return m;
+}
+
+}  // namespace
+
+std::vector<Record> gather_for_metrics_records(const RecordSource& records, int64_t dataset_size,
+                                               int64_t batch_size, bool loader_exhausted) {
+  const int w = records.world_size();
+  int64_t batches = 0;
+  for (int r = 0; r < w; ++r) {
+    batches = std::max(batches, (records.rank_size(r) + batch_size - 1) / batch_size);
+  }
+  std::vector<Record> kept;
+  std::vector<Record> gathered;
+  for (int64_t b = 0; b < batches; ++b) {
+    gathered.clear();
+    for (int r = 0; r < w; ++r) {  // rank-major, as all_gather concatenates
+      const int64_t begin = b * batch_size;
+      const int64_t end = std::min(records.rank_size(r), begin + batch_size);
+      if (end <= begin) continue;
+      const size_t at = gathered.size();
+      gathered.resize(at + static_cast<size_t>(end - begin));
+      records.read(r, begin, std::span<Record>(gathered.data() + at, gathered.size() - at));
+    }
+    const int64_t remainder = dataset_size % (batch_size * w);
+    if (b == batches - 1 && loader_exhausted && remainder > 0 &&
+        static_cast<int64_t>(gathered.size()) > remainder) {
+      gathered.resize(static_cast<size_t>(remainder));
+    }
+    kept.insert(kept.end(), gathered.begin(), gathered.end());
+  }
+  return kept;
+}
+
+Matrix synchronize(SyncStrategy strategy, const SyncInputs& in) {
+  const std::vector<Matrix>& per_rank = *in.per_rank;
+  const int32_t classes = per_rank.front().classes;
+  switch (strategy) {
+    case SyncStrategy::AllReduce:
+      return all_reduce(per_rank, in.dtype);
+    case SyncStrategy::Local:
+      return per_rank.front();
+    case SyncStrategy::Double: {
+      // The second all-reduce sums the already-synced matrix held by every rank.
+      const Matrix once = all_reduce(per_rank, in.dtype);
+      return all_reduce(std::vector<Matrix>(per_rank.size(), once), in.dtype);
+    }
+    case SyncStrategy::GatherZeroPad:
+      return gather_zero_pad(in, classes);
+    case SyncStrategy::GatherTrim:
+      return bincount_all(*in.records, classes, in.ignore_index);
+    case SyncStrategy::GatherForMetrics:
+      return bincount_records(gather_for_metrics_records(*in.records, in.dataset_size,
+                                                         in.batch_size, in.loader_exhausted),
+                              classes, in.ignore_index);
+    case SyncStrategy::NormalizeThenSum: {
+      Matrix sum(classes);
+      for (const Matrix& m : per_rank) sum += normalize(m, Normalization::True);
+      return sum;
+    }
+  }
+  return all_reduce(per_rank, in.dtype);
+}
+
+std::string to_string(SyncStrategy s) {
+  switch (s) {
+    case SyncStrategy::AllReduce:
+      return "all-reduce";
+    case SyncStrategy::Local:
+      return "local";
+    case SyncStrategy::Double:
+      return "double";
+    case SyncStrategy::GatherZeroPad:
+      return "gather-zero-pad";
+    case SyncStrategy::GatherTrim:
+      return "gather-trim";
+    case SyncStrategy::GatherForMetrics:
+      return "gather-for-metrics";
+    case SyncStrategy::NormalizeThenSum:
+      return "normalize-then-sum";
+  }
+  return "all-reduce";
+}
+
+SyncStrategy parse_sync_strategy(const std::string& text) {
+  for (auto s : {SyncStrategy::AllReduce, SyncStrategy::Local, SyncStrategy::Double,
+                 SyncStrategy::GatherZeroPad, SyncStrategy::GatherTrim,
+                 SyncStrategy::GatherForMetrics, SyncStrategy::NormalizeThenSum}) {
+    if (to_string(s) == text) return s;
+  }
+  throw InputError("--sync: '" + text +
+                   "' is not one of all-reduce, local, double, gather-zero-pad, gather-trim, "
+                   "gather-for-metrics, normalize-then-sum");
+}
+
+}  // namespace shardlens

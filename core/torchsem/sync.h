@@ -1,0 +1,44 @@
+#pragma once
+// Sync strategies: how per-rank matrices become the reported one.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/model/counter.h"
+#include "core/model/matrix.h"
+#include "core/model/records.h"
+
+namespace shardlens {
+
+enum class SyncStrategy {
+  AllReduce,         // sum over ranks (torchmetrics, correct)
+  Local,             // no sync: rank 0's own matrix
+  Double,            // all-reduce applied twice
+  GatherZeroPad,     // gather uneven (target, pred) tensors padded with zeros, untrimmed
+  GatherTrim,        // gather with trimming (correct)
+  GatherForMetrics,  // Accelerate's gather_for_metrics trimming
+  NormalizeThenSum,  // per-rank row-normalized matrices summed
+};
+
+std::string to_string(SyncStrategy s);
+SyncStrategy parse_sync_strategy(const std::string& text);  // throws InputError
+
+struct SyncInputs {
+  const std::vector<Matrix>* per_rank = nullptr;  // as accumulated on each rank
+  const RecordSource* records = nullptr;          // for the gather strategies
+  int64_t dataset_size = 0;                       // len(dataset), for gather_for_metrics
+  int64_t batch_size = 1;
+  bool loader_exhausted = true;  // the last batch evaluated was the loader's last one
+  int ignore_index = -1;
+  CounterDtype dtype = CounterDtype::Int64;
+};
+
+Matrix synchronize(SyncStrategy strategy, const SyncInputs& in);
+
+// Records kept by Accelerate's gather_for_metrics: rank-major per batch, the last gathered
+// batch cut to its first dataset_size % (batch_size * W) items. Returns per rank a keep
+// count of the final batch... expressed as the list of kept records.
+std::vector<Record> gather_for_metrics_records(const RecordSource& records, int64_t dataset_size,
+                                               int64_t batch_size, bool loader_exhausted);
+
+}  // namespace shardlens

@@ -1,0 +1,138 @@
+// One evaluation for simulations and runs: a simulation saved as a run file and opened again
+// is the same evaluation to every consumer (matrices, coverage, diagnosis, reports, exports),
+// and what a run lacks is absent rather than made up.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/report/export.h"
+#include "core/report/report.h"
+#include "core/runs/run_evaluation.h"
+#include "core/sim/engine.h"
+#include "core/sim/lessons.h"
+#include "tests/common/small_run.h"
+
+namespace shardlens {
+namespace {
+
+std::vector<std::string> patterns(const Diagnosis& d) {
+  std::vector<std::string> out;
+  for (const Finding& f : d.findings) out.push_back(pattern_id(f.pattern));
+  return out;
+}
+
+// Saved as a run file and read back through the file format.
+Evaluation reopened(const Evaluation& e) {
+  // One folder per test process: ctest runs the tests of this file in parallel.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("shardlens_eval_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "sim.slrun").string();
+  save_run_file(run_from_evaluation(e), path);
+  Evaluation back = evaluation_from_run(load_run_file(path), "sim.slrun");
+  std::filesystem::remove_all(dir);
+  return back;
+}
+
+// Every lesson: the reopened run carries the same matrices, coverage and findings.
+TEST(Evaluation, ALessonSavedAsARunIsTheSameEvaluation) {
+  for (const char* name : {"padding-duplicates", "sanity-leak", "counter-precision", "unsynced",
+                           "gather-zero-pad", "batch-limit-subset", "ignored-targets"}) {
+    const Evaluation sim = simulate(load_preset(name));
+    const Evaluation run = reopened(sim);
+    EXPECT_EQ(run.per_rank, sim.per_rank) << name;
+    EXPECT_EQ(run.synced, sim.synced) << name;
+    EXPECT_EQ(run.expected, sim.expected) << name;
+    EXPECT_EQ(run.expected_distinct, sim.expected_distinct) << name;
+    EXPECT_EQ(run.times_evaluated, sim.times_evaluated) << name;
+    EXPECT_EQ(run.class_names, sim.class_names) << name;
+    EXPECT_EQ(run.class_counts, sim.class_counts) << name;
+    EXPECT_EQ(patterns(run.diagnosis), patterns(sim.diagnosis)) << name;
+    EXPECT_EQ(run.diagnosis.mismatched_rows, sim.diagnosis.mismatched_rows) << name;
+    // The run knows no plan and no per-index predictions; nothing stands in for them.
+    EXPECT_EQ(run.plan, nullptr) << name;
+    EXPECT_EQ(run.inputs, nullptr) << name;
+    EXPECT_EQ(run.provenance.file, "sim.slrun") << name;
+    // The reports differ only where the provenance does.
+    nlohmann::json a = report_json(sim), b = report_json(run);
+    b.erase("run_file");
+    EXPECT_EQ(a, b) << name;
+  }
+}
+
+TEST(Evaluation, RecordsOfARunReadLikeASimulations) {
+  const Evaluation sim = simulate(load_preset("padding-duplicates"));
+  const Evaluation run = reopened(sim);
+  ASSERT_EQ(run.records->world_size(), sim.records->world_size());
+  for (int r = 0; r < sim.records->world_size(); ++r) {
+    std::vector<Record> a, b;
+    for_each_record(*sim.records, r, [&](const Record& x) { a.push_back(x); });
+    for_each_record(*run.records, r, [&](const Record& x) { b.push_back(x); });
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].index, b[i].index);
+      EXPECT_EQ(a[i].flags, b[i].flags);
+      EXPECT_EQ(a[i].prediction, b[i].prediction);
+    }
+  }
+}
+
+// An incomplete run: no synced matrix, one incomplete-run finding, reports and exports that
+// say so instead of showing zeros.
+TEST(Evaluation, IncompleteRunIsReportedAndExported) {
+  RunFile file = test::small_run();
+  file.synced = Matrix();
+  file.meta.complete = false;
+  file.meta.failed_ranks = {1};
+  file.meta.incomplete_reason = "rank 1 failed: connection closed";
+  const Evaluation e = evaluation_from_run(file, "partial.slrun");
+  EXPECT_FALSE(e.synced.has_value());
+  EXPECT_FALSE(e.diagnosis.correct);
+  EXPECT_EQ(patterns(e.diagnosis), std::vector<std::string>{"incomplete-run"});
+  const nlohmann::json j = report_json(e);
+  EXPECT_TRUE(j["synced"].is_null());
+  EXPECT_NE(j["incomplete"].get<std::string>().find("rank 1 failed"), std::string::npos);
+  EXPECT_EQ(j["failed_ranks"], nlohmann::json::array({1}));
+  const std::string text = report_text(e);
+  EXPECT_NE(text.find("INCOMPLETE"), std::string::npos) << text;
+  EXPECT_NE(text.find("[incomplete-run]"), std::string::npos) << text;
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("shardlens_incomplete_export_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const auto written = export_data(e, dir.string(), {"csv", "npy"});
+  EXPECT_TRUE(std::filesystem::exists(dir / "per_rank_1.csv"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "report.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "synced.csv"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "difference.csv"));
+  std::filesystem::remove_all(dir);
+}
+
+// A run that recorded no expected matrix has none; the distinct-sample matrix comes from the
+// records: index 0 is counted once although rank 1 evaluated it again as padding.
+TEST(Evaluation, RunWithoutExpectedCountsDistinctRecords) {
+  const Evaluation e = evaluation_from_run(test::small_run(), "small.slrun");
+  EXPECT_FALSE(e.expected.has_value());
+  EXPECT_FALSE(e.difference().has_value());
+  Matrix want(3);
+  want.at(0, 0) = 2;  // indices 0 and 1
+  want.at(1, 1) = 1;  // 2
+  want.at(2, 2) = 2;  // 4, 5
+  want.at(0, 1) = 1;  // 6
+  want.at(1, 2) = 1;  // 3
+  EXPECT_EQ(e.expected_distinct, want);
+  EXPECT_EQ(e.times_evaluated, (std::vector<uint8_t>{2, 1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(e.class_names, (std::vector<std::string>{"cat", "dog", "émeu"}));
+}
+
+TEST(Evaluation, PatternIdsRoundTrip) {
+  EXPECT_STREQ(pattern_id(Pattern::IncompleteRun), "incomplete-run");
+  EXPECT_EQ(pattern_from_id("padding-duplicates"), Pattern::PaddingDuplicates);
+  EXPECT_FALSE(pattern_from_id("no-such-pattern").has_value());
+  EXPECT_EQ(all_patterns().size(), 17u);
+  EXPECT_FALSE(describe_pattern(Pattern::IncompleteRun).fixes.empty());
+}
+
+}  // namespace
+}  // namespace shardlens
