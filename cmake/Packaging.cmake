@@ -29,6 +29,12 @@ endforeach()
 install(FILES packaging/man/shardlens.1 packaging/man/shardlens-cli.1
         DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The Python recorder as a pip-installable source tree:
+#   pip install --no-build-isolation /usr/share/shardlens/python
+# (setup.py builds outside the tree, so it installs from this read-only copy.)
+install(FILES integrations/python/pyproject.toml integrations/python/setup.py
+              integrations/python/shardlens_recorder.py
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/shardlens/python)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME shardlens)

@@ -47,8 +47,11 @@ QString cellTooltip(const EvaluationResult& r, const CellRef& c) {
   const auto line = [&html](const QString& k, const QString& v) {
     html += QStringLiteral("<tr><td>%1</td><td align=right><b>%2</b></td></tr>").arg(k, v);
   };
-  if (c.kind == ViewKind::Rank)
+  if (c.kind == ViewKind::Rank) {
     line(QObject::tr("This rank's count"), count(e.per_rank[size_t(c.rank)].at(t, p)));
+    if (size_t(c.rank) < e.reported_per_rank.size() && e.reported_per_rank[size_t(c.rank)])
+      line(QObject::tr("This rank reported"), count(e.reported_per_rank[size_t(c.rank)]->at(t, p)));
+  }
   line(QObject::tr("Synced (reported)"),
        e.synced ? count(e.synced->at(t, p)) : QObject::tr("never synchronized"));
   const bool known = e.expected.has_value();

@@ -17,10 +17,16 @@ class ChartsPanel : public QWidget {
   void setResult(const ResultPtr& result);
   QChartView* classChart() const { return m_classes; }
   QChartView* rankChart() const { return m_ranks; }
+  // Each class's row sum minus its true count, epoch by epoch (runs of several epochs).
+  QChartView* epochChart() const { return m_epochs; }
+  static constexpr int kMaxEpochLines = 10;
 
  private:
+  void showEpochs(const ResultPtr& result);
+
   QChartView* m_classes;
   QChartView* m_ranks;
+  QChartView* m_epochs;
 };
 
 }  // namespace shardlens::ui

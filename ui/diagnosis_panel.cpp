@@ -37,7 +37,8 @@ QString diagnosisHtml(const Evaluation& e) {
   const auto row = [&h](const QString& k, const QString& v) {
     h += QStringLiteral("<tr><td>%1</td><td align=right><b>%2</b></td></tr>").arg(k, v);
   };
-  row(QObject::tr("Reported total"), render::formatValue(d.reported_total, false));
+  row(QObject::tr("Reported total"),
+      e.synced ? render::formatValue(d.reported_total, false) : QObject::tr("none (never synced)"));
   row(QObject::tr("Dataset size (expected total)"), QString::number(d.expected_total));
   row(QObject::tr("Records evaluated"), QString::number(d.evaluated_records));
   row(QObject::tr("Distinct samples evaluated"), QString::number(d.distinct_evaluated));

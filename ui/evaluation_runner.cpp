@@ -52,13 +52,23 @@ quint64 EvaluationRunner::startRun(const QString& path) {
   return launch([path](JobProgress* prog) {
     const std::string file = path.toStdString();
     step(prog, "reading run file", 0.0);
-    RunFile run = load_run_file(file);
-    step(prog, "diagnosing", 0.5);
-    auto r = std::make_shared<EvaluationResult>();
-    r->eval = evaluation_from_run(std::move(run), file);
-    r->shards = summarizeShards(r->eval, prog);
-    r->runPath = path;
-    return r;
+    std::vector<Evaluation> evals = load_run_evaluations(file);
+    auto all = std::make_shared<std::vector<std::shared_ptr<const EvaluationResult>>>();
+    std::vector<std::shared_ptr<EvaluationResult>> results;
+    for (size_t k = 0; k < evals.size(); ++k) {
+      step(prog, "diagnosing", 0.5 + 0.5 * double(k) / double(evals.size()));
+      auto r = std::make_shared<EvaluationResult>();
+      r->eval = std::move(evals[k]);
+      // Images and subsets need the dataset's labels; a run opened elsewhere does without.
+      attach_dataset_labels(r->eval);
+      r->shards = summarizeShards(r->eval, prog);
+      r->runPath = path;
+      r->epochIndex = k;
+      results.push_back(r);
+      all->push_back(r);
+    }
+    for (auto& r : results) r->epochs = all;
+    return results.front();
   });
 }
 

@@ -24,6 +24,10 @@ struct EvaluationResult {
   ShardSummary shards;
   double seconds = 0;  // engine time, for the status bar
   QString runPath;     // the run file as the user named it, when the result shows one
+  // A run file of several epochs: every epoch's result (this one among them, at epochIndex),
+  // so stepping through them costs nothing.
+  std::shared_ptr<const std::vector<std::shared_ptr<const EvaluationResult>>> epochs;
+  size_t epochIndex = 0;
 };
 using ResultPtr = std::shared_ptr<const EvaluationResult>;
 

@@ -4,6 +4,7 @@
 // background job's progress and a cancel button.
 #include <QMainWindow>
 #include <QPointer>
+#include <QTimer>
 
 #include "core/evaluation/scenario.h"
 #include "ui/evaluation_runner.h"
@@ -56,6 +57,7 @@ class MainWindow : public QMainWindow {
   EvaluationRunner* runner() const { return m_runner; }
   const ResultPtr& result() const { return m_result; }
   MatrixPanel* matrices() const { return m_matrices; }
+  ChartsPanel* charts() const { return m_charts; }
   ScenarioPanel* scenarioPanel() const { return m_panel; }
   LessonModel* lessons() const { return m_lessons; }
   SamplePanel* samples() const { return m_samples; }
@@ -84,6 +86,7 @@ class MainWindow : public QMainWindow {
   void onResult(ResultPtr result);
   void onFailed(quint64 job, const QString& message);
   void setRunView(const ResultPtr& result);  // enters run mode, or leaves it when null
+  void stepRunEpoch(int delta);              // the next / previous epoch of a run (wraps)
   void onProgress(quint64 job, const QString& stage, double fraction);
   void setBusy(bool busy);
   void updateTitle();
@@ -110,7 +113,8 @@ class MainWindow : public QMainWindow {
   RunBanner* m_banner = nullptr;
   QWidget* m_panelScroll = nullptr;
   WelcomePanel* m_welcome = nullptr;
-  QList<QAction*> m_simulationActions;  // epoch stepping: meaningless for a recorded run
+  QList<QAction*> m_epochActions;  // a simulation's set_epoch, or a multi-epoch run's epochs
+  QTimer m_runPlay;                // plays a run's epochs
   QMenu* m_recentMenu = nullptr;
   QMenu* m_viewMenu = nullptr;
   QProgressBar* m_progress = nullptr;

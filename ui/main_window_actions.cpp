@@ -61,12 +61,18 @@ void MainWindow::buildActions() {
     recompute();
   });
   run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), m_runner, &EvaluationRunner::cancel);
-  m_simulationActions << run->addAction(tr("&Next epoch"), QKeySequence(tr("Ctrl+Right")), this,
-                                        [this] { m_panel->stepEpoch(1); });
-  m_simulationActions << run->addAction(tr("&Previous epoch"), QKeySequence(tr("Ctrl+Left")), this,
-                                        [this] { m_panel->stepEpoch(-1); });
-  m_simulationActions << run->addAction(tr("&Play epochs"), QKeySequence(tr("Ctrl+P")), this,
-                                        [this] { m_panel->setPlaying(!m_panel->playing()); });
+  // Epochs: the simulation's set_epoch, or the recorded epochs of a run file.
+  m_epochActions << run->addAction(tr("&Next epoch"), QKeySequence(tr("Ctrl+Right")), this, [this] {
+    showingRun() ? stepRunEpoch(1) : m_panel->stepEpoch(1);
+  });
+  m_epochActions << run->addAction(
+      tr("&Previous epoch"), QKeySequence(tr("Ctrl+Left")), this,
+      [this] { showingRun() ? stepRunEpoch(-1) : m_panel->stepEpoch(-1); });
+  m_epochActions << run->addAction(tr("&Play epochs"), QKeySequence(tr("Ctrl+P")), this, [this] {
+    if (!showingRun()) return m_panel->setPlaying(!m_panel->playing());
+    m_runPlay.isActive() ? m_runPlay.stop() : m_runPlay.start(1000);
+  });
+  connect(&m_runPlay, &QTimer::timeout, this, [this] { stepRunEpoch(1); });
 
   m_viewMenu = menuBar()->addMenu(tr("&View"));
   m_viewMenu->addAction(tr("&Reset zoom"), QKeySequence(tr("Ctrl+0")), this, [this] {

@@ -40,7 +40,7 @@ void MainWindow::setRunView(const ResultPtr& result) {
   const bool run = result && !result->eval.provenance.file.empty();
   if (run) {
     m_runPath = result->runPath;
-    m_banner->setRun(m_runPath, result->eval.provenance, result->eval.world_size);
+    m_banner->setRun(m_runPath, result->eval);
     // Shown as recorded; the panel never emits for setScenario, so m_scenario (what
     // "Back to simulation" returns to) is untouched.
     m_panel->setScenario(result->eval.scenario);
@@ -53,8 +53,18 @@ void MainWindow::setRunView(const ResultPtr& result) {
   m_panel->setEnabled(!run);
   // An import without a recorded scenario would show default settings that never ran.
   m_panelScroll->setVisible(!run || result->eval.provenance.scenario_recorded);
-  for (QAction* a : m_simulationActions) a->setEnabled(!run);
+  const bool epochs = run && result->epochs && result->epochs->size() > 1;
+  for (QAction* a : m_epochActions) a->setEnabled(!run || epochs);
+  if (!epochs) m_runPlay.stop();
   updateTitle();
+}
+
+void MainWindow::stepRunEpoch(int delta) {
+  if (!m_result || !m_result->epochs || m_result->epochs->size() < 2) return;
+  const auto& all = *m_result->epochs;
+  const int n = int(all.size());
+  const int next = ((int(m_result->epochIndex) + delta) % n + n) % n;
+  onResult(all[size_t(next)]);
 }
 
 void MainWindow::leaveRun() {

@@ -33,15 +33,24 @@ RunBanner::RunBanner(QWidget* parent)
   layout->addWidget(m_back, 0, Qt::AlignLeft);
 }
 
-void RunBanner::setRun(const QString& path, const Provenance& meta, int worldSize) {
-  m_title->setText(tr("<b>Run file: %1</b> (%2)")
-                       .arg(QFileInfo(path).fileName().toHtmlEscaped(),
-                            QString::fromStdString(run_summary(meta, worldSize)).toHtmlEscaped()));
+void RunBanner::setRun(const QString& path, const Evaluation& e) {
+  const Provenance& meta = e.provenance;
+  m_title->setText(
+      tr("<b>Run file: %1</b> (%2)")
+          .arg(QFileInfo(path).fileName().toHtmlEscaped(),
+               QString::fromStdString(run_summary(meta, e.world_size)).toHtmlEscaped()));
   m_title->setToolTip(path);
   QStringList lines;
   lines << (meta.scenario_recorded
                 ? tr("The scenario below is the one recorded with the run (read-only).")
                 : tr("No scenario was recorded with this run (imported dumps)."));
+  if (e.provenance.epochs > 1)
+    lines << tr("Epoch %1 (%2 of %3 recorded; Ctrl+→/← steps, Ctrl+P plays)")
+                 .arg(e.epoch)
+                 .arg(e.provenance.epoch_index + 1)
+                 .arg(e.provenance.epochs);
+  if (!e.dataset.empty())
+    lines << tr("Dataset %1").arg(QString::fromStdString(e.dataset).toHtmlEscaped());
   if (meta.class_counts_source != "dataset")
     lines << tr("True class counts estimated from the distinct samples recorded.");
   if (!meta.complete)
@@ -55,6 +64,10 @@ void RunBanner::setRun(const QString& path, const Provenance& meta, int worldSiz
                       meta.torch_version.empty() ? tr("unknown")
                                                  : QString::fromStdString(meta.torch_version));
   m_details->setText(lines.join(QStringLiteral("<br>")));
+}
+
+QString RunBanner::detailsText() const {
+  return m_details->text();
 }
 
 QString RunBanner::text() const {

@@ -8,7 +8,7 @@ class QLabel;
 class QPushButton;
 
 namespace shardlens {
-struct Provenance;
+struct Evaluation;
 }
 
 namespace shardlens::ui {
@@ -17,8 +17,9 @@ class RunBanner : public QFrame {
   Q_OBJECT
  public:
   explicit RunBanner(QWidget* parent = nullptr);
-  void setRun(const QString& path, const Provenance& meta, int worldSize);
-  QString text() const;  // the banner's first line, "Run file: NAME (…)"
+  void setRun(const QString& path, const Evaluation& e);
+  QString text() const;         // the banner's first line, "Run file: NAME (…)"
+  QString detailsText() const;  // the lines below it
 
  signals:
   void backToSimulation();

@@ -61,7 +61,10 @@ void SamplePanel::showCell(const ResultPtr& result, const CellRef& cell) {
                                   : tr("%n sample(s)", nullptr, int(total));
   m_title->setText(title);
   m_table->resizeColumnsToContents();
-  m_imagesPath = idxImagesPath(result->eval.scenario.dataset);
+  m_imagesPath = idxImagesPath(result->eval.dataset);
+  // A subset's samples keep their image in the full dataset.
+  m_sourceIndices =
+      result->eval.labels ? result->eval.labels->source_indices : std::vector<int64_t>{};
   m_image->setVisible(!m_imagesPath.isEmpty());
   m_imageCaption->setVisible(!m_imagesPath.isEmpty());
   m_image->clear();
@@ -73,11 +76,17 @@ void SamplePanel::showImage(const QModelIndex& index) {
   const CellSample* s = m_model->sample(index.row());
   if (!s || m_imagesPath.isEmpty()) return;
   try {
-    const QImage img = m_images.image(m_imagesPath, s->index);
+    const int64_t source = s->index >= 0 && size_t(s->index) < m_sourceIndices.size()
+                               ? m_sourceIndices[size_t(s->index)]
+                               : s->index;
+    const QImage img = m_images.image(m_imagesPath, source);
     m_image->setPixmap(
         QPixmap::fromImage(img.scaled(112, 112, Qt::KeepAspectRatio, Qt::FastTransformation)));
+    const QString where = source == s->index
+                              ? QString::number(s->index)
+                              : tr("%1 (%2 in the full dataset)").arg(s->index).arg(source);
     m_imageCaption->setText(tr("Dataset index %1\nrank %2, position %3%4")
-                                .arg(s->index)
+                                .arg(where)
                                 .arg(s->rank)
                                 .arg(s->position)
                                 .arg(s->flags & kPadding ? tr("\npadding duplicate") : QString()));

@@ -33,6 +33,7 @@ class SamplePanel : public QWidget {
   QLabel* m_image;
   QLabel* m_imageCaption;
   QString m_imagesPath;
+  std::vector<int64_t> m_sourceIndices;  // a subset's index in the full dataset, per sample
   IdxImageCache m_images;
 };
 

@@ -46,11 +46,17 @@ void register_export(CLI::App& app) {
   cmd->callback([cmd, args] {
     std::vector<std::string> data = args->formats;
     const std::vector<std::string> figures = split_figures(data);
-    const Evaluation e = evaluation_for(*cmd, args->engine, args->run_file);
-    std::vector<std::string> written = export_data(e, args->out, data);
-    if (!figures.empty()) {
-      const auto more = write_figures(e, args->out, figures, args->dpi);
-      written.insert(written.end(), more.begin(), more.end());
+    // A run of several epochs: one folder per epoch (epoch<e>/), unless --epoch picks one.
+    const std::vector<Evaluation> all = evaluations_for(*cmd, args->engine, args->run_file);
+    std::vector<std::string> written;
+    for (const Evaluation& e : all) {
+      const std::string dir = epoch_dir(args->out, e, all.size());
+      const auto files = export_data(e, dir, data);
+      written.insert(written.end(), files.begin(), files.end());
+      if (!figures.empty()) {
+        const auto more = write_figures(e, dir, figures, args->dpi);
+        written.insert(written.end(), more.begin(), more.end());
+      }
     }
     for (const std::string& path : written) std::cout << path << "\n";
   });

@@ -23,6 +23,7 @@ struct ImportArgs {
   std::vector<std::string> dumps;
   std::string out;
   std::string dataset;
+  std::string predictions;
   int32_t classes = 0;
   int world_size = 0;
   int ignore_index = -1;
@@ -32,6 +33,7 @@ struct ImportArgs {
 void run_import(const ImportArgs& a) {
   ImportOptions options;
   options.dataset = a.dataset;
+  options.predictions = a.predictions;
   if (a.classes > 0) options.classes = a.classes;
   if (a.world_size > 0) options.world_size = a.world_size;
   options.ignore_index = a.ignore_index;
@@ -43,36 +45,45 @@ void run_import(const ImportArgs& a) {
     return torch->read_pt_dump_arrays(path);
   };
   TerminalProgress progress;
-  RunFile run = import_dumps(a.dumps, options, &progress);
+  // Dumps of several epochs become one run file with every epoch.
+  ImportedRun imported = import_epochs(a.dumps, options, &progress);
   progress.finish();
-  save_run_file(run, a.out);
-  const Evaluation e = evaluation_from_run(std::move(run), a.out);
-  if (a.format == "json") {
-    std::cout << report_json(e).dump(2) << "\n";
-  } else {
+  save_run_epochs(imported.epochs, a.out);
+  std::vector<Evaluation> epochs;
+  for (RunFile& run : imported.epochs) epochs.push_back(evaluation_from_run(std::move(run), a.out));
+  for (const std::string& note : imported.notes)
+    std::cerr << "shardlens-cli: note: " << note << "\n";
+  if (a.format != "json") {
+    const Evaluation& e = epochs.front();
     std::cout << "Imported " << a.dumps.size() << " dump(s), world size " << e.world_size << ", "
-              << e.classes() << " classes -> " << a.out << "\n";
+              << e.classes() << " classes";
+    if (epochs.size() > 1) std::cout << ", " << epochs.size() << " epochs";
+    std::cout << " -> " << a.out << "\n";
     if (e.provenance.class_counts_source != "dataset") {
       std::cout << "Note: no --dataset given; true class counts are estimated from the distinct "
                    "samples the ranks evaluated.\n";
     }
-    std::cout << report_text(e);
   }
+  print_reports(epochs, a.format);
 }
 
 }  // namespace
 
 void register_import(CLI::App& app) {
   auto args = std::make_shared<ImportArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "import",
-      "Import per-rank dumps (.npz, .npy, .csv, .pt) of a real evaluation into a run file");
+  CLI::App* cmd = app.add_subcommand("import",
+                                     "Import per-rank dumps (.npz, .npy, .csv, .pt) of a real "
+                                     "evaluation, one or several epochs, into a run file");
   cmd->add_option("dumps", args->dumps, "Per-rank dump files")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--out", args->out, "Run file to write (.slrun)")->required();
   cmd->add_option("--dataset", args->dataset,
                   "Dataset spec giving the true class counts (e.g. fashion-mnist:test)");
+  cmd->add_option("--predictions", args->predictions,
+                  "One prediction per dataset index (.npy or .csv), for the expected matrix of "
+                  "samples the run never evaluated; needs --dataset")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--classes", args->classes, "Number of classes when no dataset is given")
       ->check(CLI::Range(1, int(kMaxClasses)));
   cmd->add_option("--world-size", args->world_size, "World size when the dumps do not say")

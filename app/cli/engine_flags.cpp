@@ -1,7 +1,13 @@
 #include "app/cli/engine_flags.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
 #include "app/cli/terminal_progress.h"
 #include "core/model/types.h"
+#include "core/report/report.h"
 #include "core/runs/run_evaluation.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
@@ -29,7 +35,8 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& f) {
   cmd.add_flag("--shuffle", f.shuffle, "Shuffle the evaluation order (seed + epoch)");
   cmd.add_flag("--no-shuffle", f.no_shuffle, "Keep dataset order (default, as a val loader)");
   cmd.add_option("--seed", f.seed, "Sampler seed (PL_GLOBAL_SEED)");
-  cmd.add_option("--epoch", f.epoch, "Epoch passed to set_epoch");
+  cmd.add_option("--epoch", f.epoch,
+                 "Epoch passed to set_epoch; with --run, the epoch of the run to report");
   cmd.add_flag("--sampler-drop-last", f.sampler_drop_last, "DistributedSampler(drop_last=True)");
   cmd.add_flag("--loader-drop-last", f.loader_drop_last, "DataLoader(drop_last=True)");
   cmd.add_option("--limit-batches", f.limit_batches,
@@ -79,13 +86,58 @@ Scenario resolve_scenario(const CLI::App& cmd, const EngineFlags& f) {
   return s;
 }
 
-Evaluation evaluation_for(const CLI::App& cmd, const EngineFlags& flags,
-                          const std::string& run_file) {
-  if (!run_file.empty()) return load_run_evaluation(run_file);
-  TerminalProgress progress;
-  Evaluation e = simulate(resolve_scenario(cmd, flags), &progress);
-  progress.finish();
-  return e;
+std::vector<Evaluation> evaluations_for(const CLI::App& cmd, const EngineFlags& flags,
+                                        const std::string& run_file) {
+  std::vector<Evaluation> out;
+  if (run_file.empty()) {
+    TerminalProgress progress;
+    out.push_back(simulate(resolve_scenario(cmd, flags), &progress));
+    progress.finish();
+    return out;
+  }
+  out = load_run_evaluations(run_file);
+  if (cmd.count("--epoch") == 0) return out;
+  std::string epochs;
+  for (Evaluation& e : out) {
+    if (e.epoch == flags.epoch) return {std::move(e)};
+    epochs += (epochs.empty() ? "" : ", ") + std::to_string(e.epoch);
+  }
+  throw InputError("--epoch: " + run_file + " holds epoch" + (out.size() == 1 ? " " : "s ") +
+                   epochs + ", not " + std::to_string(flags.epoch));
+}
+
+void print_reports(const std::vector<Evaluation>& evaluations, const std::string& format) {
+  if (format == "json") {
+    if (evaluations.size() == 1) {
+      std::cout << report_json(evaluations.front()).dump(2) << "\n";
+      return;
+    }
+    nlohmann::json epochs = nlohmann::json::array();
+    for (const Evaluation& e : evaluations) epochs.push_back(report_json(e));
+    std::cout << nlohmann::json{{"epochs", epochs}, {"correct", all_correct(evaluations)}}.dump(2)
+              << "\n";
+    return;
+  }
+  if (evaluations.size() == 1) {
+    std::cout << report_text(evaluations.front());
+    return;
+  }
+  size_t wrong = 0;
+  for (const Evaluation& e : evaluations) {
+    std::cout << "### Epoch " << e.epoch << "\n\n" << report_text(e) << "\n";
+    wrong += !e.diagnosis.correct;
+  }
+  std::cout << "Epochs: " << wrong << " of " << evaluations.size() << " wrong\n";
+}
+
+bool all_correct(const std::vector<Evaluation>& evaluations) {
+  return std::all_of(evaluations.begin(), evaluations.end(),
+                     [](const Evaluation& e) { return e.diagnosis.correct; });
+}
+
+std::string epoch_dir(const std::string& dir, const Evaluation& e, size_t count) {
+  return count == 1 ? dir
+                    : (std::filesystem::path(dir) / ("epoch" + std::to_string(e.epoch))).string();
 }
 
 }  // namespace shardlens::cli

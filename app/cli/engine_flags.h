@@ -27,10 +27,16 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& flags);
 void add_format_flag(CLI::App& cmd, std::string& format);
 // Preset (or defaults) with every flag the user gave applied on top.
 Scenario resolve_scenario(const CLI::App& cmd, const EngineFlags& flags);
-// The evaluation a command reports: the run file when `run_file` is given (a run and a
-// simulation are the same to every command), else the simulation of the resolved scenario,
-// with a progress bar on a terminal.
-Evaluation evaluation_for(const CLI::App& cmd, const EngineFlags& flags,
-                          const std::string& run_file);
+// The evaluations a command reports: every epoch of the run file when `run_file` is given
+// (only the one --epoch names, when given), else the simulation of the resolved scenario,
+// with a progress bar on a terminal. A run and a simulation are the same to every command.
+std::vector<Evaluation> evaluations_for(const CLI::App& cmd, const EngineFlags& flags,
+                                        const std::string& run_file);
+// The report of one evaluation, or {"epochs": [...]} / one report per epoch for several.
+void print_reports(const std::vector<Evaluation>& evaluations, const std::string& format);
+// Whether every evaluation's reported matrix is right.
+bool all_correct(const std::vector<Evaluation>& evaluations);
+// Where an epoch's files go: `dir` for a single evaluation, else dir/epoch<e>.
+std::string epoch_dir(const std::string& dir, const Evaluation& e, size_t count);
 
 }  // namespace shardlens::cli

@@ -95,6 +95,32 @@ bool classify_reduction(Classifier& c, const RecordStats& st, const Matrix& repo
   const auto& per_rank = *in.per_rank;
   const int w = static_cast<int>(per_rank.size());
   const int32_t classes = reported.classes;
+  if (in.reported_per_rank) {
+    std::vector<int> disagree;  // ranks whose report differs from the first rank's that said
+    const Matrix* first = nullptr;
+    int first_rank = -1;
+    for (size_t r = 0; r < in.reported_per_rank->size(); ++r) {
+      const auto& m = (*in.reported_per_rank)[r];
+      if (!m) continue;
+      if (!first) {
+        first = &*m;
+        first_rank = int(r);
+      } else if (!nearly_equal(*m, *first)) {
+        disagree.push_back(int(r));
+      }
+    }
+    if (!disagree.empty()) {
+      std::string list;
+      for (int r : disagree) list += (list.empty() ? "" : ", ") + std::to_string(r);
+      c.add(Pattern::Unsynced,
+            "The ranks disagree on the reported matrix: rank " + std::to_string(first_rank) +
+                " reported " + num(first->total()) + " counts, rank" +
+                (disagree.size() == 1 ? " " : "s ") + list +
+                " something else; a synchronized metric reports the same matrix on every rank.",
+            nullptr, differing_rows(reported, rank_sum));
+      return false;
+    }
+  }
   if (nearly_equal(reported, rank_sum)) return true;
   Matrix normalized_sum(classes);
   for (const Matrix& m : per_rank) normalized_sum += normalize(m, Normalization::True);

@@ -69,6 +69,8 @@ struct DiagnosisInput {
   // True class of every dataset index when known (lets missing samples name their class).
   const std::vector<int32_t>* targets = nullptr;
   std::optional<int64_t> batch_size;  // known from metadata, sharpens some patterns
+  // What each rank reported itself, when recorded: ranks that disagree were not synced.
+  const std::vector<std::optional<Matrix>>* reported_per_rank = nullptr;
   int ignore_index = -1;
 };
 

@@ -75,6 +75,16 @@ void complete_evaluation(Evaluation& e, std::optional<std::vector<uint8_t>> time
     e.expected_distinct = bincount_where(*e.inputs, &e.times_evaluated);
   } else {
     e.expected_distinct = distinct_from_records(*e.records, e.classes(), e.dataset_size);
+    const int64_t never = std::count(e.times_evaluated.begin(), e.times_evaluated.end(), 0);
+    if (!e.expected && never == 0 && e.dataset_size > 0) {
+      // Every sample was evaluated, so every prediction is known.
+      e.expected = e.expected_distinct;
+    } else if (!e.expected) {
+      e.expected_missing =
+          std::to_string(never) + " of " + std::to_string(e.dataset_size) +
+          " samples were never evaluated, so their predictions are unknown (import with "
+          "--predictions FILE, one prediction per dataset index, to give them)";
+    }
   }
   step(progress, "diagnosing", 0.0);
   if (!e.synced) {
@@ -92,6 +102,7 @@ void complete_evaluation(Evaluation& e, std::optional<std::vector<uint8_t>> time
   d.expected = e.expected ? &*e.expected : nullptr;
   d.targets = e.labels ? &e.labels->targets : nullptr;
   d.batch_size = e.batch_size;
+  d.reported_per_rank = e.reported_per_rank.empty() ? nullptr : &e.reported_per_rank;
   d.ignore_index = e.ignore_index;
   e.diagnosis = diagnose(d);
 }

@@ -8,7 +8,8 @@
 //   labels  the true class of every dataset index (and, through labels->source, the
 //           dataset's images), when the dataset is known;
 //   synced  absent when the run ended before its sync (`synced_missing` says why);
-//   expected absent when not every prediction is known.
+//   expected absent when not every prediction is known (`expected_missing` says why); a run
+//           whose records cover every dataset index knows every prediction.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -38,6 +39,8 @@ struct Provenance {
   std::string incomplete_reason;                // why not complete, when not
   std::string sync_note;                        // a real run's sync could not use the wire as asked
   std::string class_counts_source = "dataset";  // or "distinct-records" (an estimate)
+  size_t epochs = 1;                            // epochs in the run file
+  size_t epoch_index = 0;                       // which of them this is
 
   bool is_run() const { return !file.empty() || source != "simulated"; }
 };
@@ -48,6 +51,8 @@ struct Evaluation {
   std::vector<std::string> class_names;  // one per class (the number as text when unnamed)
   std::vector<int64_t> class_counts;     // true count of each class
   int64_t dataset_size = 0;
+  std::string dataset;  // the dataset spec when known (for images and subsets)
+  int64_t epoch = 0;    // the epoch evaluated (the sampler's set_epoch)
   int world_size = 0;
   std::optional<int64_t> batch_size;
   int ignore_index = -1;
@@ -61,7 +66,11 @@ struct Evaluation {
   std::optional<Matrix> synced;  // what was reported
   std::string synced_missing;    // why there is no synced matrix (set by complete_evaluation)
   std::vector<int> failed_ranks;
-  std::optional<Matrix> expected;        // one process on the whole dataset
+  std::optional<Matrix> expected;  // one process on the whole dataset
+  std::string expected_missing;    // why there is no expected matrix (set by complete_evaluation)
+  // What each rank itself reported, when the run recorded it (every rank logging its own
+  // compute()); absent for ranks that did not say.
+  std::vector<std::optional<Matrix>> reported_per_rank;
   Matrix expected_distinct;              // one process on the distinct evaluated samples
   std::vector<uint8_t> times_evaluated;  // per dataset index, saturating at 255
   Diagnosis diagnosis;

@@ -132,9 +132,10 @@ NpzMembers read_all_members(zip_t* za, const std::string& origin, size_t max_byt
 
 bool is_npz_member_name(const std::string& name) {
   if (name == "meta.json") return true;
-  constexpr std::string_view kSuffix = ".npy";
-  return name.size() > kSuffix.size() && name.ends_with(kSuffix) &&
-         name.find('\0') == std::string::npos && is_valid_utf8(name);
+  // Arrays, and the metadata of one epoch of a multi-epoch run file ("epoch3_meta.json").
+  const bool array = name.size() > 4 && name.ends_with(".npy");
+  const bool meta = name.size() > 10 && name.ends_with("_meta.json");
+  return (array || meta) && name.find('\0') == std::string::npos && is_valid_utf8(name);
 }
 
 NpzMembers read_npz(const std::string& path, size_t max_bytes) {

@@ -11,6 +11,9 @@ struct Labels {
   int32_t num_classes = 0;
   std::vector<std::string> class_names;  // empty, or one per class
   std::string source;                    // human description, e.g. "fashion-mnist:test"
+  // A subset of a dataset (",first=N", ",indices=FILE"): the full dataset's index of each
+  // sample, so its image is still found. Empty when the labels are the whole dataset.
+  std::vector<int64_t> source_indices;
 
   int64_t size() const { return static_cast<int64_t>(targets.size()); }
   std::vector<int64_t> class_counts() const;

@@ -24,6 +24,9 @@ inline constexpr int kMaxSimulatedWorldSize = 4096;
 // Dataset samples: orders and shards hold 32-bit indices.
 inline constexpr int64_t kMaxSamples = int64_t{0xFFFFFFFF};
 
+// Epochs of one run file (a training run's validation epochs).
+inline constexpr size_t kMaxEpochs = 100000;
+
 // Bytes one file read (or the decompressed members of one archive) may take in memory.
 inline constexpr size_t kMaxReadBytes = size_t(1) << 34;  // 16 GiB
 

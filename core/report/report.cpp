@@ -87,6 +87,7 @@ json report_json(const Evaluation& e) {
   for (const Finding& f : e.diagnosis.findings) findings.push_back(finding_json(f));
   const Provenance& p = e.provenance;
   json out = {{"title", report_title(e)},
+              {"epoch", e.epoch},
               {"source", p.source},
               {"backend", p.backend},
               {"classes", e.classes()},
@@ -106,6 +107,14 @@ json report_json(const Evaluation& e) {
               {"correct", e.diagnosis.correct},
               {"diagnosis", findings}};
   if (!e.synced) out["incomplete"] = e.synced_missing;
+  if (!e.expected) out["expected_missing"] = e.expected_missing;
+  if (!e.dataset.empty()) out["dataset"] = e.dataset;
+  if (!e.reported_per_rank.empty()) {
+    json reported = json::array();
+    for (const auto& m : e.reported_per_rank)
+      reported.push_back(m ? matrix_json(*m) : json(nullptr));
+    out["reported_per_rank"] = reported;
+  }
   if (!p.complete) out["incomplete_reason"] = p.incomplete_reason;
   if (!e.failed_ranks.empty()) out["failed_ranks"] = e.failed_ranks;
   if (!p.sync_note.empty()) out["sync_note"] = p.sync_note;
@@ -170,6 +179,7 @@ std::string report_text(const Evaluation& e) {
       << d.distinct_evaluated << " distinct, " << d.duplicated_samples << " duplicated, "
       << d.missing_samples << " never evaluated\n";
   if (!e.provenance.sync_note.empty()) out << "note: " << e.provenance.sync_note << "\n";
+  if (!e.expected) out << "expected matrix unknown: " << e.expected_missing << "\n";
   if (e.synced) {
     out << "\nRow sums (observed vs expected)\n";
     print_row_sums(out, e, *e.synced);

@@ -36,6 +36,8 @@ const std::map<std::string, std::vector<std::string>>& aliases() {
       {"world_size", {"world_size"}},
       {"dataset_size", {"dataset_size"}},
       {"batch_size", {"batch_size"}},
+      {"epoch", {"epoch"}},
+      {"sanity", {"sanity"}},
   };
   return table;
 }
@@ -87,7 +89,35 @@ Matrix matrix_of(const DumpArray& a, const std::string& name, const std::string&
   } else {
     m.cells = a.reals;
   }
+  for (size_t i = 0; i < m.cells.size(); ++i) {
+    if (!std::isfinite(m.cells[i]))
+      fail(origin, "'" + name + "' holds " + (std::isnan(m.cells[i]) ? "NaN" : "an infinity") +
+                       " at row " + std::to_string(i / size_t(m.classes)) + ", column " +
+                       std::to_string(i % size_t(m.classes)));
+  }
   return m;
+}
+
+// How to name a subset of the dataset when a run evaluated one.
+std::string subset_hint(const std::string& dataset, std::optional<int64_t> size = std::nullopt) {
+  return "; if the run evaluated a subset, give --dataset " + dataset +
+         ",first=" + (size ? std::to_string(*size) : std::string("N")) +
+         " (the first N samples) or " + dataset + ",indices=FILE.npy (the ones listed)";
+}
+
+// A --predictions file as a predictor spec (by extension: .csv, else .npy).
+std::string predictions_spec(const std::string& path) {
+  const bool csv = path.size() > 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
+  return (csv ? "csv:" : "npy:") + path;
+}
+
+// Epoch from a file name such as "eval_epoch2_rank0.npz" when the dump has no epoch array.
+std::optional<int64_t> epoch_from_name(const std::string& path) {
+  static const std::regex pattern("epoch[_-]?([0-9]{1,9})", std::regex::icase);
+  const std::string stem = std::filesystem::path(path).stem().string();
+  std::smatch match;
+  if (!std::regex_search(stem, match, pattern)) return std::nullopt;
+  return std::stoll(match[1].str());
 }
 
 // Rank from a file name such as "val_rank3.npz" when the dump has no rank array.
@@ -229,6 +259,8 @@ RankDump dump_from_arrays(const DumpArrays& arrays, const std::string& origin) {
   }
   if (auto w = scalar(arrays, "world_size", origin, 1, kMaxWorldSize)) d.world_size = int(*w);
   d.dataset_size = scalar(arrays, "dataset_size", origin, 0, INT64_MAX);
+  d.epoch = scalar(arrays, "epoch", origin, 0, INT64_MAX);
+  d.sanity = scalar(arrays, "sanity", origin, 0, 1).value_or(0) == 1;
   d.batch_size = scalar(arrays, "batch_size", origin, 1, INT64_MAX);
   if (const DumpArray* m = find(arrays, "matrix", origin)) {
     std::set<int> distinct(d.ranks.begin(), d.ranks.end());
@@ -298,8 +330,10 @@ RankDump read_csv_dump(const std::string& path) {
   return dump_from_columns(columns, path);
 }
 
-RunFile import_dumps(const std::vector<std::string>& paths, const ImportOptions& options,
-                     Progress* progress) {
+namespace {
+
+std::vector<RankDump> read_dumps(const std::vector<std::string>& paths,
+                                 const ImportOptions& options, Progress* progress) {
   if (paths.empty()) throw InputError("import: no dump files given");
   std::vector<RankDump> dumps;
   for (size_t i = 0; i < paths.size(); ++i) {
@@ -325,7 +359,52 @@ RunFile import_dumps(const std::vector<std::string>& paths, const ImportOptions&
     }
   }
   step(progress, "reading dumps", 1.0);
-  return import_dumps(dumps, options);
+  for (RankDump& d : dumps)
+    if (!d.epoch) d.epoch = epoch_from_name(d.origin);
+  return dumps;
+}
+
+}  // namespace
+
+RunFile import_dumps(const std::vector<std::string>& paths, const ImportOptions& options,
+                     Progress* progress) {
+  return import_dumps(read_dumps(paths, options, progress), options);
+}
+
+ImportedRun import_epochs(const std::vector<std::string>& paths, const ImportOptions& options,
+                          Progress* progress) {
+  std::vector<RankDump> dumps = read_dumps(paths, options, progress);
+  ImportedRun out;
+  // A Lightning sanity check is not part of an epoch's metric (Lightning resets the metric
+  // after it); it is kept apart by the recorder and left out here.
+  size_t sanity = 0;
+  std::erase_if(dumps, [&](const RankDump& d) { return d.sanity && ++sanity; });
+  if (sanity > 0)
+    out.notes.push_back("left out " + std::to_string(sanity) +
+                        " sanity-check dump(s): the sanity check is not part of an epoch's metric");
+  if (dumps.empty()) throw InputError("import: only sanity-check dumps were given");
+  std::string with, without;  // a dump that names its epoch, one that does not
+  int64_t with_epoch = 0;
+  std::map<int64_t, std::vector<RankDump>> by_epoch;
+  for (RankDump& d : dumps) {
+    if (d.epoch) {
+      with = d.origin;
+      with_epoch = *d.epoch;
+    } else {
+      without = d.origin;
+    }
+    by_epoch[d.epoch.value_or(0)].push_back(std::move(d));
+  }
+  if (!with.empty() && !without.empty())
+    fail(without, "names no epoch, but " + with + " does (epoch " + std::to_string(with_epoch) +
+                      "); give every dump its epoch");
+  for (auto& [epoch, group] : by_epoch) {
+    step(progress, "importing epochs", double(out.epochs.size()) / double(by_epoch.size()));
+    RunFile run = import_dumps(group, options);
+    if (!with.empty()) run.meta.epoch = epoch;
+    out.epochs.push_back(std::move(run));
+  }
+  return out;
 }
 
 RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& options) {
@@ -362,10 +441,17 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
   std::vector<std::string> owner(static_cast<size_t>(w));
   run.records.ranks.resize(size_t(w));
   std::vector<std::optional<Matrix>> provided(static_cast<size_t>(w));
+  // What each rank reported itself: a dump's `reported` is its (lowest) rank's.
+  std::vector<std::optional<Matrix>> reported(static_cast<size_t>(w));
+  std::vector<std::string> reported_origin(static_cast<size_t>(w));
   for (const RankDump& d : dumps) {
     std::set<int> mine(d.ranks.begin(), d.ranks.end());
-    if (d.ranks.empty() && d.rank_matrix) {
+    if (d.ranks.empty() && (d.rank_matrix || d.reported)) {
       if (auto r = rank_from_name(d.origin)) mine.insert(*r);
+    }
+    if (d.reported && !mine.empty() && *mine.begin() < w) {
+      reported[size_t(*mine.begin())] = d.reported;
+      reported_origin[size_t(*mine.begin())] = d.origin;
     }
     for (int r : mine) {
       if (r >= w)
@@ -384,6 +470,13 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
   // Classes: the dataset's, the user's, or what the records and matrices show.
   std::optional<Labels> labels;
   if (!options.dataset.empty()) labels = load_labels(options.dataset);
+  m.dataset = options.dataset;
+  // One prediction per dataset index: every prediction is known, so is the expected matrix.
+  std::optional<std::vector<int32_t>> predictions;
+  if (!options.predictions.empty()) {
+    if (!labels) throw InputError("--predictions: needs --dataset (the labels they predict)");
+    predictions = load_predictions(predictions_spec(options.predictions), *labels);
+  }
   int32_t classes = options.classes.value_or(0);
   if (options.classes && (classes < 1 || classes > kMaxClasses))
     throw InputError("import: --classes " + std::to_string(classes) + " is out of range [1, " +
@@ -449,11 +542,20 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
                            std::to_string(classes) + ")");
       if (rec.index < 0)
         fail(d.origin, where() + "negative dataset index " + std::to_string(rec.index));
+      if (rec.index >= kMaxSamples)
+        fail(d.origin, where() + "dataset index " + std::to_string(rec.index) +
+                           " is beyond the largest dataset ShardLens handles (2^32-1 samples); "
+                           "are these dataset indices?");
       if (labels) {
         if (rec.index >= labels->size())
           fail(d.origin, where() + "dataset index " + std::to_string(rec.index) +
                              " beyond the dataset's " + std::to_string(labels->size()) +
-                             " samples");
+                             " samples" + subset_hint(options.dataset));
+        if (predictions && rec.prediction != (*predictions)[size_t(rec.index)])
+          fail(d.origin, where() + "prediction " + std::to_string(rec.prediction) +
+                             " at dataset index " + std::to_string(rec.index) + " but " +
+                             options.predictions + " says " +
+                             std::to_string((*predictions)[size_t(rec.index)]));
         const int32_t truth = labels->targets[size_t(rec.index)];
         if (rec.target != truth && rec.target != options.ignore_index)
           fail(d.origin, where() + "target " + std::to_string(rec.target) + " at dataset index " +
@@ -464,7 +566,8 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
     }
     if (d.dataset_size && labels && *d.dataset_size != labels->size())
       fail(d.origin, "dataset_size " + std::to_string(*d.dataset_size) + " but the dataset has " +
-                         std::to_string(labels->size()) + " samples");
+                         std::to_string(labels->size()) + " samples" +
+                         subset_hint(options.dataset, *d.dataset_size));
     if (d.dataset_size) m.dataset_size = std::max(m.dataset_size, *d.dataset_size);
     for (const auto* mat :
          {d.reported ? &*d.reported : nullptr, d.rank_matrix ? &*d.rank_matrix : nullptr}) {
@@ -511,11 +614,18 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
   for (int r = 0; r < w; ++r) {
     if (provided[size_t(r)]) run.per_rank[size_t(r)] = *provided[size_t(r)];
   }
-  for (const RankDump& d : dumps) {
-    if (!d.reported) continue;
-    if (run.has_synced() && !(run.synced == *d.reported))
-      fail(d.origin, "its reported matrix differs from the one in another dump");
-    run.synced = *d.reported;
+  // The logged matrix is the lowest rank's report (rank 0's, as Lightning logs it); ranks that
+  // report something else are kept for the diagnosis (`unsynced`).
+  for (int r = 0; r < w; ++r) {
+    if (!reported[size_t(r)]) continue;
+    if (!run.has_synced()) run.synced = *reported[size_t(r)];
+    run.reported_per_rank = reported;
+  }
+  if (predictions) {
+    Matrix expected(classes);
+    for (size_t i = 0; i < predictions->size(); ++i)
+      expected.at(labels->targets[i], (*predictions)[i]) += 1;
+    run.expected = std::move(expected);
   }
   if (!run.has_synced()) {
     run.synced = Matrix(classes);

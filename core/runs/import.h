@@ -43,6 +43,8 @@ struct RankDump {
   std::optional<int64_t> batch_size;
   std::optional<Matrix> rank_matrix;  // the rank's own accumulated matrix (one-rank dumps)
   std::optional<Matrix> reported;     // the matrix the run reported
+  std::optional<int64_t> epoch;       // the epoch evaluated (an `epoch` array or the file name)
+  bool sanity = false;                // a Lightning sanity-check dump (`sanity` = 1)
 };
 
 // Interprets named arrays (from .npz or .pt); throws InputError naming `origin`.
@@ -53,6 +55,7 @@ RankDump read_csv_dump(const std::string& path);
 
 struct ImportOptions {
   std::string dataset;             // spec; gives true class counts and checks targets
+  std::string predictions;         // .npy/.csv, one prediction per dataset index (needs dataset)
   std::optional<int32_t> classes;  // class count when no dataset is given
   std::optional<int> world_size;   // when the dumps do not say
   int ignore_index = -1;
@@ -66,5 +69,14 @@ struct ImportOptions {
 RunFile import_dumps(const std::vector<std::string>& paths, const ImportOptions& options,
                      Progress* progress = nullptr);
 RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& options);
+
+// Dumps of several epochs (an `epoch` array, or "epoch<e>" in the file name): one run per
+// epoch, in epoch order, each imported as above. Sanity-check dumps are left out (noted).
+struct ImportedRun {
+  std::vector<RunFile> epochs;
+  std::vector<std::string> notes;
+};
+ImportedRun import_epochs(const std::vector<std::string>& paths, const ImportOptions& options,
+                          Progress* progress = nullptr);
 
 }  // namespace shardlens

@@ -1,5 +1,6 @@
 #include "core/runs/rank_loop.h"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -63,6 +64,24 @@ RunDataset load_run_dataset(const RealRunConfig& cfg) {
   const std::string images =
       cfg.images_path.empty() ? images_path_for(cfg.scenario.dataset) : cfg.images_path;
   d.images = read_idx_images(images);
+  if (!d.labels.source_indices.empty()) {
+    // A subset of the dataset: its images, in the subset's order.
+    IdxImages subset;
+    subset.rows = d.images.rows;
+    subset.cols = d.images.cols;
+    subset.count = d.labels.size();
+    const size_t bytes = size_t(d.images.rows) * size_t(d.images.cols);
+    subset.pixels.resize(size_t(subset.count) * bytes);
+    for (size_t k = 0; k < d.labels.source_indices.size(); ++k) {
+      const int64_t i = d.labels.source_indices[k];
+      if (i >= d.images.count)
+        throw InputError(images + ": no image " + std::to_string(i) + " (the file has " +
+                         std::to_string(d.images.count) + ")");
+      std::copy_n(d.images.pixels.begin() + ptrdiff_t(size_t(i) * bytes), bytes,
+                  subset.pixels.begin() + ptrdiff_t(k * bytes));
+    }
+    d.images = std::move(subset);
+  }
   if (d.images.count != d.labels.size()) {
     throw InputError(images + ": " + std::to_string(d.images.count) + " images for " +
                      std::to_string(d.labels.size()) + " labels");

@@ -2,6 +2,9 @@
 
 #include <filesystem>
 
+#include "core/model/types.h"
+#include "core/sim/specs.h"
+
 namespace shardlens {
 
 Evaluation evaluation_from_run(RunFile run, const std::string& origin) {
@@ -25,6 +28,9 @@ Evaluation evaluation_from_run(RunFile run, const std::string& origin) {
   e.class_names = class_names_or_numbers(m.class_names, m.classes);
   e.class_counts = m.class_counts;
   e.dataset_size = m.dataset_size;
+  e.dataset = m.scenario ? m.scenario->dataset : m.dataset;
+  e.epoch = m.epoch ? *m.epoch : m.scenario ? m.scenario->sampler.epoch : 0;
+  e.reported_per_rank = std::move(run.reported_per_rank);
   e.world_size = m.world_size;
   e.batch_size = m.batch_size;
   e.ignore_index = m.ignore_index;
@@ -37,8 +43,35 @@ Evaluation evaluation_from_run(RunFile run, const std::string& origin) {
   return e;
 }
 
+std::string attach_dataset_labels(Evaluation& e) {
+  if (e.labels) return {};
+  if (e.dataset.empty()) return "the run does not name its dataset";
+  try {
+    auto labels = std::make_shared<const Labels>(load_labels(e.dataset));
+    if (labels->size() != e.dataset_size || labels->num_classes != e.classes())
+      return e.dataset + " has " + std::to_string(labels->size()) + " samples of " +
+             std::to_string(labels->num_classes) + " classes, the run " +
+             std::to_string(e.dataset_size) + " of " + std::to_string(e.classes());
+    e.labels = std::move(labels);
+    return {};
+  } catch (const InputError& error) {
+    return error.what();
+  }
+}
+
 Evaluation load_run_evaluation(const std::string& path) {
   return evaluation_from_run(load_run_file(path), path);
+}
+
+std::vector<Evaluation> load_run_evaluations(const std::string& path) {
+  std::vector<Evaluation> out;
+  std::vector<RunFile> runs = load_run_epochs(path);
+  for (RunFile& run : runs) out.push_back(evaluation_from_run(std::move(run), path));
+  for (size_t k = 0; k < out.size(); ++k) {
+    out[k].provenance.epochs = out.size();
+    out[k].provenance.epoch_index = k;
+  }
+  return out;
 }
 
 RunFile run_from_evaluation(const Evaluation& e) {
@@ -55,6 +88,9 @@ RunFile run_from_evaluation(const Evaluation& e) {
   m.class_counts = e.class_counts;
   m.class_counts_source = p.class_counts_source;
   m.dataset_size = e.dataset_size;
+  m.dataset = e.dataset;
+  m.epoch = e.epoch;
+  run.reported_per_rank = e.reported_per_rank;
   m.world_size = e.world_size;
   m.batch_size = e.batch_size;
   m.ignore_index = e.ignore_index;

@@ -14,8 +14,15 @@ namespace shardlens {
 // one "incomplete-run" finding instead of row checks. `origin` is the file it came from.
 Evaluation evaluation_from_run(RunFile run, const std::string& origin);
 
-// Reads a run file into an Evaluation. Throws InputError "PATH: what is wrong".
+// Attaches the labels of the run's dataset (its spec recorded in the run) when this machine
+// has them and they match the run, so views can show a sample's image and missing samples
+// their class. Returns why not, or an empty string.
+std::string attach_dataset_labels(Evaluation& e);
+
+// Reads a run file of one epoch into an Evaluation. Throws InputError "PATH: what is wrong".
 Evaluation load_run_evaluation(const std::string& path);
+// Every epoch of a run file, in epoch order.
+std::vector<Evaluation> load_run_evaluations(const std::string& path);
 
 // A run file holding an evaluation (a simulation's records materialized from its plan).
 RunFile run_from_evaluation(const Evaluation& evaluation);

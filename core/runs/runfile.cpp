@@ -66,6 +66,8 @@ json meta_json(const RunFile& run, const std::map<std::string, std::string>& mem
   j["incomplete_reason"] = m.incomplete_reason;
   j["failed_ranks"] = m.failed_ranks;
   if (!m.sync_note.empty()) j["sync_note"] = m.sync_note;
+  if (!m.dataset.empty()) j["dataset"] = m.dataset;
+  if (m.epoch) j["epoch"] = *m.epoch;
   std::vector<int64_t> sizes;
   sizes.reserve(size_t(run.records.world_size()));
   for (int r = 0; r < run.records.world_size(); ++r) sizes.push_back(run.records.rank_size(r));
@@ -147,7 +149,8 @@ RunMeta parse_meta(const json& j, const std::string& origin) {
   if (!sc.is_null()) m.scenario = scenario_from_json(sc, origin + ": meta.json scenario");
   m.classes = static_cast<int32_t>(int_field(j, "classes", origin, 1, kMaxClasses));
   m.world_size = static_cast<int>(int_field(j, "world_size", origin, 1, kMaxWorldSize));
-  m.dataset_size = int_field(j, "dataset_size", origin, 0, INT64_MAX);
+  // Per-index state is allocated from it: bounded like every dataset.
+  m.dataset_size = int_field(j, "dataset_size", origin, 0, kMaxSamples);
   const json& names = field(j, "class_names", origin);
   if (!names.is_array()) fail(origin, "meta.json: 'class_names' is not a list");
   for (const json& n : names) {
@@ -171,6 +174,8 @@ RunMeta parse_meta(const json& j, const std::string& origin) {
     m.failed_ranks.push_back(static_cast<int>(r));
   }
   if (j.contains("sync_note")) m.sync_note = string_field(j, "sync_note", origin);  // optional
+  if (j.contains("dataset")) m.dataset = string_field(j, "dataset", origin);        // optional
+  if (j.contains("epoch")) m.epoch = int_field(j, "epoch", origin, 0, INT64_MAX);   // optional
   return m;
 }
 
@@ -248,6 +253,12 @@ void validate_run(const RunFile& run, const std::string& origin) {
     fail(origin, "a complete run lacks the synced matrix");
   }
   if (run.expected) check_shape(*run.expected, "expected");
+  if (!run.reported_per_rank.empty() && run.reported_per_rank.size() != size_t(m.world_size))
+    fail(origin, std::to_string(run.reported_per_rank.size()) +
+                     " per-rank reported matrices for world size " + std::to_string(m.world_size));
+  for (size_t r = 0; r < run.reported_per_rank.size(); ++r)
+    if (run.reported_per_rank[r])
+      check_shape(*run.reported_per_rank[r], "rank " + std::to_string(r) + " reported matrix");
   if (m.class_counts.size() != size_t(c)) {
     fail(origin, std::to_string(m.class_counts.size()) + " class counts for " + std::to_string(c) +
                      " classes");
@@ -310,6 +321,9 @@ std::vector<std::pair<std::string, std::string>> run_file_members(const RunFile&
   }
   if (run.has_synced()) members["synced.npy"] = matrix_npy(run.synced);
   if (run.expected) members["expected.npy"] = matrix_npy(*run.expected);
+  for (size_t r = 0; r < run.reported_per_rank.size(); ++r)
+    if (run.reported_per_rank[r])
+      members[rank_member(int(r), "reported")] = matrix_npy(*run.reported_per_rank[r]);
   const json meta = meta_json(run, members);
   std::vector<std::pair<std::string, std::string>> out(members.begin(), members.end());
   out.emplace_back("meta.json", meta.dump(2) + "\n");
@@ -320,8 +334,10 @@ void save_run_file(const RunFile& run, const std::string& path) {
   write_npz(path, run_file_members(run));
 }
 
-RunFile parse_run_file(const std::string& bytes, const std::string& origin) {
-  const std::map<std::string, std::string> members = npz_members_from_bytes(bytes, origin);
+namespace {
+
+// The archive's meta.json, parsed.
+json meta_json_of(const std::map<std::string, std::string>& members, const std::string& origin) {
   auto meta_it = members.find("meta.json");
   if (meta_it == members.end()) fail(origin, "not a ShardLens run file (no meta.json member)");
   json j;
@@ -330,6 +346,13 @@ RunFile parse_run_file(const std::string& bytes, const std::string& origin) {
   } catch (const json::exception& e) {
     fail(origin, std::string("meta.json is not valid JSON (") + e.what() + ")");
   }
+  return j;
+}
+
+// One evaluation's members (names without an epoch prefix).
+RunFile parse_run_members(const std::map<std::string, std::string>& members,
+                          const std::string& origin) {
+  const json j = meta_json_of(members, origin);
   RunFile run;
   run.meta = parse_meta(j, origin);
   const RunMeta& m = run.meta;
@@ -358,6 +381,7 @@ RunFile parse_run_file(const std::string& bytes, const std::string& origin) {
       if (!members.count(name)) fail(origin, "member " + name + " is missing");
       known.insert(name);
     }
+    known.insert(rank_member(r, "reported"));  // optional
   }
   for (const auto& [name, _] : members) {
     if (!known.count(name)) fail(origin, "unexpected member " + name);
@@ -401,12 +425,102 @@ RunFile parse_run_file(const std::string& bytes, const std::string& origin) {
     run.synced = read_matrix(members, "synced.npy", m.classes, origin);
   if (members.count("expected.npy"))
     run.expected = read_matrix(members, "expected.npy", m.classes, origin);
+  for (int r = 0; r < m.world_size; ++r) {
+    if (!members.count(rank_member(r, "reported"))) continue;
+    run.reported_per_rank.resize(size_t(m.world_size));
+    run.reported_per_rank[size_t(r)] =
+        read_matrix(members, rank_member(r, "reported"), m.classes, origin);
+  }
   validate_run(run, origin);
   return run;
 }
 
+std::string epoch_prefix(int64_t epoch) {
+  return "epoch" + std::to_string(epoch) + "_";
+}
+
+}  // namespace
+
+std::vector<RunFile> parse_run_epochs(const std::string& bytes, const std::string& origin) {
+  const std::map<std::string, std::string> members = npz_members_from_bytes(bytes, origin);
+  const json j = meta_json_of(members, origin);
+  if (!j.is_object() || !j.contains("epochs")) return {parse_run_members(members, origin)};
+  // Several epochs: each one's members prefixed "epoch<e>_", with their own meta.json.
+  if (string_field(j, "format", origin) != kRunFormatName)
+    fail(origin, "meta.json: not a ShardLens run file (format is not 'shardlens-run')");
+  const int64_t version = int_field(j, "format_version", origin, 1, 1 << 20);
+  if (version > kRunFormatVersionEpochs)
+    fail(origin, "run file format version " + std::to_string(version) +
+                     " is newer than this ShardLens supports (" +
+                     std::to_string(kRunFormatVersionEpochs) + ")");
+  const std::vector<int64_t> epochs = int_list(j, "epochs", origin, kMaxEpochs);
+  if (epochs.empty()) fail(origin, "meta.json: 'epochs' is empty");
+  std::set<std::string> claimed = {"meta.json"};
+  std::vector<RunFile> out;
+  for (size_t k = 0; k < epochs.size(); ++k) {
+    if (k > 0 && epochs[k] <= epochs[k - 1])
+      fail(origin, "meta.json: 'epochs' is not strictly increasing");
+    const std::string prefix = epoch_prefix(epochs[k]);
+    std::map<std::string, std::string> mine;
+    for (auto it = members.lower_bound(prefix);
+         it != members.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+      mine[it->first.substr(prefix.size())] = it->second;
+      claimed.insert(it->first);
+    }
+    const std::string where = origin + " (epoch " + std::to_string(epochs[k]) + ")";
+    RunFile run = parse_run_members(mine, where);
+    if (run.meta.epoch != epochs[k])
+      fail(where, "its meta.json says epoch " +
+                      (run.meta.epoch ? std::to_string(*run.meta.epoch) : std::string("none")));
+    out.push_back(std::move(run));
+  }
+  for (const auto& [name, _] : members)
+    if (!claimed.count(name)) fail(origin, "unexpected member " + name);
+  return out;
+}
+
+RunFile parse_run_file(const std::string& bytes, const std::string& origin) {
+  std::vector<RunFile> epochs = parse_run_epochs(bytes, origin);
+  if (epochs.size() != 1)
+    fail(origin,
+         "holds " + std::to_string(epochs.size()) + " epochs; open it as a multi-epoch run");
+  return std::move(epochs.front());
+}
+
 RunFile load_run_file(const std::string& path) {
   return parse_run_file(read_file_bytes(path), path);
+}
+
+std::vector<RunFile> load_run_epochs(const std::string& path) {
+  return parse_run_epochs(read_file_bytes(path), path);
+}
+
+std::vector<std::pair<std::string, std::string>> run_epochs_members(
+    const std::vector<RunFile>& epochs) {
+  if (epochs.empty()) throw InputError("run file: no epochs to save");
+  if (epochs.size() == 1) return run_file_members(epochs.front());
+  std::vector<std::pair<std::string, std::string>> out;
+  json top;
+  top["format"] = kRunFormatName;
+  top["format_version"] = kRunFormatVersionEpochs;
+  top["created_by"] = std::string("ShardLens ") + SHARDLENS_VERSION;
+  json list = json::array();
+  for (size_t k = 0; k < epochs.size(); ++k) {
+    const auto& e = epochs[k].meta.epoch;
+    if (!e) throw InputError("run file: epoch " + std::to_string(k) + " has no epoch number");
+    if (k > 0 && *e <= *epochs[k - 1].meta.epoch)
+      throw InputError("run file: epochs are not in increasing order");
+    list.push_back(*e);
+    for (auto& [name, bytes] : run_file_members(epochs[k]))
+      out.emplace_back(epoch_prefix(*e) + name, std::move(bytes));
+  }
+  top["epochs"] = list;
+  out.emplace_back("meta.json", top.dump(2));
+  return out;
+}
+
+void save_run_epochs(const std::vector<RunFile>& epochs, const std::string& path) {
+  write_npz(path, run_epochs_members(epochs));
 }
 
 }  // namespace shardlens

@@ -8,6 +8,7 @@
 //   synced                         [C, C] the reported matrix (absent in an incomplete run
 //                                  that failed before synchronizing)
 //   expected                       [C, C] when every prediction is known (simulations)
+//   rank{r}_reported               [C, C] what rank r reported itself, when recorded
 // Matrices are int64 when every cell is a finite integer, float64 otherwise.
 #include <cstdint>
 #include <optional>
@@ -23,6 +24,9 @@
 namespace shardlens {
 
 inline constexpr int kRunFormatVersion = 1;
+// Several epochs in one file: a top-level meta.json lists them, and each epoch's members
+// (a version-1 run) are prefixed "epoch<e>_". A single epoch is always written as version 1.
+inline constexpr int kRunFormatVersionEpochs = 2;
 inline constexpr const char* kRunFormatName = "shardlens-run";
 
 struct RunMeta {
@@ -34,6 +38,8 @@ struct RunMeta {
   std::vector<int64_t> class_counts;            // true count per class
   std::string class_counts_source = "dataset";  // or "distinct-records" (an estimate)
   int64_t dataset_size = 0;
+  std::string dataset;           // the dataset spec, when known (imports with --dataset); optional
+  std::optional<int64_t> epoch;  // the epoch evaluated, when known; optional
   int world_size = 0;
   std::string backend = "simulated";  // "simulated", "gloo", "nccl", "import"
   std::string torch_version;          // torch semantics imitated, or the real one used
@@ -52,6 +58,8 @@ struct RunFile {
   std::vector<Matrix> per_rank;
   Matrix synced;  // classes == 0 when the run ended before synchronizing
   std::optional<Matrix> expected;
+  // What each rank reported itself (empty, or one per rank; absent where a rank did not say).
+  std::vector<std::optional<Matrix>> reported_per_rank;
 
   bool has_synced() const { return synced.classes > 0; }
 };
@@ -64,8 +72,17 @@ void save_run_file(const RunFile& run, const std::string& path);
 
 // Reads and validates everything: archive structure, meta.json fields, checksums, array
 // dtypes, lengths and shapes, value ranges. Throws InputError "PATH: what is wrong".
+// A file of several epochs is refused by these two ("open it as a multi-epoch run").
 RunFile parse_run_file(const std::string& bytes, const std::string& origin);
 RunFile load_run_file(const std::string& path);
+
+// Every epoch of a run file, in epoch order (a single-epoch file gives one).
+std::vector<RunFile> parse_run_epochs(const std::string& bytes, const std::string& origin);
+std::vector<RunFile> load_run_epochs(const std::string& path);
+// Writes one epoch as version 1, several as version 2; every epoch needs its epoch number.
+std::vector<std::pair<std::string, std::string>> run_epochs_members(
+    const std::vector<RunFile>& epochs);
+void save_run_epochs(const std::vector<RunFile>& epochs, const std::string& path);
 
 // Checks the invariants a run must satisfy (used by save and load; `origin` names the file).
 void validate_run(const RunFile& run, const std::string& origin);

@@ -67,6 +67,8 @@ Evaluation evaluate(const Scenario& s, std::shared_ptr<const DatasetInputs> inpu
   e.class_names = class_names_or_numbers(in.labels->class_names, in.classes());
   e.class_counts = in.labels->class_counts();
   e.dataset_size = in.size();
+  e.dataset = s.dataset;
+  e.epoch = s.sampler.epoch;
   e.world_size = s.sampler.world_size;
   e.batch_size = s.loader.batch_size;
   e.ignore_index = s.ignore_index;

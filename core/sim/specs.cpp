@@ -56,7 +56,10 @@ LabelLayout parse_layout(const Spec& spec) {
 
 Labels synthetic_labels(const Spec& spec) {
   const std::string flag = "--dataset";
-  allow_only(spec, {"classes", "per-class", "counts", "n", "zipf", "layout", "layout-seed"}, flag);
+  allow_only(spec,
+             {"classes", "per-class", "counts", "n", "zipf", "layout", "layout-seed", "names",
+              "first", "indices"},
+             flag);
   std::vector<int64_t> counts;
   if (spec.options.count("counts")) {
     const std::string& text = spec.options.at("counts");
@@ -105,7 +108,7 @@ Labels synthetic_labels(const Spec& spec) {
 
 Labels file_labels(const Spec& spec) {
   const std::string flag = "--dataset";
-  allow_only(spec, {"classes", "names"}, flag);
+  allow_only(spec, {"classes", "names", "first", "indices"}, flag);
   std::vector<int64_t> values;
   if (spec.kind == "idx")
     values = read_idx_labels(spec.path);
@@ -121,6 +124,46 @@ Labels file_labels(const Spec& spec) {
     throw InputError(spec.path + ": more than 2^32-1 labels");
   }
   return labels_from_values(values, classes, spec.path);
+}
+
+// ",first=N" keeps the first N samples, ",indices=FILE.npy" (or .csv) the listed ones in
+// that order; each keeps its index in the full dataset in source_indices, so its image is
+// still the right one. The subset's own indices run from 0, as a torch Subset's do.
+void apply_subset(Labels& labels, const Spec& spec, const std::string& text) {
+  const std::string flag = "--dataset";
+  const bool first = spec.options.count("first"), listed = spec.options.count("indices");
+  if (!first && !listed) return;
+  if (first && listed) throw InputError(flag + ": give first=N or indices=FILE, not both");
+  const int64_t full = labels.size();
+  std::vector<int64_t> keep;
+  if (first) {
+    const int64_t n = parse_int(spec, "first", flag, 1, full);
+    keep.resize(size_t(n));
+    for (int64_t i = 0; i < n; ++i) keep[size_t(i)] = i;
+  } else {
+    const std::string& path = spec.options.at("indices");
+    keep = path.size() > 4 && path.compare(path.size() - 4, 4, ".csv") == 0
+               ? read_csv_integers(path, {"index", "indices", "idx"})
+               : read_npy_integers(path);
+    if (keep.empty()) throw InputError(path + ": no indices");
+    std::vector<bool> seen(size_t(full), false);
+    for (size_t k = 0; k < keep.size(); ++k) {
+      const int64_t i = keep[k];
+      if (i < 0 || i >= full)
+        throw InputError(path + ": index " + std::to_string(i) + " (entry " + std::to_string(k) +
+                         ") is not in the dataset's [0, " + std::to_string(full) + ")");
+      if (seen[size_t(i)])
+        throw InputError(path + ": index " + std::to_string(i) + " is listed twice");
+      seen[size_t(i)] = true;
+    }
+  }
+  std::vector<int32_t> targets(keep.size());
+  for (size_t k = 0; k < keep.size(); ++k) targets[k] = labels.targets[size_t(keep[k])];
+  if (!labels.source_indices.empty())
+    for (int64_t& i : keep) i = labels.source_indices[size_t(i)];
+  labels.targets = std::move(targets);
+  labels.source_indices = std::move(keep);
+  labels.source = text;
 }
 
 }  // namespace
@@ -185,6 +228,7 @@ Labels load_labels(const std::string& text, Progress* progress) {
     }
     const std::string file = fashion_mnist_dir() + "/" + (spec.path == "test" ? "t10k" : "train") +
                              "-labels-idx1-ubyte.gz";
+    allow_only(spec, {"names", "first", "indices"}, "--dataset");
     labels = labels_from_values(read_idx_labels(file), 10, file);
     labels.class_names = fashion_mnist_class_names();
     labels.source = text;
@@ -196,6 +240,7 @@ Labels load_labels(const std::string& text, Progress* progress) {
     throw InputError("--dataset: unknown kind '" + spec.kind +
                      "' (synthetic, fashion-mnist, idx, npy, csv)");
   }
+  apply_subset(labels, spec, text);
   if (spec.options.count("names")) {
     labels.class_names = read_class_names(spec.options.at("names"));
     if (static_cast<int32_t>(labels.class_names.size()) != labels.num_classes) {

@@ -2,7 +2,9 @@
 // Dataset and predictor spec strings, as the CLI and scenario files write them:
 //   dataset:   synthetic:classes=10,per-class=50 | synthetic:counts=3,5,7 |
 //              synthetic:classes=10,n=1000,zipf=1.2 | fashion-mnist:test | fashion-mnist:train |
-//              idx:PATH | npy:PATH | csv:PATH   (optional ",names=PATH" for class names)
+//              idx:PATH | npy:PATH | csv:PATH; every kind takes ",names=PATH" (class names)
+//              and ",first=N" or ",indices=FILE.npy" (a subset, indexed from 0 like a
+//              torch Subset)
 //   predictor: perfect | noisy:accuracy=0.9,seed=1[,structure=adjacent] | npy:PATH | csv:PATH
 #include <map>
 #include <string>

@@ -1,38 +1,53 @@
 """Record what every rank of a distributed evaluation actually evaluated, for ShardLens.
 
 Add a recorder to your own torch.distributed (or PyTorch Lightning) evaluation; each rank
-writes one dump with the dataset index, target and prediction of every sample it
+writes one dump per epoch with the dataset index, target and prediction of every sample it
 evaluated (plus, optionally, its local confusion matrix and the reported one). Then:
 
-    shardlens-cli import dumps/eval_rank*.npz --dataset fashion-mnist:test --out run.slrun
+    shardlens-cli import dumps/eval_epoch*_rank*.npz --dataset fashion-mnist:test --out run.slrun
     shardlens-cli diagnose --run run.slrun
+
+Install it with `pip install --no-build-isolation integrations/python` (or
+/usr/share/shardlens/python from the .deb), or copy this one file next to your script.
 
 Plain torch.distributed::
 
     from shardlens_recorder import ShardLensRecorder, IndexedDataset
-    loader = DataLoader(IndexedDataset(test_set), batch_size=64,
-                        sampler=DistributedSampler(IndexedDataset(test_set), shuffle=False))
+    data = IndexedDataset(test_set)
+    loader = DataLoader(data, batch_size=64, sampler=DistributedSampler(data, shuffle=True))
     rec = ShardLensRecorder("dumps", num_classes=10, sampler=loader.sampler)
-    for index, x, y in loader:
-        rec.update(index, y, model(x))          # logits are reduced by argmax
-    rec.set_reported(synced_confmat)            # optional: what your metric reported
-    rec.save()
+    for epoch in range(epochs):
+        loader.sampler.set_epoch(epoch)         # the recorder reads sampler.epoch
+        rec.reset()                             # a new epoch: records and matrices cleared
+        for index, x, y in loader:
+            rec.update(index, y, model(x))      # logits are reduced by argmax
+        rec.set_reported(synced_confmat)        # optional: what your metric reported
+        rec.save()                              # dumps/eval_epoch<e>_rank<r>.npz
 
-Lightning (works without Lightning installed; the callback exists only when it is)::
+Lightning (the callback works without Lightning installed: its base is then a plain class)::
 
     trainer = Trainer(callbacks=[ShardLensCallback(ShardLensRecorder("dumps", num_classes=10))])
     # validation_step returns {"index": index, "target": y, "prediction": logits}
 
+The epoch of a dump is, in this order: an explicit `epoch` (ShardLensRecorder(epoch=...),
+reset(epoch=...), save(epoch=...) or the `epoch` attribute), else the sampler's `epoch`
+attribute (what DistributedSampler.set_epoch sets), else 0. Dumps are named
+{name}_epoch{e}_rank{r}.npz/.pt; a dump recorded during Lightning's sanity check is named
+{name}_sanity_epoch{e}_rank{r}, every record flagged SANITY, and the callback's test stage
+writes {name}_test_epoch{e}_rank{r}, so neither matches the glob {name}_epoch*.
+
 Dump format (what `shardlens-cli import` reads): an .npz and/or a .pt (torch.save of a dict
-of tensors) with index, target, prediction, flags, rank, world_size [, dataset_size,
-batch_size, matrix, reported]. Files are written atomically (temporary file + rename).
-Only numpy (for .npz) and torch (for .pt, tensors) are needed, and only when used.
+of tensors) with index, target, prediction, flags, rank, world_size, epoch [, sanity,
+dataset_size, batch_size, matrix, reported]. Files are written atomically (temporary file +
+rename). Only numpy (for .npz) and torch (for .pt, tensors) are needed, and only when used.
 """
 
 import os
 import tempfile
 
-__all__ = ["ShardLensRecorder", "IndexedDataset", "PADDING", "SANITY", "ShardLensCallback"]
+__version__ = "0.1.0"
+__all__ = ["ShardLensRecorder", "IndexedDataset", "PADDING", "SANITY", "ShardLensCallback",
+           "LIGHTNING"]
 
 PADDING = 1  # a DistributedSampler padding duplicate
 SANITY = 2  # evaluated during Lightning's sanity check
@@ -64,6 +79,17 @@ def _class_ids(prediction):
     if hasattr(prediction, "ndim") and prediction.ndim == 2:
         return _to_list(prediction.argmax(axis=1))
     return _to_list(prediction)
+
+
+def _check_epoch(epoch):
+    """None, or the epoch as a non-negative Python int (tensors and numpy scalars too)."""
+    if epoch is None:
+        return None
+    if hasattr(epoch, "item"):
+        epoch = epoch.item()
+    if isinstance(epoch, bool) or int(epoch) != epoch or epoch < 0:
+        raise ValueError("epoch must be a non-negative integer, got %r" % (epoch,))
+    return int(epoch)
 
 
 def _dist_rank_world():
@@ -113,14 +139,17 @@ class ShardLensRecorder:
     """Collects (index, target, prediction, flags) of one rank and saves them as a dump."""
 
     def __init__(self, out_dir, name="eval", num_classes=None, rank=None, world_size=None,
-                 dataset_size=None, batch_size=None, sampler=None, formats=("npz",)):
+                 dataset_size=None, batch_size=None, sampler=None, formats=("npz",),
+                 epoch=None):
         """
-        out_dir: directory for the dumps ({name}_rank{r}.npz / .pt).
+        out_dir: directory for the dumps ({name}_epoch{e}_rank{r}.npz / .pt).
         num_classes: enables the local confusion matrix (saved as `matrix`).
         rank, world_size: default to torch.distributed's, else RANK / WORLD_SIZE, else 0 / 1.
         sampler: a torch DistributedSampler; lets the recorder flag padding duplicates
                  (position k of rank r is padding when r + k * num_replicas >= len(dataset)).
         formats: any of "npz" (needs numpy) and "pt" (torch.save of a dict of tensors).
+        epoch: the epoch of the dumps; None (default) takes the sampler's `epoch` attribute
+               (DistributedSampler.set_epoch), else 0. reset(epoch=) and save(epoch=) set it.
         """
         unknown = set(formats) - {"npz", "pt"}
         if unknown:
@@ -137,6 +166,8 @@ class ShardLensRecorder:
         self.reported = None
         self.matrix = None
         self.sanity = False  # set while Lightning's sanity check runs
+        self.stage = None  # a tag in the file names, e.g. "test" (set by ShardLensCallback)
+        self.epoch = _check_epoch(epoch)
         self.reset()
 
     # -- identity -------------------------------------------------------------------------
@@ -148,9 +179,26 @@ class ShardLensRecorder:
     def world_size(self):
         return self._world_size if self._world_size is not None else _dist_rank_world()[1]
 
+    @property
+    def current_epoch(self):
+        """The epoch the next save() records: the explicit `epoch`, else the sampler's
+        `epoch` attribute (set by DistributedSampler.set_epoch), else 0."""
+        if self.epoch is not None:
+            return self.epoch
+        sampler_epoch = getattr(self.sampler, "epoch", None)
+        if sampler_epoch is not None:
+            return _check_epoch(sampler_epoch)
+        return 0
+
     # -- recording ------------------------------------------------------------------------
-    def reset(self):
+    def reset(self, epoch=None):
+        """Starts a new epoch: clears the records, the matrix and the reported matrix.
+        epoch: sets the explicit epoch (kept until changed; None keeps the current one)."""
         self.index, self.target, self.prediction, self.flags = [], [], [], []
+        self.matrix = None
+        self.reported = None
+        if epoch is not None:
+            self.epoch = _check_epoch(epoch)
 
     def update(self, index, target, prediction, flags=None):
         """Adds one batch. prediction: class ids [N] or scores/logits [N, C]."""
@@ -162,6 +210,8 @@ class ShardLensRecorder:
             flags = _to_list(flags)
             if len(flags) != len(index):
                 raise ValueError("flags length %d != batch length %d" % (len(flags), len(index)))
+            if self.sanity:
+                flags = [f | SANITY for f in flags]
         else:
             flags = [self._position_flags(len(self.index) + k) for k in range(len(index))]
         self.index += index
@@ -198,7 +248,7 @@ class ShardLensRecorder:
         return m
 
     # -- saving ---------------------------------------------------------------------------
-    def _arrays(self):
+    def _arrays(self, epoch):
         """name -> (nested list or ndarray/tensor, kind) of everything the dump holds."""
         out = {
             "index": (self.index, "i8"),
@@ -207,7 +257,10 @@ class ShardLensRecorder:
             "flags": (self.flags, "u1"),
             "rank": (self.rank, "i8"),
             "world_size": (self.world_size, "i8"),
+            "epoch": (epoch, "i8"),
         }
+        if self.sanity:
+            out["sanity"] = (1, "i8")
         dataset_size = self.dataset_size
         if dataset_size is None and self.sampler is not None and hasattr(self.sampler, "dataset"):
             dataset_size = len(self.sampler.dataset)
@@ -223,20 +276,32 @@ class ShardLensRecorder:
             out["reported"] = (self.reported, "m")
         return out
 
-    def path(self, fmt):
-        return os.path.join(self.out_dir, "%s_rank%d.%s" % (self.name, self.rank, fmt))
+    def path(self, fmt, epoch=None):
+        """{out_dir}/{name}[_{stage}][_sanity]_epoch{e}_rank{r}.{fmt}"""
+        epoch = self.current_epoch if epoch is None else _check_epoch(epoch)
+        parts = [self.name]
+        if self.stage:
+            parts.append(self.stage)
+        if self.sanity:
+            parts.append("sanity")
+        parts.append("epoch%d_rank%d.%s" % (epoch, self.rank, fmt))
+        return os.path.join(self.out_dir, "_".join(parts))
 
-    def save(self):
-        """Writes this rank's dump(s); returns the paths written."""
-        arrays = self._arrays()
+    def save(self, epoch=None):
+        """Writes this rank's dump(s) of the current epoch; returns the paths written.
+        epoch: sets the explicit epoch first (as reset(epoch=) does)."""
+        if epoch is not None:
+            self.epoch = _check_epoch(epoch)
+        epoch = self.current_epoch
+        arrays = self._arrays(epoch)
         written = []
         if "npz" in self.formats:
-            written.append(self._save_npz(arrays))
+            written.append(self._save_npz(arrays, self.path("npz", epoch)))
         if "pt" in self.formats:
-            written.append(self._save_pt(arrays))
+            written.append(self._save_pt(arrays, self.path("pt", epoch)))
         return written
 
-    def _save_npz(self, arrays):
+    def _save_npz(self, arrays, path):
         import numpy as np
 
         def as_numpy(value, kind):
@@ -248,7 +313,6 @@ class ShardLensRecorder:
             return a.astype(np.uint8 if kind == "u1" else np.int64)
 
         data = {k: as_numpy(v, kind) for k, (v, kind) in arrays.items()}
-        path = self.path("npz")
 
         def write(tmp):
             with open(tmp, "wb") as f:
@@ -257,7 +321,7 @@ class ShardLensRecorder:
         _atomic_write(path, write)
         return path
 
-    def _save_pt(self, arrays):
+    def _save_pt(self, arrays, path):
         import torch
 
         def as_tensor(value, kind):
@@ -273,70 +337,125 @@ class ShardLensRecorder:
             return torch.tensor(value, dtype=dtype)
 
         data = {k: as_tensor(v, kind) for k, (v, kind) in arrays.items()}
-        path = self.path("pt")
         _atomic_write(path, lambda tmp: torch.save(data, tmp))
         return path
 
 
-def _make_callback():
-    """A Lightning callback, defined only when Lightning is importable."""
-    base = None
+def _stage_sampler(trainer, stage):
+    """The sampler of the stage's dataloader when there is exactly one, else None."""
+    try:
+        loaders = getattr(trainer, "test_dataloaders" if stage == "test" else "val_dataloaders",
+                          None)
+    except Exception:  # a property that cannot answer outside its loop
+        return None
+    if isinstance(loaders, (list, tuple)):
+        loaders = loaders[0] if len(loaders) == 1 else None
+    sampler = getattr(loaders, "sampler", None)
+    if sampler is not None and hasattr(sampler, "num_replicas") and hasattr(sampler, "dataset"):
+        return sampler
+    return None
+
+
+def _callback_base():
+    """Lightning's Callback when Lightning is importable, else a plain base class, so that
+    ShardLensCallback exists (and its hooks can be called) either way."""
     for module in ("lightning.pytorch", "pytorch_lightning"):
         try:
-            base = __import__(module, fromlist=["Callback"]).Callback
-            break
+            return __import__(module, fromlist=["Callback"]).Callback, module
         except ImportError:
             continue
-    if base is None:
-        return None
-
-    class ShardLensCallback(base):
-        """Records validation/test batches whose step returns a dict with index, target and
-        prediction (or preds/logits); saves one dump per rank at the end of each epoch."""
-
-        def __init__(self, recorder, stages=("validate", "test")):
-            super().__init__()
-            self.recorder = recorder
-            self.stages = stages
-
-        def _start(self, trainer):
-            self.recorder.reset()
-            self.recorder.sanity = bool(getattr(trainer, "sanity_checking", False))
-
-        def _batch(self, outputs):
-            if not isinstance(outputs, dict):
-                return
-            pred = None
-            for key in ("prediction", "preds", "logits"):
-                if key in outputs:
-                    pred = outputs[key]
-                    break
-            if pred is not None and "index" in outputs and "target" in outputs:
-                self.recorder.update(outputs["index"], outputs["target"], pred)
-
-        def on_validation_epoch_start(self, trainer, pl_module):
-            self._start(trainer)
-
-        def on_validation_batch_end(self, trainer, pl_module, outputs, batch, batch_idx,
-                                    dataloader_idx=0):
-            self._batch(outputs)
-
-        def on_validation_epoch_end(self, trainer, pl_module):
-            if "validate" in self.stages and not getattr(trainer, "sanity_checking", False):
-                self.recorder.save()
-
-        def on_test_epoch_start(self, trainer, pl_module):
-            self._start(trainer)
-
-        def on_test_batch_end(self, trainer, pl_module, outputs, batch, batch_idx,
-                              dataloader_idx=0):
-            self._batch(outputs)
-
-        def on_test_epoch_end(self, trainer, pl_module):
-            if "test" in self.stages:
-                self.recorder.save()
-
-    return ShardLensCallback
+    return object, None
 
 
-ShardLensCallback = _make_callback()
+_CallbackBase, LIGHTNING = _callback_base()  # LIGHTNING: the module used, or None
+
+
+class ShardLensCallback(_CallbackBase):
+    """A Lightning callback recording validation/test batches whose step returns a dict with
+    index, target and prediction (or preds/logits); saves one dump per rank and evaluation.
+
+    Every validation run is kept: its dump is named after trainer.current_epoch
+    ({name}_epoch{e}_rank{r}), so epochs never overwrite each other. The sanity check
+    (trainer.sanity_checking) is kept too, flagged: every record has flags |= SANITY, the
+    dump has `sanity` = 1 and is named {name}_sanity_epoch{e}_rank{r}. Test runs are
+    named {name}_test_epoch{e}_rank{r}. The dump is written in on_validation_end /
+    on_test_end, after the LightningModule's on_*_epoch_end, so a reported matrix set there
+    (recorder.set_reported) is included.
+
+    When the recorder has no sampler, the callback uses the sampler of the stage's single
+    dataloader (trainer.val_dataloaders / trainer.test_dataloaders: the DistributedSampler
+    Lightning injects), for padding flags and dataset_size.
+
+    stages: any of "validate" and "test". sanity: False skips the sanity check.
+    """
+
+    def __init__(self, recorder, stages=("validate", "test"), sanity=True):
+        super().__init__()
+        unknown = set(stages) - {"validate", "test"}
+        if unknown:
+            raise ValueError("unknown stages: %s" % sorted(unknown))
+        self.recorder = recorder
+        self.stages = tuple(stages)
+        self.sanity = sanity
+        self._recording = False
+        self._own_sampler = recorder.sampler is not None  # else taken from the dataloader
+
+    def _start(self, trainer, stage):
+        sanity = bool(getattr(trainer, "sanity_checking", False))
+        self._recording = stage in self.stages and (self.sanity or not sanity)
+        if not self._recording:
+            return
+        rec = self.recorder
+        rec.reset(epoch=int(getattr(trainer, "current_epoch", 0) or 0))
+        rec.sanity = sanity
+        rec.stage = "test" if stage == "test" else None
+        # Lightning knows the rank even before (or without) torch.distributed.
+        if rec._rank is None and getattr(trainer, "global_rank", None) is not None:
+            rec._rank = int(trainer.global_rank)
+        if rec._world_size is None and getattr(trainer, "world_size", None) is not None:
+            rec._world_size = int(trainer.world_size)
+        if not self._own_sampler:
+            rec.sampler = _stage_sampler(trainer, stage)
+
+    def _batch(self, outputs):
+        if not self._recording or not isinstance(outputs, dict):
+            return
+        pred = None
+        for key in ("prediction", "preds", "logits"):
+            if key in outputs:
+                pred = outputs[key]
+                break
+        if pred is not None and "index" in outputs and "target" in outputs:
+            self.recorder.update(outputs["index"], outputs["target"], pred)
+
+    def _end(self):
+        if not self._recording:
+            return []
+        self._recording = False
+        rec = self.recorder
+        try:
+            return rec.save()
+        finally:
+            rec.sanity = False
+            rec.stage = None
+
+    # Lightning 2.x hook signatures (lightning.pytorch.Callback).
+    def on_validation_epoch_start(self, trainer, pl_module):
+        self._start(trainer, "validate")
+
+    def on_validation_batch_end(self, trainer, pl_module, outputs, batch, batch_idx,
+                                dataloader_idx=0):
+        self._batch(outputs)
+
+    def on_validation_end(self, trainer, pl_module):
+        self._end()
+
+    def on_test_epoch_start(self, trainer, pl_module):
+        self._start(trainer, "test")
+
+    def on_test_batch_end(self, trainer, pl_module, outputs, batch, batch_idx,
+                          dataloader_idx=0):
+        self._batch(outputs)
+
+    def on_test_end(self, trainer, pl_module):
+        self._end()

@@ -109,12 +109,11 @@ TEST(Evaluation, IncompleteRunIsReportedAndExported) {
   std::filesystem::remove_all(dir);
 }
 
-// A run that recorded no expected matrix has none; the distinct-sample matrix comes from the
-// records: index 0 is counted once although rank 1 evaluated it again as padding.
-TEST(Evaluation, RunWithoutExpectedCountsDistinctRecords) {
+// The distinct-sample matrix of a run comes from its records: index 0 is counted once
+// although rank 1 evaluated it again as padding. Every index was evaluated, so every
+// prediction is known and that is the expected matrix too.
+TEST(Evaluation, RunThatEvaluatedEverySampleKnowsTheExpectedMatrix) {
   const Evaluation e = evaluation_from_run(test::small_run(), "small.slrun");
-  EXPECT_FALSE(e.expected.has_value());
-  EXPECT_FALSE(e.difference().has_value());
   Matrix want(3);
   want.at(0, 0) = 2;  // indices 0 and 1
   want.at(1, 1) = 1;  // 2
@@ -122,8 +121,27 @@ TEST(Evaluation, RunWithoutExpectedCountsDistinctRecords) {
   want.at(0, 1) = 1;  // 6
   want.at(1, 2) = 1;  // 3
   EXPECT_EQ(e.expected_distinct, want);
+  EXPECT_EQ(e.expected, want);
+  EXPECT_TRUE(e.expected_missing.empty());
+  ASSERT_TRUE(e.difference().has_value());
+  EXPECT_EQ(e.difference()->at(0, 0), 1);  // the padding duplicate
   EXPECT_EQ(e.times_evaluated, (std::vector<uint8_t>{2, 1, 1, 1, 1, 1, 1}));
   EXPECT_EQ(e.class_names, (std::vector<std::string>{"cat", "dog", "émeu"}));
+}
+
+// A sample never evaluated has no known prediction: no expected matrix, and the reason.
+TEST(Evaluation, RunThatMissedSamplesSaysWhyTheExpectedMatrixIsUnknown) {
+  RunFile run = test::small_run();
+  run.records.ranks[0].pop_back();  // index 6, never evaluated now
+  run.per_rank = matrices_from_records(run.records, 3, -1);
+  run.synced = run.per_rank[0];
+  run.synced += run.per_rank[1];
+  const Evaluation e = evaluation_from_run(run, "small.slrun");
+  EXPECT_FALSE(e.expected.has_value());
+  EXPECT_FALSE(e.difference().has_value());
+  EXPECT_NE(e.expected_missing.find("1 of 7 samples were never evaluated"), std::string::npos)
+      << e.expected_missing;
+  EXPECT_EQ(report_json(e)["expected_missing"], e.expected_missing);
 }
 
 TEST(Evaluation, PatternIdsRoundTrip) {

@@ -1,8 +1,10 @@
 // Imports of per-rank dumps (.npz, .npy, .csv) and their rejection of malformed input.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include <unistd.h>
 
@@ -326,4 +328,193 @@ TEST_F(ImportTest, ClassCountThatWouldExhaustMemory) {
 TEST_F(ImportTest, LargestTargetDoesNotOverflow) {
   const std::string p = write_text("max.csv", "0,0,2147483647,0\n");
   expect_error([&] { import_dumps({p}, {}); }, "import", "cannot tell the number of classes");
+}
+
+// The unsynced pitfall as real runs produce it: every rank reports its own local matrix.
+// The import keeps each report, logs rank 0's, and the diagnosis names `unsynced`.
+TEST_F(ImportTest, RanksThatReportTheirOwnMatrixAreKeptAndDiagnosedUnsynced) {
+  auto m0 = rank_members(0);
+  auto m1 = rank_members(1);
+  // Each rank's own counts (from kRows), written out by hand.
+  const std::vector<int64_t> local0 = {1, 0, 0, 0, 1, 0, 1, 0, 0};
+  const std::vector<int64_t> local1 = {2, 0, 0, 0, 0, 1, 0, 0, 1};
+  m0.push_back({"reported.npy", npy_bytes(local0, {3, 3})});
+  m1.push_back({"reported.npy", npy_bytes(local1, {3, 3})});
+  const RunFile run = import_dumps({write_npz_dump("a.npz", m0), write_npz_dump("b.npz", m1)}, {});
+  ASSERT_EQ(run.reported_per_rank.size(), 2u);
+  EXPECT_EQ(run.reported_per_rank[0]->cells, std::vector<double>(local0.begin(), local0.end()));
+  EXPECT_EQ(run.reported_per_rank[1]->cells, std::vector<double>(local1.begin(), local1.end()));
+  EXPECT_EQ(run.synced, *run.reported_per_rank[0]);  // what rank 0 logged
+  save_run_file(run, path("unsynced.slrun"));
+  const Evaluation e = load_run_evaluation(path("unsynced.slrun"));
+  ASSERT_EQ(e.reported_per_rank.size(), 2u);
+  EXPECT_EQ(e.reported_per_rank[1], run.reported_per_rank[1]);
+  ASSERT_FALSE(e.diagnosis.findings.empty());
+  EXPECT_EQ(e.diagnosis.findings[0].pattern, Pattern::Unsynced);
+  EXPECT_NE(e.diagnosis.findings[0].explanation.find("disagree"), std::string::npos);
+}
+
+// Agreeing reports are a synced run: nothing to say about them.
+TEST_F(ImportTest, AgreeingReportsAreTheSyncedMatrix) {
+  auto m0 = rank_members(0);
+  auto m1 = rank_members(1);
+  const std::vector<int64_t> sum = {3, 0, 0, 0, 1, 1, 1, 0, 1};
+  m0.push_back({"reported.npy", npy_bytes(sum, {3, 3})});
+  m1.push_back({"reported.npy", npy_bytes(sum, {3, 3})});
+  const Evaluation e = evaluation_from_run(
+      import_dumps({write_npz_dump("a.npz", m0), write_npz_dump("b.npz", m1)}, {}), "run");
+  for (const Finding& f : e.diagnosis.findings) EXPECT_NE(f.pattern, Pattern::Unsynced);
+}
+
+TEST_F(ImportTest, NonFiniteReportedMatrixNamesTheFile) {
+  for (const double bad : {std::nan(""), std::numeric_limits<double>::infinity()}) {
+    auto m0 = rank_members(0);
+    std::vector<double> reported(9, 1.0);
+    reported[4] = bad;
+    m0.push_back({"reported.npy", npy_bytes(reported, {3, 3})});
+    const auto a = write_npz_dump("nan.npz", m0);
+    const auto b = write_npz_dump("b.npz", rank_members(1));
+    expect_error(
+        [&] {
+          import_dumps({a, b}, {});
+        },
+        "nan.npz", std::isnan(bad) ? "holds NaN at row 1, column 1" : "holds an infinity");
+  }
+}
+
+// An index of 10^12 with no dataset would size per-index state at a terabyte.
+TEST_F(ImportTest, HugeIndexIsAOneLineErrorNamingTheDump) {
+  const std::string csv = "rank,index,target,prediction\n0,1000000000000,0,0\n";
+  expect_error([&] { import_dumps({write_text("huge.csv", csv)}, {}); }, "huge.csv",
+               "beyond the largest dataset");
+}
+
+// A run over the first 10 of 12 samples: the full dataset is refused with a hint, the
+// subset spec imports, and since every subset index was evaluated the expected matrix is
+// known; with a batch limit it is not, and --predictions gives it.
+TEST_F(ImportTest, SubsetsAndTheExpectedMatrix) {
+  const Labels labels = load_labels("synthetic:classes=3,per-class=4");
+  auto csv_of = [&](int64_t n) {
+    std::string csv = "rank,index,target,prediction\n";
+    for (int64_t i = 0; i < n; ++i)
+      csv += std::to_string(i % 2) + "," + std::to_string(i) + "," +
+             std::to_string(labels.targets[i]) + "," + std::to_string((labels.targets[i] + i) % 3) +
+             "\n";
+    return csv;
+  };
+  std::vector<std::pair<std::string, std::string>> members = {
+      {"rank.npy", npy_bytes(std::vector<int64_t>{0}, {})},
+      {"index.npy", ints({0})},
+      {"target.npy", ints({labels.targets[0]})},
+      {"prediction.npy", ints({0})},
+      {"dataset_size.npy", npy_bytes(std::vector<int64_t>{10}, {})}};
+  ImportOptions full;
+  full.dataset = "synthetic:classes=3,per-class=4";
+  expect_error([&] { import_dumps({write_npz_dump("sized.npz", members)}, full); }, "sized.npz",
+               "synthetic:classes=3,per-class=4,first=10");
+
+  ImportOptions subset;
+  subset.dataset = "synthetic:classes=3,per-class=4,first=10";
+  const Evaluation e =
+      evaluation_from_run(import_dumps({write_text("ten.csv", csv_of(10))}, subset), "ten");
+  EXPECT_EQ(e.dataset_size, 10);
+  EXPECT_EQ(e.dataset, subset.dataset);
+  ASSERT_TRUE(e.expected.has_value());
+  Matrix want(3);
+  for (int64_t i = 0; i < 10; ++i) want.at(labels.targets[i], (labels.targets[i] + i) % 3) += 1;
+  EXPECT_EQ(*e.expected, want);
+
+  // Only 6 of the 10 evaluated (a batch limit): the expected matrix is unknown, and why.
+  const Evaluation cut =
+      evaluation_from_run(import_dumps({write_text("six.csv", csv_of(6))}, subset), "six");
+  EXPECT_FALSE(cut.expected.has_value());
+  EXPECT_NE(cut.expected_missing.find("4 of 10 samples were never evaluated"), std::string::npos)
+      << cut.expected_missing;
+
+  // --predictions: one per dataset index, checked against what the ranks recorded.
+  std::vector<int64_t> predictions;
+  for (int64_t i = 0; i < 10; ++i) predictions.push_back((labels.targets[i] + i) % 3);
+  const std::string preds = path("preds.npy");
+  std::ofstream(preds, std::ios::binary) << ints(predictions);
+  subset.predictions = preds;
+  const Evaluation known =
+      evaluation_from_run(import_dumps({write_text("six.csv", csv_of(6))}, subset), "six");
+  ASSERT_TRUE(known.expected.has_value());
+  EXPECT_EQ(*known.expected, want);
+  predictions[3] = (predictions[3] + 1) % 3;
+  std::ofstream(preds, std::ios::binary | std::ios::trunc) << ints(predictions);
+  expect_error([&] { import_dumps({write_text("six.csv", csv_of(6))}, subset); }, "six.csv",
+               "preds.npy says");
+  ImportOptions no_dataset;
+  no_dataset.predictions = preds;
+  expect_error([&] { import_dumps({write_text("six.csv", csv_of(6))}, no_dataset); },
+               "--predictions", "needs --dataset");
+}
+
+// Dumps of several epochs: grouped by their `epoch` array or file name, one run per epoch;
+// a Lightning sanity-check dump is left out with a note; mixing named and unnamed epochs is
+// refused naming the dump.
+TEST_F(ImportTest, EpochsAreImportedTogether) {
+  std::vector<std::string> paths;
+  for (int epoch = 0; epoch < 3; ++epoch)
+    for (int rank = 0; rank < 2; ++rank) {
+      auto m = rank_members(rank);
+      if (rank == 0) m.push_back({"epoch.npy", npy_bytes(std::vector<int64_t>{epoch}, {})});
+      // rank 1 says its epoch through the file name only
+      paths.push_back(write_npz_dump(
+          "eval_epoch" + std::to_string(epoch) + "_rank" + std::to_string(rank) + ".npz", m));
+    }
+  auto sanity = rank_members(0);
+  sanity.push_back({"sanity.npy", npy_bytes(std::vector<int64_t>{1}, {})});
+  paths.push_back(write_npz_dump("eval_sanity_epoch0_rank0.npz", sanity));
+  const ImportedRun run = import_epochs(paths, {});
+  ASSERT_EQ(run.epochs.size(), 3u);
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    EXPECT_EQ(run.epochs[size_t(epoch)].meta.epoch, epoch);
+    EXPECT_EQ(run.epochs[size_t(epoch)].synced.total(), 7);  // the sanity dump is not in epoch 0
+  }
+  ASSERT_EQ(run.notes.size(), 1u);
+  EXPECT_NE(run.notes[0].find("sanity"), std::string::npos);
+
+  // Saved as one file of three epochs and read back, in order; one epoch at a time is refused.
+  save_run_epochs(run.epochs, path("epochs.slrun"));
+  const std::vector<Evaluation> back = load_run_evaluations(path("epochs.slrun"));
+  ASSERT_EQ(back.size(), 3u);
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(back[k].epoch, int64_t(k));
+    EXPECT_EQ(back[k].provenance.epochs, 3u);
+    EXPECT_EQ(back[k].synced, run.epochs[k].synced);
+  }
+  expect_error([&] { load_run_file(path("epochs.slrun")); }, "epochs.slrun", "holds 3 epochs");
+
+  const auto stray = write_npz_dump("eval_rank0.npz", rank_members(0));
+  expect_error([&] { import_epochs({paths[0], stray}, {}); }, "eval_rank0.npz", "names no epoch");
+}
+
+// A multi-epoch file whose parts disagree, or holds strays, is refused with the reason.
+TEST_F(ImportTest, MalformedMultiEpochRunFiles) {
+  std::vector<RunFile> epochs;
+  for (int epoch : {2, 5}) {
+    RunFile r = import_dumps(
+        {write_npz_dump("a.npz", rank_members(0)), write_npz_dump("b.npz", rank_members(1))}, {});
+    r.meta.epoch = epoch;
+    epochs.push_back(std::move(r));
+  }
+  auto members = run_epochs_members(epochs);
+  write_npz(path("ok.slrun"), members);
+  EXPECT_EQ(load_run_evaluations(path("ok.slrun")).size(), 2u);
+  // A stray member beside the epochs.
+  auto stray = members;
+  stray.emplace_back("epoch9_rank0_index.npy", ints({0}));
+  write_npz(path("stray.slrun"), stray);
+  expect_error([&] { load_run_epochs(path("stray.slrun")); }, "stray.slrun", "unexpected member");
+  // Epochs out of order.
+  std::swap(epochs[0], epochs[1]);
+  EXPECT_THROW(run_epochs_members(epochs), InputError);
+  // The list names an epoch whose members are absent.
+  auto missing = members;
+  std::erase_if(missing, [](const auto& m) { return m.first.rfind("epoch5_", 0) == 0; });
+  write_npz(path("missing.slrun"), missing);
+  expect_error([&] { load_run_epochs(path("missing.slrun")); }, "missing.slrun (epoch 5)",
+               "meta.json");
 }

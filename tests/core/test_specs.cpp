@@ -1,9 +1,13 @@
 // Dataset / predictor spec strings and scenario files.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/evaluation/scenario.h"
+#include "core/io/npy.h"
 #include "core/model/types.h"
 #include "core/sim/predictor.h"
 #include "core/sim/specs.h"
@@ -152,4 +156,40 @@ TEST(Scenario, DeeplyNestedValueIsRejectedWithoutRecursion) {
   io_test::write_bytes(path, "{\"title\": \"" + std::string(100, 'x') + "\", \"seed\": \"" +
                                  std::string(100, 'y') + "\"}");
   EXPECT_INPUT_ERROR(load_scenario_file(path), path, "a string of 100 bytes");
+}
+
+// Subsets of any dataset kind keep the full dataset's index of each sample.
+TEST(Specs, DatasetSubsets) {
+  const Labels full = load_labels("synthetic:classes=3,per-class=4");
+  const Labels first = load_labels("synthetic:classes=3,per-class=4,first=5");
+  ASSERT_EQ(first.size(), 5);
+  for (int64_t i = 0; i < 5; ++i) EXPECT_EQ(first.targets[i], full.targets[i]);
+  EXPECT_EQ(first.source_indices, (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(first.num_classes, 3);
+
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("shardlens_subset_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string idx = (dir / "pick.npy").string();
+  std::ofstream(idx, std::ios::binary) << npy_bytes(std::vector<int64_t>{11, 0, 7}, {3});
+  const Labels picked = load_labels("synthetic:classes=3,per-class=4,indices=" + idx);
+  EXPECT_EQ(picked.targets,
+            (std::vector<int32_t>{full.targets[11], full.targets[0], full.targets[7]}));
+  EXPECT_EQ(picked.source_indices, (std::vector<int64_t>{11, 0, 7}));
+
+  // names= works on synthetic datasets too.
+  const std::string names = (dir / "names.txt").string();
+  std::ofstream(names) << "cat\ndog\nemu\n";
+  EXPECT_EQ(load_labels("synthetic:classes=3,per-class=4,names=" + names).class_names,
+            (std::vector<std::string>{"cat", "dog", "emu"}));
+
+  std::ofstream(idx, std::ios::binary | std::ios::trunc)
+      << npy_bytes(std::vector<int64_t>{1, 12}, {2});
+  EXPECT_THROW(load_labels("synthetic:classes=3,per-class=4,indices=" + idx), InputError);
+  std::ofstream(idx, std::ios::binary | std::ios::trunc)
+      << npy_bytes(std::vector<int64_t>{1, 1}, {2});
+  EXPECT_THROW(load_labels("synthetic:classes=3,per-class=4,indices=" + idx), InputError);
+  EXPECT_THROW(load_labels("synthetic:classes=3,per-class=4,first=13"), InputError);
+  EXPECT_THROW(load_labels("synthetic:classes=3,per-class=4,first=2,indices=" + idx), InputError);
+  std::filesystem::remove_all(dir);
 }

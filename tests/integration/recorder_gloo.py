@@ -3,7 +3,9 @@
 Usage: recorder_gloo.py SHARDLENS_CLI. Exits 77 (ctest SKIP) when /usr/bin/python3 lacks
 torch or numpy. Checks that the imported run has exactly the per-rank and synced matrices
 the Python ranks computed (bincount + all_reduce, as torchmetrics does), the padding flags
-of DistributedSampler, and that .pt dumps import to the same run when the CLI has LibTorch.
+of DistributedSampler, the expected matrix (every index was evaluated), and that .pt dumps
+import to the same run when the CLI has LibTorch. A second run whose ranks never sync and
+each report their own matrix imports with every report kept and is diagnosed `unsynced`.
 """
 import json
 import os
@@ -35,7 +37,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def worker(rank, port, out_dir):
+def worker(rank, port, out_dir, synced_metric=True):
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank,
                             world_size=W)
@@ -54,7 +56,9 @@ def worker(rank, port, out_dir):
         rec.update(index, yb, logits)
         local += torch.bincount(yb * C + logits.argmax(1), minlength=C * C)
     synced = local.clone()
-    dist.all_reduce(synced)  # torchmetrics' dist_reduce_fx="sum"
+    if synced_metric:
+        dist.all_reduce(synced)  # torchmetrics' dist_reduce_fx="sum"
+    # else the unsynced pitfall: each rank reports (and logs) its own local matrix.
     rec.set_matrix(local.reshape(C, C))
     rec.set_reported(synced.reshape(C, C))
     rec.save()
@@ -85,7 +89,32 @@ def check_import(out_dir, ext, truths):
     # n = 23 over 2 ranks: rank 1 carries one padding duplicate.
     assert sum(truths[1]["flags"]) == 1 and sum(truths[0]["flags"]) == 0
     assert any(f["pattern"] == "padding-duplicates" for f in report["diagnosis"]), report["diagnosis"]
+    # Padding or not, every index was evaluated: every prediction is known, and the expected
+    # matrix is torch.bincount over the whole dataset.
+    y = torch.arange(N) % C
+    expected = torch.bincount(y * C + (torch.arange(N) * 7) % C, minlength=C * C).reshape(C, C)
+    assert report["expected"] == expected.tolist(), (report["expected"], expected.tolist())
     return r
+
+
+def check_unsynced(out_dir, truths):
+    """Each rank reported its own matrix: the import keeps every report, logs rank 0's, and
+    the diagnosis names `unsynced`."""
+    dumps = sorted(os.path.join(out_dir, f) for f in os.listdir(out_dir) if f.endswith(".npz"))
+    run_path = os.path.join(out_dir, "unsynced.slrun")
+    r = cli(["import"] + dumps + ["--out", run_path, "--format", "json"])
+    assert r.returncode == 0, "unsynced import refused: " + r.stderr
+    report = json.loads(r.stdout)
+    assert report["reported_per_rank"] == [truths[k]["local"] for k in range(W)], report
+    assert report["synced"] == truths[0]["local"], report["synced"]
+    patterns = [f["pattern"] for f in report["diagnosis"]]
+    assert "unsynced" in patterns, patterns
+    assert any("disagree" in f["explanation"] for f in report["diagnosis"]), report["diagnosis"]
+    run = np.load(run_path)
+    for k in range(W):
+        assert run["rank%d_reported" % k].tolist() == truths[k]["local"]
+    d = cli(["diagnose", "--run", run_path])
+    assert d.returncode == 1 and "[unsynced]" in d.stdout, (d.returncode, d.stdout, d.stderr)
 
 
 def main():
@@ -101,6 +130,12 @@ def main():
             print("pt dumps: skipped, this shardlens-cli has no LibTorch (%s)" % r.stderr.strip())
         else:
             print("pt dumps: imported run matches the gloo run")
+    with tempfile.TemporaryDirectory() as out_dir:
+        mp.spawn(worker, args=(free_port(), out_dir, False), nprocs=W, join=True)
+        truths = [json.load(open(os.path.join(out_dir, "truth_rank%d.json" % r))) for r in range(W)]
+        assert truths[0]["local"] != truths[1]["local"]
+        check_unsynced(out_dir, truths)
+        print("unsynced gloo run: imported with every rank's report, diagnosed unsynced")
 
 
 if __name__ == "__main__":

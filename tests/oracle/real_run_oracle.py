@@ -214,7 +214,7 @@ def main():
                 failures.append("%s: run failed (%d): %s" % (name, r.returncode, r.stderr))
                 continue
             report = json.loads(r.stdout)
-            dumps = [np.load(os.path.join(d, name, "eval_rank%d.npz" % k)) for k in range(W)]
+            dumps = [np.load(os.path.join(d, name, "eval_epoch0_rank%d.npz" % k)) for k in range(W)]
             for k in range(W):
                 if report["per_rank"][k] != dumps[k]["matrix"].tolist():
                     failures.append("%s: rank %d matrix differs from Python's" % (name, k))
@@ -231,7 +231,7 @@ def main():
             if padded != expect_pad:
                 failures.append("%s: %d padding records, expected %d" % (name, padded, expect_pad))
             for ext in ("npz", "pt"):
-                paths = [os.path.join(d, name, "eval_rank%d.%s" % (k, ext)) for k in range(W)]
+                paths = [os.path.join(d, name, "eval_epoch0_rank%d.%s" % (k, ext)) for k in range(W)]
                 r = cli("import", *paths, "--dataset", "idx:" + lab, "--format", "json",
                         "--out", os.path.join(d, name + "_" + ext + ".slrun"))
                 if r.returncode != 0:

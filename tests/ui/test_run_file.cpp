@@ -3,7 +3,9 @@
 // mismatch, the padding-duplicates diagnosis, a read-only scenario with the run banner and
 // views built from records; a run without an expected matrix or scenario says so; corrupt files
 // give an error naming the file and keep the previous view.
+#include <QChartView>
 #include <QLabel>
+#include <QLineSeries>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTextBrowser>
@@ -15,6 +17,7 @@
 #include "core/sim/engine.h"
 #include "tests/ui/ui_test_util.h"
 #include "ui/cell_info.h"
+#include "ui/charts.h"
 #include "ui/heatmap_view.h"
 #include "ui/main_window.h"
 #include "ui/matrix_panel.h"
@@ -118,22 +121,81 @@ class TestRunFile : public QObject {
     QCOMPARE(w.scenarioPanel()->scenario().name, std::string("small"));
   }
 
-  void runWithoutExpectedSaysSo() {
+  // A run that evaluated every sample knows every prediction: the expected and difference
+  // views show, as for a simulation.
+  // A run of several epochs: the epoch actions step through what was recorded (wrapping),
+  // and the epoch chart shows every class's row drift over the epochs.
+  void multiEpochRunStepsThroughItsEpochs() {
+    Scenario s = load_scenario_file(SHARDLENS_LESSON_DIR "/seed-lesson.json");
+    std::vector<RunFile> epochs;
+    for (int e = 0; e < 3; ++e) {
+      s.sampler.epoch = e;
+      epochs.push_back(run_from_evaluation(simulate(s)));
+    }
+    const QString path = m_dir.filePath(QStringLiteral("epochs.slrun"));
+    save_run_epochs(epochs, path.toStdString());
+    MainWindow w;
+    showQuietly(w);
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    w.openRun(path);
+    QVERIFY(shown.wait(30000));
+    QCOMPARE(w.result()->eval.epoch, int64_t(0));
+    QVERIFY(w.result()->epochs && w.result()->epochs->size() == 3);
+    QVERIFY(w.runBanner()->detailsText().contains(QStringLiteral("Epoch 0 (1 of 3 recorded")));
+    QAction* next = nullptr;
+    for (QAction* a : w.findChildren<QAction*>())
+      if (a->text() == QStringLiteral("&Next epoch")) next = a;
+    QVERIFY(next && next->isEnabled());
+    const Matrix first = *w.result()->eval.synced;
+    next->trigger();
+    QCOMPARE(w.result()->eval.epoch, int64_t(1));
+    QCOMPARE(*w.result()->eval.synced, epochs[1].synced);
+    QVERIFY(!(*w.result()->eval.synced == first));  // the seed lesson's rows drift
+    next->trigger();
+    next->trigger();
+    QCOMPARE(w.result()->eval.epoch, int64_t(0));  // wrapped round
+    QChartView* chart = w.charts()->epochChart();
+    QVERIFY(!chart->isHidden());
+    const auto series = chart->chart()->series();
+    QVERIFY(series.size() >= 2);
+    auto* line = qobject_cast<QLineSeries*>(series.front());
+    QVERIFY(line);
+    QCOMPARE(line->count(), 3);
+  }
+
+  void runThatEvaluatedEverySampleShowsTheExpected() {
     RunFile run = paddingRun();
     run.expected.reset();
     run.meta.scenario.reset();  // as for an import of foreign dumps
     MainWindow w;
-    QVERIFY(saveAndOpen(w, run, m_dir.filePath(QStringLiteral("no-expected.slrun"))));
+    QVERIFY(saveAndOpen(w, run, m_dir.filePath(QStringLiteral("all-seen.slrun"))));
     QVERIFY(w.lastError().isEmpty());
-    QCOMPARE(w.matrices()->expectedView()->data().classes, 0);
-    QCOMPARE(w.matrices()->expectedView()->data().emptyText, render::expectedUnknownText());
-    QCOMPARE(w.matrices()->differenceView()->data().classes, 0);
-    // Rows are still checked, against the true class counts.
+    QCOMPARE(w.matrices()->expectedView()->data().classes, 10);
+    QCOMPARE(w.matrices()->differenceView()->data().classes, 10);
     QCOMPARE(w.matrices()->syncedView()->data().mismatchCount(), 2);
     QVERIFY(diagnosisText(w).contains(QStringLiteral("padding-duplicates")));
     // No recorded scenario: no default settings pretending to be the run's.
     QVERIFY(w.runBanner()->isVisible());
     QVERIFY(!w.scenarioPanel()->isVisible());
+  }
+
+  void runWithoutExpectedSaysWhy() {
+    RunFile run = paddingRun();
+    run.expected.reset();
+    run.meta.scenario.reset();
+    run.records.ranks[0].pop_back();  // one sample never evaluated: its prediction is unknown
+    run.per_rank = matrices_from_records(run.records, run.meta.classes, -1);
+    run.synced = Matrix(run.meta.classes);
+    for (const Matrix& m : run.per_rank) run.synced += m;
+    MainWindow w;
+    QVERIFY(saveAndOpen(w, run, m_dir.filePath(QStringLiteral("no-expected.slrun"))));
+    QVERIFY(w.lastError().isEmpty());
+    QCOMPARE(w.matrices()->expectedView()->data().classes, 0);
+    QVERIFY(w.matrices()->expectedView()->data().emptyText.contains(
+        QStringLiteral("1 of 510 samples were never evaluated")));
+    QCOMPARE(w.matrices()->differenceView()->data().classes, 0);
+    // Rows are still checked, against the true class counts.
+    QVERIFY(w.matrices()->syncedView()->data().mismatchCount() > 0);
   }
 
   // A run whose rank died before the sync (a real run's partial file) still opens: per-rank

@@ -24,15 +24,18 @@ void quietHandler(QtMsgType type, const QMessageLogContext& context, const QStri
     std::fprintf(stderr, "%s\n", message.toLocal8Bit().constData());
 }
 
-std::unique_ptr<QGuiApplication> ensureGuiApp() {
-  if (QCoreApplication::instance()) return nullptr;
+// One QGuiApplication for the life of the process: Qt cannot make a second one after the
+// first is gone (the figures of a second epoch would hang).
+void ensureGuiApp() {
+  if (QCoreApplication::instance()) return;
   g_previousHandler = qInstallMessageHandler(quietHandler);
   static int argc = 3;
   static char arg0[] = "shardlens-cli";
   static char arg1[] = "-platform";
   static char arg2[] = "offscreen";
   static char* argv[] = {arg0, arg1, arg2, nullptr};
-  return std::make_unique<QGuiApplication>(argc, argv);
+  static QGuiApplication* app = new QGuiApplication(argc, argv);  // never destroyed
+  (void)app;
 }
 
 }  // namespace
@@ -93,7 +96,7 @@ int write_figure_set(const Evaluation& eval, const std::string& out_dir,
     }
     fmts.push_back(*f);
   }
-  const auto app = ensureGuiApp();
+  ensureGuiApp();
   if (!qobject_cast<QGuiApplication*>(QCoreApplication::instance())) {
     std::fprintf(stderr, "error: figures need a QGuiApplication, but a non-GUI one exists\n");
     return 2;

@@ -40,8 +40,11 @@ std::vector<double> trueRowCounts(const Evaluation& e) {
   return counts;
 }
 
-QString expectedUnknownText() {
-  return QStringLiteral("Expected unknown: not every prediction was recorded");
+QString expectedUnknownText(const Evaluation& e) {
+  return e.expected_missing.empty()
+             ? QStringLiteral("Expected unknown: not every prediction was recorded")
+             : QStringLiteral("Expected unknown: %1")
+                   .arg(QString::fromStdString(e.expected_missing));
 }
 
 std::vector<QString> classNames(const Evaluation& e) {
@@ -121,8 +124,13 @@ HeatmapData rankHeatmap(const Evaluation& e, int rank, const MatrixOptions& o) {
   const Matrix& m = e.per_rank[size_t(rank)];
   const bool failed =
       std::find(e.failed_ranks.begin(), e.failed_ranks.end(), rank) != e.failed_ranks.end();
-  const QString title =
-      failed ? QStringLiteral("Rank %1 (failed)").arg(rank) : QStringLiteral("Rank %1").arg(rank);
+  // A rank that reported a matrix other than the logged one was not synchronized.
+  const bool ownReport = size_t(rank) < e.reported_per_rank.size() &&
+                         e.reported_per_rank[size_t(rank)] && e.synced &&
+                         !(*e.reported_per_rank[size_t(rank)] == *e.synced);
+  const QString title = failed      ? QStringLiteral("Rank %1 (failed)").arg(rank)
+                        : ownReport ? QStringLiteral("Rank %1 (reported its own matrix)").arg(rank)
+                                    : QStringLiteral("Rank %1").arg(rank);
   const bool empty = std::all_of(m.cells.begin(), m.cells.end(), [](double v) { return v == 0; });
   if (failed && empty)
     return emptyHeatmap(title, QStringLiteral("Nothing arrived: the rank failed first"));
@@ -164,14 +172,14 @@ QString syncedMissingText(const Evaluation& e) {
 
 namespace {
 
-HeatmapData unknown(const QString& title) {
-  return emptyHeatmap(title, expectedUnknownText());
+HeatmapData unknown(const Evaluation& e, const QString& title) {
+  return emptyHeatmap(title, expectedUnknownText(e));
 }
 
 }  // namespace
 
 HeatmapData expectedHeatmap(const Evaluation& e, const MatrixOptions& o) {
-  if (!e.expected) return unknown(QStringLiteral("Expected (single process)"));
+  if (!e.expected) return unknown(e, QStringLiteral("Expected (single process)"));
   const auto order = classOrder(e, o.order);
   HeatmapData d =
       makeHeatmap(QStringLiteral("Expected (single process)"),
@@ -182,7 +190,7 @@ HeatmapData expectedHeatmap(const Evaluation& e, const MatrixOptions& o) {
 
 HeatmapData differenceHeatmap(const Evaluation& e, const MatrixOptions& o) {
   if (!e.synced) return emptyHeatmap(QStringLiteral("Synced − expected"), syncedMissingText(e));
-  if (!e.expected) return unknown(QStringLiteral("Synced − expected"));
+  if (!e.expected) return unknown(e, QStringLiteral("Synced − expected"));
   const auto order = classOrder(e, o.order);
   Matrix diff = normalize(*e.synced, o.normalization);
   const Matrix exp = normalize(*e.expected, o.normalization);

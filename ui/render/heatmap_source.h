@@ -30,7 +30,7 @@ struct MatrixOptions {
 // the true class counts when the expected matrix is unknown.
 std::vector<double> trueRowCounts(const Evaluation& e);
 // Why the expected and difference views are empty when the evaluation has no expected matrix.
-QString expectedUnknownText();
+QString expectedUnknownText(const Evaluation& e);
 // Why the synced and difference views are empty for a run that never synchronized.
 QString syncedMissingText(const Evaluation& e);
 // A heatmap with no cells that shows `why` instead.
