@@ -5,6 +5,7 @@
 #include <QMainWindow>
 #include <QPointer>
 #include <QTimer>
+#include <optional>
 
 #include "core/evaluation/scenario.h"
 #include "ui/evaluation_runner.h"
@@ -20,6 +21,7 @@ class QToolButton;
 namespace shardlens::ui {
 
 class ChartsPanel;
+class CompareDialog;
 class DiagnosisPanel;
 class HeatmapView;
 class LessonModel;
@@ -46,6 +48,13 @@ class MainWindow : public QMainWindow {
   quint64 openRun(const QString& path);
   // A run file by its .slrun suffix, else a scenario (command line, recent files).
   bool openFile(const QString& path);
+  // Compare with…: the evaluation on screen beside another (a run file, RUN@epoch, or a
+  // scenario file) in a dialog; null and an error dialog when `other` cannot be read.
+  CompareDialog* compareWith(const QString& other, std::optional<int64_t> epoch = std::nullopt);
+  // Import dumps…: imports per-rank dumps into `out` (as shardlens-cli import) and opens it.
+  // Returns false (and shows the error) when the dumps are refused; nothing is written then.
+  bool importDumps(const QStringList& dumps, const QString& dataset, int classes,
+                   const QString& out);
   // Back from a run file to the scenario simulated before it.
   void leaveRun();
   bool showingRun() const { return !m_runPath.isEmpty(); }
@@ -87,6 +96,8 @@ class MainWindow : public QMainWindow {
   void onFailed(quint64 job, const QString& message);
   void setRunView(const ResultPtr& result);  // enters run mode, or leaves it when null
   void stepRunEpoch(int delta);              // the next / previous epoch of a run (wraps)
+  void askCompare();                         // File > Compare with…
+  void askImport();                          // File > Import dumps…
   void onProgress(quint64 job, const QString& stage, double fraction);
   void setBusy(bool busy);
   void updateTitle();

@@ -44,6 +44,10 @@ void MainWindow::buildActions() {
                     if (!path.isEmpty()) openRun(path);
                   })
       ->setToolTip(tr("A run recorded by shardlens-cli run or import"));
+  file->addAction(tr("&Import dumps…"), QKeySequence(tr("Ctrl+I")), this, &MainWindow::askImport)
+      ->setToolTip(tr("Per-rank dumps of your own evaluation (.npz, .npy, .csv, .pt)"));
+  file->addAction(tr("Compare &with…"), QKeySequence(tr("Ctrl+K")), this, &MainWindow::askCompare)
+      ->setToolTip(tr("Another run, epoch or scenario beside this one, with their difference"));
   m_recentMenu = file->addMenu(tr("Open &recent"));
   file->addSeparator();
   file->addAction(tr("&Export view…"), QKeySequence(tr("Ctrl+E")), this, &MainWindow::exportView);

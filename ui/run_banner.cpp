@@ -58,6 +58,24 @@ void RunBanner::setRun(const QString& path, const Evaluation& e) {
                  .arg(QString::fromStdString(meta.incomplete_reason).toHtmlEscaped());
   if (!meta.sync_note.empty())
     lines << tr("Note: %1").arg(QString::fromStdString(meta.sync_note).toHtmlEscaped());
+  if (!meta.scenario_recorded) {
+    // No scenario: what the records themselves say about the run.
+    int64_t records = 0, padding = 0, sanity = 0;
+    for (int r = 0; r < e.records->world_size(); ++r)
+      for_each_record(*e.records, r, [&](const Record& x) {
+        ++records;
+        padding += (x.flags & kPadding) != 0;
+        sanity += (x.flags & kSanity) != 0;
+      });
+    lines << tr("Recorded: %1 ranks, batch size %2, %3 records (%4 flagged padding, %5 "
+                "sanity check), %6 epoch(s); the dumps do not say the counter dtype")
+                 .arg(e.world_size)
+                 .arg(e.batch_size ? QString::number(*e.batch_size) : tr("unknown"))
+                 .arg(records)
+                 .arg(padding)
+                 .arg(sanity)
+                 .arg(meta.epochs);
+  }
   if (!meta.torch_version.empty() || meta.backend != "simulated")
     lines << tr("Backend %1, torch %2")
                  .arg(QString::fromStdString(meta.backend),

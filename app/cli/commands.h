@@ -13,7 +13,8 @@ void register_shards(CLI::App& app);
 void register_diagnose(CLI::App& app);
 void register_export(CLI::App& app);
 void register_lessons(CLI::App& app);
-void register_run(CLI::App& app);     // real runs (app/cli/cmd_run.cpp)
-void register_import(CLI::App& app);  // imports of users' dumps (app/cli/cmd_import.cpp)
+void register_run(CLI::App& app);      // real runs (app/cli/cmd_run.cpp)
+void register_import(CLI::App& app);   // imports of users' dumps (app/cli/cmd_import.cpp)
+void register_compare(CLI::App& app);  // two evaluations side by side (app/cli/cmd_compare.cpp)
 
 }  // namespace shardlens::cli

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   cli::register_lessons(app);
   cli::register_run(app);
   cli::register_import(app);
+  cli::register_compare(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "core/report/compare.h"
 #include "core/report/export.h"
 #include "core/report/report.h"
 #include "core/runs/run_evaluation.h"
@@ -150,6 +151,38 @@ TEST(Evaluation, PatternIdsRoundTrip) {
   EXPECT_FALSE(pattern_from_id("no-such-pattern").has_value());
   EXPECT_EQ(all_patterns().size(), 17u);
   EXPECT_FALSE(describe_pattern(Pattern::IncompleteRun).fixes.empty());
+}
+
+// A simulation and the run file of another epoch of it: the comparison lists exactly the
+// cells and rows where the two reported matrices differ.
+TEST(Evaluation, ComparingTwoEpochs) {
+  Scenario s = load_preset("seed-lesson");
+  s.sampler.epoch = 0;
+  const Evaluation a = simulate(s);
+  s.sampler.epoch = 1;
+  const Evaluation b = reopened(simulate(s));
+  const Comparison c = compare_evaluations(a, b);
+  ASSERT_TRUE(c.comparable);
+  EXPECT_FALSE(c.equal);
+  int64_t cells = 0;
+  for (size_t i = 0; i < a.synced->cells.size(); ++i) {
+    EXPECT_EQ(c.difference.cells[i], b.synced->cells[i] - a.synced->cells[i]);
+    cells += a.synced->cells[i] != b.synced->cells[i];
+  }
+  EXPECT_EQ(c.cells_differing, cells);
+  const auto ra = a.synced->row_sums(), rb = b.synced->row_sums();
+  std::vector<int32_t> rows;
+  for (size_t r = 0; r < ra.size(); ++r)
+    if (ra[r] != rb[r]) rows.push_back(int32_t(r));
+  EXPECT_EQ(c.rows, rows);
+  EXPECT_FALSE(rows.empty());  // the seed lesson's rows drift between epochs
+  EXPECT_TRUE(compare_evaluations(a, a).equal);
+  Scenario three;
+  three.dataset = "synthetic:classes=3,per-class=4";
+  ASSERT_NE(a.classes(), 3);
+  const Comparison other = compare_evaluations(a, simulate(three));
+  EXPECT_FALSE(other.comparable);
+  EXPECT_NE(other.why.find("classes"), std::string::npos);
 }
 
 }  // namespace

@@ -57,7 +57,7 @@ void expect_bad_input(const std::string& args, const std::string& needle) {
 
 TEST(Cli, HelpAndVersion) {
   for (const char* sub :
-       {"", "simulate", "shards", "diagnose", "export", "lessons", "run", "import"}) {
+       {"", "simulate", "shards", "diagnose", "export", "lessons", "run", "import", "compare"}) {
     const Result r = run(std::string(sub) + " --help");
     EXPECT_EQ(r.code, 0) << sub;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub;
@@ -181,4 +181,28 @@ TEST(Cli, FashionMnistWhenInstalled) {
   EXPECT_EQ(j["class_counts"], nlohmann::json(std::vector<int>(10, 1000)));
   EXPECT_EQ(j["class_names"][9], "Ankle boot");
   EXPECT_EQ(j["diagnosis"][0]["pattern"], "padding-duplicates");  // 10000 % 3 = 1
+}
+
+// Two evaluations side by side: equal reports exit 0, different ones 1 with the rows that
+// differ (unsynced reports rank 0's local matrix: every row smaller than the all-reduce),
+// bad operands 2 with one line naming them.
+TEST(Cli, CompareExitCodesAndRows) {
+  const Result same = run("compare padding-duplicates padding-duplicates");
+  EXPECT_EQ(same.code, 0) << same.err;
+  EXPECT_NE(same.out.find("are equal"), std::string::npos) << same.out;
+
+  const Result differ = run("compare double-sync unsynced --format json");
+  ASSERT_EQ(differ.code, 1) << differ.err;
+  const auto j = nlohmann::json::parse(differ.out);
+  EXPECT_FALSE(j["equal"].get<bool>());
+  const auto& a = j["a"]["report"]["synced"];
+  const auto& b = j["b"]["report"]["synced"];
+  for (size_t r = 0; r < a.size(); ++r)
+    for (size_t c = 0; c < a[r].size(); ++c)
+      EXPECT_EQ(j["difference"][r][c].get<double>(), b[r][c].get<double>() - a[r][c].get<double>());
+  EXPECT_FALSE(j["rows_differing"].empty());
+
+  expect_bad_input("compare padding-duplicates no-such-lesson", "no-such-lesson");
+  expect_bad_input("compare padding-duplicates " + write_text("x.slrun", "junk") + "@3", "x.slrun");
+  expect_bad_input("compare padding-duplicates seed-lesson@2", "@EPOCH is for run files");
 }

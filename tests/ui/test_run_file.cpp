@@ -18,6 +18,7 @@
 #include "tests/ui/ui_test_util.h"
 #include "ui/cell_info.h"
 #include "ui/charts.h"
+#include "ui/compare_dialog.h"
 #include "ui/heatmap_view.h"
 #include "ui/main_window.h"
 #include "ui/matrix_panel.h"
@@ -161,6 +162,68 @@ class TestRunFile : public QObject {
     auto* line = qobject_cast<QLineSeries*>(series.front());
     QVERIFY(line);
     QCOMPARE(line->count(), 3);
+  }
+
+  // Compare with…: the run on screen beside another epoch of it, on one colour range.
+  void compareWithAnotherEpoch() {
+    Scenario s = load_scenario_file(SHARDLENS_LESSON_DIR "/seed-lesson.json");
+    std::vector<RunFile> epochs;
+    for (int e = 0; e < 2; ++e) {
+      s.sampler.epoch = e;
+      epochs.push_back(run_from_evaluation(simulate(s)));
+    }
+    const QString path = m_dir.filePath(QStringLiteral("two.slrun"));
+    save_run_epochs(epochs, path.toStdString());
+    MainWindow w;
+    w.setErrorDialogs(false);
+    showQuietly(w);
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    w.openRun(path);
+    QVERIFY(shown.wait(30000));
+    CompareDialog* d = w.compareWith(path, 1);
+    QVERIFY(d);
+    QVERIFY(!d->comparison().equal);
+    QVERIFY(d->summary().contains(QStringLiteral("differ")));
+    QCOMPARE(d->currentView()->data().valueMax, d->otherView()->data().valueMax);
+    QCOMPARE(d->differenceView()->data().classes, 10);
+    QVERIFY(d->differenceView()->data().diverging);
+    // Against itself: equal.
+    CompareDialog* same = w.compareWith(path, 0);
+    QVERIFY(same && same->comparison().equal);
+    // A file that is not a run: an error naming it, no dialog.
+    QFile junk(m_dir.filePath(QStringLiteral("junk.slrun")));
+    QVERIFY(junk.open(QIODevice::WriteOnly));
+    junk.write("not a run");
+    junk.close();
+    QVERIFY(!w.compareWith(junk.fileName()));
+    QVERIFY(w.lastError().contains(QStringLiteral("junk.slrun")));
+  }
+
+  // Import dumps…: the CLI's validation; a good import opens, a bad one says why and writes
+  // nothing.
+  void importDumpsFromTheDesktop() {
+    MainWindow w;
+    w.setErrorDialogs(false);
+    showQuietly(w);
+    const QString bad = m_dir.filePath(QStringLiteral("bad_rank0.csv"));
+    QFile b(bad);
+    QVERIFY(b.open(QIODevice::WriteOnly));
+    b.write("rank,index,target,prediction\n0,1,x,0\n");
+    b.close();
+    const QString out = m_dir.filePath(QStringLiteral("imported.slrun"));
+    QVERIFY(!w.importDumps({bad}, QString(), 0, out));
+    QVERIFY(w.lastError().contains(QStringLiteral("bad_rank0.csv")));
+    QVERIFY(!QFile::exists(out));
+    const QString good = m_dir.filePath(QStringLiteral("good_rank0.csv"));
+    QFile g(good);
+    QVERIFY(g.open(QIODevice::WriteOnly));
+    g.write("rank,index,target,prediction\n0,0,0,0\n0,1,1,1\n0,2,1,0\n");
+    g.close();
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    QVERIFY(w.importDumps({good}, QString(), 2, out));
+    QVERIFY(shown.wait(30000));
+    QCOMPARE(w.result()->eval.provenance.source, std::string("imported"));
+    QCOMPARE(w.result()->eval.synced->total(), 3.0);
   }
 
   void runThatEvaluatedEverySampleShowsTheExpected() {
