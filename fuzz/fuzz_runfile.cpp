@@ -23,6 +23,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     bytes.assign(rest);
   }
   const std::string origin = "fuzz.slrun";
-  fuzz::expect_clean(origin, [&] { parse_run_file(bytes, origin); });
+  fuzz::expect_clean(origin, [&] { parse_run_epochs(bytes, origin); });  // one epoch or several
   return 0;
 }

@@ -107,18 +107,23 @@ std::string npz_bytes(const Members& members) {
 }
 
 void refresh_run_checksums(Members& members) {
+  // meta.json lists the members beside it; in a multi-epoch file each "epoch<e>_meta.json"
+  // lists that epoch's members without their prefix.
   for (auto& [name, data] : members) {
-    if (name != "meta.json") continue;
+    const bool top = name == "meta.json";
+    const size_t cut = name.rfind("meta.json");
+    if (!top && (cut == std::string::npos || cut + 9 != name.size())) continue;
+    const std::string prefix = top ? std::string() : name.substr(0, cut);
     nlohmann::json meta = nlohmann::json::parse(data, nullptr, /*allow_exceptions=*/false);
-    if (!meta.is_object() || !meta.contains("members") || !meta["members"].is_object()) return;
+    if (!meta.is_object() || !meta.contains("members") || !meta["members"].is_object()) continue;
     for (const auto& [other, bytes] : members) {
-      auto it = meta["members"].find(other);
+      if (other.compare(0, prefix.size(), prefix) != 0) continue;
+      auto it = meta["members"].find(other.substr(prefix.size()));
       if (it == meta["members"].end() || !it->is_object()) continue;
       (*it)["sha256"] = sha256_hex(bytes);
       (*it)["bytes"] = bytes.size();
     }
     data = meta.dump();
-    return;
   }
 }
 

@@ -186,6 +186,13 @@ void runfile_seeds() {
     put("runfile", tag + ".slrun", std::string(1, '\0') + zip_of(members, false));
     put("runfile", tag + "-members", "\x01" + fuzz::pack_members(members));
   }
+  // Two epochs in one file (format 2: members prefixed epoch<e>_).
+  std::vector<RunFile> epochs = {small_run(true), small_run(true)};
+  epochs[0].meta.epoch = 0;
+  epochs[1].meta.epoch = 1;
+  const auto members = run_epochs_members(epochs);
+  put("runfile", "epochs.slrun", std::string(1, '\0') + zip_of(members, false));
+  put("runfile", "epochs-members", "\x01" + fuzz::pack_members(members));
 }
 
 }  // namespace

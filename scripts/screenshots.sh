@@ -57,8 +57,8 @@ shot gui-seed-lesson.png "" --preset seed-lesson
 # First start: no settings, so the seed lesson with the "What you are looking at" panel.
 FIRST_START=1 shot gui-first-start.png ""
 # A run file imported from per-rank CSV dumps, as a user's own torch.distributed run would
-# give: 1003 samples on 4 ranks, DistributedSampler padding index 0 once; predictions are
-# not known for every sample, so the expected matrix is unknown.
+# give: 1003 samples on 4 ranks, DistributedSampler padding index 0 once; every sample was
+# evaluated, so the expected matrix is known from the records.
 if want gui-run-file.png; then
   python3 - "$WORK" <<'PY'
 import random, sys
