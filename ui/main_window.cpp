@@ -64,6 +64,8 @@ MainWindow::MainWindow(QWidget* parent)
     statusBar()->showMessage(tr("Cancelled; showing the previous result"), 4000);
   });
   connect(m_banner, &RunBanner::backToSimulation, this, &MainWindow::leaveRun);
+  connect(m_banner, &RunBanner::stepEpoch, this, &MainWindow::stepRunEpoch);
+  connect(m_banner, &RunBanner::togglePlay, this, &MainWindow::toggleRunPlay);
   connect(m_panel, &ScenarioPanel::changed, this, [this](const Scenario& s) {
     // Only programmatic changes (a lesson chosen from the menu) reach here while a run is
     // shown, since the panel is disabled then: they mean "simulate this instead".

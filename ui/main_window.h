@@ -96,6 +96,7 @@ class MainWindow : public QMainWindow {
   void onFailed(quint64 job, const QString& message);
   void setRunView(const ResultPtr& result);  // enters run mode, or leaves it when null
   void stepRunEpoch(int delta);              // the next / previous epoch of a run (wraps)
+  void toggleRunPlay();                      // plays / stops a run's epochs
   void askCompare();                         // File > Compare with…
   void askImport();                          // File > Import dumps…
   void onProgress(quint64 job, const QString& stage, double fraction);

@@ -74,7 +74,7 @@ void MainWindow::buildActions() {
       [this] { showingRun() ? stepRunEpoch(-1) : m_panel->stepEpoch(-1); });
   m_epochActions << run->addAction(tr("&Play epochs"), QKeySequence(tr("Ctrl+P")), this, [this] {
     if (!showingRun()) return m_panel->setPlaying(!m_panel->playing());
-    m_runPlay.isActive() ? m_runPlay.stop() : m_runPlay.start(1000);
+    toggleRunPlay();
   });
   connect(&m_runPlay, &QTimer::timeout, this, [this] { stepRunEpoch(1); });
 

@@ -55,7 +55,10 @@ void MainWindow::setRunView(const ResultPtr& result) {
   m_panelScroll->setVisible(!run || result->eval.provenance.scenario_recorded);
   const bool epochs = run && result->epochs && result->epochs->size() > 1;
   for (QAction* a : m_epochActions) a->setEnabled(!run || epochs);
-  if (!epochs) m_runPlay.stop();
+  if (!epochs) {
+    m_runPlay.stop();
+    m_banner->setPlaying(false);
+  }
   updateTitle();
 }
 
@@ -65,6 +68,11 @@ void MainWindow::stepRunEpoch(int delta) {
   const int n = int(all.size());
   const int next = ((int(m_result->epochIndex) + delta) % n + n) % n;
   onResult(all[size_t(next)]);
+}
+
+void MainWindow::toggleRunPlay() {
+  m_runPlay.isActive() ? m_runPlay.stop() : m_runPlay.start(1000);
+  m_banner->setPlaying(m_runPlay.isActive());
 }
 
 void MainWindow::leaveRun() {

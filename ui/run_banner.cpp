@@ -1,8 +1,10 @@
 #include "ui/run_banner.h"
 
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "core/runs/run_evaluation.h"
@@ -13,7 +15,9 @@ RunBanner::RunBanner(QWidget* parent)
     : QFrame(parent),
       m_title(new QLabel(this)),
       m_details(new QLabel(this)),
-      m_back(new QPushButton(tr("Back to simulation"), this)) {
+      m_back(new QPushButton(tr("Back to simulation"), this)),
+      m_epochs(new QWidget(this)),
+      m_play(new QToolButton(m_epochs)) {
   setObjectName(QStringLiteral("runBanner"));
   setFrameShape(QFrame::StyledPanel);
   setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
@@ -26,10 +30,34 @@ RunBanner::RunBanner(QWidget* parent)
   m_back->setObjectName(QStringLiteral("backToSimulation"));
   m_back->setToolTip(tr("Leave the run file and simulate the scenario shown before it"));
   connect(m_back, &QPushButton::clicked, this, &RunBanner::backToSimulation);
+  // The epoch stepper of a run, as the scenario panel's is for a simulation.
+  auto* previous = new QToolButton(m_epochs);
+  previous->setText(QStringLiteral("−1"));
+  previous->setToolTip(tr("Previous epoch (Ctrl+Left)"));
+  previous->setObjectName(QStringLiteral("runPreviousEpoch"));
+  auto* next = new QToolButton(m_epochs);
+  next->setText(QStringLiteral("+1"));
+  next->setToolTip(tr("Next epoch (Ctrl+Right)"));
+  next->setObjectName(QStringLiteral("runNextEpoch"));
+  m_play->setText(QStringLiteral("▶"));
+  m_play->setCheckable(true);
+  m_play->setToolTip(tr("Play the epochs, one a second (Ctrl+P)"));
+  connect(previous, &QToolButton::clicked, this, [this] { emit stepEpoch(-1); });
+  connect(next, &QToolButton::clicked, this, [this] { emit stepEpoch(1); });
+  connect(m_play, &QToolButton::clicked, this, &RunBanner::togglePlay);
+  auto* stepper = new QHBoxLayout(m_epochs);
+  stepper->setContentsMargins(0, 0, 0, 0);
+  stepper->addWidget(new QLabel(tr("Epoch"), m_epochs));
+  stepper->addWidget(previous);
+  stepper->addWidget(next);
+  stepper->addWidget(m_play);
+  stepper->addStretch(1);
+  m_epochs->hide();
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(8, 6, 8, 6);
   layout->addWidget(m_title);
   layout->addWidget(m_details);
+  layout->addWidget(m_epochs);
   layout->addWidget(m_back, 0, Qt::AlignLeft);
 }
 
@@ -82,6 +110,11 @@ void RunBanner::setRun(const QString& path, const Evaluation& e) {
                       meta.torch_version.empty() ? tr("unknown")
                                                  : QString::fromStdString(meta.torch_version));
   m_details->setText(lines.join(QStringLiteral("<br>")));
+  m_epochs->setVisible(e.provenance.epochs > 1);
+}
+
+void RunBanner::setPlaying(bool playing) {
+  m_play->setChecked(playing);
 }
 
 QString RunBanner::detailsText() const {

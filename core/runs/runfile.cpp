@@ -467,7 +467,7 @@ std::vector<RunFile> parse_run_epochs(const std::string& bytes, const std::strin
       mine[it->first.substr(prefix.size())] = it->second;
       claimed.insert(it->first);
     }
-    const std::string where = origin + " (epoch " + std::to_string(epochs[k]) + ")";
+    const std::string where = origin + ": epoch " + std::to_string(epochs[k]);
     RunFile run = parse_run_members(mine, where);
     if (run.meta.epoch != epochs[k])
       fail(where, "its meta.json says epoch " +

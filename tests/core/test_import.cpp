@@ -515,6 +515,6 @@ TEST_F(ImportTest, MalformedMultiEpochRunFiles) {
   auto missing = members;
   std::erase_if(missing, [](const auto& m) { return m.first.rfind("epoch5_", 0) == 0; });
   write_npz(path("missing.slrun"), missing);
-  expect_error([&] { load_run_epochs(path("missing.slrun")); }, "missing.slrun (epoch 5)",
+  expect_error([&] { load_run_epochs(path("missing.slrun")); }, "missing.slrun: epoch 5",
                "meta.json");
 }

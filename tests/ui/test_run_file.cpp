@@ -9,6 +9,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTextBrowser>
+#include <QToolButton>
 #include <QtTest>
 
 #include "core/evaluation/scenario.h"
@@ -155,6 +156,15 @@ class TestRunFile : public QObject {
     next->trigger();
     next->trigger();
     QCOMPARE(w.result()->eval.epoch, int64_t(0));  // wrapped round
+    // The banner's own stepper, as the scenario panel's is for a simulation.
+    auto* bannerNext = w.runBanner()->findChild<QToolButton*>(QStringLiteral("runNextEpoch"));
+    QVERIFY(bannerNext && bannerNext->isVisibleTo(w.runBanner()));
+    bannerNext->click();
+    QCOMPARE(w.result()->eval.epoch, int64_t(1));
+    auto* bannerPrevious =
+        w.runBanner()->findChild<QToolButton*>(QStringLiteral("runPreviousEpoch"));
+    bannerPrevious->click();
+    QCOMPARE(w.result()->eval.epoch, int64_t(0));
     QChartView* chart = w.charts()->epochChart();
     QVERIFY(!chart->isHidden());
     const auto series = chart->chart()->series();
