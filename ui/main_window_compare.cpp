@@ -31,16 +31,11 @@ CompareDialog* MainWindow::compareWith(const QString& other, std::optional<int64
     const std::string path = other.toStdString();
     if (other.endsWith(QLatin1String(".slrun"), Qt::CaseInsensitive)) {
       std::vector<Evaluation> epochs = load_run_evaluations(path);
-      size_t pick = 0;
-      if (epoch) {
-        const auto it = std::find_if(epochs.begin(), epochs.end(),
-                                     [&](const Evaluation& e) { return e.epoch == *epoch; });
-        if (it == epochs.end())
-          throw InputError(path + ": no epoch " + std::to_string(*epoch) + " in the run");
-        pick = size_t(it - epochs.begin());
-      }
-      if (epochs.size() > 1) name += QStringLiteral("@%1").arg(epochs[pick].epoch);
-      b = std::make_shared<const Evaluation>(std::move(epochs[pick]));
+      const size_t count = epochs.size();
+      Evaluation picked =
+          epoch ? select_epoch(std::move(epochs), *epoch, path) : std::move(epochs.front());
+      if (count > 1) name += QStringLiteral("@%1").arg(picked.epoch);
+      b = std::make_shared<const Evaluation>(std::move(picked));
     } else {
       b = std::make_shared<const Evaluation>(simulate(load_scenario_file(path)));
     }

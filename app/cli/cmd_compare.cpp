@@ -32,19 +32,16 @@ Evaluation operand(const std::string& text) {
   const std::string path = at == std::string::npos ? text : text.substr(0, at);
   if (ends_with(path, ".slrun")) {
     std::vector<Evaluation> epochs = load_run_evaluations(path);
-    std::string list;
-    for (const Evaluation& e : epochs) list += (list.empty() ? "" : ", ") + std::to_string(e.epoch);
     if (at == std::string::npos) {
       if (epochs.size() == 1) return std::move(epochs.front());
-      throw InputError(text + ": holds epochs " + list + "; name one as " + path + "@EPOCH");
+      throw InputError(text + ": holds " + std::to_string(epochs.size()) + " epochs; name one as " +
+                       path + "@EPOCH");
     }
     const std::string e = text.substr(at + 1);
     char* end = nullptr;
     const long long want = std::strtoll(e.c_str(), &end, 10);
     if (e.empty() || *end != '\0') throw InputError(text + ": '" + e + "' is not an epoch number");
-    for (Evaluation& x : epochs)
-      if (x.epoch == want) return std::move(x);
-    throw InputError(text + ": no epoch " + e + " (the run holds " + list + ")");
+    return select_epoch(std::move(epochs), want, path);
   }
   if (at != std::string::npos)
     throw InputError(text + ": @EPOCH is for run files (.slrun); for a scenario set its epoch");

@@ -97,25 +97,14 @@ std::vector<Evaluation> evaluations_for(const CLI::App& cmd, const EngineFlags& 
   }
   out = load_run_evaluations(run_file);
   if (cmd.count("--epoch") == 0) return out;
-  std::string epochs;
-  for (Evaluation& e : out) {
-    if (e.epoch == flags.epoch) return {std::move(e)};
-    epochs += (epochs.empty() ? "" : ", ") + std::to_string(e.epoch);
-  }
-  throw InputError("--epoch: " + run_file + " holds epoch" + (out.size() == 1 ? " " : "s ") +
-                   epochs + ", not " + std::to_string(flags.epoch));
+  std::vector<Evaluation> one;
+  one.push_back(select_epoch(std::move(out), flags.epoch, "--epoch: " + run_file));
+  return one;
 }
 
 void print_reports(const std::vector<Evaluation>& evaluations, const std::string& format) {
   if (format == "json") {
-    if (evaluations.size() == 1) {
-      std::cout << report_json(evaluations.front()).dump(2) << "\n";
-      return;
-    }
-    nlohmann::json epochs = nlohmann::json::array();
-    for (const Evaluation& e : evaluations) epochs.push_back(report_json(e));
-    std::cout << nlohmann::json{{"epochs", epochs}, {"correct", all_correct(evaluations)}}.dump(2)
-              << "\n";
+    std::cout << reports_json(evaluations).dump(2) << "\n";
     return;
   }
   if (evaluations.size() == 1) {

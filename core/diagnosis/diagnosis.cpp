@@ -325,24 +325,6 @@ void classify_sampling(Classifier& c, const RecordStats& st, const SampleSet& mi
   }
 }
 
-// Classes with fewer distinct evaluated samples (by the records' targets) than their count.
-std::vector<int32_t> classes_short_of_counts(const RecordSource& records,
-                                             const std::vector<int64_t>& class_counts,
-                                             int64_t dataset_size) {
-  std::vector<int64_t> distinct(class_counts.size(), 0);
-  std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(dataset_size, 0)), false);
-  for (int r = 0; r < records.world_size(); ++r)
-    for_each_record(records, r, [&](const Record& rec) {
-      if (rec.index < 0 || rec.index >= dataset_size || seen[size_t(rec.index)]) return;
-      seen[size_t(rec.index)] = true;
-      if (rec.target >= 0 && size_t(rec.target) < distinct.size()) ++distinct[size_t(rec.target)];
-    });
-  std::vector<int32_t> out;
-  for (size_t c = 0; c < distinct.size(); ++c)
-    if (distinct[c] < class_counts[c]) out.push_back(static_cast<int32_t>(c));
-  return out;
-}
-
 }  // namespace
 
 Diagnosis diagnose(const DiagnosisInput& in) {
@@ -360,11 +342,12 @@ Diagnosis diagnose(const DiagnosisInput& in) {
       missing.add(static_cast<int64_t>(i), cls);
     }
   }
-  if (!in.targets && missing.count > 0) {
+  if (!in.targets && in.distinct && missing.count > 0) {
     // A run knows no label of a sample it never evaluated, but a class whose distinct
     // evaluated samples fall short of its true count lost some.
-    for (int32_t c : classes_short_of_counts(*in.records, in.class_counts, in.dataset_size))
-      missing.classes.insert(c);
+    const auto rows = in.distinct->row_sums();
+    for (size_t c = 0; c < rows.size() && c < in.class_counts.size(); ++c)
+      if (rows[c] < double(in.class_counts[c])) missing.classes.insert(int32_t(c));
   }
   int64_t distinct = 0;
   int64_t duplicated = 0;

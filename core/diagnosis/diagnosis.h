@@ -68,6 +68,9 @@ struct DiagnosisInput {
   const Matrix* expected = nullptr;
   // True class of every dataset index when known (lets missing samples name their class).
   const std::vector<int32_t>* targets = nullptr;
+  // Without targets: one count per distinct evaluated sample; a class whose row falls short
+  // of its true count lost samples.
+  const Matrix* distinct = nullptr;
   std::optional<int64_t> batch_size;  // known from metadata, sharpens some patterns
   // What each rank reported itself, when recorded: ranks that disagree were not synced.
   const std::vector<std::optional<Matrix>>* reported_per_rank = nullptr;

@@ -101,6 +101,7 @@ void complete_evaluation(Evaluation& e, std::optional<std::vector<uint8_t>> time
   d.dataset_size = e.dataset_size;
   d.expected = e.expected ? &*e.expected : nullptr;
   d.targets = e.labels ? &e.labels->targets : nullptr;
+  d.distinct = &e.expected_distinct;
   d.batch_size = e.batch_size;
   d.reported_per_rank = e.reported_per_rank.empty() ? nullptr : &e.reported_per_rank;
   d.ignore_index = e.ignore_index;

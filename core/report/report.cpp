@@ -129,6 +129,17 @@ json report_json(const Evaluation& e) {
   return out;
 }
 
+json reports_json(const std::vector<Evaluation>& epochs) {
+  if (epochs.size() == 1) return report_json(epochs.front());
+  json list = json::array();
+  bool correct = true;
+  for (const Evaluation& e : epochs) {
+    list.push_back(report_json(e));
+    correct = correct && e.diagnosis.correct;
+  }
+  return {{"epochs", list}, {"correct", correct}};
+}
+
 namespace {
 
 void print_row_sums(std::ostringstream& out, const Evaluation& e, const Matrix& m) {

@@ -19,6 +19,8 @@ namespace shardlens {
 // "synced" is null and "incomplete" names the cause when the run ended before its sync.
 nlohmann::json report_json(const Evaluation& e);
 std::string report_text(const Evaluation& e);
+// The report of a run's epochs: report_json of one, {"epochs": [...], "correct"} of several.
+nlohmann::json reports_json(const std::vector<Evaluation>& epochs);
 // The title of an evaluation's report and figures: the scenario's title, else its name.
 std::string report_title(const Evaluation& e);
 nlohmann::json matrix_json(const Matrix& m);  // integral cells as integers

@@ -43,6 +43,16 @@ Evaluation evaluation_from_run(RunFile run, const std::string& origin) {
   return e;
 }
 
+Evaluation select_epoch(std::vector<Evaluation> epochs, int64_t epoch, const std::string& origin) {
+  std::string list;
+  for (Evaluation& e : epochs) {
+    if (e.epoch == epoch) return std::move(e);
+    list += (list.empty() ? "" : ", ") + std::to_string(e.epoch);
+  }
+  throw InputError(origin + ": holds epoch" + (epochs.size() == 1 ? " " : "s ") + list +
+                   "; no epoch " + std::to_string(epoch));
+}
+
 std::string attach_dataset_labels(Evaluation& e) {
   if (e.labels) return {};
   if (e.dataset.empty()) return "the run does not name its dataset";

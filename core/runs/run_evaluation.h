@@ -23,6 +23,9 @@ std::string attach_dataset_labels(Evaluation& e);
 Evaluation load_run_evaluation(const std::string& path);
 // Every epoch of a run file, in epoch order.
 std::vector<Evaluation> load_run_evaluations(const std::string& path);
+// The evaluation of `epoch` among a run's; throws InputError "ORIGIN: holds epochs 0, 1, 2;
+// no epoch E" when it is not there.
+Evaluation select_epoch(std::vector<Evaluation> epochs, int64_t epoch, const std::string& origin);
 
 // A run file holding an evaluation (a simulation's records materialized from its plan).
 RunFile run_from_evaluation(const Evaluation& evaluation);

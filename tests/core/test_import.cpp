@@ -486,6 +486,9 @@ TEST_F(ImportTest, EpochsAreImportedTogether) {
     EXPECT_EQ(back[k].synced, run.epochs[k].synced);
   }
   expect_error([&] { load_run_file(path("epochs.slrun")); }, "epochs.slrun", "holds 3 epochs");
+  EXPECT_EQ(select_epoch(back, 2, "epochs.slrun").synced, run.epochs[2].synced);
+  expect_error([&] { select_epoch(back, 9, "epochs.slrun"); }, "epochs.slrun",
+               "holds epochs 0, 1, 2; no epoch 9");
 
   const auto stray = write_npz_dump("eval_rank0.npz", rank_members(0));
   expect_error([&] { import_epochs({paths[0], stray}, {}); }, "eval_rank0.npz", "names no epoch");
