@@ -100,9 +100,9 @@ Matrix matrix_of(const DumpArray& a, const std::string& name, const std::string&
 
 // How to name a subset of the dataset when a run evaluated one.
 std::string subset_hint(const std::string& dataset, std::optional<int64_t> size = std::nullopt) {
-  return "; if the run evaluated a subset, give --dataset " + dataset +
-         ",first=" + (size ? std::to_string(*size) : std::string("N")) +
-         " (the first N samples) or " + dataset + ",indices=FILE.npy (the ones listed)";
+  const std::string n = size ? std::to_string(*size) : std::string("N");
+  return "; if the run evaluated a subset, give --dataset " + dataset + ",first=" + n +
+         " (the first " + n + " samples) or " + dataset + ",indices=FILE.npy (the ones listed)";
 }
 
 // A --predictions file as a predictor spec (by extension: .csv, else .npy).
