@@ -111,6 +111,7 @@ bool MainWindow::importDumps(const QStringList& dumps, const QString& dataset, i
 void MainWindow::askImport() {
   QDialog dialog(this);
   dialog.setWindowTitle(tr("Import dumps"));
+  dialog.setMinimumWidth(640);  // room for dump names and dataset specs
   auto* files = new QLineEdit(&dialog);
   files->setPlaceholderText(tr("eval_epoch0_rank0.npz; eval_epoch0_rank1.npz; …"));
   auto* browse = new QPushButton(tr("Choose…"), &dialog);
