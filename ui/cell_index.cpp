@@ -11,7 +11,7 @@ std::vector<CellSample> datasetSamples(const DatasetInputs& in, int row, int col
                                        int64_t* total) {
   std::vector<CellSample> out;
   int64_t n = 0;
-  const uint32_t key = uint32_t(row) * uint32_t(in.classes()) + uint32_t(col);
+  const int32_t key = row * in.classes() + col;
   for (size_t i = 0; i < in.keys.size(); ++i) {
     if (in.keys[i] != key) continue;
     if (out.size() < limit) out.push_back({int64_t(i), int64_t(i), -1, row, col, 0});

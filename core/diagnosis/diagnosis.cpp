@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "core/diagnosis/diagnosis.h"
-#include "core/diagnosis/stats.h"
+#include "core/diagnosis/precision.h"
 #include "core/torchsem/sampler.h"
 #include "core/torchsem/sync.h"
 
@@ -11,8 +11,7 @@ namespace shardlens {
 
 namespace {
 
-using detail::RecordStats;
-using detail::SampleSet;
+using detail::CellDifference;
 
 bool nearly_equal(const Matrix& a, const Matrix& b, double tolerance = 1e-9) {
   if (a.classes != b.classes) return false;
@@ -71,6 +70,11 @@ class Classifier {
   }
 
   const DiagnosisInput& in() const { return m_in; }
+  Finding* existing(Pattern pattern) {
+    for (Finding& f : m_out.findings)
+      if (f.pattern == pattern) return &f;
+    return nullptr;
+  }
 
  private:
   const DiagnosisInput& m_in;
@@ -89,6 +93,55 @@ std::vector<int32_t> differing_rows(const Matrix& a, const Matrix& b) {
 
 // Reduction patterns: how the reported matrix relates to the ranks' own matrices.
 // Returns true when the reported matrix is the plain sum (reduction correct).
+// "rank 0, row 0 column 0: 8096 counted for 8093 records"
+std::string describe_cell(const CellDifference& d, const std::string& exact_noun) {
+  const std::string where =
+      (d.rank < 0 ? std::string("synced") : "rank " + std::to_string(d.rank)) + ", row " +
+      std::to_string(d.row) + " column " + std::to_string(d.col);
+  return where + ": " + num(d.observed) + " where " + exact_noun + " is " + num(d.exact);
+}
+
+// Cells that differ from their exact count, in either direction, as counter precision when
+// a float dtype's spacing explains every one (`steps`: roundings each cell went through).
+// Returns false when the differences have no such explanation.
+bool add_precision_finding(Classifier& c, const std::vector<CellDifference>& diffs,
+                           const std::vector<const Matrix*>& observed, double steps,
+                           const std::string& what, const std::string& exact_noun) {
+  if (diffs.empty()) return true;
+  const auto dtype = detail::explaining_dtype(observed, diffs, steps);
+  if (!dtype) return false;
+  int64_t high = 0;
+  std::set<int32_t> rows;
+  const CellDifference* largest = &diffs.front();
+  for (const CellDifference& d : diffs) {
+    high += d.observed > d.exact;
+    rows.insert(d.row);
+    if (std::abs(d.observed - d.exact) > std::abs(largest->observed - largest->exact))
+      largest = &d;
+  }
+  const auto low = static_cast<int64_t>(diffs.size()) - high;
+  const std::string name = to_string(*dtype);
+  const std::string specifics = counted(static_cast<int64_t>(diffs.size()), "cell") + " of " + what + " " +
+            (diffs.size() == 1 ? "differs" : "differ") + " from " + exact_noun + " (" +
+            std::to_string(high) + " too high, " + std::to_string(low) + " too low; largest: " +
+            describe_cell(*largest, exact_noun) + "). Every value is a " + name +
+            " number and every such cell lies past " + num(stall_count(*dtype)) + ", where " +
+            name + " integers are " + num(detail::dtype_spacing(largest->observed, *dtype)) +
+            " apart at " + num(largest->observed) +
+            ": each addition rounds to the nearest of them, up or down.";
+  if (Finding* f = c.existing(Pattern::CounterPrecision)) {
+    // The ranks' counters and the all_reduce both rounded: one finding tells both.
+    f->explanation = specifics + " " + f->explanation;
+    f->classes.insert(f->classes.end(), rows.begin(), rows.end());
+    std::sort(f->classes.begin(), f->classes.end());
+    f->classes.erase(std::unique(f->classes.begin(), f->classes.end()), f->classes.end());
+    return true;
+  }
+  c.add(Pattern::CounterPrecision, specifics, nullptr,
+        std::vector<int32_t>(rows.begin(), rows.end()));
+  return true;
+}
+
 bool classify_reduction(Classifier& c, const RecordStats& st, const Matrix& reported,
                         const Matrix& rank_sum) {
   const DiagnosisInput& in = c.in();
@@ -187,12 +240,21 @@ bool classify_reduction(Classifier& c, const RecordStats& st, const Matrix& repo
       }
     }
   }
+  // A float all_reduce rounds at each of its W - 1 additions: every cell stays within
+  // W - 1 spacings of the exact sum.
+  std::vector<CellDifference> diffs;
+  for (size_t i = 0; i < reported.cells.size(); ++i)
+    if (reported.cells[i] != rank_sum.cells[i])
+      diffs.push_back({-1, int32_t(i / size_t(classes)), int32_t(i % size_t(classes)),
+                       reported.cells[i], rank_sum.cells[i]});
+  if (w > 1) add_precision_finding(c, diffs, {&reported}, double(w - 1), "the synced matrix",
+                                   "the exact sum of the ranks' matrices");
   return false;
 }
 
 // Counting patterns: each rank's matrix against the exact count of its records.
-void classify_counting(Classifier& c, const RecordStats& st, const Matrix& record_sum,
-                       const Matrix& rank_sum) {
+void classify_counting(Classifier& c, const RecordStats& st, const std::vector<Matrix>& exact,
+                       const Matrix& record_sum, const Matrix& rank_sum) {
   const DiagnosisInput& in = c.in();
   const int32_t classes = record_sum.classes;
   const auto record_rows = record_sum.row_sums();
@@ -209,31 +271,33 @@ void classify_counting(Classifier& c, const RecordStats& st, const Matrix& recor
     if (st.invalid > 0) what += "; " + std::to_string(st.invalid) + " records out of range";
     c.add(Pattern::IgnoredTargets, what + ".", nullptr, ignored);
   }
-  // Stalled cells: a rank counted fewer than its records in a class that was not ignored.
-  std::set<int32_t> stalled_rows;
-  double largest_stalled = 0;
-  int64_t stalled_cells = 0;
-  for (size_t r = 0; r < in.per_rank->size(); ++r) {
+  // Any other cell that differs from its records' exact count, too high or too low.
+  std::vector<CellDifference> diffs;
+  std::vector<const Matrix*> observed;
+  int64_t most_records = 1;
+  for (size_t r = 0; r < in.per_rank->size() && r < exact.size(); ++r) {
     const Matrix& got = (*in.per_rank)[r];
-    const Matrix& want = st.per_rank[r];
+    const Matrix& want = exact[r];
+    observed.push_back(&got);
+    most_records = std::max(most_records, r < st.rank_sizes.size() ? st.rank_sizes[r] : 0);
     for (int32_t i = 0; i < classes; ++i) {
-      if (std::find(ignored.begin(), ignored.end(), i) != ignored.end()) continue;
-      for (int32_t j = 0; j < classes; ++j) {
-        if (got.at(i, j) < want.at(i, j)) {
-          stalled_rows.insert(i);
-          ++stalled_cells;
-          largest_stalled = std::max(largest_stalled, got.at(i, j));
-        }
-      }
+      if (std::binary_search(ignored.begin(), ignored.end(), i)) continue;
+      for (int32_t j = 0; j < classes; ++j)
+        if (got.at(i, j) != want.at(i, j))
+          diffs.push_back({int(r), i, j, got.at(i, j), want.at(i, j)});
     }
   }
-  if (stalled_cells > 0) {
-    c.add(Pattern::CounterPrecision,
-          std::to_string(stalled_cells) +
-              " cell(s) hold fewer counts than "
-              "their records (largest stalled value " +
-              num(largest_stalled) + ").",
-          nullptr, std::vector<int32_t>(stalled_rows.begin(), stalled_rows.end()));
+  // Each batch rounds a cell at most once, so a rank's records bound the roundings.
+  if (!add_precision_finding(c, diffs, observed, double(most_records),
+                             "the ranks' matrices", "the records' exact count")) {
+    std::set<int32_t> rows;
+    for (const CellDifference& d : diffs) rows.insert(d.row);
+    c.add(Pattern::UnexplainedDifference,
+          counted(static_cast<int64_t>(diffs.size()), "cell") +
+              " of the ranks' matrices differ from their records' exact count, which no float "
+              "counter's rounding explains (" +
+              describe_cell(diffs.front(), "the records' exact count") + ").",
+          nullptr, std::vector<int32_t>(rows.begin(), rows.end()));
   }
 }
 
@@ -331,18 +395,23 @@ Diagnosis diagnose(const DiagnosisInput& in) {
   Diagnosis out;
   const Matrix& reported = *in.reported;
   const int32_t classes = reported.classes;
-  const RecordStats st = detail::collect_stats(in, classes);
+  std::optional<RecordStats> walked;
+  if (!in.stats) walked = collect_stats(*in.records, in.dataset_size, classes);
+  const RecordStats& st = in.stats ? *in.stats : *walked;
   const Matrix rank_sum = sum_of(*in.per_rank, classes);
-  const Matrix record_sum = sum_of(st.per_rank, classes);
+  const std::vector<Matrix>& exact = st.exact_per_rank.empty() ? *in.per_rank : st.exact_per_rank;
+  const Matrix record_sum = st.exact_per_rank.empty() ? rank_sum : sum_of(exact, classes);
 
   SampleSet missing;
   for (size_t i = 0; i < st.times.size(); ++i) {
     if (st.times[i] == 0) {
-      const int32_t cls = in.targets ? (*in.targets)[i] : -1;
+      const int32_t cls = in.inputs    ? in.inputs->target(int64_t(i))
+                          : in.targets ? (*in.targets)[i]
+                                       : -1;
       missing.add(static_cast<int64_t>(i), cls);
     }
   }
-  if (!in.targets && in.distinct && missing.count > 0) {
+  if (!in.inputs && !in.targets && in.distinct && missing.count > 0) {
     // A run knows no label of a sample it never evaluated, but a class whose distinct
     // evaluated samples fall short of its true count lost some.
     const auto rows = in.distinct->row_sums();
@@ -376,7 +445,7 @@ Diagnosis diagnose(const DiagnosisInput& in) {
 
   Classifier c(in, out);
   classify_reduction(c, st, reported, rank_sum);
-  classify_counting(c, st, record_sum, rank_sum);
+  classify_counting(c, st, exact, record_sum, rank_sum);
   classify_sampling(c, st, missing);
   // gather_for_metrics already accounts for the padding it kept; one finding says it all.
   auto has = [&](Pattern id) {

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/diagnosis/stats.h"
+#include "core/model/dataset_inputs.h"
 #include "core/model/matrix.h"
 #include "core/model/records.h"
 
@@ -55,8 +57,6 @@ struct Finding {
   int64_t sample_count = 0;      // how many affected in all
 };
 
-inline constexpr size_t kMaxListedSamples = 50;
-
 struct DiagnosisInput {
   const RecordSource* records = nullptr;
   const std::vector<Matrix>* per_rank = nullptr;  // as accumulated
@@ -66,8 +66,13 @@ struct DiagnosisInput {
   // Expected matrix of the whole dataset when every prediction is known (simulations);
   // for real runs with unseen samples, absent: the check falls back to row sums.
   const Matrix* expected = nullptr;
-  // True class of every dataset index when known (lets missing samples name their class).
+  // True class of every dataset index when known (lets missing samples name their class):
+  // from the dataset inputs of a simulation, or from labels attached to a run.
+  const DatasetInputs* inputs = nullptr;
   const std::vector<int32_t>* targets = nullptr;
+  // What the records show (coverage, duplicates, exact counts), computed once for the
+  // evaluation; when null, diagnose() walks the records itself.
+  const RecordStats* stats = nullptr;
   // Without targets: one count per distinct evaluated sample; a class whose row falls short
   // of its true count lost samples.
   const Matrix* distinct = nullptr;

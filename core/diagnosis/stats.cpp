@@ -1,17 +1,20 @@
 #include "core/diagnosis/stats.h"
 
-namespace shardlens::detail {
+namespace shardlens {
 
-RecordStats collect_stats(const DiagnosisInput& in, int32_t classes) {
+RecordStats collect_stats(const RecordSource& src, int64_t dataset_size, int32_t classes,
+                          Progress* progress) {
   RecordStats st;
-  const RecordSource& src = *in.records;
   const int w = src.world_size();
-  const auto n = static_cast<size_t>(in.dataset_size);
+  const auto n = static_cast<size_t>(std::max<int64_t>(dataset_size, 0));
   st.times.assign(n, 0);
+  st.distinct.emplace(classes);
+  Matrix& distinct = *st.distinct;
   // Which rank saw an index last (rank + 1; 0 = none): ranks are visited in order, so a
   // repeat by the same rank is a within-rank duplicate.
   std::vector<uint16_t> last_rank(n, 0);
   for (int r = 0; r < w; ++r) {
+    step(progress, "diagnosing", double(r) / std::max(w, 1));
     Matrix m(classes);
     const int64_t size = src.rank_size(r);
     int64_t position = 0;
@@ -45,6 +48,8 @@ RecordStats collect_stats(const DiagnosisInput& in, int32_t classes) {
           st.cross_rank_duplicates.add(rec.index, rec.target);
           if (k == size - 1) ++st.cross_rank_at_rank_end;
         }
+      } else {
+        distinct.at(rec.target, rec.prediction) += 1;
       }
       st.times[i] = static_cast<uint8_t>(st.times[i] + (st.times[i] < 255));
       last_rank[i] = static_cast<uint16_t>(r + 1);
@@ -52,9 +57,9 @@ RecordStats collect_stats(const DiagnosisInput& in, int32_t classes) {
     st.rank_sizes.push_back(counted);
     // A padded wrap-around or a sanity prefix adds a descent or two; more means shuffled.
     if (size >= 8 && descents > 2) st.shuffled_order = true;
-    st.per_rank.push_back(std::move(m));
+    st.exact_per_rank.push_back(std::move(m));
   }
   return st;
 }
 
-}  // namespace shardlens::detail
+}  // namespace shardlens

@@ -1,11 +1,25 @@
 #pragma once
-// One pass over the records that gathers what the diagnosis classifies (internal).
+// What the records show before any matrix is compared: coverage of every dataset index,
+// duplicates within and across ranks, flagged padding and sanity records, the evaluation
+// order, and each rank's exact counts. Computed once per evaluation and shared by the
+// coverage views and the diagnosis: by walking the records (runs, imports), or straight from
+// a simulation's shard plan, where the layout tells the same facts without touching most
+// samples (stats_from_plan).
+#include <cstdint>
+#include <optional>
 #include <set>
 #include <vector>
 
-#include "core/diagnosis/diagnosis.h"
+#include "core/model/dataset_inputs.h"
+#include "core/model/matrix.h"
+#include "core/model/progress.h"
+#include "core/model/records.h"
 
-namespace shardlens::detail {
+namespace shardlens {
+
+struct ShardPlan;
+
+inline constexpr size_t kMaxListedSamples = 50;
 
 // Affected samples of one kind: a capped list, the full count and their classes.
 struct SampleSet {
@@ -20,9 +34,14 @@ struct SampleSet {
 };
 
 struct RecordStats {
-  std::vector<Matrix> per_rank;  // exact bincount of each rank's records (nothing ignored)
-  std::vector<int64_t> rank_sizes;
-  std::vector<uint8_t> times;  // evaluations per dataset index, saturating
+  // Exact bincount of each rank's records, nothing ignored. Empty when it equals the
+  // accumulated per-rank matrices (a simulation's int64 counter with nothing ignored).
+  std::vector<Matrix> exact_per_rank;
+  // One count per distinct evaluated sample (its first evaluation outside the sanity
+  // check); filled by the record walk, where no dataset inputs give it.
+  std::optional<Matrix> distinct;
+  std::vector<int64_t> rank_sizes;  // records per rank outside the sanity check
+  std::vector<uint8_t> times;       // evaluations per dataset index, saturating at 255
   int64_t records = 0;
   int64_t invalid = 0;  // index outside [0, n) or target/prediction outside [0, C)
   SampleSet flagged_padding, flagged_sanity;
@@ -32,6 +51,13 @@ struct RecordStats {
   bool shuffled_order = false;         // some rank's indices are not in increasing order
 };
 
-RecordStats collect_stats(const DiagnosisInput& in, int32_t classes);
+// Walks every record once. `progress` moves rank by rank and is where cancel is honoured.
+RecordStats collect_stats(const RecordSource& records, int64_t dataset_size, int32_t classes,
+                          Progress* progress = nullptr);
 
-}  // namespace shardlens::detail
+// The same facts from a simulation's plan and inputs; nullopt when the plan's ranks walk
+// different orders (diverged seeds), which only the record walk handles.
+std::optional<RecordStats> stats_from_plan(const ShardPlan& plan, const DatasetInputs& inputs,
+                                           Progress* progress = nullptr);
+
+}  // namespace shardlens

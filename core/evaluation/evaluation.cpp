@@ -5,29 +5,39 @@
 namespace shardlens {
 namespace {
 
-Matrix bincount_where(const DatasetInputs& in, const std::vector<uint8_t>* only_evaluated) {
-  Matrix m(in.classes());
-  for (size_t i = 0; i < in.keys.size(); ++i) {
-    if (!only_evaluated || (*only_evaluated)[i] > 0) m.cells[in.keys[i]] += 1;
+// The whole dataset's matrix and the distinct evaluated samples' matrix in one pass over
+// the keys; when every sample was evaluated they are the same.
+void bincount_inputs(const DatasetInputs& in, const std::vector<uint8_t>& times, int64_t never,
+                     std::optional<Matrix>& whole, Matrix& distinct) {
+  const int32_t c = in.classes();
+  const uint32_t* keys = in.unsigned_keys();
+  const size_t n = in.keys.size();
+  std::vector<uint32_t> all(whole ? 0 : size_t(c) * size_t(c), 0);
+  std::vector<uint32_t> seen(never > 0 ? size_t(c) * size_t(c) : 0, 0);
+  if (!whole && never > 0) {
+    for (size_t i = 0; i < n; ++i) {
+      ++all[keys[i]];
+      seen[keys[i]] += times[i] > 0;
+    }
+  } else if (!whole) {
+    for (size_t i = 0; i < n; ++i) ++all[keys[i]];
+  } else if (never > 0) {
+    for (size_t i = 0; i < n; ++i) seen[keys[i]] += times[i] > 0;
   }
-  return m;
-}
-
-// One count per distinct evaluated sample, from the records: the truth about the samples the
-// ranks evaluated (padding and sanity copies count once). Like the simulation's expected
-// matrices, ignored targets are counted: what the metric dropped is what the views show.
-Matrix distinct_from_records(const RecordSource& records, int32_t classes, int64_t n) {
-  Matrix m(classes);
-  std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(n, 0)), false);
-  for (int rank = 0; rank < records.world_size(); ++rank)
-    for_each_record(records, rank, [&](const Record& r) {
-      if (r.index < 0 || r.index >= n || seen[size_t(r.index)]) return;
-      seen[size_t(r.index)] = true;
-      if (r.target < 0 || r.target >= classes || r.prediction < 0 || r.prediction >= classes)
-        return;
-      m.at(r.target, r.prediction) += 1;
-    });
-  return m;
+  if (!whole) {
+    whole.emplace(c);
+    std::copy(all.begin(), all.end(), whole->cells.begin());
+  }
+  if (never == 0 && !all.empty()) {
+    distinct = *whole;
+  } else if (never == 0) {
+    // A stored expected matrix is kept as it is; the distinct samples are all of them.
+    distinct = Matrix(c);
+    for (size_t i = 0; i < n; ++i) distinct.cells[keys[i]] += 1;
+  } else {
+    distinct = Matrix(c);
+    std::copy(seen.begin(), seen.end(), distinct.cells.begin());
+  }
 }
 
 // The first cause only: a launcher lists the failed rank first and then every rank that
@@ -56,26 +66,15 @@ std::optional<Matrix> Evaluation::difference() const {
   return d;
 }
 
-std::vector<uint8_t> times_evaluated(const RecordSource& records, int64_t dataset_size) {
-  std::vector<uint8_t> times(static_cast<size_t>(std::max<int64_t>(dataset_size, 0)), 0);
-  for (int rank = 0; rank < records.world_size(); ++rank)
-    for_each_record(records, rank, [&](const Record& r) {
-      if (r.index >= 0 && r.index < dataset_size && times[size_t(r.index)] < 255)
-        ++times[size_t(r.index)];
-    });
-  return times;
-}
-
-void complete_evaluation(Evaluation& e, std::optional<std::vector<uint8_t>> times,
-                         Progress* progress) {
+void complete_evaluation(Evaluation& e, Progress* progress, std::optional<RecordStats> stats) {
+  if (!stats) stats = collect_stats(*e.records, e.dataset_size, e.classes(), progress);
   step(progress, "expected", 0.0);
-  e.times_evaluated = times ? std::move(*times) : times_evaluated(*e.records, e.dataset_size);
+  const std::vector<uint8_t>& times = stats->times;
+  const int64_t never = std::count(times.begin(), times.end(), 0);
   if (e.inputs) {
-    if (!e.expected) e.expected = bincount_where(*e.inputs, nullptr);
-    e.expected_distinct = bincount_where(*e.inputs, &e.times_evaluated);
+    bincount_inputs(*e.inputs, times, never, e.expected, e.expected_distinct);
   } else {
-    e.expected_distinct = distinct_from_records(*e.records, e.classes(), e.dataset_size);
-    const int64_t never = std::count(e.times_evaluated.begin(), e.times_evaluated.end(), 0);
+    e.expected_distinct = stats->distinct ? std::move(*stats->distinct) : Matrix(e.classes());
     if (!e.expected && never == 0 && e.dataset_size > 0) {
       // Every sample was evaluated, so every prediction is known.
       e.expected = e.expected_distinct;
@@ -86,26 +85,29 @@ void complete_evaluation(Evaluation& e, std::optional<std::vector<uint8_t>> time
           "--predictions FILE, one prediction per dataset index, to give them)";
     }
   }
-  step(progress, "diagnosing", 0.0);
+  step(progress, "diagnosing", 0.9);
   if (!e.synced) {
     const std::string why = first_cause(e.provenance.incomplete_reason);
     e.synced_missing = "the run ended before its sync (" + why + ")";
-    e.diagnosis = diagnose_incomplete(*e.records, e.class_counts, e.times_evaluated, why);
-    return;
+    e.diagnosis = diagnose_incomplete(*e.records, e.class_counts, times, why);
+  } else {
+    DiagnosisInput d;
+    d.records = e.records.get();
+    d.per_rank = &e.per_rank;
+    d.reported = &*e.synced;
+    d.class_counts = e.class_counts;
+    d.dataset_size = e.dataset_size;
+    d.expected = e.expected ? &*e.expected : nullptr;
+    d.inputs = e.inputs.get();
+    d.targets = e.labels && !e.labels->targets.empty() ? &e.labels->targets : nullptr;
+    d.distinct = &e.expected_distinct;
+    d.batch_size = e.batch_size;
+    d.reported_per_rank = e.reported_per_rank.empty() ? nullptr : &e.reported_per_rank;
+    d.ignore_index = e.ignore_index;
+    d.stats = &*stats;
+    e.diagnosis = diagnose(d);
   }
-  DiagnosisInput d;
-  d.records = e.records.get();
-  d.per_rank = &e.per_rank;
-  d.reported = &*e.synced;
-  d.class_counts = e.class_counts;
-  d.dataset_size = e.dataset_size;
-  d.expected = e.expected ? &*e.expected : nullptr;
-  d.targets = e.labels ? &e.labels->targets : nullptr;
-  d.distinct = &e.expected_distinct;
-  d.batch_size = e.batch_size;
-  d.reported_per_rank = e.reported_per_rank.empty() ? nullptr : &e.reported_per_rank;
-  d.ignore_index = e.ignore_index;
-  e.diagnosis = diagnose(d);
+  e.times_evaluated = std::move(stats->times);
 }
 
 }  // namespace shardlens

@@ -88,14 +88,12 @@ struct Evaluation {
 std::vector<std::string> class_names_or_numbers(const std::vector<std::string>& names,
                                                 int32_t classes);
 
-// How often each dataset index appears among the records (saturating at 255).
-std::vector<uint8_t> times_evaluated(const RecordSource& records, int64_t dataset_size);
-
 // Completes an evaluation whose classes, records, per-rank and synced matrices are set:
-// coverage (`times`, when the caller has it faster than a walk over the records), the expected
-// matrices (from `inputs` when known; a stored `expected` is kept) and the diagnosis, which for
-// a run with no synced matrix is the one "incomplete-run" finding.
-void complete_evaluation(Evaluation& e, std::optional<std::vector<uint8_t>> times = std::nullopt,
-                         Progress* progress = nullptr);
+// coverage and the other record statistics (`stats`, when the caller has them faster than a
+// walk over the records: a simulation's plan), the expected matrices (from `inputs` when
+// known; a stored `expected` is kept) and the diagnosis, which for a run with no synced
+// matrix is the one "incomplete-run" finding.
+void complete_evaluation(Evaluation& e, Progress* progress = nullptr,
+                         std::optional<RecordStats> stats = std::nullopt);
 
 }  // namespace shardlens

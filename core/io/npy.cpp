@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -424,6 +426,77 @@ std::vector<double> npy_doubles_from_bytes(const std::string& bytes, const std::
     for (double& x : out) x = x != 0;
   if (shape) *shape = v.header.shape;
   return out;
+}
+
+size_t read_npy_integer_column(const std::string& path, const IntegerChunkSink& sink) {
+  std::ifstream file(path, std::ios::binary);
+  std::error_code ec;
+  if (!file || std::filesystem::is_directory(path, ec)) fail(path, "cannot open for reading");
+  const auto file_size = std::filesystem::file_size(path, ec);
+  if (ec) fail(path, "cannot open for reading (" + ec.message() + ")");
+  // The header alone, read first: its length field says how much of the file it takes.
+  std::string head(12, '\0');
+  file.read(head.data(), std::streamsize(head.size()));
+  head.resize(size_t(file.gcount()));
+  size_t header_bytes = head.size();
+  if (head.size() >= 10 && head.compare(0, kMagic.size(), kMagic) == 0) {
+    const size_t prefix = uint8_t(head[6]) == 1 ? 10 : 12;
+    const auto* p = reinterpret_cast<const unsigned char*>(head.data() + 8);
+    const size_t header_len = size_t(io_detail::load_uint(p, prefix - 8, false));
+    header_bytes = std::min<uint64_t>(prefix + std::min(header_len, kMaxHeaderBytes + 1), file_size);
+  }
+  if (header_bytes > head.size()) {
+    const size_t have = head.size();
+    head.resize(header_bytes);
+    file.read(head.data() + have, std::streamsize(header_bytes - have));
+    head.resize(have + size_t(file.gcount()));
+  }
+  const NpyHeader header = parse_npy_header(head, path);
+  const DType type = parse_descr(header.descr, path);
+  if (type.kind == 'f')
+    fail(path, "float array (dtype '" + header.descr + "') where integers are expected");
+  if (header.fortran_order && header.shape.size() > 1)
+    fail(path, "Fortran-order arrays are not supported; save a C-order copy "
+               "(numpy.ascontiguousarray)");
+  const bool column = header.shape.size() == 1 || (header.shape.size() == 2 && header.shape[1] == 1);
+  if (!column)
+    fail(path, "shape " + shape_text(header.shape) +
+                   ": expected one value per sample, an array of shape (N,) or (N, 1)");
+  const auto count = size_t(header.shape[0]);
+  const uint64_t available = file_size - header.data_offset;
+  const uint64_t need = uint64_t(count) * type.size;  // count < 2^63 / 8: checked in the header
+  if (need > available)
+    fail(path, "truncated data: header says " + std::to_string(count) + " values of " +
+                   std::to_string(type.size) + " bytes, file has " + std::to_string(available) +
+                   " bytes after the header");
+  if (need < available)
+    fail(path, std::to_string(available - need) + " bytes of trailing data after the " +
+                   std::to_string(count) + " values");
+  const bool swap = type.size > 1 && type.big_endian != (std::endian::native == std::endian::big);
+  file.seekg(std::streamoff(header.data_offset));
+  constexpr size_t kChunk = size_t(1) << 18;
+  std::vector<char> raw(kChunk * type.size);
+  std::vector<int64_t> values(kChunk);
+  for (size_t offset = 0; offset < count || (count == 0 && offset == 0);) {
+    const size_t len = std::min(kChunk, count - offset);
+    file.read(raw.data(), std::streamsize(len * type.size));
+    if (size_t(file.gcount()) != len * type.size) fail(path, "read error (file changed?)");
+    dispatch(type, [&]<typename T>() {
+      for (size_t i = 0; i < len; ++i) {
+        const T x = load_value<T>(raw.data() + i * sizeof(T), swap);
+        if constexpr (std::is_same_v<T, uint64_t>) {
+          if (x > uint64_t(INT64_MAX))
+            fail(path, "value " + std::to_string(x) + " at index " + std::to_string(offset + i) +
+                           " does not fit in a 64-bit signed integer");
+        }
+        values[i] = type.kind == 'b' ? int64_t(x != 0) : int64_t(x);
+      }
+    });
+    sink(count, offset, std::span<const int64_t>(values.data(), len));
+    offset += len;
+    if (count == 0) break;
+  }
+  return count;
 }
 
 std::vector<int64_t> read_npy_integers(const std::string& path) {

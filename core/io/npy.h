@@ -1,6 +1,8 @@
 #pragma once
 // NumPy .npy arrays (format 1.0, 2.0, 3.0): reading integer/float arrays and writing them.
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,14 @@ NpyHeader parse_npy_header(const std::string& bytes, const std::string& origin);
 std::vector<int64_t> npy_integers_from_bytes(const std::string& bytes, const std::string& origin,
                                              std::vector<int64_t>* shape = nullptr);
 std::vector<int64_t> read_npy_integers(const std::string& path);
+// One column of integers (shape (N,) or (N, 1), any integer dtype) read from a file in
+// chunks: `sink(total, offset, values)` receives each chunk converted to int64, so a file of
+// N values never needs more memory than the caller's own destination. Any other shape is
+// refused with the shape found. Returns N.
+using IntegerChunkSink =
+    std::function<void(size_t total, size_t offset, std::span<const int64_t> values)>;
+size_t read_npy_integer_column(const std::string& path, const IntegerChunkSink& sink);
+
 // Float arrays (f4, f8, and integer dtypes converted) as double.
 std::vector<double> npy_doubles_from_bytes(const std::string& bytes, const std::string& origin,
                                            std::vector<int64_t>* shape = nullptr);

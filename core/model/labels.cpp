@@ -21,35 +21,47 @@ std::string Labels::class_name(int32_t c) const {
   return std::to_string(c);
 }
 
-Labels labels_from_values(const std::vector<int64_t>& values, int32_t num_classes,
-                          const std::string& origin) {
-  if (values.empty()) throw InputError(origin + ": no labels");
-  int64_t max_value = -1;
-  for (size_t i = 0; i < values.size(); ++i) {
-    const int64_t v = values[i];
-    if (v < 0) {
-      throw InputError(origin + ": label " + std::to_string(v) + " at index " + std::to_string(i) +
-                       " is negative");
-    }
-    if (num_classes > 0 && v >= num_classes) {
-      throw InputError(origin + ": label " + std::to_string(v) + " at index " + std::to_string(i) +
-                       " is >= the number of classes (" + std::to_string(num_classes) + ")");
-    }
-    max_value = std::max(max_value, v);
-  }
+LabelBuilder::LabelBuilder(int32_t num_classes, std::string origin)
+    : m_classes(num_classes), m_origin(std::move(origin)) {
   if (num_classes > kMaxClasses) {
-    throw InputError(origin + ": " + std::to_string(num_classes) + " classes, more than the " +
+    throw InputError(m_origin + ": " + std::to_string(num_classes) + " classes, more than the " +
                      std::to_string(kMaxClasses) + " supported");
   }
-  if (num_classes <= 0 && max_value >= kMaxClasses) {
-    throw InputError(origin + ": label " + std::to_string(max_value) + " implies more than " +
-                     std::to_string(kMaxClasses) + " classes");
+}
+
+void LabelBuilder::add(std::span<const int64_t> values) {
+  const size_t first = m_labels.targets.size();
+  const int64_t bound = m_classes > 0 ? m_classes : kMaxClasses;
+  for (size_t k = 0; k < values.size(); ++k) {
+    const int64_t v = values[k];
+    if (v < 0 || v >= bound) [[unlikely]] {
+      const std::string label = m_origin + ": label " + std::to_string(v);
+      const std::string at = " at index " + std::to_string(first + k);
+      if (v < 0) throw InputError(label + at + " is negative");
+      if (m_classes > 0) {
+        throw InputError(label + at + " is >= the number of classes (" +
+                         std::to_string(m_classes) + ")");
+      }
+      throw InputError(label + " implies more than " + std::to_string(kMaxClasses) + " classes");
+    }
+    m_max = std::max(m_max, v);
+    m_labels.targets.push_back(static_cast<int32_t>(v));
   }
-  Labels labels;
-  labels.num_classes = num_classes > 0 ? num_classes : static_cast<int32_t>(max_value + 1);
-  labels.targets.assign(values.begin(), values.end());
-  labels.source = origin;
-  return labels;
+}
+
+Labels LabelBuilder::finish() {
+  if (m_labels.targets.empty()) throw InputError(m_origin + ": no labels");
+  m_labels.num_classes = m_classes > 0 ? m_classes : static_cast<int32_t>(m_max + 1);
+  m_labels.source = m_origin;
+  return std::move(m_labels);
+}
+
+Labels labels_from_values(const std::vector<int64_t>& values, int32_t num_classes,
+                          const std::string& origin) {
+  LabelBuilder builder(num_classes, origin);
+  builder.reserve(values.size());
+  builder.add(values);
+  return builder.finish();
 }
 
 Labels synthetic_counts(const std::vector<int64_t>& counts, LabelLayout layout,

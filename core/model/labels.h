@@ -1,6 +1,7 @@
 #pragma once
 // Dataset labels: the true class of every dataset index.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,21 @@ struct Labels {
   int64_t size() const { return static_cast<int64_t>(targets.size()); }
   std::vector<int64_t> class_counts() const;
   std::string class_name(int32_t c) const;  // the name, or the number as text
+};
+
+// Builds labels from integers read out of a file chunk by chunk, so a file is never held
+// as int64 in full: the same checks as labels_from_values, one chunk at a time.
+class LabelBuilder {
+ public:
+  LabelBuilder(int32_t num_classes, std::string origin);
+  void reserve(size_t count) { m_labels.targets.reserve(count); }
+  void add(std::span<const int64_t> values);  // throws InputError
+  Labels finish();                            // throws InputError when no label came
+ private:
+  Labels m_labels;
+  int32_t m_classes;
+  std::string m_origin;
+  int64_t m_max = -1;
 };
 
 // Builds labels from integers read out of a file; rejects negatives and values

@@ -1,6 +1,9 @@
 // Per-rank accumulation: the hot loop of the engine.
 #include <algorithm>
 #include <atomic>
+#include <exception>
+#include <functional>
+#include <mutex>
 #include <thread>
 
 #include "core/sim/engine.h"
@@ -9,49 +12,66 @@ namespace shardlens {
 
 namespace {
 
-// Calls count(key) for every element of a rank. Like for_each_element, but it prefetches
-// the key a few elements ahead: through a permutation, keys[perm[pos]] is a random read
-// of an n-sized array and the cache misses, not the counting, set the pace.
+// Calls count(key) for every element of a segment. Like for_each_element, but it prefetches
+// the key a few elements ahead: through a permutation, keys[perm[pos]] is a random read of
+// an n-sized array and the cache misses, not the counting, set the pace.
 template <class Count>
-void for_each_key(const RankSequence& seq, const uint32_t* keys, Count&& count) {
+void for_each_key(const Segment& s, const uint32_t* keys, Count&& count) {
   constexpr int64_t kAhead = 16;
-  for (const Segment& s : seq.segments) {
-    const Order& o = *s.order;
-    const int64_t direct = unwrapped_count(s);
-    int64_t pos = s.start;
-    int64_t k = 0;
-    if (o.perm.empty()) {
-      for (; k < direct; ++k, pos += s.stride) count(keys[pos]);
-    } else {
-      const uint32_t* perm = o.perm.data();
-      const int64_t ahead = kAhead * s.stride;
-      for (; k + kAhead < direct; ++k, pos += s.stride) {
-        __builtin_prefetch(keys + perm[pos + ahead]);
-        count(keys[perm[pos]]);
-      }
-      for (; k < direct; ++k, pos += s.stride) count(keys[perm[pos]]);
+  const Order& o = *s.order;
+  const int64_t direct = unwrapped_count(s);
+  int64_t pos = s.start;
+  int64_t k = 0;
+  if (o.perm.empty()) {
+    for (; k < direct; ++k, pos += s.stride) count(keys[pos]);
+  } else {
+    const uint32_t* perm = o.perm.data();
+    const int64_t ahead = kAhead * s.stride;
+    for (; k + kAhead < direct; ++k, pos += s.stride) {
+      __builtin_prefetch(keys + perm[pos + ahead]);
+      count(keys[perm[pos]]);
     }
-    for (; k < s.count; ++k, pos += s.stride) count(keys[o.at(pos % o.n)]);  // padding
+    for (; k < direct; ++k, pos += s.stride) count(keys[perm[pos]]);
   }
+  for (; k < s.count; ++k, pos += s.stride) count(keys[o.at(pos % o.n)]);  // padding
+}
+
+// A rank's elements in pieces of at most kPiece, in order: between pieces the workers look
+// for a cancel and the progress bar moves. f(piece) returns false to stop.
+constexpr int64_t kPiece = int64_t(1) << 16;
+template <class F>
+bool for_each_piece(const RankSequence& seq, F&& f) {
+  for (const Segment& s : seq.segments) {
+    for (int64_t k = 0; k < s.count; k += kPiece) {
+      Segment piece = s;
+      piece.start = s.start + k * s.stride;
+      piece.count = std::min(kPiece, s.count - k);
+      if (!f(piece)) return false;
+    }
+  }
+  return true;
 }
 
 // int64 counters: exact counts in 32-bit cells (a rank sees < 2^32 samples), widened once.
 // `counts` is the worker's scratch, reused from rank to rank: a fresh C x C buffer per rank
 // costs page faults comparable to the counting itself at C = 1000.
 Matrix count_exact(const RankSequence& seq, const DatasetInputs& in, int ignore_index,
-                   std::vector<uint32_t>& counts) {
+                   std::vector<uint32_t>& counts, const std::function<bool(int64_t)>& advance) {
   const int32_t c = in.classes();
   counts.assign(static_cast<size_t>(c) * c, 0);
-  const uint32_t* keys = in.keys.data();
-  if (ignore_index < 0) {
-    for_each_key(seq, keys, [&](uint32_t key) { ++counts[key]; });
-  } else {
-    const auto lo = static_cast<uint32_t>(ignore_index) * static_cast<uint32_t>(c);
-    const uint32_t hi = lo + static_cast<uint32_t>(c);
-    for_each_key(seq, keys, [&](uint32_t key) {
-      if (key < lo || key >= hi) ++counts[key];
-    });
-  }
+  const uint32_t* keys = in.unsigned_keys();
+  const auto lo = static_cast<uint32_t>(std::max(ignore_index, 0)) * static_cast<uint32_t>(c);
+  const uint32_t hi = ignore_index < 0 ? 0 : lo + static_cast<uint32_t>(c);
+  for_each_piece(seq, [&](const Segment& piece) {
+    if (ignore_index < 0) {
+      for_each_key(piece, keys, [&](uint32_t key) { ++counts[key]; });
+    } else {
+      for_each_key(piece, keys, [&](uint32_t key) {
+        if (key < lo || key >= hi) ++counts[key];
+      });
+    }
+    return advance(piece.count);
+  });
   Matrix m(c);
   std::copy(counts.begin(), counts.end(), m.cells.begin());
   return m;
@@ -60,7 +80,8 @@ Matrix count_exact(const RankSequence& seq, const DatasetInputs& in, int ignore_
 // Float counters: each batch's bincount is added to the state and rounded, as
 // `state += torch.bincount(...)` on a float16 / bfloat16 / float32 tensor does.
 Matrix count_rounded(const RankSequence& seq, const DatasetInputs& in, int ignore_index,
-                     int64_t batch_size, CounterDtype dtype) {
+                     int64_t batch_size, CounterDtype dtype,
+                     const std::function<bool(int64_t)>& advance) {
   const int32_t c = in.classes();
   Matrix m(c);
   std::vector<uint32_t> batch;
@@ -76,10 +97,14 @@ Matrix count_rounded(const RankSequence& seq, const DatasetInputs& in, int ignor
     }
     batch.clear();
   };
-  for_each_element(seq, [&](int64_t index, uint8_t) {
-    const uint32_t key = in.keys[static_cast<size_t>(index)];
-    if (ignore_index < 0 || static_cast<int32_t>(key / c) != ignore_index) batch.push_back(key);
-    if (static_cast<int64_t>(batch.size()) == batch_size) flush();
+  // Batches run across pieces: the buffer outlives each one.
+  for_each_piece(seq, [&](const Segment& piece) {
+    for_each_key(piece, in.unsigned_keys(), [&](uint32_t key) {
+      if (ignore_index < 0 || static_cast<int32_t>(key / uint32_t(c)) != ignore_index)
+        batch.push_back(key);
+      if (static_cast<int64_t>(batch.size()) == batch_size) flush();
+    });
+    return advance(piece.count);
   });
   flush();
   return m;
@@ -91,15 +116,36 @@ std::vector<Matrix> accumulate(const ShardPlan& plan, const DatasetInputs& input
                                CounterDtype dtype, int ignore_index, Progress* progress) {
   const int w = plan.world_size;
   std::vector<Matrix> out(static_cast<size_t>(w));
+  int64_t total = 0;
+  for (const EvaluatedRank& r : plan.evaluated) total += r.sequence.size();
   std::atomic<int> next{0};
+  std::atomic<int64_t> done{0};
+  std::atomic<bool> stop{false};
+  std::mutex failure_mutex;
+  std::exception_ptr failure;
+  const auto main_thread = std::this_thread::get_id();
+  // Between pieces: count the work, and on the caller's thread move the bar and take a
+  // cancel (step throws Cancelled); any thread's exception stops every worker.
+  const std::function<bool(int64_t)> advance = [&](int64_t elements) {
+    const int64_t so_far = done += elements;
+    if (std::this_thread::get_id() == main_thread)
+      step(progress, "accumulating", total > 0 ? double(so_far) / double(total) : 1.0);
+    return !stop.load(std::memory_order_relaxed);
+  };
   auto worker = [&] {
-    std::vector<uint32_t> scratch;
-    for (int r = next++; r < w; r = next++) {
-      const RankSequence& seq = plan.evaluated[static_cast<size_t>(r)].sequence;
-      out[static_cast<size_t>(r)] =
-          dtype == CounterDtype::Int64
-              ? count_exact(seq, inputs, ignore_index, scratch)
-              : count_rounded(seq, inputs, ignore_index, plan.batch_size, dtype);
+    try {
+      std::vector<uint32_t> scratch;
+      for (int r = next++; r < w && !stop; r = next++) {
+        const RankSequence& seq = plan.evaluated[static_cast<size_t>(r)].sequence;
+        out[static_cast<size_t>(r)] =
+            dtype == CounterDtype::Int64
+                ? count_exact(seq, inputs, ignore_index, scratch, advance)
+                : count_rounded(seq, inputs, ignore_index, plan.batch_size, dtype, advance);
+      }
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      stop = true;
     }
   };
   // Ranks are independent: spread them over the cores (a rank per task).
@@ -109,6 +155,7 @@ std::vector<Matrix> accumulate(const ShardPlan& plan, const DatasetInputs& input
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
   step(progress, "accumulating", 1.0);
   return out;
 }

@@ -7,37 +7,33 @@
 namespace shardlens {
 
 std::shared_ptr<const DatasetInputs> make_inputs(std::shared_ptr<const Labels> labels,
-                                                 const std::vector<int32_t>& predictions) {
+                                                 std::vector<int32_t> predictions) {
   validate_predictions(predictions, *labels, "predictions");
   auto inputs = std::make_shared<DatasetInputs>();
-  const auto c = static_cast<uint32_t>(labels->num_classes);
-  inputs->keys.resize(labels->targets.size());
-  for (size_t i = 0; i < predictions.size(); ++i) {
-    inputs->keys[i] =
-        static_cast<uint32_t>(labels->targets[i]) * c + static_cast<uint32_t>(predictions[i]);
-  }
-  inputs->labels = std::move(labels);
+  const int32_t c = labels->num_classes;
+  inputs->num_classes = c;
+  inputs->class_counts = labels->class_counts();
+  // The keys are packed where the predictions were: no third array of n values.
+  for (size_t i = 0; i < predictions.size(); ++i) predictions[i] += labels->targets[i] * c;
+  inputs->keys = std::move(predictions);
+  // Everything but the targets, which the keys now hold; the full labels are freed here
+  // unless the caller keeps them.
+  auto rest = std::make_shared<Labels>();
+  rest->num_classes = c;
+  rest->class_names = labels->class_names;
+  rest->source = labels->source;
+  rest->source_indices = labels->source_indices;
+  inputs->labels = std::move(rest);
   return inputs;
 }
 
 std::shared_ptr<const DatasetInputs> load_inputs(const Scenario& s, Progress* progress) {
   auto labels = std::make_shared<const Labels>(load_labels(s.dataset, progress));
-  const std::vector<int32_t> predictions = load_predictions(s.predictor, *labels, progress);
-  return make_inputs(std::move(labels), predictions);
+  std::vector<int32_t> predictions = load_predictions(s.predictor, *labels, progress);
+  return make_inputs(std::move(labels), std::move(predictions));
 }
 
 namespace {
-
-std::vector<uint8_t> count_evaluations(const ShardPlan& plan) {
-  std::vector<uint8_t> times(static_cast<size_t>(plan.n), 0);
-  for (const EvaluatedRank& rank : plan.evaluated) {
-    for_each_element(rank.sequence, [&](int64_t index, uint8_t) {
-      uint8_t& t = times[static_cast<size_t>(index)];
-      t = static_cast<uint8_t>(t + (t < 255));
-    });
-  }
-  return times;
-}
 
 bool loader_exhausted(const ShardPlan& plan, const LoaderConfig& loader) {
   if (loader.drop_last) return false;
@@ -65,7 +61,7 @@ Evaluation evaluate(const Scenario& s, std::shared_ptr<const DatasetInputs> inpu
   const DatasetInputs& in = *e.inputs;
   e.labels = in.labels;
   e.class_names = class_names_or_numbers(in.labels->class_names, in.classes());
-  e.class_counts = in.labels->class_counts();
+  e.class_counts = in.class_counts;
   e.dataset_size = in.size();
   e.dataset = s.dataset;
   e.epoch = s.sampler.epoch;
@@ -88,8 +84,13 @@ Evaluation evaluate(const Scenario& s, std::shared_ptr<const DatasetInputs> inpu
   sync.ignore_index = s.ignore_index;
   sync.dtype = s.dtype;
   e.synced = synchronize(s.sync, sync);
-  // The plan counts coverage without materializing records.
-  complete_evaluation(e, count_evaluations(*plan), progress);
+  // The plan gives coverage and duplicates without walking every record.
+  std::optional<RecordStats> stats = stats_from_plan(*plan, in, progress);
+  if (stats && (s.dtype != CounterDtype::Int64 || s.ignore_index >= 0)) {
+    // The counter rounded or dropped: the diagnosis compares it with the exact counts.
+    stats->exact_per_rank = accumulate(*plan, in, CounterDtype::Int64, -1, nullptr);
+  }
+  complete_evaluation(e, progress, std::move(stats));
   step(progress, "done", 1.0);
   return e;
 }

@@ -15,9 +15,10 @@
 
 namespace shardlens {
 
-// Packs labels and one prediction per index (validated against the labels).
+// Packs labels and one prediction per index (validated against the labels) into keys, in
+// the predictions' own storage.
 std::shared_ptr<const DatasetInputs> make_inputs(std::shared_ptr<const Labels> labels,
-                                                 const std::vector<int32_t>& predictions);
+                                                 std::vector<int32_t> predictions);
 // Loads dataset and predictor specs of a scenario.
 std::shared_ptr<const DatasetInputs> load_inputs(const Scenario& s, Progress* progress = nullptr);
 

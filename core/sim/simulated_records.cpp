@@ -28,11 +28,11 @@ void SimulatedRecords::read(int rank, int64_t offset, std::span<Record> out) con
     for (int64_t k = offset; k < s.count && written < out.size(); ++k) {
       const int64_t pos = s.start + k * s.stride;
       const int64_t index = order.at(pos % order.n);
-      const uint32_t key = m_inputs->keys[static_cast<size_t>(index)];
+      const int32_t key = m_inputs->keys[static_cast<size_t>(index)];
       Record& r = out[written++];
       r.index = index;
-      r.target = static_cast<int32_t>(key / static_cast<uint32_t>(classes));
-      r.prediction = static_cast<int32_t>(key % static_cast<uint32_t>(classes));
+      r.target = key / classes;
+      r.prediction = key % classes;
       r.flags = static_cast<uint8_t>(s.flags | (pos >= order.n ? kPadding : 0));
     }
     offset = 0;

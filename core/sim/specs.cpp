@@ -109,21 +109,37 @@ Labels synthetic_labels(const Spec& spec) {
 Labels file_labels(const Spec& spec) {
   const std::string flag = "--dataset";
   allow_only(spec, {"classes", "names", "first", "indices"}, flag);
-  std::vector<int64_t> values;
-  if (spec.kind == "idx")
-    values = read_idx_labels(spec.path);
-  else if (spec.kind == "npy")
-    values = read_npy_integers(spec.path);
-  else
-    values = read_csv_integers(spec.path, {"label", "target", "class"});
   const int32_t classes =
       spec.options.count("classes")
           ? static_cast<int32_t>(parse_int(spec, "classes", flag, 1, kMaxClasses))
           : 0;
-  if (static_cast<int64_t>(values.size()) > kMaxSamples) {
-    throw InputError(spec.path + ": more than 2^32-1 labels");
+  const auto too_many = [&](size_t count) {
+    if (static_cast<int64_t>(count) > kMaxSamples)
+      throw InputError(spec.path + ": more than 2^32-1 labels");
+  };
+  if (spec.kind == "npy") {
+    // Chunk by chunk: a large label file is never held as int64 in full.
+    LabelBuilder builder(classes, spec.path);
+    read_npy_integer_column(spec.path, [&](size_t total, size_t offset, auto values) {
+      if (offset == 0) too_many(total), builder.reserve(total);
+      builder.add(values);
+    });
+    return builder.finish();
   }
+  const std::vector<int64_t> values = spec.kind == "idx"
+                                          ? read_idx_labels(spec.path)
+                                          : read_csv_integers(spec.path, {"label", "target", "class"});
+  too_many(values.size());
   return labels_from_values(values, classes, spec.path);
+}
+
+std::vector<int64_t> read_npy_column(const std::string& path) {
+  std::vector<int64_t> out;
+  read_npy_integer_column(path, [&](size_t total, size_t, std::span<const int64_t> values) {
+    out.reserve(total);
+    out.insert(out.end(), values.begin(), values.end());
+  });
+  return out;
 }
 
 // ",first=N" keeps the first N samples, ",indices=FILE.npy" (or .csv) the listed ones in
@@ -144,7 +160,7 @@ void apply_subset(Labels& labels, const Spec& spec, const std::string& text) {
     const std::string& path = spec.options.at("indices");
     keep = path.size() > 4 && path.compare(path.size() - 4, 4, ".csv") == 0
                ? read_csv_integers(path, {"index", "indices", "idx"})
-               : read_npy_integers(path);
+               : read_npy_column(path);
     if (keep.empty()) throw InputError(path + ": no indices");
     std::vector<bool> seen(size_t(full), false);
     for (size_t k = 0; k < keep.size(); ++k) {
@@ -271,18 +287,27 @@ std::vector<int32_t> load_predictions(const std::string& text, const Labels& lab
   if (spec.kind == "npy" || spec.kind == "csv") {
     if (spec.path.empty()) throw InputError("--predictor: " + spec.kind + ": needs a file path");
     allow_only(spec, {}, "--predictor");
-    const std::vector<int64_t> values =
-        spec.kind == "npy" ? read_npy_integers(spec.path)
-                           : read_csv_integers(spec.path, {"prediction", "pred", "preds"});
-    std::vector<int32_t> out(values.size());
-    for (size_t i = 0; i < values.size(); ++i) {
-      const int64_t v = values[i];
-      out[i] = v < 0 || v >= labels.num_classes ? -1 : static_cast<int32_t>(v);
-      if (out[i] < 0) {
-        throw InputError(spec.path + ": prediction " + std::to_string(v) + " at index " +
-                         std::to_string(i) + " is not a class in [0, " +
-                         std::to_string(labels.num_classes) + ")");
+    std::vector<int32_t> out;
+    const auto convert = [&](size_t offset, std::span<const int64_t> values) {
+      for (size_t k = 0; k < values.size(); ++k) {
+        const int64_t v = values[k];
+        if (v < 0 || v >= labels.num_classes) [[unlikely]] {
+          throw InputError(spec.path + ": prediction " + std::to_string(v) + " at index " +
+                           std::to_string(offset + k) + " is not a class in [0, " +
+                           std::to_string(labels.num_classes) + ")");
+        }
+        out.push_back(static_cast<int32_t>(v));
       }
+    };
+    if (spec.kind == "npy") {
+      read_npy_integer_column(spec.path, [&](size_t total, size_t offset, auto values) {
+        if (offset == 0) out.reserve(total);
+        convert(offset, values);
+      });
+    } else {
+      const auto values = read_csv_integers(spec.path, {"prediction", "pred", "preds"});
+      out.reserve(values.size());
+      convert(0, values);
     }
     validate_predictions(out, labels, spec.path);
     return out;

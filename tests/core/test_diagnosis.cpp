@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/diagnosis/diagnosis.h"
+#include "core/diagnosis/precision.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
 
@@ -21,13 +22,22 @@ struct HandRun {
   std::vector<Matrix> per_rank;
   Matrix reported;
 
-  HandRun(int64_t n_, const std::vector<std::vector<int64_t>>& ranks, int32_t c = 2)
-      : classes(c), n(n_) {
+  // The class of index i: i % classes, unless `first_of_class_1` splits the indices into
+  // [0, first) of class 0 and the rest of class 1.
+  int64_t first_of_class_1 = -1;
+  int32_t class_of(int64_t i) const {
+    if (first_of_class_1 >= 0) return i < first_of_class_1 ? 0 : 1;
+    return static_cast<int32_t>(i % classes);
+  }
+
+  HandRun(int64_t n_, const std::vector<std::vector<int64_t>>& ranks, int32_t c = 2,
+          int64_t split = -1)
+      : classes(c), n(n_), first_of_class_1(split) {
     for (const auto& indices : ranks) {
       std::vector<Record> rows;
       Matrix m(classes);
       for (int64_t i : indices) {
-        const auto t = static_cast<int32_t>(i % classes);
+        const auto t = class_of(i);
         rows.push_back({i, t, t, 0});
         m.at(t, t) += 1;
       }
@@ -45,7 +55,7 @@ struct HandRun {
     in.reported = &reported;
     in.dataset_size = n;
     in.class_counts.assign(static_cast<size_t>(classes), 0);
-    for (int64_t i = 0; i < n; ++i) ++in.class_counts[static_cast<size_t>(i % classes)];
+    for (int64_t i = 0; i < n; ++i) ++in.class_counts[static_cast<size_t>(class_of(i))];
     in.batch_size = batch;
     return diagnose(in);
   }
@@ -146,14 +156,108 @@ TEST(Diagnosis, ZeroPairsMatchingUnevenRanksAreGatherPadding) {
   EXPECT_EQ(patterns(run.run()), std::vector<std::string>{"unexplained-difference"});
 }
 
-TEST(Diagnosis, StalledCellsAreCounterPrecision) {
-  HandRun run(6, {{0, 2, 4}, {1, 3, 5}});
-  run.per_rank[0].at(0, 0) = 2;  // rank 0 saw three of class 0 but holds two
+// One rank holding `records` samples of class 0 (predicted 0) and 5 of class 1, whose
+// counter shows `counted` in cell (0, 0).
+HandRun one_rank_counting(int64_t records, double counted) {
+  std::vector<int64_t> indices;
+  for (int64_t i = 0; i < records + 5; ++i) indices.push_back(i);
+  HandRun run(records + 5, {indices}, 2, records);
+  run.per_rank[0].at(0, 0) = counted;
   run.reported = run.per_rank[0];
-  run.reported += run.per_rank[1];
-  const Diagnosis d = run.run();
+  return run;
+}
+
+std::string explanation_of(const Diagnosis& d, const std::string& pattern) {
+  for (const Finding& f : d.findings)
+    if (pattern_id(f.pattern) == pattern) return f.explanation;
+  return "";
+}
+
+TEST(Diagnosis, ACellRoundedUpPastFloat16sRangeIsCounterPrecision) {
+  // 4501 is not a float16 number (integers are 4 apart in [4096, 8192)); 4504 is.
+  const Diagnosis d = one_rank_counting(4501, 4504).run();
   EXPECT_EQ(patterns(d), std::vector<std::string>{"counter-precision"});
   EXPECT_EQ(d.findings[0].classes, std::vector<int32_t>{0});
+  const std::string text = explanation_of(d, "counter-precision");
+  EXPECT_NE(text.find("1 too high, 0 too low"), std::string::npos) << text;
+  EXPECT_NE(text.find("float16"), std::string::npos) << text;
+  EXPECT_NE(text.find("4 apart at 4504"), std::string::npos) << text;
+}
+
+TEST(Diagnosis, ACellRoundedDownPastFloat16sRangeIsCounterPrecision) {
+  const Diagnosis d = one_rank_counting(4503, 4500).run();
+  EXPECT_EQ(patterns(d), std::vector<std::string>{"counter-precision"});
+  const std::string text = explanation_of(d, "counter-precision");
+  EXPECT_NE(text.find("0 too high, 1 too low"), std::string::npos) << text;
+  EXPECT_NE(text.find("float16"), std::string::npos) << text;
+}
+
+TEST(Diagnosis, BFloat16SpacingIsNamedWhereFloat16WouldBeExact) {
+  // 1008 is a bfloat16 number (4 apart in [512, 1024)); float16 holds 1000 exactly.
+  const Diagnosis d = one_rank_counting(1000, 1008).run();
+  EXPECT_EQ(patterns(d), std::vector<std::string>{"counter-precision"});
+  EXPECT_NE(explanation_of(d, "counter-precision").find("bfloat16"), std::string::npos);
+}
+
+TEST(Diagnosis, CountsNoFloatHoldsAreNotBlamedOnPrecision) {
+  // Below 2048 float16 is exact, and 4503 is no float16 or bfloat16 number: a counter
+  // did not round these, something else changed them.
+  for (const auto& [records, counted] : {std::pair{3.0, 2.0}, std::pair{4501.0, 4503.0}}) {
+    const Diagnosis d = one_rank_counting(int64_t(records), counted).run();
+    EXPECT_EQ(patterns(d), std::vector<std::string>{"unexplained-difference"}) << counted;
+    EXPECT_EQ(d.findings[0].classes, std::vector<int32_t>{0});
+    EXPECT_NE(explanation_of(d, "unexplained-difference").find("no float"), std::string::npos);
+  }
+}
+
+TEST(Diagnosis, AFloat16AllReduceThatRoundsIsCounterPrecision) {
+  // Two ranks of 3003 records count exactly (1501 + 1502 in each diagonal cell); the float16
+  // sum 3003 lies between 3002 and 3004, so a float16 all_reduce reports either, never 3003.
+  std::vector<int64_t> a, b;
+  for (int64_t i = 0; i <= 3000; i += 2) a.push_back(i);     // 1501 of class 0
+  for (int64_t i = 1; i <= 3003; i += 2) a.push_back(i);     // 1502 of class 1
+  for (int64_t i = 3002; i <= 6004; i += 2) b.push_back(i);  // 1502 of class 0
+  for (int64_t i = 3005; i <= 6005; i += 2) b.push_back(i);  // 1501 of class 1
+  for (double reported : {3004.0, 3002.0}) {
+    HandRun run(6006, {a, b});
+    ASSERT_EQ(run.reported.at(0, 0), 3003);
+    run.reported.at(0, 0) = reported;
+    run.reported.at(1, 1) = 3004;
+    const Diagnosis d = run.run();
+    EXPECT_EQ(patterns(d), std::vector<std::string>{"counter-precision"}) << reported;
+    const std::string text = explanation_of(d, "counter-precision");
+    EXPECT_NE(text.find("synced matrix"), std::string::npos) << text;
+    EXPECT_NE(text.find("float16"), std::string::npos) << text;
+  }
+}
+
+TEST(Diagnosis, FloatSpacingFollowsEachFormat) {
+  using detail::dtype_spacing;
+  EXPECT_EQ(dtype_spacing(2047, CounterDtype::Float16), 1);
+  EXPECT_EQ(dtype_spacing(2048, CounterDtype::Float16), 2);
+  EXPECT_EQ(dtype_spacing(9000, CounterDtype::Float16), 8);
+  EXPECT_EQ(dtype_spacing(300, CounterDtype::BFloat16), 2);
+  EXPECT_EQ(dtype_spacing(16777216, CounterDtype::Float32), 2);
+  // A float32 all_reduce past 2^24: 16777217 is no float32 number, 16777218 is.
+  Matrix observed(1);
+  observed.cells[0] = 16777218;
+  const auto d = detail::explaining_dtype({&observed}, {{-1, 0, 0, 16777218, 16777217}}, 1);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(*d, CounterDtype::Float32);
+}
+
+TEST(Diagnosis, TheIssuesFloat16CaseIsCounterPrecisionNotUnexplained) {
+  // diagnose --dataset synthetic:counts=9000,10 --world-size 2 --batch-size 64
+  //          --counter-dtype float16: row 0 comes out above 9000.
+  Scenario s;
+  s.dataset = "synthetic:counts=9000,10";
+  s.sampler.world_size = 2;
+  s.loader.batch_size = 64;
+  s.dtype = CounterDtype::Float16;
+  const Evaluation e = simulate(s);
+  EXPECT_GT(e.synced->row_sums()[0], 9000);
+  EXPECT_EQ(patterns(e.diagnosis), std::vector<std::string>{"counter-precision"});
+  EXPECT_NE(explanation_of(e.diagnosis, "counter-precision").find("float16"), std::string::npos);
 }
 
 TEST(Diagnosis, EmptiedRowIsIgnoredTargets) {

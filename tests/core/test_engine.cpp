@@ -1,7 +1,9 @@
 // End-to-end engine invariants, checked against direct counting of the shard plan.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
+#include <mutex>
 
 #include "core/model/types.h"
 #include "core/sim/engine.h"
@@ -23,7 +25,7 @@ Scenario base(int w = 4, int64_t b = 10) {
 Matrix direct_count(const Evaluation& e, int rank) {
   Matrix m(e.inputs->classes());
   for (int64_t idx : e.plan->evaluated[rank].sequence.indices()) {
-    m.at(e.inputs->labels->targets[idx], e.inputs->prediction(idx)) += 1;
+    m.at(e.inputs->target(idx), e.inputs->prediction(idx)) += 1;
   }
   return m;
 }
@@ -61,10 +63,9 @@ TEST(Engine, PerRankMatricesEqualDirectCountsAcrossSettings) {
 TEST(Engine, PaddingAddsTheFirstSamplesOfTheOrder) {
   const Evaluation e = simulate(base());  // 510 samples, 4 ranks: 2 padding duplicates
   EXPECT_EQ(e.synced->total(), 512);
-  const auto& targets = e.inputs->labels->targets;
   Matrix want = *e.expected;
-  want.at(targets[0], e.inputs->prediction(0)) += 1;
-  want.at(targets[1], e.inputs->prediction(1)) += 1;
+  want.at(e.inputs->target(0), e.inputs->prediction(0)) += 1;
+  want.at(e.inputs->target(1), e.inputs->prediction(1)) += 1;
   EXPECT_EQ(e.synced, want);
   EXPECT_EQ(e.times_evaluated[0], 2);
   EXPECT_EQ(e.times_evaluated[2], 1);
@@ -104,7 +105,7 @@ TEST(Engine, GatherForMetricsTrimsTheLastGatheredBatch) {
   Matrix want = e.per_rank[0];
   for (int r = 1; r < 4; ++r) want += e.per_rank[r];
   for (size_t k = rank3.size() - 2; k < rank3.size(); ++k) {
-    want.at(e.inputs->labels->targets[rank3[k]], e.inputs->prediction(rank3[k])) -= 1;
+    want.at(e.inputs->target(rank3[k]), e.inputs->prediction(rank3[k])) -= 1;
   }
   EXPECT_EQ(e.synced, want);
   EXPECT_NE(e.synced, e.expected);
@@ -160,12 +161,78 @@ TEST(Engine, SimulatedRecordsMatchThePlan) {
     for_each_record(*records, r, [&](const Record& rec) {
       EXPECT_EQ(rec.index, indices[k]);
       EXPECT_EQ(rec.flags, flags[k]);
-      EXPECT_EQ(rec.target, e.inputs->labels->targets[rec.index]);
+      EXPECT_EQ(rec.target, e.inputs->target(rec.index));
       ++k;
     });
     // Reading from an offset lands on the same records.
     std::vector<Record> tail(3);
     records->read(r, 5, tail);
     EXPECT_EQ(tail[0].index, indices[5]);
+  }
+}
+
+namespace {
+
+// Records every report; cancels once a stage has reported a fraction past `cancel_after`.
+class RecordingProgress : public Progress {
+ public:
+  explicit RecordingProgress(std::string cancel_stage = "", double cancel_after = 2.0)
+      : m_cancel_stage(std::move(cancel_stage)), m_cancel_after(cancel_after) {}
+  void report(std::string_view stage, double fraction) override {
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    reports.emplace_back(std::string(stage), fraction);
+    if (stage == m_cancel_stage && fraction > m_cancel_after) m_cancel = true;
+  }
+  bool cancelled() const override { return m_cancel; }
+  std::vector<std::pair<std::string, double>> reports;
+
+ private:
+  std::mutex m_mutex;
+  std::string m_cancel_stage;
+  double m_cancel_after;
+  std::atomic<bool> m_cancel{false};
+};
+
+Scenario large_scenario() {  // 1 M samples, 1000 classes, 64 ranks (the case)
+  Scenario s;
+  s.dataset = "synthetic:classes=1000,per-class=1000";
+  s.predictor = "noisy:accuracy=0.9,seed=1";
+  s.sampler.world_size = 64;
+  s.sampler.shuffle = true;
+  s.loader.batch_size = 64;
+  return s;
+}
+
+}  // namespace
+
+TEST(Engine, AccumulationProgressMovesBeforeTheEnd) {
+  RecordingProgress progress;
+  simulate(large_scenario(), &progress);
+  int64_t inside = 0;
+  double last = 0;
+  for (const auto& [stage, fraction] : progress.reports) {
+    if (stage != "accumulating") continue;
+    EXPECT_GE(fraction, last);  // only the caller's thread reports, so it never goes back
+    last = fraction;
+    inside += fraction > 0 && fraction < 1;
+  }
+  EXPECT_GE(inside, 5) << "the accumulation bar jumped from 0 to the end";
+  EXPECT_EQ(last, 1.0);
+}
+
+TEST(Engine, CancelInsideTheAccumulationStopsEveryWorker) {
+  // Cancelled part-way through: the exception reaches the caller (no std::terminate from a
+  // worker thread), and a float counter's batch-by-batch path stops the same way.
+  for (CounterDtype dtype : {CounterDtype::Int64, CounterDtype::Float16}) {
+    Scenario s = large_scenario();
+    s.dtype = dtype;
+    RecordingProgress progress("accumulating", 0.1);
+    EXPECT_THROW(simulate(s, &progress), Cancelled);
+    double furthest = 0;
+    for (const auto& [stage, fraction] : progress.reports) {
+      EXPECT_NE(stage, "diagnosing");  // nothing ran after the cancel
+      if (stage == "accumulating") furthest = std::max(furthest, fraction);
+    }
+    EXPECT_LT(furthest, 0.5);
   }
 }

@@ -293,5 +293,60 @@ a = np.load('empty.npy'); assert a.shape == (0, 3) and a.dtype == np.int32, a
             0);
 }
 
+
+// Labels and predictions are one value per sample: numpy writes the files, including
+// dtypes without a byte-order prefix ('i4', 'f8', as hand-written headers and some tools
+// have them), which numpy reads in native (little-endian) order.
+TEST(NpyColumn, ReadsWhatNumpyWritesInChunksAndRefusesOtherShapes) {
+  TempDir dir;
+  ASSERT_EQ(io_test::run_python(dir, R"PY(
+import numpy as np
+n = 600000  # more than one chunk
+np.save('long.npy', (np.arange(n, dtype=np.int64) * 7919) % 1000)
+np.save('column.npy', np.array([[3], [1], [2]], dtype='>i2'))
+np.save('square.npy', np.zeros((10, 10), dtype=np.int64))
+np.save('row.npy', np.zeros((1, 3), dtype=np.int64))
+np.save('floats.npy', np.zeros(3, dtype=np.float64))
+def bare(name, descr, data, shape):
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+    header += ' ' * (63 - (10 + len(header)) % 64) + '\n'
+    with open(name, 'wb') as f:
+        f.write(b'\x93NUMPY\x01\x00' + len(header).to_bytes(2, 'little') + header.encode())
+        f.write(data)
+bare('bare_i4.npy', 'i4', np.array([5, 0, 9], '<i4').tobytes(), '(3,)')
+bare('bare_f8.npy', 'f8', np.array([0.5, -1.0], '<f8').tobytes(), '(2,)')
+assert np.load('bare_i4.npy').tolist() == [5, 0, 9]
+assert np.load('bare_f8.npy').tolist() == [0.5, -1.0]
+)PY"),
+            0);
+  std::vector<int64_t> got;
+  size_t chunks = 0;
+  const auto collect = [&](size_t, size_t offset, std::span<const int64_t> values) {
+    EXPECT_EQ(offset, got.size());
+    got.insert(got.end(), values.begin(), values.end());
+    ++chunks;
+  };
+  EXPECT_EQ(read_npy_integer_column(dir.path("long.npy"), collect), 600000u);
+  EXPECT_GT(chunks, 1u);
+  ASSERT_EQ(got.size(), 600000u);
+  for (size_t i = 0; i < got.size(); i += 9973) EXPECT_EQ(got[i], int64_t(i * 7919 % 1000));
+  got.clear();
+  read_npy_integer_column(dir.path("column.npy"), collect);
+  EXPECT_EQ(got, (std::vector<int64_t>{3, 1, 2}));
+  got.clear();
+  read_npy_integer_column(dir.path("bare_i4.npy"), collect);
+  EXPECT_EQ(got, (std::vector<int64_t>{5, 0, 9}));
+  EXPECT_EQ(read_npy_doubles(dir.path("bare_f8.npy")), (std::vector<double>{0.5, -1.0}));
+  const auto refused = [&](const std::string& name) {
+    return io_test::input_error_of([&] { read_npy_integer_column(dir.path(name), collect); });
+  };
+  EXPECT_NE(refused("square.npy").find("square.npy: shape (10, 10): expected one value per "
+                                       "sample"),
+            std::string::npos);
+  EXPECT_NE(refused("row.npy").find("shape (1, 3)"), std::string::npos);
+  EXPECT_NE(refused("floats.npy").find("float array"), std::string::npos);
+  EXPECT_NE(refused("missing.npy").find("missing.npy"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace shardlens

@@ -161,6 +161,13 @@ TEST(Cli, BadFilesNameTheFile) {
   const std::string bad_pred = write_npy("badpred.npy", {0, 1, 9, 0, 1});
   expect_bad_input("simulate --dataset npy:" + labels + " --predictor npy:" + bad_pred,
                    "badpred.npy");
+  // A 2-D array is no list of labels or predictions: the error names the shape found.
+  const std::string square = (temp_dir() / "square.npy").string();
+  shardlens::write_file_atomic(square, shardlens::npy_bytes(std::vector<int64_t>(100, 0), {10, 10}));
+  expect_bad_input("simulate --dataset npy:" + square, "square.npy: shape (10, 10)");
+  const std::string ten = write_npy("ten.npy", std::vector<int64_t>(100, 0));
+  expect_bad_input("simulate --dataset npy:" + ten + " --predictor npy:" + square,
+                   "square.npy: shape (10, 10)");
   const std::string garbage = write_text("garbage.npy", "this is not numpy");
   expect_bad_input("simulate --dataset npy:" + garbage, "garbage.npy");
   const std::string csv = write_text("labels.csv", "label\n0\n1\nx\n");

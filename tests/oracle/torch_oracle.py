@@ -352,13 +352,16 @@ def check_dtype(cli, checker):
     dtype, per batch, must equal the CLI's emulation (stalls and round-to-nearest-even)."""
     dtypes = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
     configs = [  # (n, world, batch, shuffle): float16 must go past 2048, bfloat16 past 256
-        (5000, 1, 7, False), (12000, 2, 7, True), (9000, 3, 13, True), (8000, 2, 1, False)]
+        (5000, 1, 7, False), (12000, 2, 7, True), (9000, 3, 13, True), (8000, 2, 1, False),
+        (9010, 2, 64, False, 0.001)]  # nearly all class 0: float16 cells round up too
     cases = 0
+    above_exact = []  # per narrow-dtype case: did torch's total land above the true count?
     with tempfile.TemporaryDirectory(prefix="shardlens-oracle-dtype-") as workdir:
-        for ci, (n, world, batch, shuffle) in enumerate(configs):
+        for ci, (n, world, batch, shuffle, *rest) in enumerate(configs):
             rng = np.random.default_rng(100 + ci)
             c = 2
-            labels = (rng.random(n) < 0.2).astype(np.int64)  # 80% class 0: cells past 2048
+            class1 = rest[0] if rest else 0.2
+            labels = (rng.random(n) < class1).astype(np.int64)  # mostly class 0: past 2048
             preds = np.where(rng.random(n) < 0.9, labels, 1 - labels).astype(np.int64)
             lp, pp = os.path.join(workdir, f"l{ci}.npy"), os.path.join(workdir, f"p{ci}.npy")
             np.save(lp, labels)
@@ -386,11 +389,25 @@ def check_dtype(cli, checker):
                 checker.expect(got == want, f"counter dtype {name} n={n} W={world} B={batch}: "
                                f"cli {got} torch {want}", [cli] + args)
                 cases += 1
+                exact_rows = np.bincount(labels, minlength=c).tolist()
+                synced = [[sum(m[i][j] for m in want) for j in range(c)] for i in range(c)]
+                if name != "float32" and any(sum(row) != exact_rows[i]
+                                             for i, row in enumerate(synced)):
+                    # torch's rows are off, up or down: the diagnosis must blame the counter.
+                    args[0] = "diagnose"
+                    code, out, err = run_cli(cli, args)
+                    found = [f["pattern"] for f in json.loads(out)["diagnosis"]] if out else err
+                    checker.expect(found == ["counter-precision"],
+                                   f"counter dtype {name} n={n}: diagnosis {found}", [cli] + args)
                 if name in ("float16", "bfloat16"):
-                    # The case is only worth having if the narrow dtype really lost counts.
-                    exact = [torch.tensor(m).sum().item() for m in want]
-                    checker.expect(sum(exact) < n, f"counter dtype {name} n={n}: torch lost "
-                                   "no counts, the case does not exercise saturation")
+                    # The case is only worth having if the narrow dtype really changed counts.
+                    cells = [v for m in want for row in m for v in row]
+                    exact = np.bincount(labels * c + preds, minlength=c * c)
+                    checker.expect(any(sum(row) != exact_rows[i] for i, row in enumerate(synced)),
+                                   f"counter dtype {name} n={n}: torch kept every row exact, "
+                                   "the case does not exercise rounding")
+                    above_exact.append(sum(cells) > exact.sum())
+    checker.expect(any(above_exact), "no counter dtype case rounded above the true count")
     print(f"dtype: {cases} cases (float16, bfloat16, float32)")
 
 

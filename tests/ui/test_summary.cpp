@@ -64,7 +64,7 @@ class TestSummary : public QObject {
 
   void samplesBehindACell() {
     const Evaluation e = tenOnFour(false);
-    const int cls = e.inputs->labels->targets[0];
+    const int cls = e.inputs->target(0);
     int64_t total = 0;
     // Rank 2 evaluates index 0 once, as the padding at the end of its shard.
     const auto onRank2 = samplesOf(e, SampleScope::Rank, 2, cls, cls, 100, &total);
@@ -115,7 +115,7 @@ class TestSummary : public QObject {
         }
     // Without per-index predictions the expected cell lists the distinct evaluated samples,
     // which here (no drop) are the whole dataset's samples of the cell.
-    const int cls = sim.inputs->labels->targets[0];
+    const int cls = sim.inputs->target(0);
     int64_t na = 0, nb = 0;
     samplesOf(sim, SampleScope::Expected, -1, cls, cls, 100, &na);
     samplesOf(run, SampleScope::Expected, -1, cls, cls, 100, &nb);
