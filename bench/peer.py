@@ -74,10 +74,16 @@ def main():
     parser.add_argument("--repeats", type=int, default=3, help="for the floor (b)")
     parser.add_argument("--peer-repeats", type=int, default=1, help="for the peer (a): slow")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--save-npy", metavar="DIR",
+                        help="also write the labels and predictions as DIR/labels.npy and "
+                        "DIR/preds.npy, for timing the CLI on the same data")
     args = parser.parse_args()
     n, c, w = args.n, args.classes, args.world_size
 
     target, pred = make_data(n, c)
+    if args.save_npy:
+        np.save(f"{args.save_npy}/labels.npy", target.numpy())
+        np.save(f"{args.save_npy}/preds.npy", pred.numpy())
     keys = target * c + pred
 
     def floor():

@@ -200,6 +200,33 @@ bool classify_reduction(Classifier& c, const RecordStats& st, const Matrix& repo
       return false;
     }
   }
+  // One rank too few or too many in the sum: a rank that never joined the reduction (too
+  // low), or one whose counts were added again after it (too high).
+  for (int r = 0; w > 2 && r < w; ++r) {
+    const Matrix& own = per_rank[static_cast<size_t>(r)];
+    if (all_zero(own)) continue;
+    Matrix without = rank_sum, twice = rank_sum;
+    for (size_t i = 0; i < own.cells.size(); ++i) {
+      without.cells[i] -= own.cells[i];
+      twice.cells[i] += own.cells[i];
+    }
+    if (nearly_equal(reported, without)) {
+      c.add(Pattern::Unsynced,
+            "The reported matrix is the sum of every rank but rank " + std::to_string(r) + " (" +
+                num(reported.total()) + " of " + num(rank_sum.total()) +
+                " counts): that rank's counts never reached the reduction.",
+            nullptr, differing_rows(reported, rank_sum));
+      return false;
+    }
+    if (nearly_equal(reported, twice)) {
+      c.add(Pattern::DoubleSync,
+            "The reported matrix is the sum over ranks with rank " + std::to_string(r) +
+                "'s counts added a second time (" + num(reported.total()) + " for " +
+                num(rank_sum.total()) + " counts).",
+            nullptr, differing_rows(reported, rank_sum));
+      return false;
+    }
+  }
   Matrix extra = reported;
   for (size_t i = 0; i < extra.cells.size(); ++i) extra.cells[i] -= rank_sum.cells[i];
   const double extra00 = extra.cells[0];
@@ -400,7 +427,9 @@ Diagnosis diagnose(const DiagnosisInput& in) {
   const RecordStats& st = in.stats ? *in.stats : *walked;
   const Matrix rank_sum = sum_of(*in.per_rank, classes);
   const std::vector<Matrix>& exact = st.exact_per_rank.empty() ? *in.per_rank : st.exact_per_rank;
-  const Matrix record_sum = st.exact_per_rank.empty() ? rank_sum : sum_of(exact, classes);
+  std::optional<Matrix> exact_sum;  // only when the counter was not exact
+  if (!st.exact_per_rank.empty()) exact_sum = sum_of(exact, classes);
+  const Matrix& record_sum = exact_sum ? *exact_sum : rank_sum;
 
   SampleSet missing;
   for (size_t i = 0; i < st.times.size(); ++i) {

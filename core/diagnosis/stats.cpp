@@ -7,12 +7,13 @@ RecordStats collect_stats(const RecordSource& src, int64_t dataset_size, int32_t
   RecordStats st;
   const int w = src.world_size();
   const auto n = static_cast<size_t>(std::max<int64_t>(dataset_size, 0));
-  st.times.assign(n, 0);
+  assign_huge(st.times, n, uint8_t{0});
   st.distinct.emplace(classes);
   Matrix& distinct = *st.distinct;
   // Which rank saw an index last (rank + 1; 0 = none): ranks are visited in order, so a
   // repeat by the same rank is a within-rank duplicate.
-  std::vector<uint16_t> last_rank(n, 0);
+  std::vector<uint16_t> last_rank;
+  assign_huge(last_rank, n, uint16_t{0});
   for (int r = 0; r < w; ++r) {
     step(progress, "diagnosing", double(r) / std::max(w, 1));
     Matrix m(classes);

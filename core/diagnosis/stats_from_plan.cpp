@@ -45,7 +45,8 @@ int64_t descents(const RankSequence& seq, int64_t enough) {
 
 // Evaluations per position of the shared order (saturating), outside the sanity check.
 std::vector<uint8_t> position_counts(const ShardPlan& plan, int64_t n) {
-  std::vector<uint8_t> counts(static_cast<size_t>(n), 0);
+  std::vector<uint8_t> counts;
+  assign_huge(counts, static_cast<size_t>(n), uint8_t{0});
   uint8_t* c = counts.data();
   for (const EvaluatedRank& rank : plan.evaluated) {
     for (const Segment& s : rank.sequence.segments) {
@@ -148,7 +149,7 @@ std::optional<RecordStats> stats_from_plan(const ShardPlan& plan, const DatasetI
   if (order->perm.empty() || uniform) {
     st.times = std::move(counts);  // positions are indices, or every index counts the same
   } else {
-    st.times.assign(size_t(n), 0);
+    assign_huge(st.times, size_t(n), uint8_t{0});
     const uint32_t* perm = order->perm.data();
     for (int64_t p = 0; p < n; ++p) st.times[perm[p]] = counts[size_t(p)];
   }

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/model/huge_pages.h"
+
 namespace shardlens {
 
 struct Labels {
@@ -26,7 +28,7 @@ struct Labels {
 class LabelBuilder {
  public:
   LabelBuilder(int32_t num_classes, std::string origin);
-  void reserve(size_t count) { m_labels.targets.reserve(count); }
+  void reserve(size_t count) { reserve_huge(m_labels.targets, count); }
   void add(std::span<const int64_t> values);  // throws InputError
   Labels finish();                            // throws InputError when no label came
  private:

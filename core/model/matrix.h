@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/model/huge_pages.h"
+
 namespace shardlens {
 
 struct Matrix {
@@ -12,7 +14,7 @@ struct Matrix {
   std::vector<double> cells;  // row-major
 
   Matrix() = default;
-  explicit Matrix(int32_t c) : classes(c), cells(static_cast<size_t>(c) * c, 0.0) {}
+  explicit Matrix(int32_t c) : classes(c) { assign_huge(cells, static_cast<size_t>(c) * c, 0.0); }
   double& at(int32_t row, int32_t col) { return cells[static_cast<size_t>(row) * classes + col]; }
   double at(int32_t row, int32_t col) const {
     return cells[static_cast<size_t>(row) * classes + col];

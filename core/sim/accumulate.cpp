@@ -58,7 +58,7 @@ bool for_each_piece(const RankSequence& seq, F&& f) {
 Matrix count_exact(const RankSequence& seq, const DatasetInputs& in, int ignore_index,
                    std::vector<uint32_t>& counts, const std::function<bool(int64_t)>& advance) {
   const int32_t c = in.classes();
-  counts.assign(static_cast<size_t>(c) * c, 0);
+  assign_huge(counts, static_cast<size_t>(c) * c, 0u);
   const uint32_t* keys = in.unsigned_keys();
   const auto lo = static_cast<uint32_t>(std::max(ignore_index, 0)) * static_cast<uint32_t>(c);
   const uint32_t hi = ignore_index < 0 ? 0 : lo + static_cast<uint32_t>(c);

@@ -1,5 +1,7 @@
 #include "core/sim/engine.h"
 
+#include <future>
+
 #include "core/model/types.h"
 #include "core/sim/predictor.h"
 #include "core/sim/specs.h"
@@ -8,13 +10,25 @@ namespace shardlens {
 
 std::shared_ptr<const DatasetInputs> make_inputs(std::shared_ptr<const Labels> labels,
                                                  std::vector<int32_t> predictions) {
-  validate_predictions(predictions, *labels, "predictions");
+  if (predictions.size() != labels->targets.size())
+    validate_predictions(predictions, *labels, "predictions");  // names the mismatch
   auto inputs = std::make_shared<DatasetInputs>();
   const int32_t c = labels->num_classes;
   inputs->num_classes = c;
   inputs->class_counts = labels->class_counts();
-  // The keys are packed where the predictions were: no third array of n values.
-  for (size_t i = 0; i < predictions.size(); ++i) predictions[i] += labels->targets[i] * c;
+  // The keys are packed where the predictions were: no third array of n values. The range
+  // check rides along in the same pass.
+  const int32_t* targets = labels->targets.data();
+  bool in_range = true;
+  for (size_t i = 0; i < predictions.size(); ++i) {
+    const int32_t p = predictions[i];
+    in_range &= p >= 0 && p < c;
+    predictions[i] = p + targets[i] * c;
+  }
+  if (!in_range) {
+    for (size_t i = 0; i < predictions.size(); ++i) predictions[i] -= targets[i] * c;
+    validate_predictions(predictions, *labels, "predictions");  // names the first bad one
+  }
   inputs->keys = std::move(predictions);
   // Everything but the targets, which the keys now hold; the full labels are freed here
   // unless the caller keeps them.
@@ -50,10 +64,8 @@ void validate(const Scenario& s, const DatasetInputs& in) {
   }
 }
 
-}  // namespace
-
-Evaluation evaluate(const Scenario& s, std::shared_ptr<const DatasetInputs> inputs,
-                    Progress* progress) {
+Evaluation evaluate_with_plan(const Scenario& s, std::shared_ptr<const DatasetInputs> inputs,
+                              std::shared_ptr<const ShardPlan> plan, Progress* progress) {
   validate(s, *inputs);
   Evaluation e;
   e.scenario = s;
@@ -69,8 +81,6 @@ Evaluation evaluate(const Scenario& s, std::shared_ptr<const DatasetInputs> inpu
   e.batch_size = s.loader.batch_size;
   e.ignore_index = s.ignore_index;
   e.provenance.torch_version = s.sampler.torch.to_string();
-  step(progress, "sharding", 0.0);
-  auto plan = std::make_shared<const ShardPlan>(plan_shards(in.size(), s.sampler, s.loader));
   e.plan = plan;
   e.records = std::make_shared<SimulatedRecords>(e.inputs, plan);
   step(progress, "accumulating", 0.0);
@@ -95,8 +105,32 @@ Evaluation evaluate(const Scenario& s, std::shared_ptr<const DatasetInputs> inpu
   return e;
 }
 
+}  // namespace
+
+Evaluation evaluate(const Scenario& s, std::shared_ptr<const DatasetInputs> inputs,
+                    Progress* progress) {
+  step(progress, "sharding", 0.0);
+  auto plan = std::make_shared<const ShardPlan>(plan_shards(inputs->size(), s.sampler, s.loader));
+  return evaluate_with_plan(s, std::move(inputs), std::move(plan), progress);
+}
+
 Evaluation simulate(const Scenario& s, Progress* progress) {
-  return evaluate(s, load_inputs(s, progress), progress);
+  auto labels = std::make_shared<const Labels>(load_labels(s.dataset, progress));
+  // The shard plan needs only the dataset size: the permutation is drawn on a second core
+  // while the predictions are read and packed.
+  auto planning = std::async(std::launch::async, [n = labels->size(), &s] {
+    return std::make_shared<const ShardPlan>(plan_shards(n, s.sampler, s.loader));
+  });
+  std::shared_ptr<const DatasetInputs> inputs;
+  try {
+    std::vector<int32_t> predictions = load_predictions(s.predictor, *labels, progress);
+    inputs = make_inputs(std::move(labels), std::move(predictions));
+  } catch (...) {
+    planning.wait();  // never leave the planner running past a failed load
+    throw;
+  }
+  step(progress, "sharding", 0.0);
+  return evaluate_with_plan(s, std::move(inputs), planning.get(), progress);
 }
 
 }  // namespace shardlens

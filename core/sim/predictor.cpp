@@ -1,5 +1,6 @@
 #include "core/sim/predictor.h"
 
+#include "core/model/huge_pages.h"
 #include "core/model/types.h"
 
 namespace shardlens {
@@ -42,7 +43,8 @@ std::vector<int32_t> predict_noisy(const Labels& labels, const NoisyParams& p, P
   if (p.structure != "uniform" && p.structure != "adjacent") {
     throw InputError("--predictor: structure '" + p.structure + "' is not uniform or adjacent");
   }
-  std::vector<int32_t> out(labels.targets.size());
+  std::vector<int32_t> out;
+  assign_huge(out, labels.targets.size(), 0);
   const int64_t n = labels.size();
   constexpr int64_t kChunk = 1 << 20;
   for (int64_t begin = 0; begin < n; begin += kChunk) {

@@ -289,19 +289,22 @@ std::vector<int32_t> load_predictions(const std::string& text, const Labels& lab
     allow_only(spec, {}, "--predictor");
     std::vector<int32_t> out;
     const auto convert = [&](size_t offset, std::span<const int64_t> values) {
-      for (size_t k = 0; k < values.size(); ++k) {
+      bool in_range = true;  // one vectorized pass; the message names the first bad value
+      for (const int64_t v : values) in_range &= v >= 0 && v < labels.num_classes;
+      for (size_t k = 0; !in_range && k < values.size(); ++k) {
         const int64_t v = values[k];
-        if (v < 0 || v >= labels.num_classes) [[unlikely]] {
+        if (v < 0 || v >= labels.num_classes) {
           throw InputError(spec.path + ": prediction " + std::to_string(v) + " at index " +
                            std::to_string(offset + k) + " is not a class in [0, " +
                            std::to_string(labels.num_classes) + ")");
         }
-        out.push_back(static_cast<int32_t>(v));
       }
+      out.resize(offset + values.size());
+      std::copy(values.begin(), values.end(), out.begin() + std::ptrdiff_t(offset));
     };
     if (spec.kind == "npy") {
       read_npy_integer_column(spec.path, [&](size_t total, size_t offset, auto values) {
-        if (offset == 0) out.reserve(total);
+        if (offset == 0) reserve_huge(out, total);
         convert(offset, values);
       });
     } else {

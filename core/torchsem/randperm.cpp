@@ -4,6 +4,7 @@
 #include <charconv>
 #include <numeric>
 
+#include "core/model/huge_pages.h"
 #include "core/model/limits.h"
 #include "core/model/types.h"
 
@@ -126,7 +127,9 @@ std::vector<uint32_t> randperm(int64_t n, int64_t seed, TorchVersion version) {
   if (n < 0 || n > kMaxSamples) {  // the permutation holds 32-bit indices
     throw InputError("randperm: n = " + std::to_string(n) + " is out of range");
   }
-  std::vector<uint32_t> out(static_cast<size_t>(n));
+  std::vector<uint32_t> out;
+  reserve_huge(out, static_cast<size_t>(n));
+  out.resize(static_cast<size_t>(n));
   // The generator keeps the low 32 bits of the seed (two's complement for negatives).
   const auto seed32 = static_cast<uint32_t>(static_cast<uint64_t>(seed));
   if (version.has_large_randperm() && n >= kLargeRandpermThreshold) {

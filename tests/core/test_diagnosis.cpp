@@ -231,6 +231,25 @@ TEST(Diagnosis, AFloat16AllReduceThatRoundsIsCounterPrecision) {
   }
 }
 
+TEST(Diagnosis, ARankMissingFromOrAddedTwiceToTheSumIsNamed) {
+  // Three ranks of two samples each; the reported matrix drops rank 1 (too low), or adds it
+  // again (too high).
+  HandRun run(6, {{0, 3}, {1, 4}, {2, 5}}, 3);  // each rank holds one class
+  Matrix without = run.per_rank[0];
+  without += run.per_rank[2];
+  Matrix twice = run.reported;
+  twice += run.per_rank[1];
+  run.reported = without;
+  Diagnosis d = run.run();
+  EXPECT_EQ(patterns(d), std::vector<std::string>{"unsynced"});
+  EXPECT_NE(explanation_of(d, "unsynced").find("every rank but rank 1"), std::string::npos);
+  run.reported = twice;
+  d = run.run();
+  EXPECT_EQ(patterns(d), std::vector<std::string>{"double-sync"});
+  EXPECT_NE(explanation_of(d, "double-sync").find("rank 1's counts added a second time"),
+            std::string::npos);
+}
+
 TEST(Diagnosis, FloatSpacingFollowsEachFormat) {
   using detail::dtype_spacing;
   EXPECT_EQ(dtype_spacing(2047, CounterDtype::Float16), 1);

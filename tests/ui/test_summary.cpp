@@ -4,6 +4,7 @@
 
 #include "core/runs/run_evaluation.h"
 #include "core/sim/engine.h"
+#include "core/sim/lessons.h"
 #include "ui/cell_index.h"
 #include "ui/shard_summary.h"
 
@@ -120,6 +121,36 @@ class TestSummary : public QObject {
     samplesOf(sim, SampleScope::Expected, -1, cls, cls, 100, &na);
     samplesOf(run, SampleScope::Expected, -1, cls, cls, 100, &nb);
     QCOMPARE(nb, na);
+  }
+
+  // A simulation finds a cell's records from the dataset side (keys, then positions in the
+  // order, then segments); the plain walk over every record must find exactly the same, in
+  // the same order, for padding, sanity copies, overlap, shuffles and drops alike.
+  void cellSamplesFromTheDatasetSideEqualTheWalk() {
+    for (const char* lesson : {"padding-duplicates", "sanity-leak", "rank-overlap",
+                               "no-distributed-sampler", "shuffled-eval", "sampler-drop-last",
+                               "batch-limit-subset", "seed-lesson"}) {
+      const Evaluation sim = simulate(load_preset(lesson));
+      Evaluation walked = sim;
+      walked.plan = nullptr;  // the same records, found by the walk
+      const int classes = std::min(sim.classes(), 6);
+      for (int t = 0; t < classes; ++t)
+        for (int p = 0; p < classes; ++p)
+          for (int r = -1; r < sim.world_size; ++r) {
+            const SampleScope scope = r < 0 ? SampleScope::AllRanks : SampleScope::Rank;
+            int64_t na = 0, nb = 0;
+            const auto fast = samplesOf(sim, scope, r, t, p, 40, &na);
+            const auto slow = samplesOf(walked, scope, r, t, p, 40, &nb);
+            QCOMPARE(na, nb);
+            QCOMPARE(fast.size(), slow.size());
+            for (size_t k = 0; k < fast.size(); ++k) {
+              QCOMPARE(fast[k].index, slow[k].index);
+              QCOMPARE(fast[k].position, slow[k].position);
+              QCOMPARE(fast[k].rank, slow[k].rank);
+              QCOMPARE(fast[k].flags, slow[k].flags);
+            }
+          }
+    }
   }
 };
 

@@ -1,0 +1,21 @@
+#include "core/model/huge_pages.h"
+
+#include <sys/mman.h>
+
+#include <cstdint>
+
+namespace shardlens {
+
+void advise_huge_pages(void* data, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  constexpr uintptr_t kHuge = uintptr_t(2) << 20;
+  if (!data || bytes < 2 * kHuge) return;
+  const auto begin = (reinterpret_cast<uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
+  const auto end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kHuge - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)data, (void)bytes;
+#endif
+}
+
+}  // namespace shardlens
