@@ -1,7 +1,8 @@
 #include "ui/cell_index.h"
 
 #include <algorithm>
-#include <map>
+#include <optional>
+#include <thread>
 #include <unordered_set>
 
 namespace shardlens::ui {
@@ -23,73 +24,144 @@ std::vector<CellSample> datasetSamples(const DatasetInputs& in, int row, int col
   return out;
 }
 
-// The records of a cell in a simulation, found from the dataset side instead of walking
-// every record: the indices holding the cell's key (one sequential pass over the keys), the
-// positions of those indices in each order (one sequential pass over the permutation, a
-// bit test each), and the segments that reach those positions (arithmetic). At 10^8
-// samples this is two streaming passes where a walk is 10^8 random reads. Returns false
-// when the plan has a layout this does not cover (a segment that does not step forward).
+// How many records of `row, col` the ranks [first, last] hold, when their accumulated
+// matrices say it exactly: an int64 counter, and a row that was not ignored.
+std::optional<int64_t> exactCellCount(const Evaluation& e, int first, int last, int row,
+                                      int col) {
+  if (e.scenario.dtype != CounterDtype::Int64 || row == e.ignore_index) return std::nullopt;
+  if (last >= int(e.per_rank.size())) return std::nullopt;
+  double sum = 0;
+  for (int r = first; r <= last; ++r) sum += e.per_rank[size_t(r)].at(row, col);
+  return int64_t(sum);
+}
+
+// Runs f(begin, end) over [0, n) in two halves, the second on another core: the scans below
+// are memory-bound, and two cores stream faster than one.
+template <class F>
+void inTwoHalves(int64_t n, F&& f) {
+  if (n < (int64_t(1) << 20)) return f(int64_t(0), n);
+  std::thread other([&] { f(n / 2, n); });
+  f(int64_t(0), n / 2);
+  other.join();
+}
+
+// A rare cell's records: its dataset indices (one sequential pass over the keys), their
+// positions in each order the ranks walk (one sequential pass over the permutation, with a
+// cache-resident filter in front of the exact test), then the segments that reach those
+// positions (arithmetic), in walk order. A walk would read every record's key at random.
+void rareCellSamples(const Evaluation& e, int first, int last, int32_t key, int row, int col,
+                     std::vector<CellSample>& out) {
+  const DatasetInputs& in = *e.inputs;
+  const ShardPlan& plan = *e.plan;
+  std::vector<int64_t> low, high;  // the cell's dataset indices, from each half, ascending
+  inTwoHalves(in.size(), [&](int64_t begin, int64_t end) {
+    auto& mine = begin == 0 ? low : high;
+    const int32_t* keys = in.keys.data();
+    for (int64_t i = begin; i < end; ++i)
+      if (keys[i] == key) [[unlikely]] mine.push_back(i);
+  });
+  std::vector<int64_t> holders = std::move(low);
+  holders.insert(holders.end(), high.begin(), high.end());
+  constexpr int kFilterBits = 19;  // 64 KiB: stays in L2 beside the streamed order
+  const auto slot = [](int64_t i) {
+    return (uint64_t(i) * 0x9E3779B97F4A7C15ull) >> (64 - kFilterBits);
+  };
+  std::vector<uint64_t> filter(size_t(1) << (kFilterBits - 6), 0);
+  for (int64_t i : holders) filter[slot(i) >> 6] |= uint64_t(1) << (slot(i) & 63);
+  const auto holds = [&](int64_t index) {
+    const uint64_t h = slot(index);
+    return ((filter[h >> 6] >> (h & 63)) & 1) &&
+           std::binary_search(holders.begin(), holders.end(), index);
+  };
+  // Positions of the holders in each order the scope walks, ascending.
+  std::vector<std::pair<const Order*, std::vector<int64_t>>> positions;
+  for (int r = first; r <= last; ++r)
+    for (const Segment& s : plan.evaluated[size_t(r)].sequence.segments) {
+      const Order* o = s.order.get();
+      if (std::any_of(positions.begin(), positions.end(), [&](auto& p) { return p.first == o; }))
+        continue;
+      std::vector<int64_t> lo, hi;
+      inTwoHalves(o->n, [&](int64_t begin, int64_t end) {
+        auto& mine = begin == 0 ? lo : hi;
+        if (o->perm.empty()) {
+          for (int64_t q = begin; q < end; ++q)
+            if (holds(q)) mine.push_back(q);
+          return;
+        }
+        const uint32_t* perm = o->perm.data();
+        for (int64_t q = begin; q < end; ++q)
+          if (holds(int64_t(perm[q]))) mine.push_back(q);
+      });
+      lo.insert(lo.end(), hi.begin(), hi.end());
+      positions.emplace_back(o, std::move(lo));
+    }
+  const auto positionsOf = [&](const Order* o) -> const std::vector<int64_t>& {
+    return std::find_if(positions.begin(), positions.end(), [&](auto& p) {
+             return p.first == o;
+           })->second;
+  };
+  for (int r = first; r <= last; ++r) {
+    int64_t base = 0;  // the segment's first record's position in the rank
+    std::vector<CellSample> rank;
+    for (const Segment& s : plan.evaluated[size_t(r)].sequence.segments) {
+      const Order& o = *s.order;
+      const int64_t end = s.start + (s.count - 1) * s.stride;  // the last position walked
+      for (const int64_t q : positionsOf(&o)) {
+        // Every walked position congruent to q modulo n: q, and q + n, q + 2n, ... where
+        // the segment wraps round as padding.
+        for (int64_t pos = q + (s.start > q ? (s.start - q + o.n - 1) / o.n * o.n : 0);
+             s.count > 0 && pos <= end; pos += o.n) {
+          if ((pos - s.start) % s.stride != 0) continue;
+          rank.push_back({o.at(q), base + (pos - s.start) / s.stride, r, row, col,
+                          uint8_t(s.flags | (pos >= o.n ? kPadding : 0))});
+        }
+      }
+      base += s.count;
+    }
+    std::sort(rank.begin(), rank.end(),
+              [](const CellSample& a, const CellSample& b) { return a.position < b.position; });
+    out.insert(out.end(), rank.begin(), rank.end());
+  }
+}
+
+// A simulation's records of a cell, with the count known in advance from the per-rank
+// matrices: a common cell is walked straight over the plan and the walk stops as soon as the
+// list is full (a few thousand samples in); a rare one, which a walk would follow to the
+// end, is found from the dataset side (rareCellSamples). Returns false when the count is
+// not known exactly, or the plan has a layout this does not cover.
 bool simulatedCellSamples(const Evaluation& e, int first, int last, int row, int col,
-                          std::vector<CellSample>& out, int64_t& n) {
+                          size_t limit, std::vector<CellSample>& out, int64_t& n) {
+  const std::optional<int64_t> count = exactCellCount(e, first, last, row, col);
+  if (!count) return false;
   const DatasetInputs& in = *e.inputs;
   const ShardPlan& plan = *e.plan;
   for (int r = first; r <= last; ++r)
     for (const Segment& s : plan.evaluated[size_t(r)].sequence.segments)
       if (s.stride <= 0 || s.order->n != in.size()) return false;
   const int32_t key = row * in.classes() + col;
-  const size_t size = in.keys.size();
-  std::vector<uint64_t> holds((size + 63) / 64, 0);  // bit i: index i holds the key
-  bool any = false;
-  for (size_t i = 0; i < size; ++i) {
-    if (in.keys[i] != key) continue;
-    holds[i / 64] |= uint64_t(1) << (i % 64);
-    any = true;
-  }
+  n = *count;
   out.clear();
-  n = 0;
-  if (!any) return true;
-  const auto held = [&](int64_t i) { return (holds[size_t(i) / 64] >> (size_t(i) % 64)) & 1; };
-  // Positions of the held indices in each order the scope walks, ascending.
-  std::map<const Order*, std::vector<int64_t>> positions;
-  for (int r = first; r <= last; ++r)
-    for (const Segment& s : plan.evaluated[size_t(r)].sequence.segments) {
-      auto [it, fresh] = positions.try_emplace(s.order.get());
-      if (!fresh) continue;
-      const Order& o = *s.order;
-      for (int64_t q = 0; q < o.n; ++q)
-        if (held(o.at(q))) it->second.push_back(q);
-    }
-  struct Found {
-    int rank;
-    int64_t position;
-    int64_t index;
-    uint8_t flags;
-  };
-  std::vector<Found> found;
-  for (int r = first; r <= last; ++r) {
+  if (n == 0 || limit == 0) return true;
+  constexpr int64_t kRare = 4096;
+  if (n <= kRare) {
+    rareCellSamples(e, first, last, key, row, col, out);
+    if (out.size() > limit) out.resize(limit);
+    return true;
+  }
+  for (int r = first; r <= last && out.size() < limit; ++r) {
     int64_t base = 0;  // the segment's first record's position in the rank
     for (const Segment& s : plan.evaluated[size_t(r)].sequence.segments) {
       const Order& o = *s.order;
-      const int64_t end = s.start + (s.count - 1) * s.stride;  // last position walked
-      for (const int64_t q : positions[&o]) {
-        // Every walked position congruent to q modulo n: q itself, and q + n, q + 2n, ...
-        // where the segment wraps round as padding.
-        for (int64_t pos = q + (s.start > q ? (s.start - q + o.n - 1) / o.n * o.n : 0);
-             s.count > 0 && pos <= end; pos += o.n) {
-          if ((pos - s.start) % s.stride != 0) continue;
-          found.push_back({r, base + (pos - s.start) / s.stride, o.at(q),
-                           uint8_t(s.flags | (pos >= o.n ? kPadding : 0))});
-        }
+      for (int64_t k = 0; k < s.count && out.size() < limit; ++k) {
+        const int64_t pos = s.start + k * s.stride;
+        const int64_t index = o.at(pos % o.n);
+        if (in.keys[size_t(index)] != key) continue;
+        out.push_back({index, base + k, r, row, col,
+                       uint8_t(s.flags | (pos >= o.n ? kPadding : 0))});
       }
       base += s.count;
     }
   }
-  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
-    return a.rank != b.rank ? a.rank < b.rank : a.position < b.position;
-  });
-  n = int64_t(found.size());
-  for (const Found& f : found)
-    out.push_back({f.index, f.position, f.rank, row, col, f.flags});
   return true;
 }
 
@@ -107,8 +179,8 @@ std::vector<CellSample> samplesOf(const Evaluation& e, SampleScope scope, int ra
   const int first = scope == SampleScope::Rank ? rank : 0;
   const int last = scope == SampleScope::Rank ? rank : world - 1;
   const bool distinct = scope == SampleScope::Expected;
-  if (!distinct && e.plan && e.inputs && simulatedCellSamples(e, first, last, row, col, out, n)) {
-    if (out.size() > limit) out.resize(limit);
+  if (!distinct && e.plan && e.inputs &&
+      simulatedCellSamples(e, first, last, row, col, limit, out, n)) {
     if (total) *total = n;
     return out;
   }

@@ -11,6 +11,7 @@ ShardSummary emptySummary(int64_t n, int world) {
   s.world = world;
   s.buckets = int(std::min<int64_t>(s.n, ShardSummary::kMaxBuckets));
   if (s.n <= 0) return s;
+  s.bucketScale = double(s.buckets) / double(s.n);
   const size_t b = size_t(s.buckets);
   s.real.assign(size_t(s.world), std::vector<uint32_t>(b, 0));
   s.padding.assign(size_t(s.world), std::vector<uint32_t>(b, 0));
@@ -60,9 +61,17 @@ ShardSummary summarizeShards(const Evaluation& e, Progress* progress) {
   if (s.n <= 0) return s;
   for (int r = 0; r < s.world; ++r) {
     step(progress, "shard strip", double(r) / s.world);
-    for_each_record(records, r, [&](const Record& rec) {
-      if (rec.index >= 0 && rec.index < s.n) count(s, r, rec.index, rec.flags);
-    });
+    if (e.plan && r < int(e.plan->evaluated.size())) {
+      // A simulation's records are its plan's elements: walking the plan reads only the
+      // order (no label or prediction is needed here), in the strided sequence it lies in.
+      for_each_element(e.plan->evaluated[size_t(r)].sequence, [&](int64_t index, uint8_t flags) {
+        if (index < s.n) count(s, r, index, flags);
+      });
+    } else {
+      for_each_record(records, r, [&](const Record& rec) {
+        if (rec.index >= 0 && rec.index < s.n) count(s, r, rec.index, rec.flags);
+      });
+    }
     if (e.plan && r < int(e.plan->evaluated.size())) {
       RankTotals& t = s.ranks[size_t(r)];
       const EvaluatedRank& er = e.plan->evaluated[size_t(r)];

@@ -20,6 +20,7 @@ struct ShardSummary {
   int64_t n = 0;
   int world = 0;
   int buckets = 0;  // min(n, kMaxBuckets); bucket b covers indices [b*n/buckets, (b+1)*n/buckets)
+  double bucketScale = 0;  // buckets / n
   // Per rank and bucket: real and padding evaluations.
   std::vector<std::vector<uint32_t>> real, padding;
   std::vector<uint32_t> never;       // indices never evaluated
@@ -28,7 +29,17 @@ struct ShardSummary {
   int64_t neverTotal = 0, duplicatedTotal = 0;
 
   static constexpr int kMaxBuckets = 2048;
-  int bucketOf(int64_t index) const { return int(index * buckets / n); }
+  // floor(index * buckets / n), exactly, with a multiply for the hot loops instead of a
+  // 64-bit division per sample: the floating estimate is off by at most one, and the
+  // integer products correct it.
+  int bucketOf(int64_t index) const {
+    const int64_t x = index * buckets;
+    const double scale = bucketScale > 0 ? bucketScale : double(buckets) / double(n);
+    auto b = static_cast<int64_t>(static_cast<double>(index) * scale);
+    if (b * n > x) --b;
+    else if ((b + 1) * n <= x) ++b;
+    return int(b);
+  }
   int64_t bucketStart(int b) const { return int64_t(b) * n / buckets; }
   int64_t bucketSize(int b) const { return bucketStart(b + 1) - bucketStart(b); }
 };

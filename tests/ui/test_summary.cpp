@@ -58,6 +58,19 @@ class TestSummary : public QObject {
     s.buckets = ShardSummary::kMaxBuckets;
     QCOMPARE(s.bucketOf(0), 0);
     QCOMPARE(s.bucketOf(s.n - 1), s.buckets - 1);
+    // The multiply-and-correct bucket equals the exact integer division everywhere, at the
+    // bucket edges in particular, with and without the cached scale.
+    for (const int64_t n : {int64_t(1'000'003), int64_t(4'294'967'295), int64_t(2049)}) {
+      ShardSummary t;
+      t.n = n;
+      t.buckets = ShardSummary::kMaxBuckets;
+      for (const double scale : {0.0, double(t.buckets) / double(n)}) {
+        t.bucketScale = scale;
+        for (int b = 0; b < t.buckets; ++b)
+          for (const int64_t i : {t.bucketStart(b) - 1, t.bucketStart(b), t.bucketStart(b) + 1})
+            if (i >= 0 && i < n) QCOMPARE(t.bucketOf(i), int(i * t.buckets / n));
+      }
+    }
     int64_t covered = 0;
     for (int b = 0; b < s.buckets; ++b) covered += s.bucketSize(b);
     QCOMPARE(covered, s.n);
