@@ -42,20 +42,22 @@ class RecordingEngine : public QPaintEngine {
   void drawEllipse(const QRectF&) override {}
   void drawTextItem(const QPointF& p, const QTextItem& item) override {
     // The glyph run's box: from the baseline up by the ascent, down by the descent.
-    const QRectF box = m_transform.mapRect(
-        QRectF(p.x(), p.y() - item.ascent(), item.width(), item.ascent() + item.descent()));
+    const QRectF logical(p.x(), p.y() - item.ascent(), item.width(),
+                         item.ascent() + item.descent());
+    const QRectF box = m_transform.mapRect(logical);
     // One drawText is split into runs by script ("Σ" Greek, " row" Latin); a run that
-    // continues the previous one on its line joins it.
-    if (!m_items->empty()) {
+    // continues the previous one on its line (in the painter's coordinates) joins it.
+    if (!m_items->empty() && m_transform == m_lastTransform &&
+        std::abs(m_lastLogical.right() - logical.left()) < 0.5 &&
+        std::abs(m_lastLogical.bottom() - logical.bottom()) < 3) {
       TextItem& last = m_items->back();
-      if (std::abs(last.box.right() - box.left()) < 0.5 && std::abs(last.box.top() - box.top()) < 3 &&
-          m_transform.isIdentity() == m_lastIdentity) {
-        last.text += item.text();
-        last.box = last.box.united(box);
-        return;
-      }
+      last.text += item.text();
+      last.box = last.box.united(box);
+      m_lastLogical = m_lastLogical.united(logical);
+      return;
     }
-    m_lastIdentity = m_transform.isIdentity();
+    m_lastTransform = m_transform;
+    m_lastLogical = logical;
     m_items->push_back({item.text(), box});
   }
   Type type() const override { return QPaintEngine::User; }
@@ -63,7 +65,8 @@ class RecordingEngine : public QPaintEngine {
  private:
   std::vector<TextItem>* m_items;
   QTransform m_transform;
-  bool m_lastIdentity = true;
+  QTransform m_lastTransform;
+  QRectF m_lastLogical;
 };
 
 // A device one point per unit, as every export paints.
@@ -260,9 +263,8 @@ class TestFigureText : public QObject {
     o.normalization = Normalization::True;
     const auto figures = figureSet(e, o, HeatmapStyle{}, {});
     QCOMPARE(figures.back().first, QStringLiteral("difference"));
-    QVERIFY(joined(textOf(figures[1].second)).contains(QStringLiteral("fraction of true class")));
-    QVERIFY(joined(textOf(figures.back().second))
-                .contains(QStringLiteral("difference (fraction of true class)")));
+    QVERIFY(joined(textOf(figures[1].second)).contains(QStringLiteral("fraction of row\n")));
+    QVERIFY(joined(textOf(figures.back().second)).contains(QStringLiteral("Δ fraction of row\n")));
   }
 
   // 64 ranks: the per-rank figure fits a page (it was 31 x 117 inches), its text inside.

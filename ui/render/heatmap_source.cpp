@@ -112,7 +112,8 @@ HeatmapData makeHeatmap(const QString& title, const Matrix& values, const Matrix
 
 namespace {
 
-// What the colour bar measures, so a figure reads without its caption.
+// What the colour bar measures, so a figure reads without its caption (row: torchmetrics'
+// normalize="true", column: "pred", total: "all").
 QString valueLabel(Normalization n, bool difference) {
   QString what;
   switch (n) {
@@ -120,16 +121,17 @@ QString valueLabel(Normalization n, bool difference) {
       what = QStringLiteral("count");
       break;
     case Normalization::True:
-      what = QStringLiteral("fraction of true class");
+      what = QStringLiteral("fraction of row");
       break;
     case Normalization::Pred:
-      what = QStringLiteral("fraction of predicted class");
+      what = QStringLiteral("fraction of column");
       break;
     case Normalization::All:
-      what = QStringLiteral("fraction of all samples");
+      what = QStringLiteral("fraction of total");
       break;
   }
-  return difference ? QStringLiteral("difference (%1)").arg(what) : what;
+  // Short: the label runs along the colour bar, which is small in the window's side views.
+  return difference ? QStringLiteral("Δ ") + what : what;
 }
 
 std::vector<double> permuted(const std::vector<double>& v, const std::vector<int>& order) {
