@@ -11,6 +11,10 @@
 
 #include "core/io/files.h"
 #include "core/io/npy.h"
+#include "core/runs/run_evaluation.h"
+#include "core/runs/runfile.h"
+#include "core/sim/engine.h"
+#include "core/sim/lessons.h"
 #include "tests/common/run_command.h"
 
 namespace fs = std::filesystem;
@@ -219,6 +223,10 @@ uint32_t png_width(const fs::path& path) {
   return w;
 }
 
+Result run_export_svg(const std::string& run_file, const fs::path& out) {
+  return run("export --run " + run_file + " --formats svg --out " + out.string());
+}
+
 std::vector<std::string> files_in(const fs::path& dir) {
   std::vector<std::string> out;
   for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
@@ -270,4 +278,36 @@ TEST(Cli, ExportFiguresRanksAndRange) {
   EXPECT_NE(free_svg.find(">" + std::to_string(top) + "<"), std::string::npos);
   EXPECT_EQ(free_svg.find(">100<"), std::string::npos);
   EXPECT_NE(fixed_svg.find(">100<"), std::string::npos);
+}
+
+// The epochs of a run share one colour range: the seed lesson's difference jumps from one
+// epoch's largest error to another's, and both figures' bars end at the larger.
+TEST(Cli, ExportedEpochsShareTheColourRange) {
+  std::vector<shardlens::RunFile> epochs;
+  double top = 0;
+  std::vector<double> own;
+  for (int64_t epoch : {1, 2}) {
+    shardlens::Scenario s = shardlens::load_preset("seed-lesson");
+    s.sampler.epoch = epoch;
+    const shardlens::Evaluation e = shardlens::simulate(s);
+    double m = 0;
+    for (size_t i = 0; i < e.synced->cells.size(); ++i)
+      m = std::max(m, std::abs(e.synced->cells[i] - e.expected->cells[i]));
+    own.push_back(m);
+    top = std::max(top, m);
+    epochs.push_back(shardlens::run_from_evaluation(e));
+  }
+  ASSERT_NE(own[0], own[1]) << "the lesson's epochs should differ for this test to mean much";
+  const std::string run = (temp_dir() / "seed-epochs.slrun").string();
+  shardlens::save_run_epochs(epochs, run);
+  const fs::path out = temp_dir() / "seed-epochs-figs";
+  const Result r = run_export_svg(run, out);
+  if (r.code == 2 && r.err.find("no figure renderer") != std::string::npos)
+    GTEST_SKIP() << "built without Qt";
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string bar = ">" + std::to_string(static_cast<int64_t>(top)) + "<";
+  for (const char* epoch : {"epoch1", "epoch2"}) {
+    const std::string svg = shardlens::read_file_bytes((out / epoch / "difference.svg").string());
+    EXPECT_NE(svg.find(bar), std::string::npos) << epoch << " lacks " << bar;
+  }
 }
