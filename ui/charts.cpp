@@ -85,8 +85,8 @@ void ChartsPanel::fitCategoryLabels(QChartView* view) {
     double widest = 0;
     for (const QString& c : x->categories()) widest = std::max(widest, fm.horizontalAdvance(c));
     // Before the first layout the plot area is empty: the view's width is near enough.
-    const double plot = chart->plotArea().width() > 0 ? chart->plotArea().width()
-                                                      : view->width() * 0.8;
+    const double plot =
+        chart->plotArea().width() > 0 ? chart->plotArea().width() : view->width() * 0.8;
     const bool fits = widest + 8 <= plot / x->count();
     x->setLabelsAngle(fits ? 0 : -90);
   }

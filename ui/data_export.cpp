@@ -43,8 +43,8 @@ QString heatmapTsv(const render::HeatmapData& d) {
     out += clean(d.names[size_t(r)]);
     for (int c = 0; c < d.classes; ++c) {
       const double v = d.value(r, c);
-      out += QLatin1Char('\t') +
-             (d.integral ? QString::number(static_cast<qlonglong>(v)) : QString::number(v, 'g', 17));
+      out += QLatin1Char('\t') + (d.integral ? QString::number(static_cast<qlonglong>(v))
+                                             : QString::number(v, 'g', 17));
     }
     out += QLatin1Char('\n');
   }

@@ -7,8 +7,8 @@
 #include <QFileDialog>
 #include <QKeySequence>
 #include <QLabel>
-#include <QStatusBar>
 #include <QMenuBar>
+#include <QStatusBar>
 #include <QToolBar>
 
 #include "ui/data_export.h"
@@ -132,8 +132,9 @@ void MainWindow::buildToolbar() {
   fixed->setObjectName(QStringLiteral("fixColourRange"));
   fixed->setCheckable(true);
   fixed->setShortcut(QKeySequence(tr("Ctrl+Shift+R")));
-  fixed->setToolTip(tr("Keep the current colour ranges while stepping epochs or changing the "
-                       "scenario, so colours compare; figure sets use them too"));
+  fixed->setToolTip(
+      tr("Keep the current colour ranges while stepping epochs or changing the "
+         "scenario, so colours compare; figure sets use them too"));
   bar->addAction(fixed);
   connect(fixed, &QAction::toggled, m_matrices, &MatrixPanel::setFixedRange);
   const auto apply = [this] {
@@ -171,8 +172,7 @@ void MainWindow::copyMatrix() {
   const HeatmapView* view = focused ? focused : currentView();
   if (!view || view->data().classes == 0) return;
   QApplication::clipboard()->setText(heatmapTsv(view->data()));
-  statusBar()->showMessage(
-      tr("Copied %1 as tab-separated text").arg(view->data().title), 3000);
+  statusBar()->showMessage(tr("Copied %1 as tab-separated text").arg(view->data().title), 3000);
 }
 
 }  // namespace shardlens::ui

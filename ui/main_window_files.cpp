@@ -121,8 +121,8 @@ QString viewStem(const HeatmapView* view) {
 
 // A file-name-safe scenario name ("padding-duplicates"; a run's file stem; else "scenario").
 QString scenarioStem(const Scenario& s, const QString& runPath) {
-  QString name = !runPath.isEmpty() ? QFileInfo(runPath).completeBaseName()
-                                    : QString::fromStdString(s.name);
+  QString name =
+      !runPath.isEmpty() ? QFileInfo(runPath).completeBaseName() : QString::fromStdString(s.name);
   name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("-"));
   return name.isEmpty() ? QStringLiteral("scenario") : name;
 }

@@ -63,13 +63,12 @@ void MatrixPanel::fitHeights() {
     share += 2;
   m_top->setColumnStretch(0, share);
   m_top->setColumnStretch(1, 100 - share);
-  const int big = std::max(m_synced->minimumSizeHint().height(),
-                           m_synced->idealHeight(w * share / 100 - 6));
+  const int big =
+      std::max(m_synced->minimumSizeHint().height(), m_synced->idealHeight(w * share / 100 - 6));
   m_synced->setMaximumHeight(big);
   for (HeatmapView* v : {m_expected, m_difference})
-    v->setMaximumHeight(
-        std::clamp(v->idealHeight(w * (100 - share) / 100 - 6), v->minimumSizeHint().height(),
-                   big / 2));
+    v->setMaximumHeight(std::clamp(v->idealHeight(w * (100 - share) / 100 - 6),
+                                   v->minimumSizeHint().height(), big / 2));
   for (HeatmapView* v : m_ranks)
     v->setMaximumHeight(std::max(v->minimumSizeHint().height(), v->idealHeight(w / columns - 6)));
 }

@@ -55,7 +55,7 @@ class MatrixPanel : public QWidget {
   struct Ranges {
     double matrices = 0, difference = 0, ranks = 0;
   };
-  Ranges m_current;              // of the result shown, before any fixing
+  Ranges m_current;               // of the result shown, before any fixing
   std::optional<Ranges> m_fixed;  // View > Fix colour range
 
   ResultPtr m_result;

@@ -188,8 +188,8 @@ std::string lesson_pattern(const std::string& name) {
 }
 
 const LessonInfo& find_lesson(const std::vector<LessonInfo>& all, const std::string& name) {
-  const auto it = std::find_if(all.begin(), all.end(),
-                               [&](const LessonInfo& l) { return l.name == name; });
+  const auto it =
+      std::find_if(all.begin(), all.end(), [&](const LessonInfo& l) { return l.name == name; });
   if (it == all.end()) throw std::runtime_error("no lesson " + name);
   return *it;
 }

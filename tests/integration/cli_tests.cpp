@@ -248,10 +248,10 @@ TEST(Cli, ExportFiguresRanksAndRange) {
                                                      "per-rank.png", "synced.png"}));
   // Two of the four ranks: a grid of two panels is narrower than one of four.
   const fs::path two = temp_dir() / "figs-two";
-  ASSERT_EQ(run("export --preset padding-duplicates --formats png --ranks 0,2 --out " +
-                two.string())
-                .code,
-            0);
+  ASSERT_EQ(
+      run("export --preset padding-duplicates --formats png --ranks 0,2 --out " + two.string())
+          .code,
+      0);
   EXPECT_GT(png_width(all / "per-rank.png"), 0u);
   EXPECT_LT(png_width(two / "per-rank.png"), png_width(all / "per-rank.png"));
   expect_bad_input("export --preset padding-duplicates --formats png --ranks 0,4 --out " +

@@ -150,8 +150,8 @@ bool allInside(const std::vector<TextItem>& items, QSizeF size, QString* which) 
 Evaluation paddedEvaluation(int classes, int perClass, int world) {
   Scenario s;
   s.name = "padded";
-  s.dataset = "synthetic:classes=" + std::to_string(classes) +
-              ",per-class=" + std::to_string(perClass);
+  s.dataset =
+      "synthetic:classes=" + std::to_string(classes) + ",per-class=" + std::to_string(perClass);
   s.sampler.world_size = world;
   s.loader.batch_size = 16;
   return simulate(s);
@@ -278,8 +278,7 @@ class TestFigureText : public QObject {
              qPrintable(QStringLiteral("%1 x %2").arg(size.width()).arg(size.height())));
     QString which;
     QVERIFY2(allInside(items, size, &which), qPrintable(which));
-    for (int r : {0, 31, 63})
-      QVERIFY(joined(items).contains(QStringLiteral("Rank %1\n").arg(r)));
+    for (int r : {0, 31, 63}) QVERIFY(joined(items).contains(QStringLiteral("Rank %1\n").arg(r)));
   }
 
   // A rank selection, in its order, and a fixed colour range.

@@ -176,13 +176,12 @@ class TestWindowTools : public QObject {
     welcome->show();
     QTest::qWait(50);
     const int before = w.matrices()->syncedView()->height();
-    QTest::mouseClick(welcome->findChild<QWidget*>(QStringLiteral("welcomeClose")),
-                      Qt::LeftButton);
+    QTest::mouseClick(welcome->findChild<QWidget*>(QStringLiteral("welcomeClose")), Qt::LeftButton);
     QTest::qWait(50);
     QVERIFY(welcome->isHidden());
     QVERIFY2(w.matrices()->syncedView()->height() > before,
-             qPrintable(QStringLiteral("%1 -> %2").arg(before).arg(
-                 w.matrices()->syncedView()->height())));
+             qPrintable(
+                 QStringLiteral("%1 -> %2").arg(before).arg(w.matrices()->syncedView()->height())));
   }
 
   // Long class names in a narrow charts panel turn upright instead of being cut to "T…";

@@ -48,8 +48,8 @@ void paintColorBar(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, con
   const auto tick = [&](double frac, double value) {
     const double y = bar.bottom() - frac * bar.height();
     p.drawLine(QPointF(bar.right(), y), QPointF(bar.right() + 3, y));
-    p.drawText(QRectF(bar.right() + 4, y - fm.height() / 2, labelRight - bar.right() - 4,
-                      fm.height()),
+    p.drawText(
+        QRectF(bar.right() + 4, y - fm.height() / 2, labelRight - bar.right() - 4, fm.height()),
         Qt::AlignLeft | Qt::AlignVCenter, formatValue(value, d.integral));
   };
   if (d.diverging) {

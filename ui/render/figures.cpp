@@ -142,8 +142,7 @@ QSizeF panelSize(const Figure& f, const FigureGrid& g) {
   // A title that wraps at this width makes the panel taller.
   const LayoutMetrics one = layoutMetrics(sizingPanel(f), g.style);
   double title = one.title;
-  for (const HeatmapData& d : f.panels)
-    title = std::max(title, layoutMetrics(d, g.style, w).title);
+  for (const HeatmapData& d : f.panels) title = std::max(title, layoutMetrics(d, g.style, w).title);
   return {w, g.side + extras.height() - one.title + title};
 }
 
@@ -193,7 +192,8 @@ void paintFigure(QPainter& p, const Figure& f, const QRectF& bounds) {
     const QSizeF panel = panelSize(f, g);
     const double top = area.top() + (panel.height() - g.side) / 2;
     paintColorBar(p, d, f.style,
-                  QRectF(area.right() - bar + 4, top, bar - 8, std::min(g.side * 1.5, area.height() - (top - area.top()))));
+                  QRectF(area.right() - bar + 4, top, bar - 8,
+                         std::min(g.side * 1.5, area.height() - (top - area.top()))));
     area.setRight(area.right() - bar);
   }
   const double w = area.width() / g.columns, h = area.height() / g.rows;

@@ -37,8 +37,7 @@ struct TitleLines {
   double lineHeight = 0;
   double height() const;
 };
-TitleLines layoutTitle(const HeatmapData& d, const HeatmapStyle& s, double width,
-                       double maxHeight);
+TitleLines layoutTitle(const HeatmapData& d, const HeatmapStyle& s, double width, double maxHeight);
 void paintTitle(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const QRectF& band);
 
 struct PaintState {

@@ -156,8 +156,8 @@ HeatmapData rankHeatmap(const Evaluation& e, int rank, const MatrixOptions& o) {
   const bool empty = std::all_of(m.cells.begin(), m.cells.end(), [](double v) { return v == 0; });
   if (failed && empty)
     return emptyHeatmap(title, QStringLiteral("Nothing arrived: the rank failed first"));
-  HeatmapData d = makeHeatmap(title, normalize(m, o.normalization), m, classOrder(e, o.order),
-                              classNames(e));
+  HeatmapData d =
+      makeHeatmap(title, normalize(m, o.normalization), m, classOrder(e, o.order), classNames(e));
   d.valueLabel = valueLabel(o.normalization, false);
   return d;
 }

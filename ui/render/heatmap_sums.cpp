@@ -92,7 +92,8 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
     paintWarningIcon(p, QRectF(band.left() + 1, band.top(), fm.height(), fm.height()));
     const QString obs = formatValue(d.rowObserved[size_t(r)], false);
     const QString text =
-        s.compact ? obs : obs + QStringLiteral(" ≠ ") + formatValue(d.rowExpected[size_t(r)], false);
+        s.compact ? obs
+                  : obs + QStringLiteral(" ≠ ") + formatValue(d.rowExpected[size_t(r)], false);
     p.setPen(QColor(kMismatchInk));
     p.drawText(band.adjusted(fm.height() + 4, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
   }
