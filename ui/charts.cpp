@@ -38,7 +38,7 @@ void setAxes(QChart* chart, QAbstractSeries* series, const QStringList& categori
   }
   auto* x = new QBarCategoryAxis;
   x->append(categories);
-  x->setLabelsAngle(categories.size() > 12 ? -60 : 0);
+  x->setLabelsAngle(categories.size() > 12 ? -90 : 0);
   auto* y = new QValueAxis;
   y->setRange(0, std::max(1.0, top * 1.05));
   y->setLabelFormat(QStringLiteral("%.0f"));
@@ -75,6 +75,27 @@ std::vector<int> shownClasses(const Evaluation& e, int limit) {
 }
 
 }  // namespace
+
+void ChartsPanel::fitCategoryLabels(QChartView* view) {
+  QChart* chart = view->chart();
+  for (QAbstractAxis* a : chart->axes(Qt::Horizontal)) {
+    auto* x = qobject_cast<QBarCategoryAxis*>(a);
+    if (!x || x->count() == 0) continue;
+    const QFontMetricsF fm(x->labelsFont());
+    double widest = 0;
+    for (const QString& c : x->categories()) widest = std::max(widest, fm.horizontalAdvance(c));
+    // Before the first layout the plot area is empty: the view's width is near enough.
+    const double plot =
+        chart->plotArea().width() > 0 ? chart->plotArea().width() : view->width() * 0.8;
+    const bool fits = widest + 8 <= plot / x->count();
+    x->setLabelsAngle(fits ? 0 : -90);
+  }
+}
+
+void ChartsPanel::resizeEvent(QResizeEvent* e) {
+  QWidget::resizeEvent(e);
+  for (QChartView* v : {m_classes, m_ranks}) fitCategoryLabels(v);
+}
 
 ChartsPanel::ChartsPanel(QWidget* parent)
     : QWidget(parent),
@@ -126,6 +147,7 @@ void ChartsPanel::setResult(const ResultPtr& result) {
                         ? tr("Row sums per class (%1 largest errors)").arg(classes.size())
                         : tr("Row sums per class"));
     setAxes(chart, series, categories, top);
+    fitCategoryLabels(m_classes);
   }
   {
     QChart* chart = m_ranks->chart();
@@ -165,6 +187,7 @@ void ChartsPanel::setResult(const ResultPtr& result) {
     chart->addSeries(series);
     chart->setTitle(tr("Records per rank"));
     setAxes(chart, series, categories, top);
+    fitCategoryLabels(m_ranks);
   }
   showEpochs(result);
 }

@@ -21,6 +21,13 @@ class ChartsPanel : public QWidget {
   QChartView* epochChart() const { return m_epochs; }
   static constexpr int kMaxEpochLines = 10;
 
+  // Class names below the bars: horizontal when each fits its bar's width, else rotated to
+  // read upwards, so a name is never cut to "T…" (public for tests; done on every resize).
+  static void fitCategoryLabels(QChartView* view);
+
+ protected:
+  void resizeEvent(QResizeEvent* e) override;
+
  private:
   void showEpochs(const ResultPtr& result);
 

@@ -29,4 +29,26 @@ std::string matricesCsv(const Evaluation& e) {
   return out.str();
 }
 
+QString heatmapTsv(const render::HeatmapData& d) {
+  // Tabs and line breaks inside a name would shift the cells.
+  const auto clean = [](QString name) {
+    name.replace(QLatin1Char('\t'), QLatin1Char(' '));
+    name.replace(QLatin1Char('\n'), QLatin1Char(' '));
+    return name;
+  };
+  QString out = d.yLabel + QStringLiteral(" \\ ") + d.xLabel;
+  for (int c = 0; c < d.classes; ++c) out += QLatin1Char('\t') + clean(d.names[size_t(c)]);
+  out += QLatin1Char('\n');
+  for (int r = 0; r < d.classes; ++r) {
+    out += clean(d.names[size_t(r)]);
+    for (int c = 0; c < d.classes; ++c) {
+      const double v = d.value(r, c);
+      out += QLatin1Char('\t') + (d.integral ? QString::number(static_cast<qlonglong>(v))
+                                             : QString::number(v, 'g', 17));
+    }
+    out += QLatin1Char('\n');
+  }
+  return out;
+}
+
 }  // namespace shardlens::ui

@@ -33,14 +33,25 @@ MainWindow::MainWindow(QWidget* parent)
   m_strip = new ShardStrip(this);
   m_strip->setObjectName(QStringLiteral("shardStrip"));
   auto* centre = new QSplitter(Qt::Vertical);
+  centre->setObjectName(QStringLiteral("centreSplitter"));
+  m_centre = centre;
   auto* scroll = new QScrollArea(centre);
   scroll->setWidget(m_matrices);
   scroll->setWidgetResizable(true);
   scroll->setFrameShape(QFrame::NoFrame);
   centre->addWidget(scroll);
-  centre->addWidget(m_strip);
+  // The strip scrolls inside a capped height: at 64 ranks its lanes would take most of the
+  // window from the matrices.
+  m_stripScroll = new QScrollArea(centre);
+  m_stripScroll->setObjectName(QStringLiteral("shardStripScroll"));
+  m_stripScroll->setWidget(m_strip);
+  m_stripScroll->setWidgetResizable(true);
+  m_stripScroll->setFrameShape(QFrame::NoFrame);
+  m_stripScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  centre->addWidget(m_stripScroll);
   centre->setStretchFactor(0, 5);
   centre->setStretchFactor(1, 1);
+  capStripHeight();
   // The welcome panel sits above the views it explains.
   auto* central = new QWidget(this);
   auto* centralLayout = new QVBoxLayout(central);
@@ -183,6 +194,7 @@ void MainWindow::onResult(ResultPtr result) {
   m_result = std::move(result);
   m_matrices->setResult(m_result);
   m_strip->setResult(m_result);
+  capStripHeight();
   m_diagnosis->setResult(m_result);
   m_charts->setResult(m_result);
   m_samples->clear();
@@ -239,6 +251,23 @@ void MainWindow::watchView(HeatmapView* v) {
     m_lastView = v;
     exportView();
   });
+}
+
+void MainWindow::capStripHeight() {
+  // All lanes at their natural height up to the height of about 12 lanes; beyond, the
+  // strip scrolls inside (its lanes never thinner than its minimum size allows).
+  constexpr int kCap = 18 + 16 * 12 + 8;
+  m_strip->setMinimumHeight(m_strip->minimumSizeHint().height());
+  const int wanted = std::min(m_strip->sizeHint().height(), kCap);
+  m_stripScroll->setMaximumHeight(wanted);
+  // A new world size: every lane in view again (until the user drags the splitter).
+  if (m_strip->laneCount() != m_stripLanes) {
+    m_stripLanes = m_strip->laneCount();
+    // Before the first layout the splitter has no size yet: then the window's height.
+    const QList<int> sizes = m_centre->sizes();
+    const int total = std::max(sizes.value(0) + sizes.value(1), m_centre->height());
+    if (total > wanted) m_centre->setSizes({total - wanted, wanted});
+  }
 }
 
 HeatmapView* MainWindow::currentView() const {

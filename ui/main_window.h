@@ -18,6 +18,9 @@ class QMenu;
 class QProgressBar;
 class QToolButton;
 
+class QScrollArea;
+class QSplitter;
+
 namespace shardlens::ui {
 
 class ChartsPanel;
@@ -58,6 +61,11 @@ class MainWindow : public QMainWindow {
   // Back from a run file to the scenario simulated before it.
   void leaveRun();
   bool showingRun() const { return !m_runPath.isEmpty(); }
+  // The file name Export view proposes: scenario (or run file) and view,
+  // "padding-duplicates-synced.png".
+  QString proposedExportName(const HeatmapView* view) const;
+  // Edit > Copy: the focused (else last clicked, else synced) matrix as tab-separated text.
+  void copyMatrix();
   // Startup without a file: the last scenario, or the seed lesson on the first start.
   void restoreSession();
   void setViewOptions(const ViewOptions& o);
@@ -149,6 +157,10 @@ class MainWindow : public QMainWindow {
   QString m_lastError;
   bool m_errorDialogs = true;
   QPointer<HeatmapView> m_lastView;
+  QSplitter* m_centre = nullptr;         // matrices above the shard strip; state saved
+  QScrollArea* m_stripScroll = nullptr;  // the shard strip, height capped
+  int m_stripLanes = -1;                 // lanes when the strip was last fitted
+  void capStripHeight();
 };
 
 }  // namespace shardlens::ui

@@ -1,14 +1,17 @@
 // Menus, shortcuts and the display toolbar of the main window.
 #include <QAction>
 #include <QApplication>
+#include <QClipboard>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QKeySequence>
 #include <QLabel>
 #include <QMenuBar>
+#include <QStatusBar>
 #include <QToolBar>
 
+#include "ui/data_export.h"
 #include "ui/heatmap_view.h"
 #include "ui/main_window.h"
 #include "ui/matrix_panel.h"
@@ -57,6 +60,11 @@ void MainWindow::buildActions() {
                   &MainWindow::exportData);
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+  QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+  edit->addAction(tr("&Copy matrix"), QKeySequence::Copy, this, &MainWindow::copyMatrix)
+      ->setToolTip(tr("The focused matrix as tab-separated text with class names, for a "
+                      "spreadsheet"));
 
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(tr("&Reload and recompute"), QKeySequence::Refresh, this, [this] {
@@ -119,6 +127,16 @@ void MainWindow::buildToolbar() {
   m_viewMenu->addSeparator();
   m_viewMenu->addAction(m_log);
   m_viewMenu->addAction(m_values);
+  // Shared range: the colours of two epochs (or of a figure and the next) mean the same.
+  QAction* fixed = m_viewMenu->addAction(tr("&Fix colour range"));
+  fixed->setObjectName(QStringLiteral("fixColourRange"));
+  fixed->setCheckable(true);
+  fixed->setShortcut(QKeySequence(tr("Ctrl+Shift+R")));
+  fixed->setToolTip(
+      tr("Keep the current colour ranges while stepping epochs or changing the "
+         "scenario, so colours compare; figure sets use them too"));
+  bar->addAction(fixed);
+  connect(fixed, &QAction::toggled, m_matrices, &MatrixPanel::setFixedRange);
   const auto apply = [this] {
     ViewOptions o = m_options;
     o.matrix.normalization = parse_normalization(m_normalization->currentText().toStdString());
@@ -147,6 +165,14 @@ void MainWindow::setViewOptions(const ViewOptions& o) {
     m_values->setChecked(o.style.showValues);
   }
   m_matrices->setOptions(o.matrix, o.style);
+}
+
+void MainWindow::copyMatrix() {
+  auto* focused = qobject_cast<HeatmapView*>(QApplication::focusWidget());
+  const HeatmapView* view = focused ? focused : currentView();
+  if (!view || view->data().classes == 0) return;
+  QApplication::clipboard()->setText(heatmapTsv(view->data()));
+  statusBar()->showMessage(tr("Copied %1 as tab-separated text").arg(view->data().title), 3000);
 }
 
 }  // namespace shardlens::ui

@@ -5,7 +5,9 @@
 #include <QInputDialog>
 #include <QMenu>
 #include <QMessageBox>
+#include <QRegularExpression>
 #include <QSettings>
+#include <QSplitter>
 #include <QStatusBar>
 #include <exception>
 #include <nlohmann/json.hpp>
@@ -85,6 +87,7 @@ void MainWindow::readSettings() {
   QSettings s;
   restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
   restoreState(s.value(QStringLiteral("window/state")).toByteArray());
+  m_centre->restoreState(s.value(QStringLiteral("window/centreSplitter")).toByteArray());
   setViewOptions(ViewOptions::load(s));
   rebuildRecentMenu();
 }
@@ -93,6 +96,7 @@ void MainWindow::writeSettings() const {
   QSettings s;
   s.setValue(QStringLiteral("window/geometry"), saveGeometry());
   s.setValue(QStringLiteral("window/state"), saveState());
+  s.setValue(QStringLiteral("window/centreSplitter"), m_centre->saveState());
   m_options.save(s);
   rememberScenario();
 }
@@ -102,26 +106,68 @@ void MainWindow::rememberScenario() const {
                        QString::fromStdString(to_json(m_scenario).dump()));
 }
 
+namespace {
+
+const QString kExportDirKey = QStringLiteral("export/dir");
+const QString kDpiKey = QStringLiteral("export/dpi");
+
+// "rankView3" -> "rank-3", "syncedView" -> "synced": the view's part of a file name.
+QString viewStem(const HeatmapView* view) {
+  QString stem = view->objectName();
+  stem.remove(QStringLiteral("View"));
+  if (stem.startsWith(QLatin1String("rank"))) stem.insert(4, QLatin1Char('-'));
+  return stem;
+}
+
+// A file-name-safe scenario name ("padding-duplicates"; a run's file stem; else "scenario").
+QString scenarioStem(const Scenario& s, const QString& runPath) {
+  QString name =
+      !runPath.isEmpty() ? QFileInfo(runPath).completeBaseName() : QString::fromStdString(s.name);
+  name.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("-"));
+  return name.isEmpty() ? QStringLiteral("scenario") : name;
+}
+
+QString exportDir() {
+  const QString dir = QSettings().value(kExportDirKey).toString();
+  return !dir.isEmpty() && QFileInfo(dir).isDir() ? dir : QDir::homePath();
+}
+
+// What the resolution is for, so the number can be chosen.
+QString dpiPrompt() {
+  return QObject::tr(
+      "PNG resolution in dots per inch (SVG and PDF are vectors and need none):\n"
+      "96–150 for screens and slides, 300 for print, 600 for a journal's line art.");
+}
+
+}  // namespace
+
+QString MainWindow::proposedExportName(const HeatmapView* view) const {
+  return scenarioStem(m_scenario, showingRun() ? m_runPath : QString()) + QLatin1Char('-') +
+         viewStem(view) + QStringLiteral(".png");
+}
+
 void MainWindow::exportView() {
   HeatmapView* view = currentView();
   if (!view || view->data().classes == 0) return;
   QString filter;
   const QString path = QFileDialog::getSaveFileName(
-      this, tr("Export view"), view->objectName() + QStringLiteral(".png"),
+      this, tr("Export view"), QDir(exportDir()).filePath(proposedExportName(view)),
       tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"), &filter);
   if (path.isEmpty()) return;
+  QSettings().setValue(kExportDirKey, QFileInfo(path).absolutePath());
   const auto format = render::parseFigureFormat(QFileInfo(path).suffix());
   if (!format) return showError(tr("%1: use a .png, .svg or .pdf name").arg(path));
-  int dpi = QSettings().value(QStringLiteral("export/dpi"), 150).toInt();
+  int dpi = QSettings().value(kDpiKey, 150).toInt();
   if (*format == render::FigureFormat::Png) {
     bool ok = false;
-    dpi = QInputDialog::getInt(this, tr("PNG resolution"), tr("Dots per inch:"), dpi, 30, 1200, 10,
-                               &ok);
+    dpi = QInputDialog::getInt(this, tr("PNG resolution"), dpiPrompt(), dpi, 30, 1200, 10, &ok);
     if (!ok) return;
-    QSettings().setValue(QStringLiteral("export/dpi"), dpi);
+    QSettings().setValue(kDpiKey, dpi);
   }
   render::Figure f;
   f.panels.push_back(view->data());
+  // The same title as the figure set's: scenario and view.
+  if (m_result) f.panels.back().title = render::figureTitle(m_result->eval, view->data().title);
   f.style = view->style();
   f.style.compact = false;
   f.style.showColorBar = true;
@@ -133,20 +179,21 @@ void MainWindow::exportView() {
 
 void MainWindow::exportFigureSet() {
   if (!m_result) return;
-  const QString dir = QFileDialog::getExistingDirectory(this, tr("Export figure set into"));
+  const QString dir =
+      QFileDialog::getExistingDirectory(this, tr("Export figure set into"), exportDir());
   if (dir.isEmpty()) return;
+  QSettings().setValue(kExportDirKey, dir);
   bool ok = false;
-  const int dpi = QInputDialog::getInt(this, tr("PNG resolution"), tr("Dots per inch (PNG):"),
-                                       QSettings().value(QStringLiteral("export/dpi"), 150).toInt(),
-                                       30, 1200, 10, &ok);
+  const int dpi = QInputDialog::getInt(this, tr("PNG resolution"), dpiPrompt(),
+                                       QSettings().value(kDpiKey, 150).toInt(), 30, 1200, 10, &ok);
   if (!ok) return;
-  QSettings().setValue(QStringLiteral("export/dpi"), dpi);
+  QSettings().setValue(kDpiKey, dpi);
   QStringList written;
   QString error;
   if (!render::writeFigureSet(
           m_result->eval, dir,
           {render::FigureFormat::Png, render::FigureFormat::Svg, render::FigureFormat::Pdf}, dpi,
-          m_options.matrix, m_options.style, &written, &error))
+          m_options.matrix, m_options.style, m_matrices->figureRanges(), &written, &error))
     return showError(error);
   statusBar()->showMessage(tr("Wrote %1 files into %2").arg(written.size()).arg(dir), 5000);
 }

@@ -20,6 +20,7 @@ MatrixPanel::MatrixPanel(QWidget* parent)
   wire(m_difference, ViewKind::Difference, 0);
   // The reported matrix gets the most room; expected and difference stack beside it.
   auto* top = new QGridLayout;
+  m_top = top;
   top->addWidget(m_synced, 0, 0, 2, 1);
   top->addWidget(m_expected, 0, 1);
   top->addWidget(m_difference, 1, 1);
@@ -43,13 +44,31 @@ void MatrixPanel::resizeEvent(QResizeEvent* e) {
 // leaves no blank band inside the views, and the spare height goes below them.
 void MatrixPanel::fitHeights() {
   const int w = width() - 8;
+  const int columns = std::clamp(int(m_ranks.size()), 1, 4);
+  // Height the per-rank grid and its title need; what is left is the synced view's.
+  int ranksHeight = m_rankTitle->sizeHint().height() + 12;
+  if (!m_ranks.empty()) {
+    const HeatmapView* v = m_ranks.front();
+    const int rows = (int(m_ranks.size()) + columns - 1) / columns;
+    ranksHeight +=
+        rows * (std::max(v->minimumSizeHint().height(), v->idealHeight(w / columns - 6)) + 6);
+  }
+  // Spare height (a closed welcome panel, a tall window) widens the synced view, whose
+  // square grid is limited by its width, instead of leaving an empty band below the views.
+  // The expected and difference views keep a readable width.
+  constexpr int kMinSideColumn = 280;
+  int share = 60;  // percent of the width for the synced view
+  while (share < 70 && w * (100 - share - 2) / 100 >= kMinSideColumn &&
+         m_synced->idealHeight(w * (share + 2) / 100 - 6) <= height() - ranksHeight)
+    share += 2;
+  m_top->setColumnStretch(0, share);
+  m_top->setColumnStretch(1, 100 - share);
   const int big =
-      std::max(m_synced->minimumSizeHint().height(), m_synced->idealHeight(w * 3 / 5 - 6));
+      std::max(m_synced->minimumSizeHint().height(), m_synced->idealHeight(w * share / 100 - 6));
   m_synced->setMaximumHeight(big);
   for (HeatmapView* v : {m_expected, m_difference})
-    v->setMaximumHeight(
-        std::clamp(v->idealHeight(w * 2 / 5 - 6), v->minimumSizeHint().height(), big / 2));
-  const int columns = std::clamp(int(m_ranks.size()), 1, 4);
+    v->setMaximumHeight(std::clamp(v->idealHeight(w * (100 - share) / 100 - 6),
+                                   v->minimumSizeHint().height(), big / 2));
   for (HeatmapView* v : m_ranks)
     v->setMaximumHeight(std::max(v->minimumSizeHint().height(), v->idealHeight(w / columns - 6)));
 }
@@ -113,6 +132,9 @@ void MatrixPanel::setOptions(const render::MatrixOptions& matrix,
                              const render::HeatmapStyle& style) {
   const bool reorder =
       matrix.normalization != m_matrix.normalization || matrix.order != m_matrix.order;
+  // Fixed ranges of counts mean nothing for fractions: a new normalization fixes anew.
+  const bool refix = m_fixed && matrix.normalization != m_matrix.normalization;
+  if (refix) m_fixed.reset();
   m_matrix = matrix;
   m_style = style;
   m_synced->setStyle(style);
@@ -120,7 +142,24 @@ void MatrixPanel::setOptions(const render::MatrixOptions& matrix,
   m_difference->setStyle(style);
   for (HeatmapView* v : m_ranks) v->setStyle(compactStyle());
   if (reorder) rebuild();
+  if (refix) setFixedRange(true);
   fitHeights();
+}
+
+void MatrixPanel::setFixedRange(bool on) {
+  if (on == fixedRange()) return;
+  m_fixed = on ? std::optional<Ranges>(m_current) : std::nullopt;
+  rebuild();
+}
+
+render::FigureSetOptions MatrixPanel::figureRanges() const {
+  render::FigureSetOptions o;
+  if (m_fixed) {
+    o.vmax = m_fixed->matrices;
+    o.vmaxDifference = m_fixed->difference;
+    o.vmaxRanks = m_fixed->ranks;
+  }
+  return o;
 }
 
 void MatrixPanel::setResult(ResultPtr result) {
@@ -136,10 +175,22 @@ void MatrixPanel::rebuild() {
   auto synced = render::syncedHeatmap(e, m_matrix);
   auto expected = render::expectedHeatmap(e, m_matrix);
   synced.valueMax = expected.valueMax = std::max(synced.valueMax, expected.valueMax);
+  auto difference = render::differenceHeatmap(e, m_matrix);
+  auto ranks = render::rankHeatmaps(e, m_matrix);
+  m_current = {synced.valueMax, difference.valueMax, ranks.empty() ? 0.0 : ranks[0].valueMax};
+  if (m_fixed) {
+    // Zero (an all-zero matrix when fixed) keeps the data's own range.
+    const auto fix = [](render::HeatmapData& d, double top) {
+      if (top > 0) d.valueMax = top;
+    };
+    fix(synced, m_fixed->matrices);
+    fix(expected, m_fixed->matrices);
+    fix(difference, m_fixed->difference);
+    for (auto& r : ranks) fix(r, m_fixed->ranks);
+  }
   m_synced->setData(std::move(synced));
   m_expected->setData(std::move(expected));
-  m_difference->setData(render::differenceHeatmap(e, m_matrix));
-  auto ranks = render::rankHeatmaps(e, m_matrix);
+  m_difference->setData(std::move(difference));
   for (size_t r = 0; r < ranks.size(); ++r) m_ranks[r]->setData(std::move(ranks[r]));
   fitHeights();
 }

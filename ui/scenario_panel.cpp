@@ -171,11 +171,14 @@ void ScenarioPanel::build() {
                             SyncStrategy::GatherZeroPad, SyncStrategy::GatherTrim,
                             SyncStrategy::GatherForMetrics, SyncStrategy::NormalizeThenSum}),
                  false, tr("How per-rank matrices become the reported one"));
-  m_dtype = combo(
-      metric, "counterDtype",
-      enumNames({CounterDtype::Int64, CounterDtype::Float32, CounterDtype::Float16,
-                 CounterDtype::BFloat16}),
-      false, tr("Counter dtype of the metric state (float16 stalls at 2048, bfloat16 at 256)"));
+  m_dtype =
+      combo(metric, "counterDtype",
+            enumNames({CounterDtype::Int64, CounterDtype::Float32, CounterDtype::Float16,
+                       CounterDtype::BFloat16}),
+            false,
+            tr("Counter dtype of the metric state. torchmetrics keeps int64 (precision='16-mixed' "
+               "does not change it); float16 and bfloat16 come only from a hand-made buffer and "
+               "stall at 2048 and 256."));
   m_torch =
       combo(metric, "torchVersion", {"1.13", "2.0", "2.7"}, true,
             tr("PyTorch release to imitate (randperm differs from 2.7 on for n ≥ 214,748,364)"));

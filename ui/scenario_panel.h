@@ -27,6 +27,8 @@ class ScenarioPanel : public QWidget {
   const Scenario& scenario() const { return m_scenario; }
   void selectLesson(int row);  // loads it and emits changed()
   bool playing() const;
+  // Whether the scenario names a lesson but its settings (the epoch aside) were edited.
+  bool lessonModified() const;
   void setPlaying(bool on);
   void stepEpoch(int delta);
 

@@ -112,8 +112,39 @@ void ScenarioPanel::wire() {
   connect(m_playButton, &QToolButton::toggled, this, [this](bool on) { setPlaying(on); });
 }
 
+namespace {
+
+// Whether `s` still has the lesson's settings. The epoch does not count: stepping it is
+// what several lessons ask for.
+bool sameSettings(Scenario s, Scenario lesson) {
+  for (Scenario* x : {&s, &lesson}) {
+    x->name.clear();
+    x->title.clear();
+    x->description.clear();
+    x->sampler.epoch = 0;
+  }
+  return to_json(s) == to_json(lesson);
+}
+
+}  // namespace
+
 void ScenarioPanel::commit() {
+  // A lesson whose settings were edited is no longer the lesson: its title says so (the
+  // window, the figures) and its text no longer claims to describe what is shown.
+  const int row = m_lessons ? m_lessons->findByName(QString::fromStdString(m_scenario.name)) : -1;
+  if (const Lesson* l = m_lessons ? m_lessons->lesson(row) : nullptr) {
+    const bool modified = !sameSettings(m_scenario, l->scenario);
+    m_scenario.title = modified ? l->scenario.title + " (modified)" : l->scenario.title;
+    m_scenario.description = modified ? std::string() : l->scenario.description;
+  }
+  updateLessonText();
   emit changed(m_scenario);
+}
+
+bool ScenarioPanel::lessonModified() const {
+  const int row = m_lessons ? m_lessons->findByName(QString::fromStdString(m_scenario.name)) : -1;
+  const Lesson* l = m_lessons ? m_lessons->lesson(row) : nullptr;
+  return l && !sameSettings(m_scenario, l->scenario);
 }
 
 void ScenarioPanel::setScenario(const Scenario& s) {
@@ -174,6 +205,13 @@ void ScenarioPanel::updateLessonText() {
   }
   // The explanation belongs to the lesson only while its scenario is the one shown.
   const bool current = l->scenario.name == m_scenario.name;
+  if (current && lessonModified()) {
+    m_lessonText->setText(
+        tr("(modified) These are no longer the lesson's settings, so its explanation does not "
+           "describe what is shown; the diagnosis does. Choose the lesson again to restore "
+           "them."));
+    return;
+  }
   m_lessonText->setText(QString::fromStdString(l->scenario.description) +
                         (current ? QString() : tr("\n(choose it to load)")));
 }

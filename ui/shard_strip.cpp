@@ -114,6 +114,22 @@ void ShardStrip::paintEvent(QPaintEvent*) {
         p.drawRect(box);
         p.setPen(Qt::NoPen);
       }
+  // Never-evaluated and duplicated samples: a solid mark per bucket that has any, at least
+  // 3 px wide, so a single one among thousands shows at any width (the scaled lane image
+  // alone fades it to white or drops its column).
+  for (int lane : {s.world, s.world + 1}) {
+    const auto& counts = lane == s.world ? s.never : s.duplicated;
+    const QRgb ink = lane == s.world ? kNeverInk : kDuplicateInk;
+    for (int b = 0; b < s.buckets; ++b)
+      if (counts[size_t(b)] > 0) {
+        const double x = lanes.left() + lanes.width() * b / s.buckets;
+        const double w = std::max(3.0, lanes.width() / s.buckets);
+        // Still fading with coverage, but never fainter than 60 %.
+        const double covered = counts[size_t(b)] / double(std::max<int64_t>(1, s.bucketSize(b)));
+        p.fillRect(QRectF(std::min(x, lanes.right() - w), lanes.top() + lane * lh, w, lh),
+                   QColor(shade(ink, std::max(covered, 0.6))));
+      }
+  }
   QFont f = font();
   f.setPixelSize(std::clamp(int(lh * 0.7), 8, 12));
   p.setFont(f);

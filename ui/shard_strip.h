@@ -18,6 +18,10 @@ class ShardStrip : public QWidget {
   void setResult(const ResultPtr& result);
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;
+  // Lanes of the result shown (W + 2), or 6 before any.
+  int laneCount() const { return m_lanes.isNull() ? 6 : m_lanes.height(); }
+  // The strip's lane area, for tests and tooltips: lane L spans its L-th row.
+  QRectF lanesRect() const;
   // Lane and bucket under a point; lane W is "never", W + 1 "more than once".
   bool hit(const QPoint& p, int* lane, int* bucket) const;
 
@@ -26,7 +30,6 @@ class ShardStrip : public QWidget {
   void paintEvent(QPaintEvent* e) override;
 
  private:
-  QRectF lanesRect() const;
   double laneHeight() const;
   QString tooltipAt(const QPoint& p) const;
 

@@ -1,4 +1,6 @@
 // `export`: data (CSV, JSON, LaTeX, .npy) and figures of a simulation or a run file.
+#include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <memory>
 
@@ -17,7 +19,31 @@ struct ExportArgs {
   std::string out;
   std::vector<std::string> formats = {"csv", "json"};
   int dpi = 150;
+  FigureFlags figure;
 };
+
+double max_abs(const Matrix& m) {
+  double top = 0;
+  for (double v : m.cells) top = std::max(top, std::abs(v));
+  return top;
+}
+
+// Figures of several epochs share one colour range each (matrices, difference, ranks), so
+// a colour means the same count in every epoch; --vmax / --vmax-difference override it.
+FigureFlags shared_range(const std::vector<Evaluation>& all, FigureFlags flags) {
+  if (all.size() < 2) return flags;
+  double matrices = 0, difference = 0, ranks = 0;
+  for (const Evaluation& e : all) {
+    if (e.synced) matrices = std::max(matrices, max_abs(*e.synced));
+    if (e.expected) matrices = std::max(matrices, max_abs(*e.expected));
+    if (auto d = e.difference()) difference = std::max(difference, max_abs(*d));
+    for (const Matrix& m : e.per_rank) ranks = std::max(ranks, max_abs(m));
+  }
+  if (flags.vmax <= 0) flags.vmax = matrices;
+  if (flags.vmax_ranks <= 0) flags.vmax_ranks = ranks;
+  if (flags.vmax_difference <= 0) flags.vmax_difference = difference;
+  return flags;
+}
 
 std::vector<std::string> split_figures(std::vector<std::string>& formats) {
   std::vector<std::string> figures;
@@ -43,18 +69,33 @@ void register_export(CLI::App& app) {
       ->check(CLI::IsMember({"csv", "json", "latex", "npy", "png", "svg", "pdf"}))
       ->capture_default_str();
   cmd->add_option("--dpi", args->dpi, "PNG resolution")->capture_default_str();
+  cmd->add_option("--ranks", args->figure.ranks, "Ranks of the per-rank figure (e.g. 0,1,5)")
+      ->delimiter(',');
+  cmd->add_option("--vmax", args->figure.vmax,
+                  "Fixed colour range [0, V] of the matrix figures, to compare figures")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--vmax-difference", args->figure.vmax_difference,
+                  "Fixed colour range [-V, V] of the difference figure")
+      ->check(CLI::PositiveNumber);
   cmd->callback([cmd, args] {
     std::vector<std::string> data = args->formats;
     const std::vector<std::string> figures = split_figures(data);
     // A run of several epochs: one folder per epoch (epoch<e>/), unless --epoch picks one.
     const std::vector<Evaluation> all = evaluations_for(*cmd, args->engine, args->run_file);
+    FigureFlags figure = args->figure;
+    if (figure.vmax > 0) figure.vmax_ranks = figure.vmax;
+    figure = shared_range(all, figure);
     std::vector<std::string> written;
     for (const Evaluation& e : all) {
       const std::string dir = epoch_dir(args->out, e, all.size());
-      const auto files = export_data(e, dir, data);
-      written.insert(written.end(), files.begin(), files.end());
+      // Figures alone write only figures: report.json comes with the data formats (it is
+      // hundreds of MB at 1000 classes and 64 ranks).
+      if (!data.empty()) {
+        const auto files = export_data(e, dir, data);
+        written.insert(written.end(), files.begin(), files.end());
+      }
       if (!figures.empty()) {
-        const auto more = write_figures(e, dir, figures, args->dpi);
+        const auto more = write_figures(e, dir, figures, args->dpi, figure);
         written.insert(written.end(), more.begin(), more.end());
       }
     }

@@ -8,10 +8,22 @@
 namespace shardlens::cli {
 
 std::vector<std::string> write_figures(const Evaluation& e, const std::string& dir,
-                                       const std::vector<std::string>& formats, int dpi) {
+                                       const std::vector<std::string>& formats, int dpi,
+                                       const FigureFlags& flags) {
+  for (int r : flags.ranks) {
+    if (r < 0 || r >= e.world_size) {
+      throw InputError("--ranks: rank " + std::to_string(r) + " is not in 0.." +
+                       std::to_string(e.world_size - 1));
+    }
+  }
 #ifdef SHARDLENS_CLI_FIGURES
+  render::FigureSetOptions set;
+  set.ranks = flags.ranks;
+  set.vmax = flags.vmax;
+  set.vmaxDifference = flags.vmax_difference;
+  set.vmaxRanks = flags.vmax_ranks;
   std::vector<std::string> written;
-  if (render::write_figure_set(e, dir, formats, dpi, &written) != 0) {
+  if (render::write_figure_set(e, dir, formats, dpi, &written, set) != 0) {
     throw InputError(dir + ": could not write the figures");
   }
   return written;

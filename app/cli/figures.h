@@ -7,8 +7,18 @@
 
 namespace shardlens::cli {
 
-// Returns the paths written; throws InputError when this build has no figure renderer.
+struct FigureFlags {
+  std::vector<int> ranks;  // --ranks: the per-rank figure's ranks; empty: all
+  // --vmax / --vmax-difference: fixed colour ranges; <= 0: from the data.
+  double vmax = 0;
+  double vmax_difference = 0;
+  double vmax_ranks = 0;  // the per-rank panels' range (--vmax, or shared across epochs)
+};
+
+// Returns the paths written; throws InputError when this build has no figure renderer or a
+// flag does not fit the evaluation (a rank it does not have).
 std::vector<std::string> write_figures(const Evaluation& e, const std::string& dir,
-                                       const std::vector<std::string>& formats, int dpi);
+                                       const std::vector<std::string>& formats, int dpi,
+                                       const FigureFlags& flags = {});
 
 }  // namespace shardlens::cli

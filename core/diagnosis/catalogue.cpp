@@ -27,16 +27,26 @@ const std::map<Pattern, Entry>& catalogue() {
           "Make len(dataset) divisible by devices, or run the final evaluation on one "
           "device (Trainer(devices=1)); Lightning warns about this for test/validate."},
          {"torchmetrics",
-          "torchmetrics cannot see padding: de-duplicate by dataset index before update()."},
+          "torchmetrics cannot see padding, and a duplicate may sit on another rank than its "
+          "original, so no per-rank de-duplication before update() removes it: gather the "
+          "predictions with their dataset indices and drop the padding positions (the last "
+          "total_size - len(dataset) of the sampler's order) before computing, or use an "
+          "uneven sampler."},
          {"Accelerate",
           "Use gather_for_metrics with Accelerate's own dataloader (it trims the padding)."}}}},
       {Pattern::SamplerDropLast,
        {"Samples dropped by the sampler",
         "DistributedSampler(drop_last=True) cuts the index list to a multiple of the world size, "
         "so up to world_size - 1 samples are never evaluated.",
-        {{"PyTorch", "Use drop_last=False for evaluation samplers."},
+        {{"PyTorch",
+          "drop_last=False alone pads with duplicates instead (510 samples become 512): "
+          "evaluate with a sampler that neither drops nor pads (an uneven one such as "
+          "Lightning's UnrepeatedDistributedSampler) or make len(dataset) divisible by the "
+          "world size."},
          {"Lightning",
-          "Lightning's injected sampler uses drop_last=False; remove a custom one."}}}},
+          "Remove the custom sampler; Lightning's own pads instead of dropping, so for the "
+          "numbers you report make len(dataset) divisible by devices or evaluate on one "
+          "device."}}}},
       {Pattern::LoaderDropLast,
        {"Partial last batches dropped by the loader",
         "DataLoader(drop_last=True) discards each rank's partial last batch: up to "

@@ -178,8 +178,16 @@ Scenario load_scenario_file(const std::string& path) {
   try {
     j = json::parse(text);
   } catch (const json::exception& e) {
-    // parse_error, and out_of_range for a number too large for a double (1e400).
-    throw InputError(path + ": not valid JSON (" + std::string(e.what()) + ")");
+    // parse_error, and out_of_range for a number too large for a double (1e400). The
+    // library's "[json.exception.parse_error.101] parse error at line 1, ..." is said plainly:
+    // "not valid JSON at line 1, column 18: ...".
+    std::string what = e.what();
+    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos)
+      what.erase(0, what.find("] ") + 2);
+    if (what.rfind("parse error ", 0) == 0) what.erase(0, 12);
+    if (what.rfind("syntax error while parsing value - ", 0) == 0) what.erase(0, 35);
+    throw InputError(path + ": not valid JSON " +
+                     (what.rfind("at ", 0) == 0 ? what : "(" + what + ")"));
   }
   return scenario_from_json(j, path);
 }

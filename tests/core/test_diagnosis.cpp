@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "core/diagnosis/diagnosis.h"
 #include "core/diagnosis/precision.h"
@@ -298,6 +299,32 @@ TEST(Diagnosis, EveryPatternHasTextAndFixes) {
   }
 }
 
+namespace {
+
+// The pattern a lesson claims: the one it is named after, or, for the lessons taken from
+// public reports, the pattern their text names.
+std::string lesson_pattern(const std::string& name) {
+  if (name == "seed-lesson") return "shuffled-eval";
+  if (name == "repeated-val-subset" || name == "sorted-val-limit") return "batch-limit-subset";
+  if (name == "mnist-padding-3-gpus") return "padding-duplicates";
+  return name;
+}
+
+const LessonInfo& find_lesson(const std::vector<LessonInfo>& all, const std::string& name) {
+  const auto it =
+      std::find_if(all.begin(), all.end(), [&](const LessonInfo& l) { return l.name == name; });
+  if (it == all.end()) throw std::runtime_error("no lesson " + name);
+  return *it;
+}
+
+int64_t total(const Matrix& m) {
+  double t = 0;
+  for (double v : m.cells) t += v;
+  return static_cast<int64_t>(t);
+}
+
+}  // namespace
+
 // Every lesson shows the pitfall it is named after, from the records alone.
 TEST(Lessons, EachLessonIsDiagnosedAsItsPattern) {
   const LessonList all = load_lessons();
@@ -309,10 +336,79 @@ TEST(Lessons, EachLessonIsDiagnosedAsItsPattern) {
     const Evaluation e = simulate(lesson.scenario);
     EXPECT_FALSE(e.diagnosis.correct) << lesson.name;
     const auto p = patterns(e.diagnosis);
-    const std::string want = lesson.name == "seed-lesson" ? "shuffled-eval" : lesson.name;
+    const std::string want = lesson_pattern(lesson.name);
     EXPECT_NE(std::find(p.begin(), p.end(), want), p.end()) << lesson.name;
     EXPECT_EQ(std::find(p.begin(), p.end(), "unexplained-difference"), p.end()) << lesson.name;
     EXPECT_FALSE(lesson.scenario.description.empty()) << lesson.name;
+  }
+}
+
+// Each lesson opens with one sentence on what to look for in the views.
+TEST(Lessons, EachLessonSaysFirstWhatToLookFor) {
+  for (const LessonInfo& lesson : load_lessons().lessons) {
+    const std::string& text = lesson.scenario.description;
+    EXPECT_EQ(text.rfind("Look for: ", 0), 0u) << lesson.name;
+    const size_t end = text.find(". ");
+    ASSERT_NE(end, std::string::npos) << lesson.name;
+    // One sentence: no sentence break inside it ("e.g." aside, none is used there).
+    EXPECT_EQ(text.substr(0, end).find(". "), std::string::npos) << lesson.name;
+    EXPECT_LT(end, 200u) << lesson.name << ": the first sentence is too long to read at a glance";
+  }
+}
+
+// 16-mixed does not make torchmetrics' counters float16: the seed lesson counts in int64,
+// and its rows are wrong for the batch limit and the shuffle alone.
+TEST(Lessons, SeedLessonCountsInInt64) {
+  const auto all = load_lessons().lessons;
+  const LessonInfo& seed = find_lesson(all, "seed-lesson");
+  EXPECT_EQ(seed.scenario.dtype, CounterDtype::Int64);
+  const Evaluation e = simulate(seed.scenario);
+  const auto p = patterns(e.diagnosis);
+  EXPECT_EQ(std::find(p.begin(), p.end(), "counter-precision"), p.end());
+  // 4 ranks x 10 batches of 10.
+  EXPECT_EQ(total(*e.synced), 400);
+}
+
+// The lessons from public reports reproduce the numbers their text quotes.
+TEST(Lessons, ReportedCasesGiveTheirNumbers) {
+  const auto all = load_lessons().lessons;
+  {
+    // MNIST's 10,000 test images on 3 GPUs: DistributedSampler pads to ceil(10000 / 3) * 3.
+    const Evaluation e = simulate(find_lesson(all, "mnist-padding-3-gpus").scenario);
+    EXPECT_EQ(e.dataset_size, 10000);
+    EXPECT_EQ(total(*e.synced), (10000 + 2) / 3 * 3);
+    EXPECT_EQ(total(*e.synced), 10002);
+  }
+  {
+    // Several validations per epoch: 4 ranks x 5 batches x 10 of 1000 samples, the same
+    // subset whenever the epoch is the same, another one the next epoch.
+    Scenario s = find_lesson(all, "repeated-val-subset").scenario;
+    const Evaluation first = simulate(s);
+    const Evaluation again = simulate(s);
+    s.sampler.epoch += 1;
+    const Evaluation next = simulate(s);
+    EXPECT_EQ(total(*first.synced), 4 * 5 * 10);
+    EXPECT_EQ(first.times_evaluated, again.times_evaluated);
+    EXPECT_NE(first.times_evaluated, next.times_evaluated);
+  }
+  {
+    // Class-sorted, unshuffled, 5 batches of 16 on 4 ranks: the first 320 indices, i.e.
+    // classes 0-5 whole (50 each), 20 of class 6, none of 7-9.
+    const Evaluation e = simulate(find_lesson(all, "sorted-val-limit").scenario);
+    const auto rows = e.synced->row_sums();
+    EXPECT_EQ(total(*e.synced), 320);
+    for (int c = 0; c < 6; ++c) EXPECT_EQ(rows[size_t(c)], 50) << c;
+    EXPECT_EQ(rows[6], 20);
+    for (int c = 7; c < 10; ++c) EXPECT_EQ(rows[size_t(c)], 0) << c;
+  }
+  {
+    // Sampler drop_last: the lesson's own fix, drop_last=False, pads 510 to 512 instead.
+    Scenario s = find_lesson(all, "sampler-drop-last").scenario;
+    s.sampler.drop_last = false;
+    const Evaluation e = simulate(s);
+    EXPECT_EQ(total(*e.synced), 512);
+    const auto p = patterns(e.diagnosis);
+    EXPECT_NE(std::find(p.begin(), p.end(), "padding-duplicates"), p.end());
   }
 }
 

@@ -105,6 +105,22 @@ TEST(Scenario, FileWithAnOverflowingNumberIsInvalidJson) {
   EXPECT_INPUT_ERROR(load_scenario_file(path), path, "not valid JSON");
 }
 
+// A malformed scenario says where and what in plain words, not the JSON library's codes.
+TEST(Scenario, MalformedFileSaysWhereInPlainWords) {
+  io_test::TempDir dir;
+  const std::string path = dir.path("bad.json");
+  io_test::write_bytes(path, "{\"world_size\": 4,, }");
+  try {
+    load_scenario_file(path);
+    FAIL();
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind(path + ": not valid JSON at line 1, column 18", 0), 0u) << what;
+    EXPECT_EQ(what.find("json.exception"), std::string::npos) << what;
+    EXPECT_EQ(what.find("parse_error"), std::string::npos) << what;
+  }
+}
+
 // Integer settings given as floats or beyond their type were converted silently (or with
 // undefined behaviour, for 1e300 into an int).
 TEST(Scenario, RejectsIntegersThatAreFractionalOrOutOfRange) {

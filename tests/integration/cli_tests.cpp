@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -10,6 +11,10 @@
 
 #include "core/io/files.h"
 #include "core/io/npy.h"
+#include "core/runs/run_evaluation.h"
+#include "core/runs/runfile.h"
+#include "core/sim/engine.h"
+#include "core/sim/lessons.h"
 #include "tests/common/run_command.h"
 
 namespace fs = std::filesystem;
@@ -212,4 +217,104 @@ TEST(Cli, CompareExitCodesAndRows) {
   expect_bad_input("compare padding-duplicates no-such-lesson", "no-such-lesson");
   expect_bad_input("compare padding-duplicates " + write_text("x.slrun", "junk") + "@3", "x.slrun");
   expect_bad_input("compare padding-duplicates seed-lesson@2", "@EPOCH is for run files");
+}
+
+namespace {
+
+// A PNG's width from its IHDR chunk (bytes 16-19, big-endian).
+uint32_t png_width(const fs::path& path) {
+  const std::string bytes = shardlens::read_file_bytes(path.string());
+  if (bytes.size() < 24) return 0;
+  uint32_t w = 0;
+  for (int i = 16; i < 20; ++i) w = (w << 8) | static_cast<unsigned char>(bytes[size_t(i)]);
+  return w;
+}
+
+Result run_export_svg(const std::string& run_file, const fs::path& out) {
+  return run("export --run " + run_file + " --formats svg --out " + out.string());
+}
+
+std::vector<std::string> files_in(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+// Figures alone write only figures; --ranks picks the per-rank panels; --vmax fixes the
+// colour range the colour bar prints.
+TEST(Cli, ExportFiguresRanksAndRange) {
+  const fs::path all = temp_dir() / "figs-all";
+  const Result r = run("export --preset padding-duplicates --formats png --out " + all.string());
+  if (r.code == 2 && r.err.find("no figure renderer") != std::string::npos)
+    GTEST_SKIP() << "built without Qt";
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(files_in(all), (std::vector<std::string>{"difference.png", "expected.png",
+                                                     "per-rank.png", "synced.png"}));
+  // Two of the four ranks: a grid of two panels is narrower than one of four.
+  const fs::path two = temp_dir() / "figs-two";
+  ASSERT_EQ(
+      run("export --preset padding-duplicates --formats png --ranks 0,2 --out " + two.string())
+          .code,
+      0);
+  EXPECT_GT(png_width(all / "per-rank.png"), 0u);
+  EXPECT_LT(png_width(two / "per-rank.png"), png_width(all / "per-rank.png"));
+  expect_bad_input("export --preset padding-duplicates --formats png --ranks 0,4 --out " +
+                       (temp_dir() / "figs-bad").string(),
+                   "--ranks: rank 4");
+  // The colour bar ends at the largest synced count, or at --vmax when given (no cell of
+  // 512 samples in 10 rows of about 51 reaches 100).
+  const Result sim = run("simulate --preset padding-duplicates --format json");
+  ASSERT_EQ(sim.code, 0) << sim.err;  // simulate reports; only diagnose exits 1
+  int64_t top = 0;
+  for (const auto& row : nlohmann::json::parse(sim.out)["synced"])
+    for (const auto& v : row) top = std::max<int64_t>(top, v.get<int64_t>());
+  ASSERT_LT(top, 100);
+  const fs::path free_range = temp_dir() / "figs-free";
+  const fs::path fixed = temp_dir() / "figs-fixed";
+  for (const auto& [dir, flag] : {std::pair{free_range, ""}, std::pair{fixed, " --vmax 100"}}) {
+    ASSERT_EQ(run("export --preset padding-duplicates --formats svg" + std::string(flag) +
+                  " --out " + dir.string())
+                  .code,
+              0);
+  }
+  const std::string free_svg = shardlens::read_file_bytes((free_range / "synced.svg").string());
+  const std::string fixed_svg = shardlens::read_file_bytes((fixed / "synced.svg").string());
+  EXPECT_NE(free_svg.find(">" + std::to_string(top) + "<"), std::string::npos);
+  EXPECT_EQ(free_svg.find(">100<"), std::string::npos);
+  EXPECT_NE(fixed_svg.find(">100<"), std::string::npos);
+}
+
+// The epochs of a run share one colour range: the seed lesson's difference jumps from one
+// epoch's largest error to another's, and both figures' bars end at the larger.
+TEST(Cli, ExportedEpochsShareTheColourRange) {
+  std::vector<shardlens::RunFile> epochs;
+  double top = 0;
+  std::vector<double> own;
+  for (int64_t epoch : {1, 2}) {
+    shardlens::Scenario s = shardlens::load_preset("seed-lesson");
+    s.sampler.epoch = epoch;
+    const shardlens::Evaluation e = shardlens::simulate(s);
+    double m = 0;
+    for (size_t i = 0; i < e.synced->cells.size(); ++i)
+      m = std::max(m, std::abs(e.synced->cells[i] - e.expected->cells[i]));
+    own.push_back(m);
+    top = std::max(top, m);
+    epochs.push_back(shardlens::run_from_evaluation(e));
+  }
+  ASSERT_NE(own[0], own[1]) << "the lesson's epochs should differ for this test to mean much";
+  const std::string run = (temp_dir() / "seed-epochs.slrun").string();
+  shardlens::save_run_epochs(epochs, run);
+  const fs::path out = temp_dir() / "seed-epochs-figs";
+  const Result r = run_export_svg(run, out);
+  if (r.code == 2 && r.err.find("no figure renderer") != std::string::npos)
+    GTEST_SKIP() << "built without Qt";
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string bar = ">" + std::to_string(static_cast<int64_t>(top)) + "<";
+  for (const char* epoch : {"epoch1", "epoch2"}) {
+    const std::string svg = shardlens::read_file_bytes((out / epoch / "difference.svg").string());
+    EXPECT_NE(svg.find(bar), std::string::npos) << epoch << " lacks " << bar;
+  }
 }

@@ -43,11 +43,13 @@ void paintColorBar(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, con
   p.drawRect(bar);
   p.setFont(font);
   p.setPen(Qt::black);
+  // Tick labels stop where the bar's own label begins.
+  const double labelRight = d.valueLabel.isEmpty() ? r.right() : r.right() - fm.height() - 2;
   const auto tick = [&](double frac, double value) {
     const double y = bar.bottom() - frac * bar.height();
     p.drawLine(QPointF(bar.right(), y), QPointF(bar.right() + 3, y));
     p.drawText(
-        QRectF(bar.right() + 4, y - fm.height() / 2, r.right() - bar.right() - 4, fm.height()),
+        QRectF(bar.right() + 4, y - fm.height() / 2, labelRight - bar.right() - 4, fm.height()),
         Qt::AlignLeft | Qt::AlignVCenter, formatValue(value, d.integral));
   };
   if (d.diverging) {
@@ -59,6 +61,17 @@ void paintColorBar(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, con
     tick(0, 0);
     tick(0.5, valueAt(d, s, 0.5));
     tick(1, valueAt(d, s, 1.0));
+  }
+  if (!d.valueLabel.isEmpty()) {
+    // The label reads upwards along the bar, in the strip right of the tick labels.
+    const double x = r.right() - fm.height() / 2 - 1;
+    const QString text = fm.elidedText(d.valueLabel, Qt::ElideRight, bar.height());
+    p.save();
+    p.translate(x, bar.center().y());
+    p.rotate(-90);
+    p.drawText(QRectF(-bar.height() / 2, -fm.height() / 2, bar.height(), fm.height()),
+               Qt::AlignCenter, text);
+    p.restore();
   }
   p.restore();
 }

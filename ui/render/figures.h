@@ -5,6 +5,7 @@
 #include <QString>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ui/render/heatmap_data.h"
@@ -22,11 +23,20 @@ QString figureExtension(FigureFormat f);
 struct Figure {
   QString title;  // above the panels; empty for a single heatmap
   std::vector<HeatmapData> panels;
-  int columns = 1;
+  int columns = 1;  // without a page; with one the grid is chosen to fit it
   HeatmapStyle style;
+  // When valid (points), the grid's columns, the panels' size and, if need be, a smaller
+  // font are chosen so the figure fits the page (small multiples of many ranks).
+  QSizeF page;
+  // One colour bar beside the grid instead of one per panel (panels share the range).
+  bool sharedColorBar = false;
 };
 
-// Natural size in points (1/72 inch): panels grow with the class count, within limits.
+// A page for figures of many panels: A3 landscape, in points.
+inline const QSizeF kFigurePage(1191, 842);
+
+// Size in points (1/72 inch): panels grow with the class count, within limits, and shrink
+// to fit the figure's page when it has one.
 QSizeF figureSizePoints(const Figure& f);
 void paintFigure(QPainter& p, const Figure& f, const QRectF& bounds);
 
@@ -34,20 +44,41 @@ void paintFigure(QPainter& p, const Figure& f, const QRectF& bounds);
 bool writeFigure(const Figure& f, const QString& path, FigureFormat format, int dpi,
                  QString* error = nullptr);
 
-// The CLI's entry point: writes per-rank, synced, expected and difference figures for every
-// format into out_dir (created if missing). Creates an offscreen QGuiApplication when the
-// process has none. Returns 0 on success, 2 on an unknown format or a write error (message on
-// stderr). `written` receives the paths of the files written.
+// The title of an exported view, the same in "Export view" and the figure set:
+// "<scenario title> — <view>", or the view alone for a scenario without a name.
+QString figureTitle(const shardlens::Evaluation& eval, const QString& view);
+
+// What a figure set shows beyond the view options.
+struct FigureSetOptions {
+  std::vector<int> ranks;  // the per-rank figure's ranks, in this order; empty: all
+  // Fixed colour ranges, so figures of two runs or epochs compare: [0, vmax] for the
+  // matrices, [-vmaxDifference, vmaxDifference] for the difference; <= 0: from the data.
+  double vmax = 0;
+  double vmaxDifference = 0;
+  double vmaxRanks = 0;  // the per-rank panels' range
+};
+
 struct MatrixOptions;
+// The figures of the set by file stem ("per-rank", "synced", "expected", "difference"; the
+// last two only when the expected matrix is known). Ranks must be valid.
+std::vector<std::pair<QString, Figure>> figureSet(const shardlens::Evaluation& eval,
+                                                  const MatrixOptions& options,
+                                                  const HeatmapStyle& style,
+                                                  const FigureSetOptions& set);
 // The figure set of an evaluation with the given options: per-rank.EXT, synced.EXT,
 // expected.EXT and difference.EXT per format. Needs a QGuiApplication. Returns false and
 // sets `error` on the first failure.
 bool writeFigureSet(const shardlens::Evaluation& eval, const QString& dir,
                     const std::vector<FigureFormat>& formats, int dpi, const MatrixOptions& options,
-                    const HeatmapStyle& style, QStringList* written, QString* error);
+                    const HeatmapStyle& style, const FigureSetOptions& set, QStringList* written,
+                    QString* error);
 
+// The CLI's entry point: writes per-rank, synced, expected and difference figures for every
+// format into out_dir (created if missing). Creates an offscreen QGuiApplication when the
+// process has none. Returns 0 on success, 2 on an unknown format, a rank the evaluation does
+// not have or a write error (message on stderr). `written` receives the paths written.
 int write_figure_set(const shardlens::Evaluation& eval, const std::string& out_dir,
                      const std::vector<std::string>& formats, int dpi,
-                     std::vector<std::string>* written);
+                     std::vector<std::string>* written, const FigureSetOptions& set = {});
 
 }  // namespace shardlens::render

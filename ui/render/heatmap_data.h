@@ -25,6 +25,8 @@ struct HeatmapData {
   std::vector<double> rowObserved, rowExpected, colObserved;
   // Colour range; heatmaps shown side by side share it so colours compare.
   double valueMax = 0;
+  // What the values are ("count", "fraction of true class"): the colour bar's label.
+  QString valueLabel;
   // Shown instead of cells when there is no matrix (classes == 0), e.g. why it is unknown.
   QString emptyText;
 
@@ -51,6 +53,7 @@ struct HeatmapStyle {
   bool compact = false;      // small multiples: no axis titles, short row sums
   bool showColorBar = true;
   bool indexLabels = false;  // class numbers instead of names (small views, long names)
+  bool showSums = true;      // the row-sum column and column-sum row (off: tiny multiples)
   int fontPixels = 11;
 };
 

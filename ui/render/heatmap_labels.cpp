@@ -1,10 +1,28 @@
 // Title, axis titles and class labels of a heatmap. Labels are thinned so they never overlap
 // (every 1st, 2nd, 5th, 10th, ... class) and follow zoom and pan.
 #include <QFontMetricsF>
+#include <algorithm>
+#include <cmath>
 
 #include "ui/render/heatmap_painter.h"
 
 namespace shardlens::render {
+
+std::vector<int> labelledWrongRows(const HeatmapData& d, const HeatmapViewport& v,
+                                   double lineHeight) {
+  std::vector<int> rows;
+  if (!d.hasExpectedRows()) return rows;
+  const VisibleRange vis = v.visible();
+  double lastY = -1e300;
+  for (int r = vis.firstRow; r <= vis.lastRow; ++r) {
+    if (!d.rowMismatch(r)) continue;
+    const double y = v.toScreen(0, r + 0.5).y();
+    if (y < v.grid.top() || y > v.grid.bottom() || y - lastY < lineHeight) continue;
+    rows.push_back(r);
+    lastY = y;
+  }
+  return rows;
+}
 
 void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const HeatmapLayout& l,
                  const HeatmapViewport& v) {
@@ -13,30 +31,7 @@ void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const
   const QFont bold = heatmapFont(s, true);
   const QFontMetricsF fm(font);
   // Title, with the number of wrong rows spelled out so no colour is needed to see it.
-  if (l.title.height() > 0) {
-    QFont titleFont = heatmapFont(s, true);
-    titleFont.setPixelSize(s.fontPixels + (s.compact ? 0 : 2));
-    p.setFont(titleFont);
-    p.setPen(Qt::black);
-    const int wrong = d.mismatchCount();
-    const QFontMetricsF tm(titleFont);
-    // The note says how many rows are wrong; it shortens before it would hide the title.
-    QString note;
-    if (wrong > 0) {
-      const QString longNote = wrong == 1 ? QStringLiteral("⚠ 1 row ≠ expected")
-                                          : QStringLiteral("⚠ %1 rows ≠ expected").arg(wrong);
-      note = tm.horizontalAdvance(d.title + QStringLiteral("  ") + longNote) <= l.title.width()
-                 ? longNote
-                 : QStringLiteral("⚠ %1 ≠").arg(wrong);
-    }
-    const double noteWidth = note.isEmpty() ? 0 : tm.horizontalAdvance(note) + 8;
-    p.drawText(l.title.adjusted(0, 0, -noteWidth, 0), Qt::AlignLeft | Qt::AlignVCenter,
-               tm.elidedText(d.title, Qt::ElideRight, l.title.width() - noteWidth));
-    if (!note.isEmpty()) {
-      p.setPen(QColor(kMismatchInk));
-      p.drawText(l.title, Qt::AlignRight | Qt::AlignVCenter, note);
-    }
-  }
+  if (l.title.height() > 0) paintTitle(p, d, s, l.title);
   p.setFont(font);
   p.setPen(Qt::black);
   if (l.yTitle.width() > 0) {
@@ -54,8 +49,21 @@ void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const
   const int rowStep = labelStep(v.cellHeight(), fm.height() * 0.95);
   p.save();
   p.setClipRect(l.rowLabels.adjusted(-2, -fm.height(), 2, fm.height()));
-  for (int r = vis.firstRow - vis.firstRow % rowStep; r <= vis.lastRow; r += rowStep) {
-    if (r < vis.firstRow) continue;
+  // Wrong rows are always named, thinned or not; a thinned label that would overlap one
+  // gives way.
+  const std::vector<int> wrongRows =
+      rowStep > 1 ? labelledWrongRows(d, v, fm.height()) : std::vector<int>{};
+  std::vector<double> wrongY;
+  for (int r : wrongRows) wrongY.push_back(v.toScreen(0, r + 0.5).y());
+  const auto nearWrong = [&](double y) {
+    return std::any_of(wrongY.begin(), wrongY.end(),
+                       [&](double w) { return std::abs(w - y) < fm.height(); });
+  };
+  std::vector<int> rows;
+  for (int r = vis.firstRow - vis.firstRow % rowStep; r <= vis.lastRow; r += rowStep)
+    if (r >= vis.firstRow && !nearWrong(v.toScreen(0, r + 0.5).y())) rows.push_back(r);
+  rows.insert(rows.end(), wrongRows.begin(), wrongRows.end());
+  for (int r : rows) {
     const double y = v.toScreen(0, r + 0.5).y();
     if (y < l.grid.top() || y > l.grid.bottom()) continue;
     const bool wrong = d.rowMismatch(r);

@@ -13,7 +13,7 @@ QFont heatmapFont(const HeatmapStyle& s, bool bold) {
   return f;
 }
 
-LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s) {
+LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s, double width) {
   const QFontMetricsF fm(heatmapFont(s));
   const QFontMetricsF boldFm(heatmapFont(s, true));  // wrong rows' labels are bold
   const double line = fm.height();
@@ -44,9 +44,18 @@ LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s) {
   m.colorBar = s.showColorBar ? 20 +
                                     fm.horizontalAdvance(formatValue(
                                         d.diverging ? -d.valueMax : d.valueMax, d.integral)) +
-                                    6
+                                    6 + (d.valueLabel.isEmpty() ? 0 : line + 2)
                               : 0;
   m.margin = s.compact ? 3 : 6;
+  if (!s.showSums) m.rowSums = m.colSums = 0;
+  if (width > 0) {
+    // Up to three title lines at full size before the title shrinks.
+    QFont titleFont = heatmapFont(s, true);
+    titleFont.setPixelSize(s.fontPixels + (s.compact ? 0 : 2));
+    const double titleLine = QFontMetricsF(titleFont).height();
+    const TitleLines t = layoutTitle(d, s, width - 2 * m.margin, 3 * titleLine);
+    m.title = std::max(m.title, t.height() + (s.compact ? 2 : 4));
+  }
   return m;
 }
 
@@ -184,7 +193,7 @@ void paintHeatmap(QPainter& p, const HeatmapData& d, const HeatmapStyle& s,
 }
 
 void paintHeatmap(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const QRectF& bounds) {
-  const HeatmapLayout layout = computeLayout(bounds, layoutMetrics(d, s));
+  const HeatmapLayout layout = computeLayout(bounds, layoutMetrics(d, s, bounds.width()));
   HeatmapViewport view;
   view.classes = d.classes;
   view.grid = layout.grid;

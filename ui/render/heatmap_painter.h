@@ -5,7 +5,9 @@
 #include <QFont>
 #include <QImage>
 #include <QPainter>
+#include <QStringList>
 #include <optional>
+#include <vector>
 
 #include "ui/render/heatmap_data.h"
 #include "ui/render/heatmap_geometry.h"
@@ -18,8 +20,25 @@ inline constexpr QRgb kMismatchFill = 0xfff4b6a8;
 inline constexpr QRgb kMismatchInk = 0xffb2182b;
 
 QFont heatmapFont(const HeatmapStyle& s, bool bold = false);
-// Sizes of the parts around the grid for this data and style.
-LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s);
+// Sizes of the parts around the grid for this data and style. With the width of the bounds
+// (figures), the title band grows to hold a title that wraps; without it (0), it is one line.
+LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s, double width = 0);
+
+// "⚠ 2 rows ≠ expected", or empty when every row is right.
+QString mismatchNote(const HeatmapData& d);
+// The title and its note fitted to `width` and `maxHeight`: one line when both fit; else the
+// title wraps at spaces, the note on its own line when it does not fit after it; then the
+// font shrinks (to 7 px); only when nothing fits is the title (never the note) elided.
+struct TitleLines {
+  QFont font;
+  QStringList lines;  // the title's lines; the note follows the last one
+  QString note;
+  bool noteOwnLine = false;
+  double lineHeight = 0;
+  double height() const;
+};
+TitleLines layoutTitle(const HeatmapData& d, const HeatmapStyle& s, double width, double maxHeight);
+void paintTitle(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const QRectF& band);
 
 struct PaintState {
   const QImage* image = nullptr;  // buildHeatmapImage(d, s); built on demand when null
@@ -44,6 +63,10 @@ void paintCells(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const 
 bool needsPooling(const HeatmapViewport& v, double devicePixelsPerUnit = 1.0);
 QImage pooledImageFor(const HeatmapData& d, const HeatmapStyle& s, const HeatmapViewport& v,
                       double devicePixelsPerUnit = 1.0);
+// The visible wrong rows that get their own label and sums even where labels are thinned
+// (C > ~30): in order, each at least `lineHeight` below the previous one kept.
+std::vector<int> labelledWrongRows(const HeatmapData& d, const HeatmapViewport& v,
+                                   double lineHeight);
 void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const HeatmapLayout& l,
                  const HeatmapViewport& v);
 void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const HeatmapLayout& l,

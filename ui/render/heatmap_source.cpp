@@ -112,6 +112,28 @@ HeatmapData makeHeatmap(const QString& title, const Matrix& values, const Matrix
 
 namespace {
 
+// What the colour bar measures, so a figure reads without its caption (row: torchmetrics'
+// normalize="true", column: "pred", total: "all").
+QString valueLabel(Normalization n, bool difference) {
+  QString what;
+  switch (n) {
+    case Normalization::None:
+      what = QStringLiteral("count");
+      break;
+    case Normalization::True:
+      what = QStringLiteral("fraction of row");
+      break;
+    case Normalization::Pred:
+      what = QStringLiteral("fraction of column");
+      break;
+    case Normalization::All:
+      what = QStringLiteral("fraction of total");
+      break;
+  }
+  // Short: the label runs along the colour bar, which is small in the window's side views.
+  return difference ? QStringLiteral("Δ ") + what : what;
+}
+
 std::vector<double> permuted(const std::vector<double>& v, const std::vector<int>& order) {
   std::vector<double> out(order.size());
   for (size_t i = 0; i < order.size(); ++i) out[i] = v[size_t(order[i])];
@@ -134,8 +156,10 @@ HeatmapData rankHeatmap(const Evaluation& e, int rank, const MatrixOptions& o) {
   const bool empty = std::all_of(m.cells.begin(), m.cells.end(), [](double v) { return v == 0; });
   if (failed && empty)
     return emptyHeatmap(title, QStringLiteral("Nothing arrived: the rank failed first"));
-  return makeHeatmap(title, normalize(m, o.normalization), m, classOrder(e, o.order),
-                     classNames(e));
+  HeatmapData d =
+      makeHeatmap(title, normalize(m, o.normalization), m, classOrder(e, o.order), classNames(e));
+  d.valueLabel = valueLabel(o.normalization, false);
+  return d;
 }
 
 std::vector<HeatmapData> rankHeatmaps(const Evaluation& e, const MatrixOptions& o) {
@@ -163,6 +187,7 @@ HeatmapData syncedHeatmap(const Evaluation& e, const MatrixOptions& o) {
       makeHeatmap(QStringLiteral("Synced (reported)"), normalize(*e.synced, o.normalization),
                   *e.synced, order, classNames(e));
   d.rowExpected = permuted(trueRowCounts(e), order);
+  d.valueLabel = valueLabel(o.normalization, false);
   return d;
 }
 
@@ -185,6 +210,7 @@ HeatmapData expectedHeatmap(const Evaluation& e, const MatrixOptions& o) {
       makeHeatmap(QStringLiteral("Expected (single process)"),
                   normalize(*e.expected, o.normalization), *e.expected, order, classNames(e));
   d.rowExpected = permuted(e.expected->row_sums(), order);
+  d.valueLabel = valueLabel(o.normalization, false);
   return d;
 }
 
@@ -199,6 +225,7 @@ HeatmapData differenceHeatmap(const Evaluation& e, const MatrixOptions& o) {
   HeatmapData d =
       makeHeatmap(QStringLiteral("Synced − expected"), diff, counts, order, classNames(e));
   d.diverging = true;
+  d.valueLabel = valueLabel(o.normalization, true);
   // A correct row differs by zero in total.
   d.rowExpected.assign(size_t(d.classes), 0.0);
   return d;

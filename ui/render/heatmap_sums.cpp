@@ -3,6 +3,7 @@
 // with decimals otherwise (normalize-then-sum, float counters).
 #include <QFontMetricsF>
 #include <QPainterPath>
+#include <vector>
 
 #include "ui/render/heatmap_painter.h"
 
@@ -34,20 +35,32 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
   const QFontMetricsF fm(font);
   const VisibleRange vis = v.visible();
   const double ch = v.cellHeight(), cw = v.cellWidth();
+  if (!s.showSums) return;
   p.save();
   p.setFont(font);
-  // Header of both sum bands, on the column-sum row.
+  const bool readable = ch >= fm.height() * 0.9;
+  // Rows too thin for their sums: the wrong ones still get theirs, on a line of their own.
+  const std::vector<int> wrongRows =
+      readable ? std::vector<int>{} : labelledWrongRows(d, v, fm.height());
+  // Column sums, only when every visible one fits.
+  double widestCol = 0;
+  for (int c = vis.firstCol; c <= vis.lastCol && !d.colObserved.empty(); ++c)
+    widestCol =
+        std::max(widestCol, fm.horizontalAdvance(formatValue(d.colObserved[size_t(c)], false)));
+  const bool colSums = l.colSums.height() > 0 && !d.colObserved.empty() && widestCol + 2 <= cw;
+  // Headers of the sum bands, on the column-sum row; never one without values beside it.
   p.setPen(QColor(80, 80, 80));
-  if (l.rowSums.width() > 0 && l.colSums.height() > 0) {
+  if (l.rowSums.width() > 0 && l.colSums.height() > 0 && (readable || !wrongRows.empty())) {
     const QRectF head(l.rowSums.left(), l.colSums.top(), l.rowSums.width(), l.colSums.height());
     p.drawText(head, Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("Σ row"));
+  }
+  if (colSums) {
     const QRectF left(l.rowLabels.left(), l.colSums.top(), l.rowLabels.width() - 3,
                       l.colSums.height());
     p.drawText(left, Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("Σ col"));
   }
   // Row sums.
   p.setClipRect(l.rowSums.adjusted(0, -1, 1, 1));
-  const bool readable = ch >= fm.height() * 0.9;
   const double icon = std::min(fm.height(), std::max(ch - 2, 0.0));
   for (int r = vis.firstRow; r <= vis.lastRow; ++r) {
     const QPointF a = v.toScreen(0, r);
@@ -71,19 +84,26 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
     p.setPen(wrong ? QColor(kMismatchInk) : QColor(Qt::black));
     p.drawText(band.adjusted(icon + 4, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
   }
+  // The wrong rows' sums where rows are thin: a line-high band centred on the row.
+  for (int r : wrongRows) {
+    const double y = v.toScreen(0, r + 0.5).y();
+    const QRectF band(l.rowSums.left(), y - fm.height() / 2, l.rowSums.width(), fm.height());
+    p.fillRect(band, QColor(kMismatchFill));
+    paintWarningIcon(p, QRectF(band.left() + 1, band.top(), fm.height(), fm.height()));
+    const QString obs = formatValue(d.rowObserved[size_t(r)], false);
+    const QString text =
+        s.compact ? obs
+                  : obs + QStringLiteral(" ≠ ") + formatValue(d.rowExpected[size_t(r)], false);
+    p.setPen(QColor(kMismatchInk));
+    p.drawText(band.adjusted(fm.height() + 4, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
+  }
   p.setClipping(false);
-  // Column sums, only when every visible one fits.
-  if (l.colSums.height() > 0 && !d.colObserved.empty()) {
-    double widest = 0;
-    for (int c = vis.firstCol; c <= vis.lastCol; ++c)
-      widest = std::max(widest, fm.horizontalAdvance(formatValue(d.colObserved[size_t(c)], false)));
-    if (widest + 2 <= cw) {
-      p.setPen(Qt::black);
-      for (int c = vis.firstCol; c <= vis.lastCol; ++c) {
-        const QRectF box(v.toScreen(c, 0).x(), l.colSums.top(), cw, l.colSums.height());
-        if (box.center().x() < l.grid.left() || box.center().x() > l.grid.right()) continue;
-        p.drawText(box, Qt::AlignCenter, formatValue(d.colObserved[size_t(c)], false));
-      }
+  if (colSums) {
+    p.setPen(Qt::black);
+    for (int c = vis.firstCol; c <= vis.lastCol; ++c) {
+      const QRectF box(v.toScreen(c, 0).x(), l.colSums.top(), cw, l.colSums.height());
+      if (box.center().x() < l.grid.left() || box.center().x() > l.grid.right()) continue;
+      p.drawText(box, Qt::AlignCenter, formatValue(d.colObserved[size_t(c)], false));
     }
   }
   p.restore();

@@ -1,0 +1,214 @@
+// The window's tools around the views: Edit > Copy as tab-separated text, a fixed colour
+// range, the export file name, the shard strip (capped height, every duplicate drawn), a
+// lesson whose settings were edited, and chart labels that are never cut.
+#include <QApplication>
+#include <QBarCategoryAxis>
+#include <QChart>
+#include <QChartView>
+#include <QClipboard>
+#include <QLabel>
+#include <QScrollArea>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <fstream>
+
+#include "tests/ui/ui_test_util.h"
+#include "ui/charts.h"
+#include "ui/heatmap_view.h"
+#include "ui/main_window.h"
+#include "ui/matrix_panel.h"
+#include "ui/scenario_panel.h"
+#include "ui/shard_strip.h"
+
+using namespace shardlens;
+using namespace shardlens::ui;
+using shardlens::ui::test::showQuietly;
+
+namespace {
+
+bool show(MainWindow& w, const Scenario& s) {
+  showQuietly(w);
+  QSignalSpy shown(&w, &MainWindow::resultShown);
+  w.setScenario(s);
+  return shown.wait(30000) || shown.count() > 0;
+}
+
+bool showLesson(MainWindow& w, const QString& name) {
+  showQuietly(w);
+  QSignalSpy shown(&w, &MainWindow::resultShown);
+  return w.loadLesson(name) && (shown.wait(30000) || shown.count() > 0);
+}
+
+Scenario padded(int perClass, int world) {
+  Scenario s;
+  s.name = "padded";
+  s.dataset = "synthetic:classes=9,per-class=" + std::to_string(perClass);
+  s.sampler.world_size = world;
+  s.loader.batch_size = 16;
+  return s;
+}
+
+}  // namespace
+
+class TestWindowTools : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+  // Ctrl+C: the focused matrix pastes into a spreadsheet, names and counts in place.
+  void copyGivesTsvWithClassNames() {
+    MainWindow w;
+    QVERIFY(showLesson(w, QStringLiteral("padding-duplicates")));
+    HeatmapView* synced = w.matrices()->syncedView();
+    synced->setFocus();
+    QApplication::clipboard()->clear();
+    w.copyMatrix();
+    const QStringList lines =
+        QApplication::clipboard()->text().split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    const Evaluation& e = w.result()->eval;
+    QCOMPARE(int(lines.size()), e.classes() + 1);
+    const QStringList header = lines[0].split(QLatin1Char('\t'));
+    QCOMPARE(int(header.size()), e.classes() + 1);
+    for (int c = 0; c < e.classes(); ++c) {
+      QCOMPARE(header[c + 1], QString::fromStdString(e.class_name(c)));
+      const QStringList row = lines[c + 1].split(QLatin1Char('\t'));
+      QCOMPARE(row[0], QString::fromStdString(e.class_name(c)));
+      for (int p = 0; p < e.classes(); ++p)
+        QCOMPARE(row[p + 1].toLongLong(), qlonglong(e.synced->at(c, p)));
+    }
+  }
+
+  // View > Fix colour range keeps the ranges while the scenario changes; off, each its own.
+  void fixedRangeSurvivesAChange() {
+    MainWindow w;
+    QVERIFY(show(w, padded(51, 4)));
+    const double matrices = w.matrices()->syncedView()->data().valueMax;
+    const double difference = w.matrices()->differenceView()->data().valueMax;
+    auto* fix = w.findChild<QAction*>(QStringLiteral("fixColourRange"));
+    QVERIFY(fix);
+    fix->setChecked(true);
+    QVERIFY(show(w, padded(510, 3)));  // ten times the counts
+    const double own = w.result()->eval.synced->at(0, 0);
+    QVERIFY(own > matrices);
+    QCOMPARE(w.matrices()->syncedView()->data().valueMax, matrices);
+    QCOMPARE(w.matrices()->differenceView()->data().valueMax, difference);
+    QCOMPARE(w.matrices()->figureRanges().vmax, matrices);
+    fix->setChecked(false);
+    QVERIFY(w.matrices()->syncedView()->data().valueMax >= own);
+    QCOMPARE(w.matrices()->figureRanges().vmax, 0.0);
+  }
+
+  void exportNameFromScenarioAndView() {
+    MainWindow w;
+    QVERIFY(showLesson(w, QStringLiteral("padding-duplicates")));
+    QCOMPARE(w.proposedExportName(w.matrices()->syncedView()),
+             QStringLiteral("padding-duplicates-synced.png"));
+    QCOMPARE(w.proposedExportName(w.matrices()->rankViews()[2]),
+             QStringLiteral("padding-duplicates-rank-2.png"));
+  }
+
+  // 64 ranks: the strip scrolls inside a capped height instead of taking the window.
+  void stripHeightIsCapped() {
+    MainWindow w;
+    QVERIFY(show(w, padded(60, 64)));
+    auto* scroll = w.findChild<QScrollArea*>(QStringLiteral("shardStripScroll"));
+    QVERIFY(scroll);
+    auto* strip = w.findChild<ShardStrip*>(QStringLiteral("shardStrip"));
+    QCOMPARE(strip->laneCount(), 66);
+    QVERIFY2(scroll->height() <= w.height() / 4, qPrintable(QString::number(scroll->height())));
+    QVERIFY(strip->height() > scroll->viewport()->height());  // the rest scrolls
+  }
+
+  // One duplicate among 999 indices (999 on 2 ranks pads one) is drawn in the "2× or
+  // more" lane at the window's width.
+  void singleDuplicateIsDrawn() {
+    MainWindow w;
+    QVERIFY(show(w, padded(111, 2)));
+    const auto& times = w.result()->eval.times_evaluated;
+    QCOMPARE(int(std::count_if(times.begin(), times.end(), [](uint8_t t) { return t > 1; })), 1);
+    auto* strip = w.findChild<ShardStrip*>(QStringLiteral("shardStrip"));
+    const QImage img = strip->grab().toImage();
+    const QRectF lanes = strip->lanesRect();
+    const double lh = lanes.height() / strip->laneCount();
+    const int y = int(lanes.top() + lh * (strip->laneCount() - 0.5));
+    int red = 0;
+    for (int x = int(lanes.left()) + 1; x < int(lanes.right()); ++x) {
+      const QColor c = img.pixelColor(x, y);
+      red += c.red() > 150 && c.green() < 140 && c.blue() < 140;
+    }
+    QVERIFY2(red >= 2, qPrintable(QString::number(red)));
+  }
+
+  // An edited lesson is "(modified)": its title says so and its text no longer claims to
+  // explain the view; stepping the epoch is no edit; choosing the lesson restores it.
+  void editedLessonIsMarkedModified() {
+    MainWindow w;
+    QVERIFY(showLesson(w, QStringLiteral("padding-duplicates")));
+    auto* text = w.scenarioPanel()->findChild<QLabel*>(QStringLiteral("lessonText"));
+    QVERIFY(text->text().startsWith(QStringLiteral("Look for:")));
+    QVERIFY(!w.scenarioPanel()->lessonModified());
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    w.scenarioPanel()->stepEpoch(1);
+    QVERIFY(shown.wait(30000) || shown.count() > 0);
+    QVERIFY(!w.scenarioPanel()->lessonModified());
+    shown.clear();
+    w.scenarioPanel()->findChild<QSpinBox*>(QStringLiteral("worldSize"))->setValue(3);
+    QVERIFY(shown.wait(30000) || shown.count() > 0);
+    QVERIFY(w.scenarioPanel()->lessonModified());
+    QVERIFY(QString::fromStdString(w.scenario().title).endsWith(QStringLiteral("(modified)")));
+    QVERIFY(w.windowTitle().contains(QStringLiteral("(modified)")));
+    QVERIFY(text->text().startsWith(QStringLiteral("(modified)")));
+    QVERIFY(!text->text().contains(QStringLiteral("Look for:")));
+    QVERIFY(showLesson(w, QStringLiteral("padding-duplicates")));
+    QVERIFY(!w.scenarioPanel()->lessonModified());
+    QVERIFY(!QString::fromStdString(w.scenario().title).contains(QStringLiteral("modified")));
+  }
+
+  // Closing "What you are looking at" gives its height to the heatmaps, not to a gap.
+  void closedWelcomeGivesTheViewsRoom() {
+    MainWindow w;
+    QVERIFY(showLesson(w, QStringLiteral("seed-lesson")));
+    w.resize(1800, 1000);  // wide enough for the synced view to widen into the room
+    auto* welcome = w.findChild<QWidget*>(QStringLiteral("welcomePanel"));
+    QVERIFY(welcome);
+    welcome->show();
+    QTest::qWait(50);
+    const int before = w.matrices()->syncedView()->height();
+    QTest::mouseClick(welcome->findChild<QWidget*>(QStringLiteral("welcomeClose")), Qt::LeftButton);
+    QTest::qWait(50);
+    QVERIFY(welcome->isHidden());
+    QVERIFY2(w.matrices()->syncedView()->height() > before,
+             qPrintable(
+                 QStringLiteral("%1 -> %2").arg(before).arg(w.matrices()->syncedView()->height())));
+  }
+
+  // Long class names in a narrow charts panel turn upright instead of being cut to "T…";
+  // short ones stay horizontal.
+  void chartLabelsAreNotCut() {
+    QTemporaryDir dir;
+    const QString names = dir.filePath(QStringLiteral("names.txt"));
+    std::ofstream(names.toStdString()) << "T-shirt/top\nPullover\nAnkle boot\nSneaker\n";
+    Scenario s = padded(10, 2);
+    s.dataset = "synthetic:classes=4,per-class=10,names=" + names.toStdString();
+    MainWindow w;
+    QVERIFY(show(w, s));
+    QChartView* chart = w.charts()->classChart();
+    chart->resize(260, 300);
+    ChartsPanel::fitCategoryLabels(chart);
+    auto* axis = qobject_cast<QBarCategoryAxis*>(chart->chart()->axes(Qt::Horizontal).front());
+    QVERIFY(axis);
+    QCOMPARE(axis->categories().front(), QStringLiteral("T-shirt/top"));
+    QCOMPARE(axis->labelsAngle(), -90);
+    s.dataset = "synthetic:classes=4,per-class=10";  // names "0".."3"
+    QVERIFY(show(w, s));
+    chart->resize(600, 300);
+    ChartsPanel::fitCategoryLabels(chart);
+    axis = qobject_cast<QBarCategoryAxis*>(chart->chart()->axes(Qt::Horizontal).front());
+    QCOMPARE(axis->labelsAngle(), 0);
+  }
+};
+
+QTEST_MAIN(TestWindowTools)
+#include "test_window_tools.moc"
