@@ -105,6 +105,7 @@ void complete_evaluation(Evaluation& e, std::optional<std::vector<uint8_t>> time
   d.batch_size = e.batch_size;
   d.reported_per_rank = e.reported_per_rank.empty() ? nullptr : &e.reported_per_rank;
   d.ignore_index = e.ignore_index;
+  if (e.provenance.scenario_recorded) d.sampler = e.scenario.sampler.kind;
   e.diagnosis = diagnose(d);
 }
 

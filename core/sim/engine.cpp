@@ -1,8 +1,10 @@
 #include "core/sim/engine.h"
 
+#include "core/evaluation/framework_hazards.h"
 #include "core/model/types.h"
 #include "core/sim/predictor.h"
 #include "core/sim/specs.h"
+#include "core/torchsem/accelerate_sampler.h"
 
 namespace shardlens {
 
@@ -85,11 +87,13 @@ Evaluation evaluate(const Scenario& s, std::shared_ptr<const DatasetInputs> inpu
   sync.dataset_size = in.size();
   sync.batch_size = s.loader.batch_size;
   sync.loader_exhausted = loader_exhausted(*plan, s.loader);
+  use_plan_batches(sync, *plan, s.loader);  // Accelerate's split batches: B / W per rank
   sync.ignore_index = s.ignore_index;
   sync.dtype = s.dtype;
   e.synced = synchronize(s.sync, sync);
   // The plan counts coverage without materializing records.
   complete_evaluation(e, count_evaluations(*plan), progress);
+  report_framework_hazards(e);  // uneven Accelerate steps: a per-step gather would hang
   step(progress, "done", 1.0);
   return e;
 }
