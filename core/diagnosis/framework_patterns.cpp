@@ -64,8 +64,9 @@ Finding describe_framework_pattern(Finding f) {
                   "Use accelerator.gather_for_metrics(...) instead of gather(...): it drops the "
                   "cycled samples of the last step."},
                  {"HF Trainer",
-                  "Upgrade transformers: Trainer's evaluation loop gathers with "
-                  "gather_for_metrics since 4.2x; a custom compute_metrics must not re-gather."},
+                  "Let the Trainer's own evaluation loop gather (it uses gather_for_metrics in "
+                  "current transformers); a custom loop or compute_metrics must not gather "
+                  "the predictions again with a plain gather."},
                  {"torchmetrics",
                   "A metric updated on every rank counts the cycled samples too: update it with "
                   "the gather_for_metrics output on one process, or make the dataset a multiple "

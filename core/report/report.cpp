@@ -190,21 +190,26 @@ void print_metrics(std::ostringstream& out, const Evaluation& e) {
       s << "-";
     return s.str();
   };
-  size_t per_class_shown = 0, per_class_changed = 0;
-  for (const MetricRow& r : rows) {
-    const bool overall = r.name == "accuracy" || r.name == "macro F1" || r.name == "weighted F1";
-    const bool changed = r.difference && std::abs(*r.difference) > 1e-12;
-    if (!overall) {
-      if (!changed) continue;
-      ++per_class_changed;
-      if (per_class_shown >= 10) continue;
-      ++per_class_shown;
-    }
+  auto overall = [](const MetricRow& r) {
+    return r.name == "accuracy" || r.name == "macro F1" || r.name == "weighted F1";
+  };
+  auto print = [&](const MetricRow& r) {
     out << "  " << std::left << std::setw(24) << r.name << std::right << std::setw(10)
         << value(r.reported) << std::setw(10) << value(r.expected);
     if (r.difference)
       out << "   (" << (*r.difference >= 0 ? "+" : "") << value(r.difference) << ")";
     out << "\n";
+  };
+  for (const char* name : {"accuracy", "macro F1", "weighted F1"})
+    for (const MetricRow& r : rows)
+      if (r.name == name) print(r);
+  size_t per_class_shown = 0, per_class_changed = 0;
+  for (const MetricRow& r : rows) {  // largest change first
+    if (overall(r) || !r.difference || std::abs(*r.difference) <= 1e-12) continue;
+    if (++per_class_changed <= 10) {
+      print(r);
+      ++per_class_shown;
+    }
   }
   if (per_class_changed > per_class_shown)
     out << "  ... " << per_class_changed - per_class_shown << " more per-class changes\n";
