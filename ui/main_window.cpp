@@ -17,6 +17,7 @@
 #include "ui/heatmap_view.h"
 #include "ui/lesson_model.h"
 #include "ui/matrix_panel.h"
+#include "ui/metrics_panel.h"
 #include "ui/run_banner.h"
 #include "ui/sample_panel.h"
 #include "ui/scenario_panel.h"
@@ -131,6 +132,9 @@ void MainWindow::buildDocks() {
   auto* samples = dock(tr("Samples"), "samplesDock", m_samples, Qt::RightDockWidgetArea);
   tabifyDockWidget(diag, charts);
   tabifyDockWidget(charts, samples);
+  m_metrics = new MetricsPanel(this);
+  splitDockWidget(diag, dock(tr("Metrics"), "metricsDock", m_metrics, Qt::RightDockWidgetArea),
+                  Qt::Vertical);  // beside the diagnosis, whichever tab is raised
   diag->raise();
   resizeDocks({findChild<QDockWidget*>(QStringLiteral("scenarioDock")), diag}, {300, 380},
               Qt::Horizontal);
@@ -184,6 +188,7 @@ void MainWindow::onResult(ResultPtr result) {
   m_matrices->setResult(m_result);
   m_strip->setResult(m_result);
   m_diagnosis->setResult(m_result);
+  m_metrics->setResult(m_result);
   m_charts->setResult(m_result);
   m_samples->clear();
   setRunView(m_result->eval.provenance.file.empty() ? nullptr : m_result);
