@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/diagnosis/diagnosis.h"
 #include "core/model/types.h"
 #include "core/sim/engine.h"
 #include "core/torchsem/accelerate_sampler.h"
@@ -176,4 +177,43 @@ TEST(Accelerate, UnevenStepsReportNoMatrix) {
   const Evaluation once = simulate(s);
   ASSERT_TRUE(once.synced);
   EXPECT_TRUE(once.diagnosis.correct);
+}
+
+// From records alone (an imported run, no scenario): 6 flagged copies on 4 ranks cannot be a
+// DistributedSampler's padding (fewer than W), so they are Accelerate's cycled padding.
+TEST(Accelerate, RecordsAloneNameTheCycledPadding) {
+  // Accelerate's own shards for n = 10, W = 4, B = 2 (the first reference vector).
+  const std::vector<std::vector<int64_t>> positions = {
+      {0, 1, 8, 9}, {2, 3, 10, 11}, {4, 5, 12, 13}, {6, 7, 14, 15}};
+  StoredRecords records;
+  std::vector<Matrix> per_rank;
+  Matrix reported(2), expected(2);
+  for (int64_t i = 0; i < 10; ++i) expected.at(int32_t(i % 2), int32_t(i % 2)) += 1;
+  for (const auto& rank : positions) {
+    std::vector<Record> rows;
+    Matrix m(2);
+    for (int64_t p : rank) {
+      const int64_t index = p % 10;
+      const auto t = int32_t(index % 2);
+      rows.push_back({index, t, t, uint8_t(p >= 10 ? kPadding : 0)});
+      m.at(t, t) += 1;
+    }
+    records.ranks.push_back(rows);
+    per_rank.push_back(m);
+    reported += m;
+  }
+  DiagnosisInput in;
+  in.records = &records;
+  in.per_rank = &per_rank;
+  in.reported = &reported;
+  in.expected = &expected;
+  in.dataset_size = 10;
+  in.class_counts = {5, 5};
+  in.batch_size = 2;
+  const Diagnosis d = diagnose(in);
+  EXPECT_FALSE(d.correct);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings.front().pattern, Pattern::PlainGatherPadding);
+  EXPECT_EQ(d.findings.front().sample_count, 6);
+  for (const Finding& f : d.findings) EXPECT_NE(f.pattern, Pattern::SanityLeak);
 }
