@@ -99,10 +99,13 @@ TEST(LightningWrapper, UnseededWeightedSamplerOverlaps) {
   EXPECT_FALSE(e.diagnosis.correct);
   EXPECT_TRUE(has_pattern(e, Pattern::WrapperOverlap));
   EXPECT_FALSE(has_pattern(e, Pattern::RankOverlap));
-  // Seeded alike, the ranks share one list: no sample is taken by two ranks' positions.
+  // Seeded alike, the ranks share one list: its repeats are the draws with replacement, not
+  // ranks drawing their own lists.
   s.sampler.rank_seeds.clear();
   const ShardPlan plan = plan_shards(100, s.sampler, s.loader);
   EXPECT_EQ(plan.sampler[0].segments.front().order, plan.sampler[1].segments.front().order);
+  const Evaluation shared = simulate(s);
+  EXPECT_FALSE(has_pattern(shared, Pattern::WrapperOverlap));
 }
 
 TEST(Validations, EveryValidationOfTheEpochSeesTheSameSubset) {
