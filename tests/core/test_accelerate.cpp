@@ -9,6 +9,7 @@
 #include "core/diagnosis/diagnosis.h"
 #include "core/model/types.h"
 #include "core/sim/engine.h"
+#include "core/sim/lessons.h"
 #include "core/torchsem/accelerate_sampler.h"
 #include "core/torchsem/loader.h"
 #include "core/torchsem/sync.h"
@@ -216,4 +217,22 @@ TEST(Accelerate, RecordsAloneNameTheCycledPadding) {
   EXPECT_EQ(d.findings.front().pattern, Pattern::PlainGatherPadding);
   EXPECT_EQ(d.findings.front().sample_count, 6);
   for (const Finding& f : d.findings) EXPECT_NE(f.pattern, Pattern::SanityLeak);
+}
+
+// The lessons' own claims: Accelerate issue 125's 25,000 -> 25,600, fixed by
+// gather_for_metrics; uneven steps fixed by even_batches or a torchmetrics all-reduce.
+TEST(Accelerate, LessonsAndTheirFixes) {
+  Scenario s = load_preset("plain-gather-padding");
+  Evaluation e = simulate(s);
+  ASSERT_TRUE(e.synced);
+  EXPECT_EQ(e.synced->total(), 25600);
+  s.sync = SyncStrategy::GatherForMetrics;
+  EXPECT_TRUE(simulate(s).diagnosis.correct);
+  s = load_preset("uneven-steps");
+  EXPECT_FALSE(simulate(s).synced);
+  s.sampler.even_batches = true;
+  EXPECT_TRUE(simulate(s).diagnosis.correct);
+  s = load_preset("uneven-steps");
+  s.sync = SyncStrategy::AllReduce;
+  EXPECT_TRUE(simulate(s).diagnosis.correct);
 }

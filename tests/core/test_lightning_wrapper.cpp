@@ -9,6 +9,7 @@
 
 #include "core/model/types.h"
 #include "core/sim/engine.h"
+#include "core/sim/lessons.h"
 #include "core/sim/validations.h"
 #include "core/torchsem/lightning_wrapper.h"
 #include "core/torchsem/loader.h"
@@ -142,4 +143,19 @@ TEST(Validations, AWrappedRandomSamplerDrawsAnewEachValidation) {
   const std::vector<Evaluation> v = simulate_validations(s);
   ASSERT_EQ(v.size(), 2u);
   EXPECT_NE(v[0].times_evaluated, v[1].times_evaluated);
+}
+
+// The wrapper lesson's fix: one generator seeded alike on every rank gives one shared list.
+TEST(LightningWrapper, LessonAndItsFix) {
+  Scenario s = load_preset("wrapper-overlap");
+  EXPECT_TRUE(has_pattern(simulate(s), Pattern::WrapperOverlap));
+  s.sampler.rank_seeds.clear();
+  EXPECT_FALSE(has_pattern(simulate(s), Pattern::WrapperOverlap));
+  s = load_preset("repeated-validation-subset");
+  const auto v = simulate_validations(s);
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_EQ(v[0].diagnosis.distinct_evaluated, 120);
+  s.loader.limit = BatchLimit{};  // the whole set in every validation
+  for (const Evaluation& e : simulate_validations(s))
+    EXPECT_FALSE(has_pattern(e, Pattern::RepeatedValidationSubset));
 }
