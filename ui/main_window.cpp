@@ -130,11 +130,13 @@ void MainWindow::buildDocks() {
   auto* charts = dock(tr("Charts"), "chartsDock", m_charts, Qt::RightDockWidgetArea);
   m_samples = new SamplePanel(this);
   auto* samples = dock(tr("Samples"), "samplesDock", m_samples, Qt::RightDockWidgetArea);
-  tabifyDockWidget(diag, charts);
-  tabifyDockWidget(charts, samples);
+  // The metrics sit below the diagnosis, whichever tab is raised (split before tabifying: a
+  // dock split from a tabbed one would become another tab).
   m_metrics = new MetricsPanel(this);
   splitDockWidget(diag, dock(tr("Metrics"), "metricsDock", m_metrics, Qt::RightDockWidgetArea),
-                  Qt::Vertical);  // beside the diagnosis, whichever tab is raised
+                  Qt::Vertical);
+  tabifyDockWidget(diag, charts);
+  tabifyDockWidget(charts, samples);
   diag->raise();
   resizeDocks({findChild<QDockWidget*>(QStringLiteral("scenarioDock")), diag}, {300, 380},
               Qt::Horizontal);

@@ -85,6 +85,7 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QTableView(parent), m_model(new Me
   setModel(m_model);
   setObjectName(QStringLiteral("metrics"));
   setAlternatingRowColors(true);
+  setWordWrap(false);
   setSelectionBehavior(QAbstractItemView::SelectRows);
   verticalHeader()->hide();
   horizontalHeader()->setSectionResizeMode(MetricsModel::Metric, QHeaderView::Stretch);
