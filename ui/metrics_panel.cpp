@@ -88,7 +88,8 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QTableView(parent), m_model(new Me
   setWordWrap(false);
   setSelectionBehavior(QAbstractItemView::SelectRows);
   verticalHeader()->hide();
-  horizontalHeader()->setSectionResizeMode(MetricsModel::Metric, QHeaderView::Stretch);
+  horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  horizontalHeader()->setSectionResizeMode(MetricsModel::Metric, QHeaderView::ResizeToContents);
   setToolTip(
       tr("Accuracy, macro and weighted F1 and per-class precision, recall and F1 "
          "(torchmetrics conventions, zero division as 0) of the reported and the "

@@ -182,6 +182,10 @@ void ScenarioPanel::build() {
   f2->addRow(QString(), m_splitBatches);
   f2->addRow(QString(), m_evenBatches);
   f2->addRow(tr("Inner sampler"), m_inner);
+  m_validations = spin(dist, "validationsPerEpoch", 1, 1000,
+                       tr("Lightning val_check_interval: validations in the epoch (the last one "
+                          "is shown; with a batch limit they all see the same subset)"));
+  f2->addRow(tr("Validations/epoch"), m_validations);
 
   auto* metric = new QGroupBox(tr("Metric and sync"), this);
   m_sync = combo(metric, "sync",

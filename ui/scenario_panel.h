@@ -71,6 +71,7 @@ class ScenarioPanel : public QWidget {
   QCheckBox* m_splitBatches = nullptr;
   QCheckBox* m_evenBatches = nullptr;
   QComboBox* m_inner = nullptr;
+  QSpinBox* m_validations = nullptr;
 };
 
 }  // namespace shardlens::ui

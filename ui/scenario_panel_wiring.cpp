@@ -110,6 +110,8 @@ void ScenarioPanel::wire() {
        [this](bool on) { m_scenario.sampler.split_batches = on; });
   bind(m_evenBatches, &QCheckBox::toggled,
        [this](bool on) { m_scenario.sampler.even_batches = on; });
+  bind(m_validations, &QSpinBox::valueChanged,
+       [this](int v) { m_scenario.validations_per_epoch = v; });
   bind(m_inner, &QComboBox::activated, [=, this](int) {
     m_scenario.sampler.inner.kind = parse_inner_sampler_kind(textOf(m_inner));
   });
@@ -146,6 +148,7 @@ void ScenarioPanel::setScenario(const Scenario& s) {
   m_splitBatches->setChecked(s.sampler.split_batches);
   m_evenBatches->setChecked(s.sampler.even_batches);
   setComboText(m_inner, to_string(s.sampler.inner.kind));
+  m_validations->setValue(s.validations_per_epoch);
   setComboText(m_dtype, to_string(s.dtype));
   setComboText(m_torch, s.sampler.torch.to_string());
   m_ignore->setValue(s.ignore_index);

@@ -1,5 +1,7 @@
 #include "core/sim/validations.h"
 
+#include <algorithm>
+
 #include "core/evaluation/framework_hazards.h"
 #include "core/sim/engine.h"
 
@@ -12,7 +14,18 @@ std::vector<Evaluation> simulate_validations(const Scenario& s, Progress* progre
     out.push_back(simulate(s, progress));
     return out;
   }
-  const auto inputs = load_inputs(s, progress);
+  return simulate_validations(s, load_inputs(s, progress), progress);
+}
+
+std::vector<Evaluation> simulate_validations(const Scenario& s,
+                                             std::shared_ptr<const DatasetInputs> inputs,
+                                             Progress* progress) {
+  std::vector<Evaluation> out;
+  const int k = std::max(1, s.validations_per_epoch);
+  if (k == 1) {
+    out.push_back(evaluate(s, std::move(inputs), progress));
+    return out;
+  }
   for (int v = 0; v < k; ++v) {
     Scenario one = s;
     one.sampler.inner_iteration = s.sampler.epoch * k + v;
