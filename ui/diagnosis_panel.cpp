@@ -28,6 +28,11 @@ QString diagnosisHtml(const Evaluation& e) {
         "<h3>✓ The reported matrix is correct</h3>"
         "<p>Every row sums to the true count of its class and every cell equals "
         "what a single process would report.</p>");
+  } else if (!e.synced && !d.findings.empty() &&
+             d.findings.front().pattern == Pattern::UnevenSteps) {
+    h += QObject::tr(
+        "<h3><font color=#b2182b>⚠ Ranks run different steps: the gather would hang, nothing "
+        "is reported</font></h3>");
   } else if (!e.synced) {
     h += QObject::tr("<h3><font color=#b2182b>⚠ Incomplete run: no reported matrix</font></h3>");
   } else {

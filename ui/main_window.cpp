@@ -17,6 +17,7 @@
 #include "ui/heatmap_view.h"
 #include "ui/lesson_model.h"
 #include "ui/matrix_panel.h"
+#include "ui/metrics_panel.h"
 #include "ui/run_banner.h"
 #include "ui/sample_panel.h"
 #include "ui/scenario_panel.h"
@@ -140,6 +141,11 @@ void MainWindow::buildDocks() {
   auto* charts = dock(tr("Charts"), "chartsDock", m_charts, Qt::RightDockWidgetArea);
   m_samples = new SamplePanel(this);
   auto* samples = dock(tr("Samples"), "samplesDock", m_samples, Qt::RightDockWidgetArea);
+  // The metrics sit below the diagnosis, whichever tab is raised (split before tabifying: a
+  // dock split from a tabbed one would become another tab).
+  m_metrics = new MetricsPanel(this);
+  splitDockWidget(diag, dock(tr("Metrics"), "metricsDock", m_metrics, Qt::RightDockWidgetArea),
+                  Qt::Vertical);
   tabifyDockWidget(diag, charts);
   tabifyDockWidget(charts, samples);
   diag->raise();
@@ -196,6 +202,7 @@ void MainWindow::onResult(ResultPtr result) {
   m_strip->setResult(m_result);
   capStripHeight();
   m_diagnosis->setResult(m_result);
+  m_metrics->setResult(m_result);
   m_charts->setResult(m_result);
   m_samples->clear();
   setRunView(m_result->eval.provenance.file.empty() ? nullptr : m_result);

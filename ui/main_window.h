@@ -29,6 +29,7 @@ class DiagnosisPanel;
 class HeatmapView;
 class LessonModel;
 class MatrixPanel;
+class MetricsPanel;
 class SamplePanel;
 class ScenarioPanel;
 class RunBanner;
@@ -128,6 +129,7 @@ class MainWindow : public QMainWindow {
   MatrixPanel* m_matrices = nullptr;
   ShardStrip* m_strip = nullptr;
   DiagnosisPanel* m_diagnosis = nullptr;
+  MetricsPanel* m_metrics = nullptr;
   ChartsPanel* m_charts = nullptr;
   SamplePanel* m_samples = nullptr;
   RunBanner* m_banner = nullptr;

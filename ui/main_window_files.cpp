@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/files.h"
+#include "core/report/metrics.h"
 #include "core/report/report.h"
 #include "shardlens/config.h"
 #include "ui/data_export.h"
@@ -200,15 +201,19 @@ void MainWindow::exportFigureSet() {
 
 void MainWindow::exportData() {
   if (!m_result) return;
-  const QString path =
-      QFileDialog::getSaveFileName(this, tr("Export data"), QStringLiteral("matrices.csv"),
-                                   tr("CSV (*.csv);;JSON report (*.json)"));
+  QString filter;
+  const QString metricsFilter = tr("Metrics CSV (*.csv)");
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Export data"), QStringLiteral("matrices.csv"),
+      tr("CSV (*.csv);;JSON report (*.json);;") + metricsFilter, &filter);
   if (path.isEmpty()) return;
   try {
     const bool json =
         QFileInfo(path).suffix().compare(QLatin1String("json"), Qt::CaseInsensitive) == 0;
-    write_file_atomic(path.toStdString(),
-                      json ? reportJson(m_result->eval) : matricesCsv(m_result->eval));
+    const bool metrics = !json && filter == metricsFilter;
+    write_file_atomic(path.toStdString(), json      ? reportJson(m_result->eval)
+                                          : metrics ? metrics_csv(m_result->eval)
+                                                    : matricesCsv(m_result->eval));
     statusBar()->showMessage(tr("Wrote %1").arg(path), 4000);
   } catch (const std::exception& e) {
     showError(QString::fromStdString(e.what()));

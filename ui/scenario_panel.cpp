@@ -104,13 +104,28 @@ void ScenarioPanel::build() {
   auto* dist = new QGroupBox(tr("Sampler and loader"), this);
   m_world = spin(dist, "worldSize", 1, 256, tr("Number of ranks (processes), WORLD_SIZE"));
   m_batch = spin(dist, "batchSize", 1, 1 << 30, tr("DataLoader batch_size per rank"));
-  m_sampler = combo(dist, "sampler",
-                    enumNames({SamplerKind::Distributed, SamplerKind::Unrepeated,
-                               SamplerKind::Sequential, SamplerKind::None}),
-                    false,
-                    tr("distributed: torch DistributedSampler (pads to a multiple of W); "
-                       "unrepeated: Lightning's predict sampler (no padding); sequential: "
-                       "contiguous blocks; none: every rank iterates the whole dataset"));
+  m_sampler =
+      combo(dist, "sampler",
+            enumNames({SamplerKind::Distributed, SamplerKind::Unrepeated, SamplerKind::Sequential,
+                       SamplerKind::None, SamplerKind::Accelerate, SamplerKind::LightningWrapper}),
+            false,
+            tr("distributed: torch DistributedSampler (pads to a multiple of W); "
+               "unrepeated: Lightning's predict sampler (no padding); sequential: "
+               "contiguous blocks; none: every rank iterates the whole dataset; "
+               "accelerate: Hugging Face Accelerate's BatchSamplerShard (whole batches "
+               "round-robin); lightning-wrapper: Lightning's DistributedSamplerWrapper "
+               "over the inner sampler"));
+  m_splitBatches = check(dist, "splitBatches", tr("split batches (Accelerate)"),
+                         tr("Accelerate split_batches=True: each batch of B is split into W "
+                            "slices of B / W"));
+  m_evenBatches = check(dist, "evenBatches", tr("even batches (Accelerate)"),
+                        tr("Accelerate even_batches=True: the last round is completed with "
+                           "samples from the start, so every rank runs the same steps"));
+  m_inner = combo(dist, "innerSampler",
+                  {QStringLiteral("sequential"), QStringLiteral("weighted-random")}, false,
+                  tr("The sampler Lightning wraps (lightning-wrapper): weighted-random is a "
+                     "WeightedRandomSampler with replacement, uniform weights, its generator "
+                     "seeded with the rank seed (or the seed)"));
   m_shuffle = check(dist, "shuffle", tr("shuffle"), tr("Shuffle with randperm(seed + epoch)"));
   m_seed = spin(dist, "seed", std::numeric_limits<int>::min(), std::numeric_limits<int>::max(),
                 tr("Sampler seed (PL_GLOBAL_SEED or 0)"));
@@ -164,12 +179,20 @@ void ScenarioPanel::build() {
   f2->addRow(tr("Limit batches"), m_limit);
   f2->addRow(tr("Rank seeds"), m_rankSeeds);
   f2->addRow(tr("Sanity"), sanityRow);
+  f2->addRow(QString(), m_splitBatches);
+  f2->addRow(QString(), m_evenBatches);
+  f2->addRow(tr("Inner sampler"), m_inner);
+  m_validations = spin(dist, "validationsPerEpoch", 1, 1000,
+                       tr("Lightning val_check_interval: validations in the epoch (the last one "
+                          "is shown; with a batch limit they all see the same subset)"));
+  f2->addRow(tr("Validations/epoch"), m_validations);
 
   auto* metric = new QGroupBox(tr("Metric and sync"), this);
   m_sync = combo(metric, "sync",
                  enumNames({SyncStrategy::AllReduce, SyncStrategy::Local, SyncStrategy::Double,
                             SyncStrategy::GatherZeroPad, SyncStrategy::GatherTrim,
-                            SyncStrategy::GatherForMetrics, SyncStrategy::NormalizeThenSum}),
+                            SyncStrategy::GatherForMetrics, SyncStrategy::NormalizeThenSum,
+                            SyncStrategy::Gather}),
                  false, tr("How per-rank matrices become the reported one"));
   m_dtype =
       combo(metric, "counterDtype",

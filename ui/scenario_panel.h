@@ -70,6 +70,10 @@ class ScenarioPanel : public QWidget {
   QComboBox* m_dtype = nullptr;
   QComboBox* m_torch = nullptr;
   QSpinBox* m_ignore = nullptr;
+  QCheckBox* m_splitBatches = nullptr;
+  QCheckBox* m_evenBatches = nullptr;
+  QComboBox* m_inner = nullptr;
+  QSpinBox* m_validations = nullptr;
 };
 
 }  // namespace shardlens::ui

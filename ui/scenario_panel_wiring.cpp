@@ -106,6 +106,15 @@ void ScenarioPanel::wire() {
   bind(m_torch->lineEdit(), &QLineEdit::editingFinished,
        [=, this] { m_scenario.sampler.torch = TorchVersion::parse(textOf(m_torch)); });
   bind(m_ignore, &QSpinBox::valueChanged, [this](int v) { m_scenario.ignore_index = v; });
+  bind(m_splitBatches, &QCheckBox::toggled,
+       [this](bool on) { m_scenario.sampler.split_batches = on; });
+  bind(m_evenBatches, &QCheckBox::toggled,
+       [this](bool on) { m_scenario.sampler.even_batches = on; });
+  bind(m_validations, &QSpinBox::valueChanged,
+       [this](int v) { m_scenario.validations_per_epoch = v; });
+  bind(m_inner, &QComboBox::activated, [=, this](int) {
+    m_scenario.sampler.inner.kind = parse_inner_sampler_kind(textOf(m_inner));
+  });
 
   connect(m_lesson, &QComboBox::activated, this, [this](int row) { applyLesson(row); });
   connect(m_lesson, &QComboBox::currentIndexChanged, this, [this] { updateLessonText(); });
@@ -167,6 +176,10 @@ void ScenarioPanel::setScenario(const Scenario& s) {
   m_sanityLeak->setChecked(s.loader.sanity_leak);
   m_sanitySteps->setValue(s.loader.sanity_steps);
   setComboText(m_sync, to_string(s.sync));
+  m_splitBatches->setChecked(s.sampler.split_batches);
+  m_evenBatches->setChecked(s.sampler.even_batches);
+  setComboText(m_inner, to_string(s.sampler.inner.kind));
+  m_validations->setValue(s.validations_per_epoch);
   setComboText(m_dtype, to_string(s.dtype));
   setComboText(m_torch, s.sampler.torch.to_string());
   m_ignore->setValue(s.ignore_index);

@@ -24,9 +24,12 @@ void print_shards(const ShardPlan& plan, const std::string& format) {
                        {"evaluated", evaluated.sequence.indices()},
                        {"batches", evaluated.batches}});
     }
-    std::cout
-        << nlohmann::json{{"n", plan.n}, {"world_size", plan.world_size}, {"ranks", ranks}}.dump()
-        << "\n";
+    std::cout << nlohmann::json{{"n", plan.n},
+                                {"world_size", plan.world_size},
+                                {"batch_size", plan.batch_size},
+                                {"ranks", ranks}}
+                     .dump()
+              << "\n";
     return;
   }
   std::cout << "n = " << plan.n << ", world size " << plan.world_size << ", batch size "

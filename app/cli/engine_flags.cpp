@@ -6,11 +6,14 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/terminal_progress.h"
+#include "core/io/csv.h"
+#include "core/io/npy.h"
 #include "core/model/types.h"
 #include "core/report/report.h"
 #include "core/runs/run_evaluation.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
+#include "core/sim/validations.h"
 
 namespace shardlens::cli {
 
@@ -31,7 +34,23 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& f) {
                  "perfect | noisy:accuracy=0.9,seed=1[,structure=adjacent] | npy:PATH | csv:PATH");
   cmd.add_option("--world-size", f.world_size, "Number of ranks (W)");
   cmd.add_option("--batch-size", f.batch_size, "DataLoader batch_size");
-  cmd.add_option("--sampler", f.sampler, "distributed | unrepeated | sequential | none");
+  cmd.add_option("--sampler", f.sampler,
+                 "distributed | unrepeated | sequential | none | accelerate | lightning-wrapper");
+  cmd.add_flag("--split-batches", f.split_batches,
+               "Accelerate split_batches=True: each batch split into W slices of B / W");
+  cmd.add_flag("--no-even-batches", f.no_even_batches,
+               "Accelerate even_batches=False: no cycled completion of the last round");
+  cmd.add_option("--inner-sampler", f.inner_sampler,
+                 "The sampler Lightning wraps (--sampler lightning-wrapper): sequential | "
+                 "weighted-random | recorded");
+  cmd.add_option("--inner-weights", f.inner_weights,
+                 "weighted-random weights: npy:PATH, csv:PATH or w0,w1,... (default uniform)");
+  cmd.add_option("--inner-num-samples", f.inner_num_samples,
+                 "weighted-random num_samples (default: the number of weights)");
+  cmd.add_option("--inner-indices", f.inner_indices,
+                 "recorded index list: npy:PATH, csv:PATH or i0,i1,...");
+  cmd.add_option("--validations-per-epoch", f.validations_per_epoch,
+                 "Lightning val_check_interval: validations in the epoch (each reported)");
   cmd.add_flag("--shuffle", f.shuffle, "Shuffle the evaluation order (seed + epoch)");
   cmd.add_flag("--no-shuffle", f.no_shuffle, "Keep dataset order (default, as a val loader)");
   cmd.add_option("--seed", f.seed, "Sampler seed (PL_GLOBAL_SEED)");
@@ -54,6 +73,54 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& f) {
   cmd.add_option("--ignore-index", f.ignore_index, "torchmetrics ignore_index (-1: none)");
   add_format_flag(cmd, f.format);
 }
+
+namespace {
+
+// A list of numbers: npy:PATH, csv:PATH (first column) or inline a,b,c.
+template <class T>
+std::vector<T> read_number_list(const std::string& spec) {
+  std::vector<T> out;
+  if (spec.rfind("npy:", 0) == 0) {
+    if constexpr (std::is_same_v<T, double>)
+      return read_npy_doubles(spec.substr(4));
+    else
+      return read_npy_integers(spec.substr(4));
+  }
+  if (spec.rfind("csv:", 0) == 0) {
+    const CsvTable table = read_csv(spec.substr(4));
+    for (const auto& row : table.rows) {
+      if (row.empty()) continue;
+      try {
+        out.push_back(static_cast<T>(std::stod(row.front())));
+      } catch (const std::exception&) {
+        throw InputError(spec + ": '" + row.front() + "' is not a number");
+      }
+    }
+    return out;
+  }
+  size_t begin = 0;
+  while (begin <= spec.size()) {
+    const size_t end = std::min(spec.find(',', begin), spec.size());
+    const std::string item = spec.substr(begin, end - begin);
+    size_t used = 0;
+    try {
+      if constexpr (std::is_same_v<T, double>)
+        out.push_back(std::stod(item, &used));
+      else
+        out.push_back(std::stoll(item, &used));
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty())
+      throw InputError("'" + spec + "': '" + item +
+                       "' is not a number (give npy:PATH, csv:PATH "
+                       "or a comma-separated list)");
+    begin = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
 
 Scenario resolve_scenario(const CLI::App& cmd, const EngineFlags& f) {
   Scenario s = f.preset.empty() ? Scenario{} : load_preset(f.preset);
@@ -82,6 +149,21 @@ Scenario resolve_scenario(const CLI::App& cmd, const EngineFlags& f) {
   if (given("--counter-dtype")) s.dtype = parse_counter_dtype(f.counter_dtype);
   if (given("--torch-version")) s.sampler.torch = TorchVersion::parse(f.torch_version);
   if (given("--ignore-index")) s.ignore_index = f.ignore_index;
+  if (f.split_batches) s.sampler.split_batches = true;
+  if (f.no_even_batches) s.sampler.even_batches = false;
+  if (given("--inner-sampler")) s.sampler.inner.kind = parse_inner_sampler_kind(f.inner_sampler);
+  if (given("--inner-weights")) s.sampler.inner.weights = read_number_list<double>(f.inner_weights);
+  if (given("--inner-num-samples")) {
+    if (f.inner_num_samples < 0) throw InputError("--inner-num-samples: must not be negative");
+    s.sampler.inner.num_samples = f.inner_num_samples;
+  }
+  if (given("--inner-indices"))
+    s.sampler.inner.indices = read_number_list<int64_t>(f.inner_indices);
+  if (given("--validations-per-epoch")) {
+    if (f.validations_per_epoch < 1 || f.validations_per_epoch > 1000)
+      throw InputError("--validations-per-epoch: must be 1 to 1000");
+    s.validations_per_epoch = f.validations_per_epoch;
+  }
   if (s.sampler.world_size < 1) throw InputError("--world-size: must be at least 1");
   return s;
 }
@@ -91,7 +173,7 @@ std::vector<Evaluation> evaluations_for(const CLI::App& cmd, const EngineFlags& 
   std::vector<Evaluation> out;
   if (run_file.empty()) {
     TerminalProgress progress;
-    out.push_back(simulate(resolve_scenario(cmd, flags), &progress));
+    out = simulate_validations(resolve_scenario(cmd, flags), &progress);
     progress.finish();
     return out;
   }
@@ -113,10 +195,13 @@ void print_reports(const std::vector<Evaluation>& evaluations, const std::string
   }
   size_t wrong = 0;
   for (const Evaluation& e : evaluations) {
-    std::cout << "### Epoch " << e.epoch << "\n\n" << report_text(e) << "\n";
+    std::cout << "### Epoch " << e.epoch;
+    if (e.validation >= 0) std::cout << ", validation " << e.validation;
+    std::cout << "\n\n" << report_text(e) << "\n";
     wrong += !e.diagnosis.correct;
   }
-  std::cout << "Epochs: " << wrong << " of " << evaluations.size() << " wrong\n";
+  std::cout << (evaluations.front().validation >= 0 ? "Validations: " : "Epochs: ") << wrong
+            << " of " << evaluations.size() << " wrong\n";
 }
 
 bool all_correct(const std::vector<Evaluation>& evaluations) {
@@ -125,8 +210,10 @@ bool all_correct(const std::vector<Evaluation>& evaluations) {
 }
 
 std::string epoch_dir(const std::string& dir, const Evaluation& e, size_t count) {
-  return count == 1 ? dir
-                    : (std::filesystem::path(dir) / ("epoch" + std::to_string(e.epoch))).string();
+  if (count == 1) return dir;
+  std::string name = "epoch" + std::to_string(e.epoch);
+  if (e.validation >= 0) name += "_validation" + std::to_string(e.validation);
+  return (std::filesystem::path(dir) / name).string();
 }
 
 }  // namespace shardlens::cli

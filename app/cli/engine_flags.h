@@ -21,6 +21,11 @@ struct EngineFlags {
   int sanity_steps = 2, ignore_index = -1;
   std::vector<int64_t> rank_seeds;
   std::string format = "text";
+  // Accelerate and Lightning's wrapped samplers.
+  bool split_batches = false, no_even_batches = false;
+  std::string inner_sampler, inner_weights, inner_indices;
+  int64_t inner_num_samples = 0;
+  int validations_per_epoch = 1;
 };
 
 void add_engine_flags(CLI::App& cmd, EngineFlags& flags);

@@ -2,6 +2,7 @@
 #include <map>
 
 #include "core/diagnosis/diagnosis.h"
+#include "core/diagnosis/framework_patterns.h"
 
 namespace shardlens {
 
@@ -200,6 +201,14 @@ const char* pattern_id(Pattern p) {
       return "gather-for-metrics-mismatch";
     case Pattern::IncompleteRun:
       return "incomplete-run";
+    case Pattern::PlainGatherPadding:
+      return "plain-gather-padding";
+    case Pattern::UnevenSteps:
+      return "uneven-steps";
+    case Pattern::WrapperOverlap:
+      return "wrapper-overlap";
+    case Pattern::RepeatedValidationSubset:
+      return "repeated-validation-subset";
     case Pattern::UnexplainedDifference:
       return "unexplained-difference";
   }
@@ -225,7 +234,7 @@ Finding describe_pattern(Pattern pattern) {
   Finding f;
   f.pattern = pattern;
   auto it = catalogue().find(pattern);
-  if (it == catalogue().end()) return f;
+  if (it == catalogue().end()) return describe_framework_pattern(f);
   f.title = it->second.title;
   f.explanation = it->second.explanation;
   f.fixes = it->second.fixes;

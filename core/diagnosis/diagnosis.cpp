@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "core/diagnosis/diagnosis.h"
+#include "core/diagnosis/framework_patterns.h"
 #include "core/diagnosis/precision.h"
 #include "core/torchsem/sampler.h"
 #include "core/torchsem/sync.h"
@@ -485,6 +486,7 @@ Diagnosis diagnose(const DiagnosisInput& in) {
     std::erase_if(out.findings,
                   [](const Finding& f) { return f.pattern == Pattern::PaddingDuplicates; });
   }
+  classify_framework_patterns(in, out);  // Accelerate's cycled padding, Lightning's wrapper
   if (out.findings.empty()) {
     c.add(Pattern::UnexplainedDifference, "", nullptr, out.mismatched_rows);
   }

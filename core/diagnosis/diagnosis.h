@@ -12,6 +12,7 @@
 #include "core/model/dataset_inputs.h"
 #include "core/model/matrix.h"
 #include "core/model/records.h"
+#include "core/torchsem/sampler.h"
 
 namespace shardlens {
 
@@ -33,6 +34,10 @@ enum class Pattern : uint8_t {
   SanityLeak,                // sanity-leak
   GatherForMetricsMismatch,  // gather-for-metrics-mismatch
   IncompleteRun,             // incomplete-run
+  PlainGatherPadding,        // plain-gather-padding
+  UnevenSteps,               // uneven-steps
+  WrapperOverlap,            // wrapper-overlap
+  RepeatedValidationSubset,  // repeated-validation-subset
   UnexplainedDifference,     // unexplained-difference
 };
 
@@ -80,6 +85,9 @@ struct DiagnosisInput {
   // What each rank reported itself, when recorded: ranks that disagree were not synced.
   const std::vector<std::optional<Matrix>>* reported_per_rank = nullptr;
   int ignore_index = -1;
+  // The sampler, when the scenario was recorded: Accelerate's cycled padding and Lightning's
+  // wrapper are told apart from DistributedSampler padding and seed divergence by it.
+  std::optional<SamplerKind> sampler;
 };
 
 struct Diagnosis {

@@ -107,6 +107,9 @@ std::optional<RecordStats> stats_from_plan(const ShardPlan& plan, const DatasetI
       if (s.flags & kSanity) continue;
       if (!order) order = s.order.get();
       if (!same_order(*order, *s.order)) return std::nullopt;
+      // Counting per position stands for counting per index only when positions and
+      // indices correspond one to one, over the dataset itself.
+      if (!s.order->permutation || s.order->n != n) return std::nullopt;
     }
   step(progress, "diagnosing", 0.0);
   RecordStats st;

@@ -105,6 +105,7 @@ void complete_evaluation(Evaluation& e, Progress* progress, std::optional<Record
     d.reported_per_rank = e.reported_per_rank.empty() ? nullptr : &e.reported_per_rank;
     d.ignore_index = e.ignore_index;
     d.stats = &*stats;
+    if (e.provenance.scenario_recorded) d.sampler = e.scenario.sampler.kind;
     e.diagnosis = diagnose(d);
   }
   e.times_evaluated = std::move(stats->times);

@@ -53,6 +53,7 @@ struct Evaluation {
   int64_t dataset_size = 0;
   std::string dataset;  // the dataset spec when known (for images and subsets)
   int64_t epoch = 0;    // the epoch evaluated (the sampler's set_epoch)
+  int validation = -1;  // which validation of the epoch, when several ran (val_check_interval)
   int world_size = 0;
   std::optional<int64_t> batch_size;
   int ignore_index = -1;

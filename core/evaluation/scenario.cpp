@@ -12,6 +12,20 @@ namespace shardlens {
 
 using nlohmann::json;
 
+namespace {
+
+json inner_to_json(const InnerSampler& inner) {
+  json j{{"kind", to_string(inner.kind)}};
+  if (inner.kind == InnerSampler::Kind::WeightedRandom) {
+    j["weights"] = inner.weights;
+    j["num_samples"] = inner.num_samples;
+  }
+  if (inner.kind == InnerSampler::Kind::Recorded) j["indices"] = inner.indices;
+  return j;
+}
+
+}  // namespace
+
 json to_json(const Scenario& s) {
   return json{{"name", s.name},
               {"title", s.title},
@@ -33,7 +47,11 @@ json to_json(const Scenario& s) {
               {"sync", to_string(s.sync)},
               {"counter_dtype", to_string(s.dtype)},
               {"torch_version", s.sampler.torch.to_string()},
-              {"ignore_index", s.ignore_index}};
+              {"ignore_index", s.ignore_index},
+              {"split_batches", s.sampler.split_batches},
+              {"even_batches", s.sampler.even_batches},
+              {"inner_sampler", inner_to_json(s.sampler.inner)},
+              {"validations_per_epoch", s.validations_per_epoch}};
 }
 
 namespace {
@@ -99,6 +117,33 @@ auto in_file(const std::string& origin, F&& parse) {
   }
 }
 
+InnerSampler inner_from_json(const json& j, const std::string& origin) {
+  const std::string where = origin + ": 'inner_sampler'";
+  if (!j.is_object()) throw InputError(where + " must be an object with a 'kind'");
+  for (const auto& item : j.items()) {
+    if (item.key() != "kind" && item.key() != "weights" && item.key() != "num_samples" &&
+        item.key() != "indices")
+      throw InputError(where + " has an unknown key '" + item.key() + "'");
+  }
+  InnerSampler inner;
+  if (j.contains("kind")) {
+    const std::string text = get<std::string>(j, "kind", where);
+    inner.kind = in_file(origin, [&] { return parse_inner_sampler_kind(text); });
+  }
+  if (j.contains("weights")) {
+    const json& w = j.at("weights");
+    if (!w.is_array()) throw InputError(where + ": 'weights' must be a list of numbers");
+    for (const json& v : w) {
+      if (!v.is_number()) throw InputError(where + ": 'weights' must be a list of numbers");
+      inner.weights.push_back(v.get<double>());
+    }
+  }
+  if (j.contains("num_samples")) inner.num_samples = get_integer<int64_t>(j, "num_samples", where);
+  if (inner.num_samples < 0) throw InputError(where + ": 'num_samples' must not be negative");
+  if (j.contains("indices")) inner.indices = get_integers(j, "indices", where);
+  return inner;
+}
+
 }  // namespace
 
 Scenario scenario_from_json(const json& j, const std::string& origin, const Scenario& base) {
@@ -124,6 +169,10 @@ Scenario scenario_from_json(const json& j, const std::string& origin, const Scen
                                               "counter_dtype",
                                               "torch_version",
                                               "ignore_index",
+                                              "split_batches",
+                                              "even_batches",
+                                              "inner_sampler",
+                                              "validations_per_epoch",
                                               "lesson"};
   for (const auto& item : j.items()) {
     if (!known.count(item.key())) throw InputError(origin + ": unknown key '" + item.key() + "'");
@@ -169,6 +218,14 @@ Scenario scenario_from_json(const json& j, const std::string& origin, const Scen
     s.sampler.torch = in_file(origin, [&] { return TorchVersion::parse(text); });
   }
   if (has("ignore_index")) s.ignore_index = get_integer<int>(j, "ignore_index", origin);
+  if (has("split_batches")) s.sampler.split_batches = get<bool>(j, "split_batches", origin);
+  if (has("even_batches")) s.sampler.even_batches = get<bool>(j, "even_batches", origin);
+  if (has("inner_sampler")) s.sampler.inner = inner_from_json(j.at("inner_sampler"), origin);
+  if (has("validations_per_epoch")) {
+    s.validations_per_epoch = get_integer<int>(j, "validations_per_epoch", origin);
+    if (s.validations_per_epoch < 1 || s.validations_per_epoch > 1000)
+      throw InputError(origin + ": 'validations_per_epoch' must be 1 to 1000");
+  }
   return s;
 }
 

@@ -22,6 +22,8 @@ struct Scenario {
   SyncStrategy sync = SyncStrategy::AllReduce;
   CounterDtype dtype = CounterDtype::Int64;
   int ignore_index = -1;  // torchmetrics ignore_index; -1 = none
+  // Lightning's val_check_interval: validations in one epoch (each one evaluation).
+  int validations_per_epoch = 1;
 };
 
 nlohmann::json to_json(const Scenario& s);

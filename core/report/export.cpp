@@ -8,6 +8,7 @@
 #include "core/io/files.h"
 #include "core/io/npy.h"
 #include "core/model/types.h"
+#include "core/report/metrics.h"
 
 namespace shardlens {
 
@@ -121,6 +122,10 @@ std::vector<std::string> export_data(const Evaluation& e, const std::string& dir
       else
         write(name + ".json", matrix_json(m).dump() + "\n");
     }
+  }
+  if (e.expected || e.synced) {
+    write("metrics.csv", metrics_csv(e));
+    write("metrics.json", evaluation_metrics_json(e).dump(2) + "\n");
   }
   write("report.json", report_json(e).dump(2) + "\n");
   return written;

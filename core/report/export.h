@@ -19,7 +19,8 @@ std::string matrix_latex(const Matrix& m, const std::vector<std::string>& class_
 std::vector<std::pair<std::string, Matrix>> exported_matrices(const Evaluation& e);
 
 // Writes the exported matrices in each of `formats` (csv, json, latex, npy) plus report.json
-// into `dir` (created). Returns the paths written.
+// and the metrics of the reported and expected matrices (metrics.csv, metrics.json) into
+// `dir` (created). Returns the paths written.
 std::vector<std::string> export_data(const Evaluation& e, const std::string& dir,
                                      const std::vector<std::string>& formats);
 

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/report/metrics.h"
+
 namespace shardlens {
 
 using nlohmann::json;
@@ -106,6 +108,8 @@ json report_json(const Evaluation& e) {
                 {"mismatched", mismatched}}},
               {"correct", e.diagnosis.correct},
               {"diagnosis", findings}};
+  out["metrics"] = evaluation_metrics_json(e);
+  if (e.validation >= 0) out["validation"] = e.validation;
   if (!e.synced) out["incomplete"] = e.synced_missing;
   if (!e.expected) out["expected_missing"] = e.expected_missing;
   if (!e.dataset.empty()) out["dataset"] = e.dataset;
@@ -172,6 +176,45 @@ void print_finding(std::ostringstream& out, const Evaluation& e, const Finding& 
   for (const Fix& x : f.fixes) out << "  fix (" << x.framework << "): " << x.text << "\n";
 }
 
+// The metrics people report, reported vs expected: the overall ones, then the per-class ones
+// that changed, largest change first.
+void print_metrics(std::ostringstream& out, const Evaluation& e) {
+  const std::vector<MetricRow> rows = metric_rows(e);
+  if (rows.empty()) return;
+  out << "\nMetrics (reported vs expected, torchmetrics conventions)\n";
+  auto value = [](std::optional<double> v) {
+    std::ostringstream s;
+    if (v)
+      s << std::fixed << std::setprecision(4) << *v;
+    else
+      s << "-";
+    return s.str();
+  };
+  auto overall = [](const MetricRow& r) {
+    return r.name == "accuracy" || r.name == "macro F1" || r.name == "weighted F1";
+  };
+  auto print = [&](const MetricRow& r) {
+    out << "  " << std::left << std::setw(24) << r.name << std::right << std::setw(10)
+        << value(r.reported) << std::setw(10) << value(r.expected);
+    if (r.difference)
+      out << "   (" << (*r.difference >= 0 ? "+" : "") << value(r.difference) << ")";
+    out << "\n";
+  };
+  for (const char* name : {"accuracy", "macro F1", "weighted F1"})
+    for (const MetricRow& r : rows)
+      if (r.name == name) print(r);
+  size_t per_class_shown = 0, per_class_changed = 0;
+  for (const MetricRow& r : rows) {  // largest change first
+    if (overall(r) || !r.difference || std::abs(*r.difference) <= 1e-12) continue;
+    if (++per_class_changed <= 10) {
+      print(r);
+      ++per_class_shown;
+    }
+  }
+  if (per_class_changed > per_class_shown)
+    out << "  ... " << per_class_changed - per_class_shown << " more per-class changes\n";
+}
+
 }  // namespace
 
 std::string report_text(const Evaluation& e) {
@@ -210,6 +253,7 @@ std::string report_text(const Evaluation& e) {
     if (e.synced) print_matrix(out, "Synced (reported) matrix, rows = true class:", *e.synced);
     if (e.expected) print_matrix(out, "Expected matrix (one process, whole dataset):", *e.expected);
   }
+  print_metrics(out, e);
   out << "\n";
   if (d.correct) {
     out << "Verdict: the reported matrix equals the expected one.\n";

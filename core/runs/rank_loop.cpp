@@ -12,6 +12,7 @@
 #include "core/model/types.h"
 #include "core/sim/specs.h"
 #include "core/torchsem/loader.h"
+#include "core/torchsem/sync.h"
 
 namespace shardlens {
 
@@ -93,8 +94,15 @@ RankOutput evaluate_rank(const Scenario& scenario, const RunDataset& data, int r
                          BatchClassifier& model, BatchCounter* counter, Progress* progress) {
   SamplerConfig sampler = scenario.sampler;
   sampler.world_size = world;
-  const LoaderConfig& loader = scenario.loader;
-  const ShardPlan plan = plan_shards(data.labels.size(), sampler, loader);
+  const ShardPlan plan = plan_shards(data.labels.size(), sampler, scenario.loader);
+  if (per_step_collective(scenario.sync) && uneven_steps(plan)) {
+    throw InputError(
+        "the ranks run different step counts (Accelerate even_batches=False), so "
+        "the per-step " +
+        to_string(scenario.sync) + " would hang (uneven-steps)");
+  }
+  LoaderConfig loader = scenario.loader;
+  loader.batch_size = plan.batch_size;  // Accelerate's split batches: B / W per rank
   const EvaluatedRank& mine = plan.evaluated.at(size_t(rank));
   const std::vector<int64_t> indices = mine.sequence.indices();
   const std::vector<uint8_t> flags = mine.sequence.flags();
@@ -102,7 +110,9 @@ RankOutput evaluate_rank(const Scenario& scenario, const RunDataset& data, int r
 
   RankOutput out;
   out.local = Matrix(classes);
-  out.loader_exhausted = mine.batches == batches_per_rank(mine.sampler_size, loader);
+  out.loader_exhausted = mine.batches == batches_per_rank(mine.sampler_size, loader) &&
+                         !(sampler.kind == SamplerKind::Accelerate && loader.drop_last);
+  out.rank_batch_size = plan.batch_size;
   const size_t image_bytes = size_t(data.images.rows) * size_t(data.images.cols);
   std::vector<uint8_t> pixels;
   std::vector<int32_t> targets;

@@ -70,7 +70,7 @@ RealSync synchronize_for_real(RankCollectives& coll, const Scenario& s, const Ra
   }
   StoredRecords all;
   if (s.sync == SyncStrategy::GatherZeroPad || s.sync == SyncStrategy::GatherTrim ||
-      s.sync == SyncStrategy::GatherForMetrics) {
+      s.sync == SyncStrategy::GatherForMetrics || s.sync == SyncStrategy::Gather) {
     // Uneven all_gather as users write it: sizes first, then [4, longest] tensors padded to
     // the largest (index, target, prediction and flags rows).
     const std::vector<int64_t> sizes =
@@ -106,7 +106,7 @@ RealSync synchronize_for_real(RankCollectives& coll, const Scenario& s, const Ra
   in.per_rank = &per_rank;
   in.records = all.ranks.empty() ? nullptr : &all;
   in.dataset_size = dataset_size;
-  in.batch_size = s.loader.batch_size;
+  in.batch_size = out.rank_batch_size > 0 ? out.rank_batch_size : s.loader.batch_size;
   in.loader_exhausted = out.loader_exhausted;
   in.ignore_index = s.ignore_index;
   in.dtype = s.dtype;

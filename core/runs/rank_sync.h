@@ -19,6 +19,7 @@ struct RankOutput {
   Matrix local;  // accumulated in the counter dtype, batch by batch
   int64_t batches = 0;
   bool loader_exhausted = true;  // the last batch evaluated was the loader's last one
+  int64_t rank_batch_size = 0;   // the rank's batch size when not the loader's (Accelerate)
 };
 
 // The reported matrix, and a note when part of its arithmetic had to be the engine's

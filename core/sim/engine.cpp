@@ -2,9 +2,11 @@
 
 #include <future>
 
+#include "core/evaluation/framework_hazards.h"
 #include "core/model/types.h"
 #include "core/sim/predictor.h"
 #include "core/sim/specs.h"
+#include "core/torchsem/accelerate_sampler.h"
 
 namespace shardlens {
 
@@ -91,6 +93,7 @@ Evaluation evaluate_with_plan(const Scenario& s, std::shared_ptr<const DatasetIn
   sync.dataset_size = in.size();
   sync.batch_size = s.loader.batch_size;
   sync.loader_exhausted = loader_exhausted(*plan, s.loader);
+  use_plan_batches(sync, *plan, s.loader);  // Accelerate's split batches: B / W per rank
   sync.ignore_index = s.ignore_index;
   sync.dtype = s.dtype;
   e.synced = synchronize(s.sync, sync);
@@ -101,6 +104,7 @@ Evaluation evaluate_with_plan(const Scenario& s, std::shared_ptr<const DatasetIn
     stats->exact_per_rank = accumulate(*plan, in, CounterDtype::Int64, -1, nullptr);
   }
   complete_evaluation(e, progress, std::move(stats));
+  report_framework_hazards(e);  // uneven Accelerate steps: a per-step gather would hang
   step(progress, "done", 1.0);
   return e;
 }

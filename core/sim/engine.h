@@ -34,6 +34,7 @@ class SimulatedRecords : public RecordSource {
  private:
   std::shared_ptr<const DatasetInputs> m_inputs;
   std::shared_ptr<const ShardPlan> m_plan;
+  std::vector<std::vector<int64_t>> m_ends;  // per rank: records up to each segment's end
 };
 
 // Runs the whole pipeline on prepared inputs.

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "core/model/types.h"
+#include "core/torchsem/accelerate_sampler.h"
 
 namespace shardlens {
 
@@ -72,20 +73,41 @@ int64_t batches_per_rank(int64_t rank_samples, const LoaderConfig& loader) {
   return loader.drop_last ? rank_samples / b : (rank_samples + b - 1) / b;
 }
 
-ShardPlan plan_shards(int64_t n, const SamplerConfig& sampler, const LoaderConfig& loader) {
-  if (loader.batch_size < 1) throw InputError("--batch-size: must be at least 1");
-  if (loader.sanity_steps < 0) throw InputError("--sanity-steps: must not be negative");
+namespace {
+
+// The sampler's output per rank, and the batch size each rank's loader yields: Accelerate's
+// shards are already batched (its loader drop_last applied), the other samplers' are not.
+std::vector<RankSequence> sampler_output(int64_t n, const SamplerConfig& sampler,
+                                         const LoaderConfig& loader, LoaderConfig& rank_loader) {
+  rank_loader = loader;
+  if (sampler.kind != SamplerKind::Accelerate) return sample(n, sampler);
+  if (n <= 0) throw InputError("dataset: it has no samples");
+  AccelerateShards shards = accelerate_shards(n, sampler, loader.batch_size, loader.drop_last);
+  rank_loader.batch_size = shards.rank_batch_size;
+  rank_loader.drop_last = false;  // every batch it dealt is evaluated (only the last is short)
+  return std::move(shards.ranks);
+}
+
+}  // namespace
+
+ShardPlan plan_shards(int64_t n, const SamplerConfig& sampler, const LoaderConfig& user_loader) {
+  if (user_loader.batch_size < 1) throw InputError("--batch-size: must be at least 1");
+  if (user_loader.sanity_steps < 0) throw InputError("--sanity-steps: must not be negative");
+  if (sampler.world_size < 1) throw InputError("--world-size: must be at least 1");
   ShardPlan plan;
+  LoaderConfig loader;
   plan.n = n;
   plan.world_size = sampler.world_size;
+  plan.sampler = sampler_output(n, sampler, user_loader, loader);
   plan.batch_size = loader.batch_size;
-  plan.sampler = sample(n, sampler);
   // The sanity check runs before epoch 0, so it sees the epoch-0 sampler order.
   std::vector<RankSequence> sanity_source;
   if (loader.sanity_leak) {
     SamplerConfig epoch0 = sampler;
     epoch0.epoch = 0;
-    sanity_source = sampler.epoch == 0 ? plan.sampler : sample(n, epoch0);
+    LoaderConfig unused;
+    sanity_source =
+        sampler.epoch == 0 ? plan.sampler : sampler_output(n, epoch0, user_loader, unused);
   }
   for (int r = 0; r < plan.world_size; ++r) {
     const RankSequence& seq = plan.sampler[static_cast<size_t>(r)];
@@ -106,6 +128,24 @@ ShardPlan plan_shards(int64_t n, const SamplerConfig& sampler, const LoaderConfi
     plan.evaluated.push_back(std::move(rank));
   }
   return plan;
+}
+
+bool plan_exhausted(const ShardPlan& plan, const LoaderConfig& loader) {
+  if (loader.drop_last) return false;
+  LoaderConfig rank_loader = loader;
+  rank_loader.batch_size = plan.batch_size;
+  rank_loader.drop_last = false;
+  for (const EvaluatedRank& r : plan.evaluated) {
+    if (r.batches < batches_per_rank(r.sampler_size, rank_loader)) return false;
+  }
+  return true;
+}
+
+bool uneven_steps(const ShardPlan& plan) {
+  for (const EvaluatedRank& r : plan.evaluated) {
+    if (r.sequence.size() != plan.evaluated.front().sequence.size()) return true;
+  }
+  return false;
 }
 
 }  // namespace shardlens

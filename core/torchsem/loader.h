@@ -43,11 +43,19 @@ struct EvaluatedRank {
 struct ShardPlan {
   int64_t n = 0;
   int world_size = 0;
-  int64_t batch_size = 1;
+  int64_t batch_size = 1;  // each rank's batch size (B / W for Accelerate's split_batches)
   std::vector<RankSequence> sampler;     // sampler output, padding included
   std::vector<EvaluatedRank> evaluated;  // after batching, limit and sanity
 };
 
 ShardPlan plan_shards(int64_t n, const SamplerConfig& sampler, const LoaderConfig& loader);
+
+// Whether every rank's last evaluated batch was its loader's last one (no limit cut it, no
+// drop_last): gather_for_metrics trims only then.
+bool plan_exhausted(const ShardPlan& plan, const LoaderConfig& loader);
+
+// Whether ranks run different step counts or last-batch sizes (Accelerate's
+// even_batches=False): a per-step collective (gather, gather_for_metrics) would hang.
+bool uneven_steps(const ShardPlan& plan);
 
 }  // namespace shardlens

@@ -4,6 +4,7 @@
 
 #include "core/model/limits.h"
 #include "core/model/types.h"
+#include "core/torchsem/lightning_wrapper.h"
 
 namespace shardlens {
 
@@ -99,8 +100,32 @@ void validate(int64_t n, const SamplerConfig& c) {
 
 }  // namespace
 
+void append_run(RankSequence& seq, const std::shared_ptr<const Order>& order, int64_t start,
+                int64_t count) {
+  if (count <= 0) return;
+  if (!seq.segments.empty()) {
+    Segment& last = seq.segments.back();
+    const bool same = last.order == order && last.flags == 0 && last.stride > 0;
+    if (same && last.count == 1 && start > last.start && (count == 1 || start == last.start + 1)) {
+      last.stride = count == 1 ? start - last.start : 1;
+      last.count += count;
+      return;
+    }
+    const int64_t next = last.start + last.stride * last.count;
+    if (same && next == start && (count == 1 || last.stride == 1)) {
+      last.count += count;
+      return;
+    }
+  }
+  seq.segments.push_back(segment(order, start, 1, count));
+}
+
 std::vector<RankSequence> sample(int64_t n, const SamplerConfig& c) {
   validate(n, c);
+  if (c.kind == SamplerKind::Accelerate) {
+    throw InputError("--sampler accelerate: shards the loader's batches; plan it with the loader");
+  }
+  if (c.kind == SamplerKind::LightningWrapper) return sample_lightning_wrapper(n, c);
   OrderCache orders(n, c);
   const int w = c.world_size;
   std::vector<RankSequence> ranks(static_cast<size_t>(w));
@@ -126,6 +151,9 @@ std::vector<RankSequence> sample(int64_t n, const SamplerConfig& c) {
       case SamplerKind::None:
         s = segment(orders.get(c.shuffle, rank_seed(c, r) + c.epoch), 0, 1, n);
         break;
+      case SamplerKind::Accelerate:
+      case SamplerKind::LightningWrapper:
+        break;  // handled above
     }
     ranks[static_cast<size_t>(r)].segments.push_back(s);
   }
@@ -142,17 +170,44 @@ std::string to_string(SamplerKind kind) {
       return "sequential";
     case SamplerKind::None:
       return "none";
+    case SamplerKind::Accelerate:
+      return "accelerate";
+    case SamplerKind::LightningWrapper:
+      return "lightning-wrapper";
   }
   return "distributed";
 }
 
+std::string to_string(InnerSampler::Kind kind) {
+  switch (kind) {
+    case InnerSampler::Kind::Sequential:
+      return "sequential";
+    case InnerSampler::Kind::WeightedRandom:
+      return "weighted-random";
+    case InnerSampler::Kind::Recorded:
+      return "recorded";
+  }
+  return "sequential";
+}
+
+InnerSampler::Kind parse_inner_sampler_kind(const std::string& text) {
+  for (auto k : {InnerSampler::Kind::Sequential, InnerSampler::Kind::WeightedRandom,
+                 InnerSampler::Kind::Recorded}) {
+    if (to_string(k) == text) return k;
+  }
+  throw InputError("--inner-sampler: '" + text +
+                   "' is not one of sequential, weighted-random, recorded");
+}
+
 SamplerKind parse_sampler_kind(const std::string& text) {
-  for (SamplerKind k : {SamplerKind::Distributed, SamplerKind::Unrepeated, SamplerKind::Sequential,
-                        SamplerKind::None}) {
+  for (SamplerKind k :
+       {SamplerKind::Distributed, SamplerKind::Unrepeated, SamplerKind::Sequential,
+        SamplerKind::None, SamplerKind::Accelerate, SamplerKind::LightningWrapper}) {
     if (to_string(k) == text) return k;
   }
   throw InputError("--sampler: '" + text +
-                   "' is not one of distributed, unrepeated, sequential, none");
+                   "' is not one of distributed, unrepeated, sequential, none, accelerate, "
+                   "lightning-wrapper");
 }
 
 }  // namespace shardlens

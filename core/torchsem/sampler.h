@@ -14,11 +14,30 @@
 namespace shardlens {
 
 enum class SamplerKind {
-  Distributed,  // torch DistributedSampler (what Lightning injects for val/test)
-  Unrepeated,   // Lightning UnrepeatedDistributedSampler (predict): no padding
-  Sequential,   // hand-made contiguous split: rank r gets one contiguous block, no padding
-  None,         // no distributed sampler: every rank iterates the whole dataset
+  Distributed,       // torch DistributedSampler (what Lightning injects for val/test)
+  Unrepeated,        // Lightning UnrepeatedDistributedSampler (predict): no padding
+  Sequential,        // hand-made contiguous split: rank r gets one contiguous block, no padding
+  None,              // no distributed sampler: every rank iterates the whole dataset
+  Accelerate,        // Hugging Face Accelerate's BatchSamplerShard (whole batches round-robin)
+  LightningWrapper,  // Lightning's DistributedSamplerWrapper over a user sampler (`inner`)
 };
+
+// The user's own sampler that Lightning wraps in DistributedSamplerWrapper: every rank
+// materialises list(sampler) itself and takes positions r::W of that list.
+struct InnerSampler {
+  enum class Kind {
+    Sequential,      // SequentialSampler-like: 0, 1, ..., n-1
+    WeightedRandom,  // WeightedRandomSampler(weights, num_samples, replacement=True, generator)
+    Recorded,        // a fixed list of dataset indices (what a custom sampler yielded)
+  } kind = Kind::Sequential;
+  std::vector<double> weights;   // WeightedRandom: empty = uniform over the dataset
+  int64_t num_samples = 0;       // WeightedRandom: 0 = len(weights) (the dataset size)
+  std::vector<int64_t> indices;  // Recorded
+  bool operator==(const InnerSampler&) const = default;
+};
+
+std::string to_string(InnerSampler::Kind kind);
+InnerSampler::Kind parse_inner_sampler_kind(const std::string& text);  // throws InputError
 
 struct SamplerConfig {
   SamplerKind kind = SamplerKind::Distributed;
@@ -29,12 +48,21 @@ struct SamplerConfig {
   bool drop_last = false;           // the sampler's drop_last
   std::vector<int64_t> rank_seeds;  // empty, or one seed per rank (models divergence)
   TorchVersion torch;
+  // Accelerate (BatchSamplerShard): split each batch into W slices instead of dealing whole
+  // batches; even_batches completes the last round by cycling samples from the start.
+  bool split_batches = false;
+  bool even_batches = true;
+  InnerSampler inner;            // LightningWrapper: the sampler that is wrapped
+  int64_t inner_iteration = -1;  // the wrapped sampler's pass (earlier iterations); -1: epoch
 };
 
 // An order of dataset indices: a permutation, or the identity when `perm` is empty.
 struct Order {
   int64_t n = 0;
   std::vector<uint32_t> perm;
+  // Every index at most once (a permutation or the identity); false for a wrapped inner
+  // sampler's list, which may repeat indices (drawn with replacement, or recorded).
+  bool permutation = true;
   int64_t at(int64_t position) const {
     return perm.empty() ? position : static_cast<int64_t>(perm[static_cast<size_t>(position)]);
   }
@@ -92,8 +120,14 @@ void for_each_element(const RankSequence& seq, F&& f) {
 // num_samples per rank of a DistributedSampler (DESIGN: exact torch formula).
 int64_t distributed_num_samples(int64_t n, int world_size, bool drop_last);
 
-// The sampler's output for every rank; padding included.
+// The sampler's output for every rank; padding included. Accelerate's sampler shards the
+// loader's batches, so it needs the loader: see plan_shards (loader.h).
 std::vector<RankSequence> sample(int64_t n, const SamplerConfig& config);
+
+// Appends positions [start, start + count) of `order` to a rank, merging with the previous
+// segment where the positions continue its stride (one segment for a strided shard).
+void append_run(RankSequence& seq, const std::shared_ptr<const Order>& order, int64_t start,
+                int64_t count);
 
 std::string to_string(SamplerKind kind);
 SamplerKind parse_sampler_kind(const std::string& text);  // throws InputError

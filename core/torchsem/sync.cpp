@@ -102,6 +102,7 @@ Matrix synchronize(SyncStrategy strategy, const SyncInputs& in) {
     case SyncStrategy::GatherZeroPad:
       return gather_zero_pad(in, classes);
     case SyncStrategy::GatherTrim:
+    case SyncStrategy::Gather:
       return bincount_all(*in.records, classes, in.ignore_index);
     case SyncStrategy::GatherForMetrics:
       return bincount_records(gather_for_metrics_records(*in.records, in.dataset_size,
@@ -132,19 +133,26 @@ std::string to_string(SyncStrategy s) {
       return "gather-for-metrics";
     case SyncStrategy::NormalizeThenSum:
       return "normalize-then-sum";
+    case SyncStrategy::Gather:
+      return "gather";
   }
   return "all-reduce";
 }
 
 SyncStrategy parse_sync_strategy(const std::string& text) {
-  for (auto s : {SyncStrategy::AllReduce, SyncStrategy::Local, SyncStrategy::Double,
-                 SyncStrategy::GatherZeroPad, SyncStrategy::GatherTrim,
-                 SyncStrategy::GatherForMetrics, SyncStrategy::NormalizeThenSum}) {
+  for (auto s :
+       {SyncStrategy::AllReduce, SyncStrategy::Local, SyncStrategy::Double,
+        SyncStrategy::GatherZeroPad, SyncStrategy::GatherTrim, SyncStrategy::GatherForMetrics,
+        SyncStrategy::NormalizeThenSum, SyncStrategy::Gather}) {
     if (to_string(s) == text) return s;
   }
   throw InputError("--sync: '" + text +
                    "' is not one of all-reduce, local, double, gather-zero-pad, gather-trim, "
-                   "gather-for-metrics, normalize-then-sum");
+                   "gather-for-metrics, normalize-then-sum, gather");
+}
+
+bool per_step_collective(SyncStrategy s) {
+  return s == SyncStrategy::Gather || s == SyncStrategy::GatherForMetrics;
 }
 
 }  // namespace shardlens

@@ -18,7 +18,12 @@ enum class SyncStrategy {
   GatherTrim,        // gather with trimming (correct)
   GatherForMetrics,  // Accelerate's gather_for_metrics trimming
   NormalizeThenSum,  // per-rank row-normalized matrices summed
+  Gather,            // Accelerate's plain accelerator.gather: every gathered record, untrimmed
 };
+
+// Whether the strategy is a collective run at every step (Accelerate's gather and
+// gather_for_metrics), which hangs when ranks run different step counts.
+bool per_step_collective(SyncStrategy s);
 
 std::string to_string(SyncStrategy s);
 SyncStrategy parse_sync_strategy(const std::string& text);  // throws InputError
@@ -27,7 +32,7 @@ struct SyncInputs {
   const std::vector<Matrix>* per_rank = nullptr;  // as accumulated on each rank
   const RecordSource* records = nullptr;          // for the gather strategies
   int64_t dataset_size = 0;                       // len(dataset), for gather_for_metrics
-  int64_t batch_size = 1;
+  int64_t batch_size = 1;                         // each rank's batch size (a gather step)
   bool loader_exhausted = true;  // the last batch evaluated was the loader's last one
   int ignore_index = -1;
   CounterDtype dtype = CounterDtype::Int64;

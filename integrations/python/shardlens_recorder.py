@@ -29,6 +29,25 @@ Lightning (the callback works without Lightning installed: its base is then a pl
     trainer = Trainer(callbacks=[ShardLensCallback(ShardLensRecorder("dumps", num_classes=10))])
     # validation_step returns {"index": index, "target": y, "prediction": logits}
 
+Hugging Face Accelerate (and the HF Trainer's evaluation loop): record each rank's own batch
+before it is gathered, flag Accelerate's cycled even_batches padding, and keep the matrix
+your metric reported from the gathered predictions::
+
+    data = IndexedDataset(test_set)
+    loader = accelerator.prepare(DataLoader(data, batch_size=64))
+    rec = ShardLensRecorder("dumps", num_classes=10, rank=accelerator.process_index,
+                            world_size=accelerator.num_processes, dataset_size=len(data),
+                            batch_size=64)
+    for step, (index, x, y) in enumerate(loader):
+        logits = model(x)
+        rec.update(index, y, logits, flags=accelerate_padding_flags(
+            step, accelerator.process_index, accelerator.num_processes, 64, len(data), len(y)))
+        preds, refs = accelerator.gather_for_metrics((logits.argmax(-1), y))
+        metric.add_batch(predictions=preds, references=refs)
+    rec.save()
+    # shardlens-cli import dumps/eval_epoch0_rank*.npz --out run.slrun, then diagnose --run,
+    # and simulate the same loader with --sampler accelerate to compare.
+
 The epoch of a dump is, in this order: an explicit `epoch` (ShardLensRecorder(epoch=...),
 reset(epoch=...), save(epoch=...) or the `epoch` attribute), else the sampler's `epoch`
 attribute (what DistributedSampler.set_epoch sets), else 0. Dumps are named
@@ -47,10 +66,26 @@ import tempfile
 
 __version__ = "0.1.0"
 __all__ = ["ShardLensRecorder", "IndexedDataset", "PADDING", "SANITY", "ShardLensCallback",
-           "LIGHTNING"]
+           "LIGHTNING", "accelerate_padding_flags"]
 
 PADDING = 1  # a DistributedSampler padding duplicate
 SANITY = 2  # evaluated during Lightning's sanity check
+
+
+def accelerate_padding_flags(step, rank, world_size, batch_size, dataset_size, length,
+                             split_batches=False):
+    """PADDING flags of one rank's batch under Accelerate's BatchSamplerShard.
+
+    Accelerate deals the loader's batches round-robin (batch step * W + rank goes to `rank`;
+    with split_batches every batch of `batch_size` is split into W slices) and, with
+    even_batches, completes the last round by cycling samples from the start of the order.
+    A position of that stream at or past len(dataset) is such a cycled copy.
+    """
+    if split_batches:
+        start = step * batch_size + rank * (batch_size // world_size)
+    else:
+        start = (step * world_size + rank) * batch_size
+    return [PADDING if start + k >= dataset_size else 0 for k in range(length)]
 
 
 def _to_list(values):

@@ -149,8 +149,13 @@ TEST(Evaluation, PatternIdsRoundTrip) {
   EXPECT_STREQ(pattern_id(Pattern::IncompleteRun), "incomplete-run");
   EXPECT_EQ(pattern_from_id("padding-duplicates"), Pattern::PaddingDuplicates);
   EXPECT_FALSE(pattern_from_id("no-such-pattern").has_value());
-  EXPECT_EQ(all_patterns().size(), 17u);
+  EXPECT_EQ(all_patterns().size(), 21u);
   EXPECT_FALSE(describe_pattern(Pattern::IncompleteRun).fixes.empty());
+  for (Pattern p : all_patterns()) {  // every pattern has its text and fixes, and round-trips
+    EXPECT_EQ(pattern_from_id(pattern_id(p)), p);
+    EXPECT_FALSE(describe_pattern(p).title.empty()) << pattern_id(p);
+    EXPECT_FALSE(describe_pattern(p).fixes.empty()) << pattern_id(p);
+  }
 }
 
 // A simulation and the run file of another epoch of it: the comparison lists exactly the

@@ -85,6 +85,41 @@ TEST(Scenario, JsonRoundTrip) {
   EXPECT_EQ(to_json(back), to_json(s));
 }
 
+TEST(Scenario, JsonRoundTripOfAccelerateAndLightningSettings) {
+  Scenario s;
+  s.sampler.kind = SamplerKind::Accelerate;
+  s.sampler.split_batches = true;
+  s.sampler.even_batches = false;
+  s.sync = SyncStrategy::Gather;
+  s.validations_per_epoch = 3;
+  Scenario back = scenario_from_json(to_json(s), "test");
+  EXPECT_EQ(back.sampler.kind, SamplerKind::Accelerate);
+  EXPECT_TRUE(back.sampler.split_batches);
+  EXPECT_FALSE(back.sampler.even_batches);
+  EXPECT_EQ(back.sync, SyncStrategy::Gather);
+  EXPECT_EQ(back.validations_per_epoch, 3);
+  EXPECT_EQ(to_json(back), to_json(s));
+  s.sampler.kind = SamplerKind::LightningWrapper;
+  s.sampler.inner.kind = InnerSampler::Kind::WeightedRandom;
+  s.sampler.inner.weights = {0.5, 2.0, 1.0};
+  s.sampler.inner.num_samples = 7;
+  back = scenario_from_json(to_json(s), "test");
+  EXPECT_EQ(back.sampler.inner, s.sampler.inner);
+  s.sampler.inner = {};
+  s.sampler.inner.kind = InnerSampler::Kind::Recorded;
+  s.sampler.inner.indices = {3, 1, 4, 1, 5};
+  back = scenario_from_json(to_json(s), "test");
+  EXPECT_EQ(back.sampler.inner, s.sampler.inner);
+  // An older scenario without the keys keeps the defaults.
+  back = scenario_from_json(nlohmann::json{{"sampler", "accelerate"}}, "old.json");
+  EXPECT_TRUE(back.sampler.even_batches);
+  EXPECT_EQ(back.validations_per_epoch, 1);
+  EXPECT_THROW(scenario_from_json(nlohmann::json{{"inner_sampler", {{"kind", "magic"}}}}, "f"),
+               InputError);
+  EXPECT_THROW(scenario_from_json(nlohmann::json{{"inner_sampler", {{"wieghts", {1}}}}}, "f"),
+               InputError);
+}
+
 TEST(Scenario, RejectsUnknownKeysAndWrongTypes) {
   EXPECT_THROW(scenario_from_json(nlohmann::json{{"world_sise", 4}}, "f.json"), InputError);
   EXPECT_THROW(scenario_from_json(nlohmann::json{{"world_size", "four"}}, "f.json"), InputError);

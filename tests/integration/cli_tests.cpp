@@ -82,6 +82,91 @@ TEST(Cli, ShardsJsonMatchesDesignVector) {
   EXPECT_EQ(j["ranks"][3]["evaluated"], nlohmann::json({5, 8, 1}));
 }
 
+// Accelerate's BatchSamplerShard: n=10, W=4, B=2 (the first case of Accelerate's vectors):
+// batches dealt round-robin, the last round cycled from the start of the order.
+TEST(Cli, ShardsJsonOfAccelerate) {
+  Result r =
+      run("shards --dataset synthetic:classes=2,per-class=5 --world-size 4 "
+          "--batch-size 2 --sampler accelerate --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["ranks"][0]["indices"], nlohmann::json({0, 1, 8, 9}));
+  EXPECT_EQ(j["ranks"][1]["evaluated"], nlohmann::json({2, 3, 0, 1}));
+  EXPECT_EQ(j["ranks"][1]["padding"], nlohmann::json({0, 0, 1, 1}));
+  r =
+      run("shards --dataset synthetic:classes=2,per-class=5 --world-size 2 --batch-size 4 "
+          "--sampler accelerate --split-batches --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["batch_size"], 2);
+  EXPECT_EQ(j["ranks"][1]["indices"], nlohmann::json({2, 3, 6, 7, 0, 1}));
+  r =
+      run("shards --dataset synthetic:classes=2,per-class=5 --world-size 4 --batch-size 2 "
+          "--sampler accelerate --no-even-batches --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["ranks"][0]["indices"], nlohmann::json({0, 1, 8, 9}));
+  EXPECT_EQ(j["ranks"][3]["indices"], nlohmann::json({6, 7}));
+  expect_bad_input("shards --world-size 4 --batch-size 6 --sampler accelerate --split-batches",
+                   "round multiple");
+}
+
+// Accelerate issue 125's shape, end to end: gather counts the cycled padding, gather_for_metrics
+// does not; uneven steps report no matrix; metrics are in the JSON report.
+TEST(Cli, AccelerateSyncsAndMetrics) {
+  const std::string base =
+      "--dataset synthetic:counts=20,5 --world-size 4 --batch-size 2 --sampler accelerate ";
+  Result r = run("diagnose " + base + "--sync gather --format json");
+  EXPECT_EQ(r.code, 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["summary"]["reported_total"], 32);
+  EXPECT_EQ(j["diagnosis"][0]["pattern"], "plain-gather-padding");
+  for (const char* side : {"reported", "expected", "difference"})
+    for (const char* key : {"accuracy", "precision", "recall", "f1", "macro_f1", "weighted_f1"})
+      EXPECT_TRUE(j["metrics"][side].contains(key)) << side << " " << key;
+  EXPECT_EQ(run("diagnose " + base + "--sync gather-for-metrics").code, 0);
+  r = run("diagnose " + base + "--no-even-batches --sync gather-for-metrics --format json");
+  EXPECT_EQ(r.code, 1) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["synced"].is_null());
+  EXPECT_EQ(j["diagnosis"][0]["pattern"], "uneven-steps");
+  EXPECT_TRUE(j["metrics"]["reported"].is_null());
+  r = run("simulate " + base + "--sync gather");
+  EXPECT_NE(r.out.find("Metrics (reported vs expected"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("macro F1"), std::string::npos) << r.out;
+}
+
+TEST(Cli, LightningWrapperAndValidations) {
+  Result r =
+      run("diagnose --dataset synthetic:classes=4,per-class=25 --world-size 4 "
+          "--sampler lightning-wrapper --inner-sampler weighted-random "
+          "--rank-seeds 1,2,3,4 --format json");
+  EXPECT_EQ(r.code, 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  bool overlap = false;
+  for (const auto& f : j["diagnosis"]) overlap = overlap || f["pattern"] == "wrapper-overlap";
+  EXPECT_TRUE(overlap) << r.out;
+  r =
+      run("shards --dataset synthetic:classes=2,per-class=5 --world-size 2 "
+          "--sampler lightning-wrapper --inner-sampler recorded --inner-indices 9,9,1 "
+          "--format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["ranks"][0]["indices"], nlohmann::json({9, 1}));
+  EXPECT_EQ(j["ranks"][1]["indices"], nlohmann::json({9, 9}));
+  r =
+      run("diagnose --dataset synthetic:classes=5,per-class=40 --world-size 4 --shuffle "
+          "--batch-size 5 --limit-batches 3 --validations-per-epoch 3 --format json");
+  EXPECT_EQ(r.code, 1) << r.err;
+  j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["epochs"].size(), 3u);
+  EXPECT_EQ(j["epochs"][2]["validation"], 2);
+  expect_bad_input(
+      "simulate --sampler lightning-wrapper --inner-sampler recorded "
+      "--inner-indices 1,x",
+      "not a number");
+}
+
 TEST(Cli, SimulateJsonHasEveryField) {
   const Result r = run("simulate --preset padding-duplicates --format json");
   ASSERT_EQ(r.code, 0) << r.err;

@@ -2,8 +2,10 @@
 #include <QAbstractItemModelTester>
 #include <QtTest>
 
+#include "core/sim/engine.h"
 #include "core/torchsem/sampler.h"
 #include "ui/lesson_model.h"
+#include "ui/metrics_panel.h"
 #include "ui/sample_model.h"
 
 using namespace shardlens;
@@ -76,6 +78,40 @@ class TestModels : public QObject {
     QCOMPARE(model.data(model.index(0, SampleModel::Rank)).toString(), QStringLiteral("dataset"));
     QCOMPARE(model.data(model.index(0, SampleModel::Target)).toString(), QStringLiteral("1"));
     model.setSamples({}, {});
+    QCOMPARE(model.rowCount(), 0);
+  }
+
+  // The metrics table beside the diagnosis: Accelerate's plain gather on 25 samples, 4 ranks.
+  void metricsModel() {
+    MetricsModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(model.rowCount(), 0);
+    Scenario s;
+    s.dataset = "synthetic:counts=20,5";
+    s.predictor = "noisy:accuracy=0.8,seed=3";
+    s.sampler.kind = SamplerKind::Accelerate;
+    s.sampler.world_size = 4;
+    s.loader.batch_size = 2;
+    s.sync = SyncStrategy::Gather;
+    const Evaluation e = simulate(s);
+    model.setEvaluation(&e);
+    QCOMPARE(model.rowCount(), 3 + 3 * 2);  // accuracy, macro F1, weighted F1 + 3 per class
+    QCOMPARE(model.columnCount(), int(MetricsModel::ColumnCount));
+    // The largest change first.
+    const auto& rows = model.rows();
+    for (size_t i = 1; i < rows.size(); ++i)
+      QVERIFY(std::abs(rows[i - 1].difference.value_or(0)) >=
+              std::abs(rows[i].difference.value_or(0)));
+    QVERIFY(std::abs(rows.front().difference.value_or(0)) > 0);
+    const Metrics want = compute_metrics(*e.expected);
+    for (int r = 0; r < model.rowCount(); ++r) {
+      if (model.data(model.index(r, MetricsModel::Metric)).toString() == QLatin1String("accuracy"))
+        QCOMPARE(model.data(model.index(r, MetricsModel::Expected)).toString(),
+                 QString::number(want.accuracy, 'f', 4));
+    }
+    QCOMPARE(model.headerData(MetricsModel::Difference, Qt::Horizontal).toString(),
+             QStringLiteral("Difference"));
+    model.setEvaluation(nullptr);
     QCOMPARE(model.rowCount(), 0);
   }
 };

@@ -1,0 +1,96 @@
+#include "core/evaluation/framework_hazards.h"
+
+#include "core/diagnosis/framework_patterns.h"
+#include "core/torchsem/sync.h"
+
+namespace shardlens {
+
+namespace {
+
+// Lightning's wrapper whose ranks share one list (its generator seeded alike): the repeats
+// and gaps are the sampler's own draws with replacement, which one process would see too,
+// not ranks drawing their own lists.
+void explain_shared_wrapper_list(Evaluation& e) {
+  const ShardPlan& plan = *e.plan;
+  for (const RankSequence& r : plan.sampler) {
+    if (r.segments.empty() ||
+        r.segments.front().order != plan.sampler.front().segments.front().order)
+      return;
+  }
+  for (Finding& f : e.diagnosis.findings) {
+    if (f.pattern != Pattern::WrapperOverlap) continue;
+    Finding g = describe_pattern(Pattern::RankOverlap);
+    g.explanation =
+        "Every rank took its positions of the same list of the wrapped sampler (its generator "
+        "is seeded alike), so no rank drew its own list; the repeated and missing samples are "
+        "that sampler's draws with replacement, which a single process would count the same "
+        "way. " +
+        g.explanation;
+    g.classes = f.classes;
+    g.samples = f.samples;
+    g.sample_count = f.sample_count;
+    f = std::move(g);
+  }
+}
+
+}  // namespace
+
+void report_framework_hazards(Evaluation& e) {
+  if (e.plan && e.scenario.sampler.kind == SamplerKind::LightningWrapper &&
+      !e.plan->sampler.empty())
+    explain_shared_wrapper_list(e);
+  if (!e.plan || !e.synced || e.scenario.sampler.kind != SamplerKind::Accelerate) return;
+  if (!per_step_collective(e.scenario.sync) || !uneven_steps(*e.plan)) return;
+  std::vector<int64_t> steps, sizes;
+  for (const EvaluatedRank& r : e.plan->evaluated) {
+    steps.push_back(r.batches);
+    sizes.push_back(r.sequence.size());
+  }
+  const std::string sync = to_string(e.scenario.sync);
+  e.synced.reset();
+  e.synced_missing = "the ranks run different step counts (even_batches=False), so the per-step " +
+                     sync + " would hang";
+  e.diagnosis =
+      diagnose_uneven_steps(*e.records, e.class_counts, e.times_evaluated, steps, sizes, sync);
+}
+
+namespace {
+
+bool same_records(const RecordSource& a, const RecordSource& b) {
+  if (a.world_size() != b.world_size()) return false;
+  for (int r = 0; r < a.world_size(); ++r) {
+    if (a.rank_size(r) != b.rank_size(r)) return false;
+    std::vector<int64_t> ia;
+    for_each_record(a, r, [&](const Record& rec) { ia.push_back(rec.index); });
+    size_t k = 0;
+    bool same = true;
+    for_each_record(b, r, [&](const Record& rec) { same = same && ia[k++] == rec.index; });
+    if (!same) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void mark_repeated_validations(std::vector<Evaluation>& validations) {
+  if (validations.size() < 2) return;
+  const Evaluation& first = validations.front();
+  if (first.diagnosis.missing_samples == 0) return;
+  for (const Evaluation& v : validations) {
+    if (!v.records || !same_records(*first.records, *v.records)) return;
+  }
+  for (size_t k = 0; k < validations.size(); ++k) {
+    Evaluation& v = validations[k];
+    Finding f = describe_pattern(Pattern::RepeatedValidationSubset);
+    f.explanation = "All " + std::to_string(validations.size()) + " validations of epoch " +
+                    std::to_string(v.epoch) + " evaluated the same " +
+                    std::to_string(v.diagnosis.distinct_evaluated) + " samples; " +
+                    std::to_string(v.diagnosis.missing_samples) +
+                    " were never seen in the epoch. " + f.explanation;
+    f.sample_count = v.diagnosis.missing_samples;
+    v.diagnosis.correct = false;
+    v.diagnosis.findings.push_back(std::move(f));
+  }
+}
+
+}  // namespace shardlens

@@ -1,0 +1,50 @@
+#pragma once
+// The metrics people report from a confusion matrix, with torchmetrics' conventions: rows are
+// true classes, columns predictions; a ratio whose denominator is 0 is 0 (zero_division=0);
+// macro F1 averages the classes that occur (tp + fp + fn > 0, torchmetrics' macro weights);
+// weighted F1 weights each class by its support (row sum). Accuracy is the fraction correct
+// (trace / total, torchmetrics' average="micro").
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/evaluation/evaluation.h"
+#include "core/model/matrix.h"
+
+namespace shardlens {
+
+struct Metrics {
+  double accuracy = 0;
+  std::vector<double> precision, recall, f1;  // one per class
+  double macro_f1 = 0;
+  double weighted_f1 = 0;
+};
+
+Metrics compute_metrics(const Matrix& m);
+
+// {"accuracy", "precision": [...], "recall": [...], "f1": [...], "macro_f1", "weighted_f1"}
+nlohmann::json metrics_json(const Metrics& m);
+
+// One line of a metrics comparison: the metric's name, its value on the reported matrix
+// (absent when nothing was reported), on the expected one, and reported - expected.
+struct MetricRow {
+  std::string name;  // "accuracy", "macro F1", "F1 <class>", "precision <class>", ...
+  std::optional<double> reported;
+  double expected = 0;
+  std::optional<double> difference;
+};
+
+// Every metric of the reported and the expected matrix, the largest |difference| first
+// (overall metrics before per-class ones on ties). Empty when the expected matrix is unknown.
+std::vector<MetricRow> metric_rows(const Evaluation& e);
+
+// {"reported": {...} | null, "expected": {...} | null, "difference": {...} | null}
+nlohmann::json evaluation_metrics_json(const Evaluation& e);
+
+// The metrics as CSV: metric,class,reported,expected,difference (empty fields when unknown).
+std::string metrics_csv(const Evaluation& e);
+
+}  // namespace shardlens

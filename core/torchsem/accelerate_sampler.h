@@ -1,0 +1,34 @@
+#pragma once
+// Hugging Face Accelerate's BatchSamplerShard (what accelerator.prepare(loader) and so the
+// HF Trainer put in every evaluation loader), reproduced over the loader's sampler order
+// (the identity, or torch.randperm(n) seeded seed + epoch as SeedableRandomSampler draws).
+//
+// The loader's batches of B are dealt round-robin (batch k to rank k % W). With even_batches
+// the last round is completed by cycling samples from the start of the order, so every rank
+// runs the same number of steps; without it, ranks past the last batch get none and the last
+// batch may be short. split_batches slices every batch of B into W slices of B / W instead.
+// The loader's drop_last stops at the last full round (full batch, when splitting).
+#include <cstdint>
+#include <vector>
+
+#include "core/torchsem/loader.h"
+#include "core/torchsem/sampler.h"
+#include "core/torchsem/sync.h"
+
+namespace shardlens {
+
+struct AccelerateShards {
+  std::vector<RankSequence> ranks;  // each rank's batches, concatenated (cycled padding flagged)
+  int64_t rank_batch_size = 1;      // B, or B / W with split_batches
+  int64_t total_batch_size = 1;     // B x W, or B with split_batches (gather_for_metrics)
+};
+
+// Throws InputError for what Accelerate rejects (split_batches with B not a multiple of W).
+AccelerateShards accelerate_shards(int64_t n, const SamplerConfig& config, int64_t batch_size,
+                                   bool loader_drop_last);
+
+// Sets a sync's gather step and trim condition from the plan: each rank's own batch size
+// (B / W with split_batches) and whether every loader ran to its end without drop_last.
+void use_plan_batches(SyncInputs& sync, const ShardPlan& plan, const LoaderConfig& loader);
+
+}  // namespace shardlens

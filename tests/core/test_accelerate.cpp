@@ -1,0 +1,238 @@
+// Accelerate's BatchSamplerShard and gather_for_metrics against vectors made by running
+// Accelerate's own code (tests/data/reference/accelerate_vectors.json, every case), and the
+// simulation's sync semantics and diagnoses on its layout.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/diagnosis/diagnosis.h"
+#include "core/model/types.h"
+#include "core/sim/engine.h"
+#include "core/sim/lessons.h"
+#include "core/torchsem/accelerate_sampler.h"
+#include "core/torchsem/loader.h"
+#include "core/torchsem/sync.h"
+
+using namespace shardlens;
+
+namespace {
+
+nlohmann::json load_vectors() {
+  std::ifstream in(SHARDLENS_TEST_DATA_DIR "/reference/accelerate_vectors.json");
+  EXPECT_TRUE(in) << "accelerate_vectors.json cannot be read";
+  return nlohmann::json::parse(in);
+}
+
+std::vector<std::vector<int64_t>> batches_of(const std::vector<int64_t>& indices, int64_t b) {
+  std::vector<std::vector<int64_t>> out;
+  for (size_t i = 0; i < indices.size(); i += size_t(b)) {
+    out.emplace_back(indices.begin() + std::ptrdiff_t(i),
+                     indices.begin() + std::ptrdiff_t(std::min(indices.size(), i + size_t(b))));
+  }
+  return out;
+}
+
+Scenario accelerate_scenario(int64_t n, int w, int64_t b) {
+  Scenario s;
+  s.dataset = "synthetic:counts=" + std::to_string(n / 2) + "," + std::to_string(n - n / 2);
+  s.predictor = "noisy:accuracy=0.8,seed=3";
+  s.sampler.kind = SamplerKind::Accelerate;
+  s.sampler.world_size = w;
+  s.loader.batch_size = b;
+  return s;
+}
+
+bool has_pattern(const Evaluation& e, Pattern p) {
+  for (const Finding& f : e.diagnosis.findings)
+    if (f.pattern == p) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST(Accelerate, EveryReferenceVector) {
+  const auto vectors = load_vectors();
+  ASSERT_EQ(vectors["cases"].size(), 66u);
+  int with_gather = 0;
+  for (const auto& v : vectors["cases"]) {
+    SamplerConfig sampler;
+    sampler.kind = SamplerKind::Accelerate;
+    sampler.world_size = v["world_size"].get<int>();
+    sampler.split_batches = v["split_batches"].get<bool>();
+    sampler.even_batches = v["even_batches"].get<bool>();
+    sampler.shuffle = v["shuffle"].get<bool>();
+    sampler.seed = v["seed"].get<int64_t>();
+    sampler.epoch = v["epoch"].get<int64_t>();
+    LoaderConfig loader;
+    loader.batch_size = v["batch_size"].get<int64_t>();
+    loader.drop_last = v["drop_last"].get<bool>();
+    const int64_t n = v["n"].get<int64_t>();
+    const std::string where = v.dump().substr(0, 200);
+    const ShardPlan plan = plan_shards(n, sampler, loader);
+    ASSERT_EQ(plan.world_size, sampler.world_size) << where;
+    for (int r = 0; r < plan.world_size; ++r) {
+      const auto want = v["ranks"][size_t(r)].get<std::vector<std::vector<int64_t>>>();
+      EXPECT_EQ(batches_of(plan.sampler[size_t(r)].indices(), plan.batch_size), want)
+          << where << " rank " << r;
+      EXPECT_EQ(plan.evaluated[size_t(r)].batches, int64_t(want.size())) << where;
+    }
+    // gather_for_metrics: null where a per-step gather would hang or fail.
+    EXPECT_EQ(v["gather_for_metrics"].is_null(), uneven_steps(plan)) << where;
+    if (v["gather_for_metrics"].is_null()) continue;
+    ++with_gather;
+    StoredRecords records;
+    for (int r = 0; r < plan.world_size; ++r) {
+      std::vector<Record> rank;
+      for (int64_t i : plan.evaluated[size_t(r)].sequence.indices()) rank.push_back({i, 0, 0, 0});
+      records.ranks.push_back(rank);
+    }
+    std::vector<int64_t> kept;
+    for (const Record& rec :
+         gather_for_metrics_records(records, n, plan.batch_size, plan_exhausted(plan, loader))) {
+      kept.push_back(rec.index);
+    }
+    EXPECT_EQ(kept, v["gather_for_metrics"].get<std::vector<int64_t>>()) << where;
+  }
+  EXPECT_GT(with_gather, 40);
+}
+
+TEST(Accelerate, RejectsWhatAccelerateRejects) {
+  SamplerConfig s;
+  s.kind = SamplerKind::Accelerate;
+  s.world_size = 4;
+  s.split_batches = true;
+  LoaderConfig l;
+  l.batch_size = 6;  // not a multiple of 4
+  EXPECT_THROW(plan_shards(10, s, l), InputError);
+  s.split_batches = false;
+  s.rank_seeds = {1, 2, 3, 4};
+  EXPECT_THROW(plan_shards(10, s, l), InputError);
+}
+
+// Accelerate issue 125's shape: 25 samples on 4 ranks, batches of 2 (total batch 8): the
+// loop runs 4 steps and gathers 32 records.
+TEST(Accelerate, GatherForMetricsIsExactOnItsOwnLayout) {
+  Scenario s = accelerate_scenario(25, 4, 2);
+  s.sync = SyncStrategy::GatherForMetrics;
+  const Evaluation e = simulate(s);
+  ASSERT_TRUE(e.synced);
+  EXPECT_EQ(e.synced->total(), 25);
+  EXPECT_TRUE(e.diagnosis.correct);
+  EXPECT_EQ(*e.synced, *e.expected);
+}
+
+TEST(Accelerate, PlainGatherCountsTheCycledPadding) {
+  Scenario s = accelerate_scenario(25, 4, 2);
+  s.sync = SyncStrategy::Gather;
+  const Evaluation e = simulate(s);
+  ASSERT_TRUE(e.synced);
+  EXPECT_EQ(e.synced->total(), 32);  // rounded up to a multiple of B x W = 8
+  EXPECT_FALSE(e.diagnosis.correct);
+  EXPECT_TRUE(has_pattern(e, Pattern::PlainGatherPadding));
+  EXPECT_FALSE(has_pattern(e, Pattern::PaddingDuplicates));
+  EXPECT_FALSE(has_pattern(e, Pattern::SanityLeak));  // rank 0 meets sample 0 again: padding
+  EXPECT_EQ(e.diagnosis.findings.front().pattern, Pattern::PlainGatherPadding);
+  for (const Finding& f : e.diagnosis.findings) {
+    if (f.pattern == Pattern::PlainGatherPadding) {
+      EXPECT_EQ(f.sample_count, 7);
+      EXPECT_EQ(f.samples.front(), 0);  // cycled from the start of the order
+    }
+  }
+}
+
+TEST(Accelerate, SplitBatchesGatherForMetricsTrimsTheLastStep) {
+  Scenario s = accelerate_scenario(30, 4, 8);  // slices of 2; 4 steps gather 32
+  s.sampler.split_batches = true;
+  s.sync = SyncStrategy::GatherForMetrics;
+  const Evaluation e = simulate(s);
+  ASSERT_TRUE(e.synced);
+  EXPECT_EQ(e.plan->batch_size, 2);
+  EXPECT_TRUE(e.diagnosis.correct);
+  s.sync = SyncStrategy::Gather;
+  EXPECT_EQ(simulate(s).synced->total(), 32);
+}
+
+TEST(Accelerate, DistributedSamplerUnderGatherForMetricsIsTheMismatch) {
+  // Interleaved padding: the last step's tail is rank 3's real samples 19 and 23.
+  Scenario s = accelerate_scenario(25, 4, 4);
+  s.sampler.kind = SamplerKind::Distributed;
+  s.sync = SyncStrategy::GatherForMetrics;
+  const Evaluation e = simulate(s);
+  EXPECT_FALSE(e.diagnosis.correct);
+  EXPECT_TRUE(has_pattern(e, Pattern::GatherForMetricsMismatch));
+}
+
+TEST(Accelerate, UnevenStepsReportNoMatrix) {
+  Scenario s = accelerate_scenario(25, 4, 2);  // 13 batches: rank 0 runs 4 steps, others 3
+  s.sampler.even_batches = false;
+  s.sync = SyncStrategy::GatherForMetrics;
+  const Evaluation e = simulate(s);
+  EXPECT_FALSE(e.synced);
+  EXPECT_FALSE(e.diagnosis.correct);
+  ASSERT_EQ(e.diagnosis.findings.size(), 1u);
+  EXPECT_EQ(e.diagnosis.findings.front().pattern, Pattern::UnevenSteps);
+  EXPECT_NE(e.synced_missing.find("hang"), std::string::npos);
+  // torchmetrics' one all-reduce at compute() is reached by every rank: exact.
+  s.sync = SyncStrategy::AllReduce;
+  const Evaluation once = simulate(s);
+  ASSERT_TRUE(once.synced);
+  EXPECT_TRUE(once.diagnosis.correct);
+}
+
+// From records alone (an imported run, no scenario): 6 flagged copies on 4 ranks cannot be a
+// DistributedSampler's padding (fewer than W), so they are Accelerate's cycled padding.
+TEST(Accelerate, RecordsAloneNameTheCycledPadding) {
+  // Accelerate's own shards for n = 10, W = 4, B = 2 (the first reference vector).
+  const std::vector<std::vector<int64_t>> positions = {
+      {0, 1, 8, 9}, {2, 3, 10, 11}, {4, 5, 12, 13}, {6, 7, 14, 15}};
+  StoredRecords records;
+  std::vector<Matrix> per_rank;
+  Matrix reported(2), expected(2);
+  for (int64_t i = 0; i < 10; ++i) expected.at(int32_t(i % 2), int32_t(i % 2)) += 1;
+  for (const auto& rank : positions) {
+    std::vector<Record> rows;
+    Matrix m(2);
+    for (int64_t p : rank) {
+      const int64_t index = p % 10;
+      const auto t = int32_t(index % 2);
+      rows.push_back({index, t, t, uint8_t(p >= 10 ? kPadding : 0)});
+      m.at(t, t) += 1;
+    }
+    records.ranks.push_back(rows);
+    per_rank.push_back(m);
+    reported += m;
+  }
+  DiagnosisInput in;
+  in.records = &records;
+  in.per_rank = &per_rank;
+  in.reported = &reported;
+  in.expected = &expected;
+  in.dataset_size = 10;
+  in.class_counts = {5, 5};
+  in.batch_size = 2;
+  const Diagnosis d = diagnose(in);
+  EXPECT_FALSE(d.correct);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings.front().pattern, Pattern::PlainGatherPadding);
+  EXPECT_EQ(d.findings.front().sample_count, 6);
+  for (const Finding& f : d.findings) EXPECT_NE(f.pattern, Pattern::SanityLeak);
+}
+
+// The lessons' own claims: Accelerate issue 125's 25,000 -> 25,600, fixed by
+// gather_for_metrics; uneven steps fixed by even_batches or a torchmetrics all-reduce.
+TEST(Accelerate, LessonsAndTheirFixes) {
+  Scenario s = load_preset("plain-gather-padding");
+  Evaluation e = simulate(s);
+  ASSERT_TRUE(e.synced);
+  EXPECT_EQ(e.synced->total(), 25600);
+  s.sync = SyncStrategy::GatherForMetrics;
+  EXPECT_TRUE(simulate(s).diagnosis.correct);
+  s = load_preset("uneven-steps");
+  EXPECT_FALSE(simulate(s).synced);
+  s.sampler.even_batches = true;
+  EXPECT_TRUE(simulate(s).diagnosis.correct);
+  s = load_preset("uneven-steps");
+  s.sync = SyncStrategy::AllReduce;
+  EXPECT_TRUE(simulate(s).diagnosis.correct);
+}
