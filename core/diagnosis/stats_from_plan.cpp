@@ -145,10 +145,11 @@ std::optional<RecordStats> stats_from_plan(const ShardPlan& plan, const DatasetI
   step(progress, "diagnosing", 0.3);
   std::vector<uint8_t> counts = position_counts(plan, n);
   step(progress, "diagnosing", 0.6);
-  classify_duplicates(plan, counts, in, st);
+  uint8_t least = 255, most = 0;  // one pass: are they all equal, is any counted twice?
+  for (const uint8_t t : counts) least = std::min(least, t), most = std::max(most, t);
+  if (most > 1) classify_duplicates(plan, counts, in, st);
   step(progress, "diagnosing", 0.8);
-  const bool uniform =
-      std::all_of(counts.begin(), counts.end(), [&](uint8_t t) { return t == counts[0]; });
+  const bool uniform = least == most;
   if (order->perm.empty() || uniform) {
     st.times = std::move(counts);  // positions are indices, or every index counts the same
   } else {

@@ -34,9 +34,20 @@ void LabelBuilder::add(std::span<const int64_t> values) {
   const int64_t bound = m_classes > 0 ? m_classes : kMaxClasses;
   // The range check first, as one branch-free pass the compiler vectorizes; the message,
   // when it fails, names the first bad label.
+  // One branch-free pass the compiler vectorizes: range, maximum and the narrowing copy;
+  // the message, when the range fails, names the first bad label.
+  m_labels.targets.resize(first + values.size());
+  int32_t* out = m_labels.targets.data() + first;
   bool in_range = true;
-  for (const int64_t v : values) in_range &= v >= 0 && v < bound;
+  int64_t max = m_max;
+  for (size_t k = 0; k < values.size(); ++k) {
+    const int64_t v = values[k];
+    in_range &= v >= 0 && v < bound;
+    max = std::max(max, v);
+    out[k] = static_cast<int32_t>(v);
+  }
   if (!in_range) [[unlikely]] {
+    m_labels.targets.resize(first);
     for (size_t k = 0; k < values.size(); ++k) {
       const int64_t v = values[k];
       if (v >= 0 && v < bound) continue;
@@ -50,11 +61,7 @@ void LabelBuilder::add(std::span<const int64_t> values) {
       throw InputError(label + " implies more than " + std::to_string(kMaxClasses) + " classes");
     }
   }
-  int64_t max = m_max;
-  for (const int64_t v : values) max = std::max(max, v);
   m_max = max;
-  m_labels.targets.resize(first + values.size());
-  std::copy(values.begin(), values.end(), m_labels.targets.begin() + std::ptrdiff_t(first));
 }
 
 Labels LabelBuilder::finish() {

@@ -34,6 +34,12 @@ inline constexpr size_t kMaxReadBytes = size_t(1) << 34;  // 16 GiB
 // or 8000 classes on one.
 inline constexpr uint64_t kMaxImportMatrixCells = uint64_t(1) << 27;
 
+// A simulation draws its permutation on a second core while the predictions load, which
+// holds the permutation (4 bytes a sample) beside the labels and predictions being read.
+// Up to this many samples (256 MB of permutation) that costs nothing worth counting; past
+// it the load and the plan run one after the other, so 10^8 samples stay under 1 GB.
+inline constexpr int64_t kMaxOverlappedPlanSamples = int64_t(1) << 26;
+
 static_assert(uint64_t(kMaxClasses) * uint64_t(kMaxClasses) - 1 <= UINT32_MAX,
               "the engine packs target * C + prediction in 32 bits");
 static_assert(uint64_t(kMaxClasses) * uint64_t(kMaxClasses) * sizeof(double) <= kMaxReadBytes,

@@ -3,6 +3,7 @@
 #include <future>
 
 #include "core/evaluation/framework_hazards.h"
+#include "core/model/limits.h"
 #include "core/model/types.h"
 #include "core/sim/predictor.h"
 #include "core/sim/specs.h"
@@ -17,7 +18,7 @@ std::shared_ptr<const DatasetInputs> make_inputs(std::shared_ptr<const Labels> l
   auto inputs = std::make_shared<DatasetInputs>();
   const int32_t c = labels->num_classes;
   inputs->num_classes = c;
-  inputs->class_counts = labels->class_counts();
+  std::vector<int64_t> counts(static_cast<size_t>(c), 0);
   // The keys are packed where the predictions were: no third array of n values. The range
   // check rides along in the same pass.
   const int32_t* targets = labels->targets.data();
@@ -26,7 +27,9 @@ std::shared_ptr<const DatasetInputs> make_inputs(std::shared_ptr<const Labels> l
     const int32_t p = predictions[i];
     in_range &= p >= 0 && p < c;
     predictions[i] = p + targets[i] * c;
+    ++counts[static_cast<size_t>(targets[i])];
   }
+  inputs->class_counts = std::move(counts);
   if (!in_range) {
     for (size_t i = 0; i < predictions.size(); ++i) predictions[i] -= targets[i] * c;
     validate_predictions(predictions, *labels, "predictions");  // names the first bad one
@@ -40,6 +43,10 @@ std::shared_ptr<const DatasetInputs> make_inputs(std::shared_ptr<const Labels> l
   rest->source = labels->source;
   rest->source_indices = labels->source_indices;
   inputs->labels = std::move(rest);
+  // Released here, not when the caller's full expression ends (where the ABI destroys a
+  // by-value parameter): `evaluate(s, make_inputs(...))` would otherwise hold the targets
+  // through the whole evaluation.
+  labels.reset();
   return inputs;
 }
 
@@ -120,9 +127,14 @@ Evaluation evaluate(const Scenario& s, std::shared_ptr<const DatasetInputs> inpu
 
 Evaluation simulate(const Scenario& s, Progress* progress) {
   auto labels = std::make_shared<const Labels>(load_labels(s.dataset, progress));
+  const int64_t n = labels->size();
+  if (n > kMaxOverlappedPlanSamples) {
+    std::vector<int32_t> predictions = load_predictions(s.predictor, *labels, progress);
+    return evaluate(s, make_inputs(std::move(labels), std::move(predictions)), progress);
+  }
   // The shard plan needs only the dataset size: the permutation is drawn on a second core
   // while the predictions are read and packed.
-  auto planning = std::async(std::launch::async, [n = labels->size(), &s] {
+  auto planning = std::async(std::launch::async, [n, &s] {
     return std::make_shared<const ShardPlan>(plan_shards(n, s.sampler, s.loader));
   });
   std::shared_ptr<const DatasetInputs> inputs;
