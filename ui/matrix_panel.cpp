@@ -5,6 +5,10 @@
 
 namespace shardlens::ui {
 
+namespace {
+constexpr double kRankMaxAspect = 2.0;  // how upright a per-rank view may stretch
+}  // namespace
+
 MatrixPanel::MatrixPanel(QWidget* parent)
     : QWidget(parent),
       m_synced(new HeatmapView(this)),
@@ -29,6 +33,7 @@ MatrixPanel::MatrixPanel(QWidget* parent)
   m_rankTitle->setText(tr("<b>Per rank</b> (as accumulated on each rank, one colour range)"));
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
+  // fitHeights sets the views' heights; the stretch takes what they leave.
   layout->addLayout(top);
   layout->addWidget(m_rankTitle);
   layout->addLayout(m_rankGrid);
@@ -65,12 +70,23 @@ void MatrixPanel::fitHeights() {
   m_top->setColumnStretch(1, 100 - share);
   const int big =
       std::max(m_synced->minimumSizeHint().height(), m_synced->idealHeight(w * share / 100 - 6));
-  m_synced->setMaximumHeight(big);
+  // Heights are set, not left to the layout's stretch: the synced view gets what the
+  // per-rank row leaves (up to its square), the per-rank row what the top leaves (up to
+  // kRankMaxAspect times as tall as its grid is wide), the stretch below what is left.
+  const int top =
+      std::clamp(height() - ranksHeight - 8, m_synced->minimumSizeHint().height(), big);
+  m_synced->setFixedHeight(top);
   for (HeatmapView* v : {m_expected, m_difference})
     v->setMaximumHeight(std::clamp(v->idealHeight(w * (100 - share) / 100 - 6),
-                                   v->minimumSizeHint().height(), big / 2));
-  for (HeatmapView* v : m_ranks)
-    v->setMaximumHeight(std::max(v->minimumSizeHint().height(), v->idealHeight(w / columns - 6)));
+                                   v->minimumSizeHint().height(), top / 2));
+  if (m_ranks.empty()) return;
+  const int rows = (int(m_ranks.size()) + columns - 1) / columns;
+  const int perRow = (height() - top - m_rankTitle->sizeHint().height() - 24) / rows - 6;
+  for (HeatmapView* v : m_ranks) {
+    const int square = std::max(v->minimumSizeHint().height(), v->idealHeight(w / columns - 6));
+    const int upright = square + int((kRankMaxAspect - 1) * 0.75 * square);  // grid ~ 3/4
+    v->setFixedHeight(std::clamp(perRow, v->minimumSizeHint().height(), upright));
+  }
 }
 
 std::vector<HeatmapView*> MatrixPanel::allViews() const {
@@ -105,6 +121,9 @@ render::HeatmapStyle MatrixPanel::compactStyle() const {
   s.compact = true;
   s.fontPixels = std::max(8, m_style.fontPixels - 1);
   s.showColorBar = false;
+  // The small multiples may stretch upright into height the square views cannot use (a
+  // closed welcome panel, a tall window), so no empty band is left below them.
+  s.maxAspect = kRankMaxAspect;
   return s;
 }
 

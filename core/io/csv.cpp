@@ -246,4 +246,11 @@ std::vector<int64_t> read_csv_integers(const std::string& path,
   return csv_integer_column(read_csv(path), names, path);
 }
 
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char ch : text) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
 }  // namespace shardlens

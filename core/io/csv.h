@@ -26,4 +26,8 @@ std::vector<int64_t> csv_integer_column(const CsvTable& table,
 std::vector<int64_t> read_csv_integers(const std::string& path,
                                        const std::vector<std::string>& names);
 
+// One field of a CSV line as written: quoted (RFC 4180) when it holds a comma, a quote or a
+// line break, as is otherwise.
+std::string csv_field(const std::string& text);
+
 }  // namespace shardlens

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/io/csv.h"
 #include "core/io/files.h"
 #include "core/io/npy.h"
 #include "core/model/types.h"
@@ -21,13 +22,6 @@ std::string cell_text(double v) {
   else
     s.precision(10), s << v;
   return s.str();
-}
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char ch : text) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return out + "\"";
 }
 
 std::string latex_escape(const std::string& text) {

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/io/csv.h"
+
 namespace shardlens {
 
 using nlohmann::json;
@@ -20,13 +22,6 @@ std::string number_text(double v) {
   s.precision(12);
   s << v;
   return s.str();
-}
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char ch : text) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return out + "\"";
 }
 
 json difference_json(const Metrics& r, const Metrics& e) {

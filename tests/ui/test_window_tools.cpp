@@ -182,6 +182,13 @@ class TestWindowTools : public QObject {
     QVERIFY2(w.matrices()->syncedView()->height() > before,
              qPrintable(
                  QStringLiteral("%1 -> %2").arg(before).arg(w.matrices()->syncedView()->height())));
+    // What the square views cannot use goes to the per-rank views (upright cells), so no
+    // empty band is left below them.
+    auto* rank = w.matrices()->findChild<QWidget*>(QStringLiteral("rankView0"));
+    QVERIFY(rank);
+    const int band = w.matrices()->height() - rank->geometry().bottom();
+    QVERIFY2(band < 24, qPrintable(QStringLiteral("%1 px left empty below the per-rank views")
+                                       .arg(band)));
   }
 
   // Long class names in a narrow charts panel turn upright instead of being cut to "T…";

@@ -55,6 +55,7 @@ struct HeatmapStyle {
   bool indexLabels = false;  // class numbers instead of names (small views, long names)
   bool showSums = true;      // the row-sum column and column-sum row (off: tiny multiples)
   int fontPixels = 11;
+  double maxAspect = 1.0;  // grid height / width where the view is taller (LayoutMetrics)
 };
 
 // Maps a value to [0, 1] (sequential) or [-1, 1] (diverging), linear or logarithmic.

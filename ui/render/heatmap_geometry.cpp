@@ -14,20 +14,22 @@ HeatmapLayout computeLayout(const QRectF& bounds, const LayoutMetrics& m) {
   const double right = g(m.rowSums) + g(m.colorBar);
   const double top = g(m.title);
   const double bottom = g(m.colSums) + g(m.colLabels) + g(m.axisTitle);
-  const double side =
-      std::max(0.0, std::min(inner.width() - left - right, inner.height() - top - bottom));
+  const double across = inner.width() - left - right, down = inner.height() - top - bottom;
+  const double side = std::max(0.0, std::min(across, down));  // the grid's width
+  // Height beyond the square only where the bounds have it to spare, up to maxAspect.
+  const double tall = std::clamp(down, side, side * std::max(1.0, m.maxAspect));
   const double x0 = inner.left() + left;
   const double y0 = inner.top() + top;
-  l.grid = QRectF(x0, y0, side, side);
+  l.grid = QRectF(x0, y0, side, tall);
   l.title = QRectF(inner.left(), inner.top(), inner.width(), m.title);
-  l.rowLabels = QRectF(x0 - g(m.rowLabels), y0, m.rowLabels, side);
-  l.yTitle = QRectF(inner.left(), y0, m.axisTitle, side);
-  l.colSums = QRectF(x0, y0 + side + m.gap, side, m.colSums);
-  const double labelsTop = y0 + side + g(m.colSums) + (m.colSums > 0 ? 0 : m.gap);
+  l.rowLabels = QRectF(x0 - g(m.rowLabels), y0, m.rowLabels, tall);
+  l.yTitle = QRectF(inner.left(), y0, m.axisTitle, tall);
+  l.colSums = QRectF(x0, y0 + tall + m.gap, side, m.colSums);
+  const double labelsTop = y0 + tall + g(m.colSums) + (m.colSums > 0 ? 0 : m.gap);
   l.colLabels = QRectF(x0, labelsTop, side, m.colLabels);
   l.xTitle = QRectF(x0, labelsTop + g(m.colLabels), side, m.axisTitle);
-  l.rowSums = QRectF(x0 + side + m.gap, y0, m.rowSums, side);
-  l.colorBar = QRectF(x0 + side + m.gap + g(m.rowSums), y0, m.colorBar, side);
+  l.rowSums = QRectF(x0 + side + m.gap, y0, m.rowSums, tall);
+  l.colorBar = QRectF(x0 + side + m.gap + g(m.rowSums), y0, m.colorBar, tall);
   return l;
 }
 

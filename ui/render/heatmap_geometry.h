@@ -25,6 +25,9 @@ struct LayoutMetrics {
   double colorBar = 46;   // the colour bar with its tick labels
   double gap = 4;
   double margin = 6;
+  // How much taller than wide the grid may grow when the bounds are taller than its width
+  // allows (cells then become upright rectangles); 1: always square.
+  double maxAspect = 1.0;
 };
 
 struct HeatmapLayout {

@@ -47,6 +47,7 @@ LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s, double 
                                     6 + (d.valueLabel.isEmpty() ? 0 : line + 2)
                               : 0;
   m.margin = s.compact ? 3 : 6;
+  m.maxAspect = s.maxAspect;
   if (!s.showSums) m.rowSums = m.colSums = 0;
   if (width > 0) {
     // Up to three title lines at full size before the title shrinks.
