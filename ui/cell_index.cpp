@@ -57,11 +57,21 @@ void rareCellSamples(const Evaluation& e, int first, int last, int32_t key, int 
   inTwoHalves(in.size(), [&](int64_t begin, int64_t end) {
     auto& mine = begin == 0 ? low : high;
     const int32_t* keys = in.keys.data();
-    for (int64_t i = begin; i < end; ++i)
-      if (keys[i] == key) [[unlikely]] mine.push_back(i);
+    constexpr int64_t kBlock = 64;  // a branch-free test per block vectorizes; hits are rare
+    int64_t i = begin;
+    for (; i + kBlock <= end; i += kBlock) {
+      bool any = false;
+      for (int64_t j = 0; j < kBlock; ++j) any |= keys[i + j] == key;
+      if (!any) continue;
+      for (int64_t j = 0; j < kBlock; ++j)
+        if (keys[i + j] == key) mine.push_back(i + j);
+    }
+    for (; i < end; ++i)
+      if (keys[i] == key) mine.push_back(i);
   });
   std::vector<int64_t> holders = std::move(low);
   holders.insert(holders.end(), high.begin(), high.end());
+  constexpr size_t kFewHolders = 8;  // the block test below compares against exactly eight
   constexpr int kFilterBits = 19;  // 64 KiB: stays in L2 beside the streamed order
   const auto slot = [](int64_t i) {
     return (uint64_t(i) * 0x9E3779B97F4A7C15ull) >> (64 - kFilterBits);
@@ -89,6 +99,30 @@ void rareCellSamples(const Evaluation& e, int first, int last, int32_t key, int 
           return;
         }
         const uint32_t* perm = o->perm.data();
+        if (holders.size() <= kFewHolders) {
+          // A handful of holders: compare each block against every one of them, branch-free
+          // (the compiler vectorizes it), and look closer only at a block that matched.
+          uint32_t few[kFewHolders];
+          const size_t k = holders.size();
+          for (size_t h = 0; h < kFewHolders; ++h) few[h] = uint32_t(holders[std::min(h, k - 1)]);
+          constexpr int64_t kBlock = 64;
+          int64_t q = begin;
+          for (; q + kBlock <= end; q += kBlock) {
+            uint32_t any = 0;
+            for (int64_t j = 0; j < kBlock; ++j) {
+              const uint32_t v = perm[q + j];
+              any |= uint32_t(v == few[0]) | uint32_t(v == few[1]) | uint32_t(v == few[2]) |
+                     uint32_t(v == few[3]) | uint32_t(v == few[4]) | uint32_t(v == few[5]) |
+                     uint32_t(v == few[6]) | uint32_t(v == few[7]);
+            }
+            if (!any) continue;
+            for (int64_t j = 0; j < kBlock; ++j)
+              if (holds(int64_t(perm[q + j]))) mine.push_back(q + j);
+          }
+          for (; q < end; ++q)
+            if (holds(int64_t(perm[q]))) mine.push_back(q);
+          return;
+        }
         for (int64_t q = begin; q < end; ++q)
           if (holds(int64_t(perm[q]))) mine.push_back(q);
       });
