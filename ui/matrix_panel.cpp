@@ -73,8 +73,10 @@ void MatrixPanel::fitHeights() {
   // Heights are set, not left to the layout's stretch: the synced view gets what the
   // per-rank row leaves (up to its square), the per-rank row what the top leaves (up to
   // kRankMaxAspect times as tall as its grid is wide), the stretch below what is left.
-  const int top =
-      std::clamp(height() - ranksHeight - 8, m_synced->minimumSizeHint().height(), big);
+  // Never below three quarters of its square: with many ranks the panel scrolls instead of
+  // squeezing the top row (the expected and difference views share its height).
+  const int floor = std::min(big, std::max(m_synced->minimumSizeHint().height(), big * 3 / 4));
+  const int top = std::clamp(height() - ranksHeight - 8, floor, big);
   m_synced->setFixedHeight(top);
   for (HeatmapView* v : {m_expected, m_difference})
     v->setMaximumHeight(std::clamp(v->idealHeight(w * (100 - share) / 100 - 6),
@@ -85,7 +87,7 @@ void MatrixPanel::fitHeights() {
   for (HeatmapView* v : m_ranks) {
     const int square = std::max(v->minimumSizeHint().height(), v->idealHeight(w / columns - 6));
     const int upright = square + int((kRankMaxAspect - 1) * 0.75 * square);  // grid ~ 3/4
-    v->setFixedHeight(std::clamp(perRow, v->minimumSizeHint().height(), upright));
+    v->setFixedHeight(std::clamp(perRow, square, upright));  // square when rows overflow
   }
 }
 

@@ -191,6 +191,22 @@ class TestWindowTools : public QObject {
                                        .arg(band)));
   }
 
+  // With many ranks the per-rank rows overflow and the panel scrolls: the top row keeps
+  // its views readable instead of being squeezed to nothing.
+  void manyRanksKeepTheTopRowReadable() {
+    MainWindow w;
+    QVERIFY(show(w, padded(40, 64)));
+    w.resize(1800, 1000);
+    QTest::qWait(50);
+    const int synced = w.matrices()->syncedView()->height();
+    const int expected = w.matrices()->expectedView()->height();
+    QVERIFY2(expected >= synced / 3 && expected > 100,
+             qPrintable(QStringLiteral("synced %1 px, expected %2 px").arg(synced).arg(expected)));
+    auto* rank = w.matrices()->findChild<QWidget*>(QStringLiteral("rankView63"));
+    QVERIFY(rank);
+    QVERIFY2(rank->height() > 100, qPrintable(QStringLiteral("rank 63: %1 px").arg(rank->height())));
+  }
+
   // Long class names in a narrow charts panel turn upright instead of being cut to "T…";
   // short ones stay horizontal.
   void chartLabelsAreNotCut() {
