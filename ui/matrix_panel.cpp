@@ -70,24 +70,31 @@ void MatrixPanel::fitHeights() {
   m_top->setColumnStretch(1, 100 - share);
   const int big =
       std::max(m_synced->minimumSizeHint().height(), m_synced->idealHeight(w * share / 100 - 6));
-  // Heights are set, not left to the layout's stretch: the synced view gets what the
-  // per-rank row leaves (up to its square), the per-rank row what the top leaves (up to
-  // kRankMaxAspect times as tall as its grid is wide), the stretch below what is left.
-  // Never below three quarters of its square: with many ranks the panel scrolls instead of
-  // squeezing the top row (the expected and difference views share its height).
-  const int floor = std::min(big, std::max(m_synced->minimumSizeHint().height(), big * 3 / 4));
-  const int top = std::clamp(height() - ranksHeight - 8, floor, big);
-  m_synced->setFixedHeight(top);
   for (HeatmapView* v : {m_expected, m_difference})
     v->setMaximumHeight(std::clamp(v->idealHeight(w * (100 - share) / 100 - 6),
-                                   v->minimumSizeHint().height(), top / 2));
-  if (m_ranks.empty()) return;
-  const int rows = (int(m_ranks.size()) + columns - 1) / columns;
-  const int perRow = (height() - top - m_rankTitle->sizeHint().height() - 24) / rows - 6;
+                                   v->minimumSizeHint().height(), big / 2));
+  const int rows = m_ranks.empty() ? 1 : (int(m_ranks.size()) + columns - 1) / columns;
+  const int perRow = (height() - big - m_rankTitle->sizeHint().height() - 24) / rows - 6;
+  const bool roomy = height() - ranksHeight - 8 >= big;
+  if (!roomy) {
+    // Short of room (many ranks, a small window): the layout shares what there is, each
+    // view capped at its square; the panel scrolls past the minimums.
+    m_synced->setMinimumHeight(m_synced->minimumSizeHint().height());
+    m_synced->setMaximumHeight(big);
+    for (HeatmapView* v : m_ranks) {
+      v->setMinimumHeight(v->minimumSizeHint().height());
+      v->setMaximumHeight(std::max(v->minimumSizeHint().height(), v->idealHeight(w / columns - 6)));
+    }
+    return;
+  }
+  // Room to spare (a closed welcome panel, a tall window): heights are set, not left to the
+  // layout's stretch. The synced view takes its square, and the per-rank row what is left
+  // (up to kRankMaxAspect times as tall as its grid is wide), so no empty band stays below.
+  m_synced->setFixedHeight(big);
   for (HeatmapView* v : m_ranks) {
     const int square = std::max(v->minimumSizeHint().height(), v->idealHeight(w / columns - 6));
     const int upright = square + int((kRankMaxAspect - 1) * 0.75 * square);  // grid ~ 3/4
-    v->setFixedHeight(std::clamp(perRow, square, upright));  // square when rows overflow
+    v->setFixedHeight(std::clamp(perRow, square, upright));
   }
 }
 
