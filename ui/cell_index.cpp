@@ -26,8 +26,7 @@ std::vector<CellSample> datasetSamples(const DatasetInputs& in, int row, int col
 
 // How many records of `row, col` the ranks [first, last] hold, when their accumulated
 // matrices say it exactly: an int64 counter, and a row that was not ignored.
-std::optional<int64_t> exactCellCount(const Evaluation& e, int first, int last, int row,
-                                      int col) {
+std::optional<int64_t> exactCellCount(const Evaluation& e, int first, int last, int row, int col) {
   if (e.scenario.dtype != CounterDtype::Int64 || row == e.ignore_index) return std::nullopt;
   if (last >= int(e.per_rank.size())) return std::nullopt;
   double sum = 0;
@@ -72,7 +71,7 @@ void rareCellSamples(const Evaluation& e, int first, int last, int32_t key, int 
   std::vector<int64_t> holders = std::move(low);
   holders.insert(holders.end(), high.begin(), high.end());
   constexpr size_t kFewHolders = 8;  // the block test below compares against exactly eight
-  constexpr int kFilterBits = 19;  // 64 KiB: stays in L2 beside the streamed order
+  constexpr int kFilterBits = 19;    // 64 KiB: stays in L2 beside the streamed order
   const auto slot = [](int64_t i) {
     return (uint64_t(i) * 0x9E3779B97F4A7C15ull) >> (64 - kFilterBits);
   };
@@ -130,9 +129,8 @@ void rareCellSamples(const Evaluation& e, int first, int last, int32_t key, int 
       positions.emplace_back(o, std::move(lo));
     }
   const auto positionsOf = [&](const Order* o) -> const std::vector<int64_t>& {
-    return std::find_if(positions.begin(), positions.end(), [&](auto& p) {
-             return p.first == o;
-           })->second;
+    return std::find_if(positions.begin(), positions.end(), [&](auto& p) { return p.first == o; })
+        ->second;
   };
   for (int r = first; r <= last; ++r) {
     int64_t base = 0;  // the segment's first record's position in the rank
@@ -163,8 +161,8 @@ void rareCellSamples(const Evaluation& e, int first, int last, int32_t key, int 
 // list is full (a few thousand samples in); a rare one, which a walk would follow to the
 // end, is found from the dataset side (rareCellSamples). Returns false when the count is
 // not known exactly, or the plan has a layout this does not cover.
-bool simulatedCellSamples(const Evaluation& e, int first, int last, int row, int col,
-                          size_t limit, std::vector<CellSample>& out, int64_t& n) {
+bool simulatedCellSamples(const Evaluation& e, int first, int last, int row, int col, size_t limit,
+                          std::vector<CellSample>& out, int64_t& n) {
   const std::optional<int64_t> count = exactCellCount(e, first, last, row, col);
   if (!count) return false;
   const DatasetInputs& in = *e.inputs;
@@ -190,8 +188,8 @@ bool simulatedCellSamples(const Evaluation& e, int first, int last, int row, int
         const int64_t pos = s.start + k * s.stride;
         const int64_t index = o.at(pos % o.n);
         if (in.keys[size_t(index)] != key) continue;
-        out.push_back({index, base + k, r, row, col,
-                       uint8_t(s.flags | (pos >= o.n ? kPadding : 0))});
+        out.push_back(
+            {index, base + k, r, row, col, uint8_t(s.flags | (pos >= o.n ? kPadding : 0))});
       }
       base += s.count;
     }

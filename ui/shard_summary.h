@@ -36,8 +36,10 @@ struct ShardSummary {
     const int64_t x = index * buckets;
     const double scale = bucketScale > 0 ? bucketScale : double(buckets) / double(n);
     auto b = static_cast<int64_t>(static_cast<double>(index) * scale);
-    if (b * n > x) --b;
-    else if ((b + 1) * n <= x) ++b;
+    if (b * n > x)
+      --b;
+    else if ((b + 1) * n <= x)
+      ++b;
     return int(b);
   }
   int64_t bucketStart(int b) const { return int64_t(b) * n / buckets; }

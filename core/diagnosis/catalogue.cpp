@@ -116,7 +116,8 @@ const std::map<Pattern, Entry>& catalogue() {
        {"Counter precision stalls counts",
         "The counts are kept in a low-precision float (float16 is exact up to 2048, bfloat16 "
         "up to 256, float32 up to 16,777,216). Past that, adding a batch rounds to the nearest "
-        "representable value, up or down: cells stall below their true count or land above it, and rows fall short or overshoot.",
+        "representable value, up or down: cells stall below their true count or land above it, and "
+        "rows fall short or overshoot.",
         {{"torchmetrics",
           "Keep confusion-matrix states in int64 (the default); do not call .half() "
           "on the metric."},

@@ -117,19 +117,18 @@ bool add_precision_finding(Classifier& c, const std::vector<CellDifference>& dif
   for (const CellDifference& d : diffs) {
     high += d.observed > d.exact;
     rows.insert(d.row);
-    if (std::abs(d.observed - d.exact) > std::abs(largest->observed - largest->exact))
-      largest = &d;
+    if (std::abs(d.observed - d.exact) > std::abs(largest->observed - largest->exact)) largest = &d;
   }
   const auto low = static_cast<int64_t>(diffs.size()) - high;
   const std::string name = to_string(*dtype);
-  const std::string specifics = counted(static_cast<int64_t>(diffs.size()), "cell") + " of " + what + " " +
-            (diffs.size() == 1 ? "differs" : "differ") + " from " + exact_noun + " (" +
-            std::to_string(high) + " too high, " + std::to_string(low) + " too low; largest: " +
-            describe_cell(*largest, exact_noun) + "). Every value is a " + name +
-            " number and every such cell lies past " + num(stall_count(*dtype)) + ", where " +
-            name + " integers are " + num(detail::dtype_spacing(largest->observed, *dtype)) +
-            " apart at " + num(largest->observed) +
-            ": each addition rounds to the nearest of them, up or down.";
+  const std::string specifics =
+      counted(static_cast<int64_t>(diffs.size()), "cell") + " of " + what + " " +
+      (diffs.size() == 1 ? "differs" : "differ") + " from " + exact_noun + " (" +
+      std::to_string(high) + " too high, " + std::to_string(low) +
+      " too low; largest: " + describe_cell(*largest, exact_noun) + "). Every value is a " + name +
+      " number and every such cell lies past " + num(stall_count(*dtype)) + ", where " + name +
+      " integers are " + num(detail::dtype_spacing(largest->observed, *dtype)) + " apart at " +
+      num(largest->observed) + ": each addition rounds to the nearest of them, up or down.";
   if (Finding* f = c.existing(Pattern::CounterPrecision)) {
     // The ranks' counters and the all_reduce both rounded: one finding tells both.
     f->explanation = specifics + " " + f->explanation;
@@ -275,8 +274,9 @@ bool classify_reduction(Classifier& c, const RecordStats& st, const Matrix& repo
     if (reported.cells[i] != rank_sum.cells[i])
       diffs.push_back({-1, int32_t(i / size_t(classes)), int32_t(i % size_t(classes)),
                        reported.cells[i], rank_sum.cells[i]});
-  if (w > 1) add_precision_finding(c, diffs, {&reported}, double(w - 1), "the synced matrix",
-                                   "the exact sum of the ranks' matrices");
+  if (w > 1)
+    add_precision_finding(c, diffs, {&reported}, double(w - 1), "the synced matrix",
+                          "the exact sum of the ranks' matrices");
   return false;
 }
 
@@ -316,8 +316,8 @@ void classify_counting(Classifier& c, const RecordStats& st, const std::vector<M
     }
   }
   // Each batch rounds a cell at most once, so a rank's records bound the roundings.
-  if (!add_precision_finding(c, diffs, observed, double(most_records),
-                             "the ranks' matrices", "the records' exact count")) {
+  if (!add_precision_finding(c, diffs, observed, double(most_records), "the ranks' matrices",
+                             "the records' exact count")) {
     std::set<int32_t> rows;
     for (const CellDifference& d : diffs) rows.insert(d.row);
     c.add(Pattern::UnexplainedDifference,

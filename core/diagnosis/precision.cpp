@@ -20,8 +20,8 @@ std::optional<CounterDtype> explaining_dtype(const std::vector<const Matrix*>& o
   if (differences.empty()) return std::nullopt;
   for (CounterDtype d : {CounterDtype::BFloat16, CounterDtype::Float16, CounterDtype::Float32}) {
     const double limit = stall_count(d);
-    const bool differences_fit = std::all_of(
-        differences.begin(), differences.end(), [&](const CellDifference& c) {
+    const bool differences_fit =
+        std::all_of(differences.begin(), differences.end(), [&](const CellDifference& c) {
           const double larger = std::max(std::abs(c.observed), std::abs(c.exact));
           return larger > limit &&
                  std::abs(c.observed - c.exact) <= steps * dtype_spacing(larger, d);

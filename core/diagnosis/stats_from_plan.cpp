@@ -129,8 +129,7 @@ std::optional<RecordStats> stats_from_plan(const ShardPlan& plan, const DatasetI
       outside_sanity += s.count;
       // Padding: the whole segment when flagged, else the positions that wrap past n.
       const int64_t first_padding = (s.flags & kPadding) ? 0 : unwrapped_count(s);
-      for_each_in_segment(s, first_padding, s.count, [&](int64_t, int64_t, int64_t index,
-                                                         uint8_t) {
+      for_each_in_segment(s, first_padding, s.count, [&](int64_t, int64_t, int64_t index, uint8_t) {
         st.flagged_padding.add(index, target(index));
       });
     }

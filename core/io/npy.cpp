@@ -443,7 +443,8 @@ size_t read_npy_integer_column(const std::string& path, const IntegerChunkSink& 
     const size_t prefix = uint8_t(head[6]) == 1 ? 10 : 12;
     const auto* p = reinterpret_cast<const unsigned char*>(head.data() + 8);
     const size_t header_len = size_t(io_detail::load_uint(p, prefix - 8, false));
-    header_bytes = std::min<uint64_t>(prefix + std::min(header_len, kMaxHeaderBytes + 1), file_size);
+    header_bytes =
+        std::min<uint64_t>(prefix + std::min(header_len, kMaxHeaderBytes + 1), file_size);
   }
   if (header_bytes > head.size()) {
     const size_t have = head.size();
@@ -456,9 +457,11 @@ size_t read_npy_integer_column(const std::string& path, const IntegerChunkSink& 
   if (type.kind == 'f')
     fail(path, "float array (dtype '" + header.descr + "') where integers are expected");
   if (header.fortran_order && header.shape.size() > 1)
-    fail(path, "Fortran-order arrays are not supported; save a C-order copy "
-               "(numpy.ascontiguousarray)");
-  const bool column = header.shape.size() == 1 || (header.shape.size() == 2 && header.shape[1] == 1);
+    fail(path,
+         "Fortran-order arrays are not supported; save a C-order copy "
+         "(numpy.ascontiguousarray)");
+  const bool column =
+      header.shape.size() == 1 || (header.shape.size() == 2 && header.shape[1] == 1);
   if (!column)
     fail(path, "shape " + shape_text(header.shape) +
                    ": expected one value per sample, an array of shape (N,) or (N, 1)");

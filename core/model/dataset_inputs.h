@@ -23,9 +23,7 @@ struct DatasetInputs {
   // The keys as unsigned values, for the hot loops' index arithmetic.
   const uint32_t* unsigned_keys() const { return reinterpret_cast<const uint32_t*>(keys.data()); }
   int32_t target(int64_t index) const { return keys[static_cast<size_t>(index)] / num_classes; }
-  int32_t prediction(int64_t index) const {
-    return keys[static_cast<size_t>(index)] % num_classes;
-  }
+  int32_t prediction(int64_t index) const { return keys[static_cast<size_t>(index)] % num_classes; }
 };
 
 }  // namespace shardlens

@@ -55,8 +55,8 @@ void LabelBuilder::add(std::span<const int64_t> values) {
       const std::string at = " at index " + std::to_string(first + k);
       if (v < 0) throw InputError(label + at + " is negative");
       if (m_classes > 0) {
-        throw InputError(label + at + " is >= the number of classes (" +
-                         std::to_string(m_classes) + ")");
+        throw InputError(label + at + " is >= the number of classes (" + std::to_string(m_classes) +
+                         ")");
       }
       throw InputError(label + " implies more than " + std::to_string(kMaxClasses) + " classes");
     }

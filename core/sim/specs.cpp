@@ -126,9 +126,9 @@ Labels file_labels(const Spec& spec) {
     });
     return builder.finish();
   }
-  const std::vector<int64_t> values = spec.kind == "idx"
-                                          ? read_idx_labels(spec.path)
-                                          : read_csv_integers(spec.path, {"label", "target", "class"});
+  const std::vector<int64_t> values =
+      spec.kind == "idx" ? read_idx_labels(spec.path)
+                         : read_csv_integers(spec.path, {"label", "target", "class"});
   too_many(values.size());
   return labels_from_values(values, classes, spec.path);
 }

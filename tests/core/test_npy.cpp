@@ -293,7 +293,6 @@ a = np.load('empty.npy'); assert a.shape == (0, 3) and a.dtype == np.int32, a
             0);
 }
 
-
 // Labels and predictions are one value per sample: numpy writes the files, including
 // dtypes without a byte-order prefix ('i4', 'f8', as hand-written headers and some tools
 // have them), which numpy reads in native (little-endian) order.
@@ -340,8 +339,9 @@ assert np.load('bare_f8.npy').tolist() == [0.5, -1.0]
   const auto refused = [&](const std::string& name) {
     return io_test::input_error_of([&] { read_npy_integer_column(dir.path(name), collect); });
   };
-  EXPECT_NE(refused("square.npy").find("square.npy: shape (10, 10): expected one value per "
-                                       "sample"),
+  EXPECT_NE(refused("square.npy")
+                .find("square.npy: shape (10, 10): expected one value per "
+                      "sample"),
             std::string::npos);
   EXPECT_NE(refused("row.npy").find("shape (1, 3)"), std::string::npos);
   EXPECT_NE(refused("floats.npy").find("float array"), std::string::npos);

@@ -253,7 +253,8 @@ TEST(Cli, BadFilesNameTheFile) {
                    "badpred.npy");
   // A 2-D array is no list of labels or predictions: the error names the shape found.
   const std::string square = (temp_dir() / "square.npy").string();
-  shardlens::write_file_atomic(square, shardlens::npy_bytes(std::vector<int64_t>(100, 0), {10, 10}));
+  shardlens::write_file_atomic(square,
+                               shardlens::npy_bytes(std::vector<int64_t>(100, 0), {10, 10}));
   expect_bad_input("simulate --dataset npy:" + square, "square.npy: shape (10, 10)");
   const std::string ten = write_npy("ten.npy", std::vector<int64_t>(100, 0));
   expect_bad_input("simulate --dataset npy:" + ten + " --predictor npy:" + square,

@@ -140,9 +140,9 @@ class TestSummary : public QObject {
   // order, then segments); the plain walk over every record must find exactly the same, in
   // the same order, for padding, sanity copies, overlap, shuffles and drops alike.
   void cellSamplesFromTheDatasetSideEqualTheWalk() {
-    for (const char* lesson : {"padding-duplicates", "sanity-leak", "rank-overlap",
-                               "no-distributed-sampler", "shuffled-eval", "sampler-drop-last",
-                               "batch-limit-subset", "seed-lesson"}) {
+    for (const char* lesson :
+         {"padding-duplicates", "sanity-leak", "rank-overlap", "no-distributed-sampler",
+          "shuffled-eval", "sampler-drop-last", "batch-limit-subset", "seed-lesson"}) {
       const Evaluation sim = simulate(load_preset(lesson));
       Evaluation walked = sim;
       walked.plan = nullptr;  // the same records, found by the walk

@@ -187,8 +187,8 @@ class TestWindowTools : public QObject {
     auto* rank = w.matrices()->findChild<QWidget*>(QStringLiteral("rankView0"));
     QVERIFY(rank);
     const int band = w.matrices()->height() - rank->geometry().bottom();
-    QVERIFY2(band < 24, qPrintable(QStringLiteral("%1 px left empty below the per-rank views")
-                                       .arg(band)));
+    QVERIFY2(band < 24,
+             qPrintable(QStringLiteral("%1 px left empty below the per-rank views").arg(band)));
   }
 
   // With many ranks the per-rank rows overflow and the panel scrolls: the top row keeps
@@ -204,7 +204,8 @@ class TestWindowTools : public QObject {
              qPrintable(QStringLiteral("synced %1 px, expected %2 px").arg(synced).arg(expected)));
     auto* rank = w.matrices()->findChild<QWidget*>(QStringLiteral("rankView63"));
     QVERIFY(rank);
-    QVERIFY2(rank->height() > 100, qPrintable(QStringLiteral("rank 63: %1 px").arg(rank->height())));
+    QVERIFY2(rank->height() > 100,
+             qPrintable(QStringLiteral("rank 63: %1 px").arg(rank->height())));
   }
 
   // Long class names in a narrow charts panel turn upright instead of being cut to "T…";
