@@ -113,7 +113,7 @@ const std::map<Pattern, Entry>& catalogue() {
           "all_gather_object."},
          {"torchmetrics", "Let the metric sync its sum state instead of gathering predictions."}}}},
       {Pattern::CounterPrecision,
-       {"Counter precision stalls counts",
+       {"Counter precision rounds counts",
         "The counts are kept in a low-precision float (float16 is exact up to 2048, bfloat16 "
         "up to 256, float32 up to 16,777,216). Past that, adding a batch rounds to the nearest "
         "representable value, up or down: cells stall below their true count or land above it, and "
