@@ -67,10 +67,14 @@ def run_ranks(cli, variables_of, out, port):
     return errors
 
 
-def compare(label, out, reference, launcher, failures):
+def compare(cli, label, out, reference, launcher, failures):
     if not os.path.exists(out):
         failures.append(label + ": no run file")
         return
+    d = subprocess.run([cli, "diagnose", "--run", out], capture_output=True, text=True)
+    if "ranks started by " + launcher not in d.stdout:
+        failures.append(label + ": diagnose --run does not say who started the ranks:\n"
+                        + d.stdout[:400])
     a, meta = arrays(out)
     b, _ = arrays(reference)
     if sorted(a) != sorted(b):
@@ -115,7 +119,7 @@ def main():
             out = os.path.join(tmp, launcher + ".slrun")
             errors = run_ranks(cli, variables, out, free_port())
             failures.extend(launcher + ": " + e for e in errors)
-            compare(launcher, out, reference, launcher, failures)
+            compare(cli, launcher, out, reference, launcher, failures)
 
         # torchrun's agent hosts the store; the ranks join it as clients.
         try:
@@ -133,7 +137,7 @@ def main():
                 "TORCHELASTIC_USE_AGENT_STORE": "True", "TORCHELASTIC_RUN_ID": "test",
                 "TORCHELASTIC_RESTART_COUNT": "0", "GROUP_RANK": "0"}, out, port)
             failures.extend("torchrun: " + e for e in errors)
-            compare("torchrun (agent store)", out, reference, "torchrun", failures)
+            compare(cli, "torchrun (agent store)", out, reference, "torchrun", failures)
             try:
                 agent_store.wait(["/worker/attempt_0/shardlens//rank0/done"],
                                  timedelta(seconds=2))
