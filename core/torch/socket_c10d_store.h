@@ -5,6 +5,7 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include <memory>
+#include <string>
 
 #include "core/runs/socket_store.h"
 
@@ -12,10 +13,21 @@ namespace shardlens {
 
 class SocketC10dStore : public c10d::Store {
  public:
-  SocketC10dStore(std::shared_ptr<SocketStoreServer> server,
-                  std::unique_ptr<SocketStoreClient> client)
-      : m_server(std::move(server)), m_client(std::move(client)) {
-    timeout_ = m_client->timeout();
+  // Connects to the store at address:port; `server`, when this process hosts it, is kept
+  // alive as long as this store or any clone of it.
+  SocketC10dStore(std::shared_ptr<SocketStoreServer> server, const std::string& address, int port,
+                  std::chrono::milliseconds timeout)
+      : m_server(std::move(server)),
+        m_address(address),
+        m_port(port),
+        m_client(std::make_unique<SocketStoreClient>(address, port, timeout)) {
+    timeout_ = timeout;
+  }
+
+  // LibTorch >= 2.6 asks every store for clone() (a pure virtual there; absent in 1.13, so
+  // no `override`): another connection to the same store, for another thread.
+  virtual c10::intrusive_ptr<c10d::Store> clone() {
+    return c10::make_intrusive<SocketC10dStore>(m_server, m_address, m_port, timeout_);
   }
 
   void set(const std::string& key, const std::vector<uint8_t>& value) override {
@@ -42,6 +54,8 @@ class SocketC10dStore : public c10d::Store {
 
  private:
   std::shared_ptr<SocketStoreServer> m_server;  // declared first: outlives the client
+  std::string m_address;
+  int m_port;
   std::unique_ptr<SocketStoreClient> m_client;
 };
 

@@ -67,9 +67,8 @@ std::shared_ptr<RankStore> open_tcp_store(const std::string& addr, int port, boo
     connect_to = host->address();
   }
   if (bound_port) *bound_port = port;
-  auto client = std::make_unique<SocketStoreClient>(connect_to, port, timeout);
   return std::make_shared<C10dStore>(
-      c10::make_intrusive<SocketC10dStore>(std::move(host), std::move(client)));
+      c10::make_intrusive<SocketC10dStore>(std::move(host), connect_to, port, timeout));
 }
 
 const RealRunServices& torch_services() {
