@@ -42,6 +42,8 @@ RealRunDialog::RealRunDialog(const Scenario& scenario, QWidget* parent)
       m_model(new QLineEdit(QString::fromStdString(reference_model_path()), this)),
       m_backend(new QComboBox(this)),
       m_out(new QLineEdit(defaultRunPath(scenario), this)),
+      m_browseModel(new QPushButton(tr("Choose…"), this)),
+      m_browseOut(new QPushButton(tr("Choose…"), this)),
       m_settings(new QLabel(settingsLine(scenario), this)),
       m_status(new QLabel(this)),
       m_rankRows(new QVBoxLayout),
@@ -49,7 +51,7 @@ RealRunDialog::RealRunDialog(const Scenario& scenario, QWidget* parent)
       m_cancel(new QPushButton(tr("Close"), this)),
       m_job(new RealRunJob(this)) {
   setWindowTitle(tr("Run for real"));
-  setMinimumWidth(640);
+  setMinimumWidth(760);  // room for a run file's path
   m_model->setObjectName(QStringLiteral("realRunModel"));
   m_model->setToolTip(tr("TorchScript model: raw pixels [N,1,H,W] in, logits [N,C] out"));
   m_backend->setObjectName(QStringLiteral("realRunBackend"));
@@ -66,14 +68,12 @@ RealRunDialog::RealRunDialog(const Scenario& scenario, QWidget* parent)
          "beside the simulation of the same settings with the model's "
          "predictions."));
 
-  auto* browseModel = new QPushButton(tr("Choose…"), this);
-  connect(browseModel, &QPushButton::clicked, this, [this] {
+  connect(m_browseModel, &QPushButton::clicked, this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, tr("TorchScript model"),
                                                       m_model->text(), tr("Models (*.pt *.pth)"));
     if (!path.isEmpty()) m_model->setText(path);
   });
-  auto* browseOut = new QPushButton(tr("Choose…"), this);
-  connect(browseOut, &QPushButton::clicked, this, [this] {
+  connect(m_browseOut, &QPushButton::clicked, this, [this] {
     const QString path = QFileDialog::getSaveFileName(this, tr("Save the run as"), m_out->text(),
                                                       tr("ShardLens runs (*.slrun)"));
     if (!path.isEmpty()) m_out->setText(path);
@@ -81,9 +81,9 @@ RealRunDialog::RealRunDialog(const Scenario& scenario, QWidget* parent)
 
   auto* form = new QFormLayout;
   form->addRow(tr("Settings"), m_settings);
-  form->addRow(tr("Model"), withButton(m_model, browseModel));
+  form->addRow(tr("Model"), withButton(m_model, m_browseModel));
   form->addRow(tr("Backend"), m_backend);
-  form->addRow(tr("Run file"), withButton(m_out, browseOut));
+  form->addRow(tr("Run file"), withButton(m_out, m_browseOut));
 
   auto* buttons = new QDialogButtonBox(this);
   m_run->setObjectName(QStringLiteral("realRunStart"));
@@ -167,6 +167,13 @@ void RealRunDialog::onRankProgress(int rank, const QString& stage, double fracti
   if (rank < 0 || rank >= m_bars.size()) return;
   m_bars[rank]->setValue(int(fraction * 1000));
   m_stages[rank]->setText(stage);
+  int done = 0;
+  for (const QProgressBar* bar : m_bars) done += bar->value() == bar->maximum();
+  m_status->setText(
+      done == m_bars.size()
+          ? tr("Every rank has evaluated its shard: synchronizing and writing the "
+               "run…")
+          : tr("The ranks evaluate their shards (%1 of %2 done)…").arg(done).arg(m_bars.size()));
 }
 
 void RealRunDialog::setRunning(bool running) {
@@ -174,6 +181,8 @@ void RealRunDialog::setRunning(bool running) {
   m_model->setEnabled(!running);
   m_backend->setEnabled(!running);
   m_out->setEnabled(!running);
+  m_browseModel->setEnabled(!running);
+  m_browseOut->setEnabled(!running);
   m_cancel->setText(running ? tr("Cancel") : tr("Close"));
 }
 

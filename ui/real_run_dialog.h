@@ -55,6 +55,8 @@ class RealRunDialog : public QDialog {
   QLineEdit* m_model;
   QComboBox* m_backend;
   QLineEdit* m_out;
+  QPushButton* m_browseModel;
+  QPushButton* m_browseOut;
   QLabel* m_settings;
   QLabel* m_status;
   QVBoxLayout* m_rankRows;
