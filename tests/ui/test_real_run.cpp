@@ -113,6 +113,29 @@ class TestRealRun : public QObject {
     QCOMPARE(run.meta.scenario->dataset, std::string("fashion-mnist:test,first=300"));
   }
 
+  // The model: predictor in the predictor box reports its progress and cancels like any
+  // job: Esc while predicting stops it and caches nothing.
+  void predictingCancels() {
+    const QByteArray cache = m_dir.filePath(QStringLiteral("cache-cancel")).toUtf8();
+    const QByteArray shared = qgetenv("SHARDLENS_PREDICTION_CACHE");
+    qputenv("SHARDLENS_PREDICTION_CACHE", cache);
+    MainWindow w;
+    showQuietly(w);
+    QSignalSpy cancelled(w.runner(), &EvaluationRunner::cancelled);
+    bool predicting = false;
+    connect(w.runner(), &EvaluationRunner::progress, this,
+            [&](quint64, const QString& stage, double) {
+              if (predicting || stage != QLatin1String("predicting")) return;
+              predicting = true;
+              w.runner()->cancel();
+            });
+    w.setScenario(fashionScenario("fashion-mnist:test", 16));
+    QVERIFY(cancelled.wait(120000));
+    QVERIFY(predicting);
+    QVERIFY(QDir(QString::fromUtf8(cache)).entryList(QDir::Files).isEmpty());
+    qputenv("SHARDLENS_PREDICTION_CACHE", shared);
+  }
+
   void cancelKeepsIncompleteRunAndNoOrphans() {
     MainWindow w;
     showQuietly(w);
