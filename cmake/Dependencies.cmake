@@ -2,6 +2,8 @@
 find_package(nlohmann_json 3 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(ZLIB REQUIRED)
+# SHA-256 of run-file members and of the prediction cache's keys (libssl-dev).
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 # Debian's libzip CMake config requires the zipcmp/zipmerge tools; pkg-config does not.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)

@@ -85,6 +85,22 @@ shot gui-charts.png "mousemove 1334 958 click 1 sleep 1" --preset sanity-leak
 # Zoomed in around the diagonal of the reported matrix (wheel up = zoom in).
 shot gui-1000-classes.png "mousemove 470 140 click 4 click 4 click 4 click 4 click 4 click 4 sleep 1" \
   "$WORK/classes1000.json"
+# Run > Run for real… (Ctrl+Shift+G) on 3000 Fashion-MNIST test images and 2 gloo ranks with
+# the reference model: the dialog mid-run, then the run beside its simulation with the
+# model: predictor (needs this build's LibTorch plugin).
+cat >"$WORK/real.json" <<'JSON'
+{"name": "fashion-3000", "title": "3000 Fashion-MNIST test images on 2 ranks",
+ "dataset": "fashion-mnist:test,first=3000", "predictor": "model:reference",
+ "world_size": 2, "batch_size": 16, "sampler": "distributed", "shuffle": true}
+JSON
+# Mid-run: the whole test set, so the moment lasts on a loaded machine too.
+sed 's/first=3000/first=10000/; s/3000 Fashion/10000 Fashion/; s/fashion-3000/fashion-10000/; s/"batch_size": 16/"batch_size": 1/' \
+  "$WORK/real.json" >"$WORK/real-full.json"
+REAL_RUN="mousemove 800 990 click 1 sleep 1 key ctrl+shift+g sleep 3 mousemove 1032 563 click 1"
+if [ -f /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz ]; then
+  shot gui-run-for-real.png "$REAL_RUN sleep ${REAL_RUN_MID:-7}" "$WORK/real-full.json"
+  shot gui-real-vs-simulation.png "$REAL_RUN sleep 45" "$WORK/real.json"
+fi
 # A figure as the CLI writes it.
 want figure-synced-padding.png || exit 0
 "$CLI" export --preset padding-duplicates --out "$WORK/fig" --formats png --dpi 110 >/dev/null

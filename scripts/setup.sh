@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential cmake ninja-build pkgconf ccache git
-  nlohmann-json3-dev libcli11-dev libzip-dev zlib1g-dev libfmt-dev
+  nlohmann-json3-dev libcli11-dev libzip-dev zlib1g-dev libfmt-dev libssl-dev
   googletest libgtest-dev libgmock-dev
   qt6-base-dev qt6-base-dev-tools qt6-charts-dev qt6-svg-dev libgl-dev libqt6opengl6-dev
   qt6-qpa-plugins fonts-dejavu-core

@@ -3,6 +3,7 @@
 #include <QDialogButtonBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPlainTextEdit>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <numeric>
@@ -40,7 +41,8 @@ CompareDialog::CompareDialog(std::shared_ptr<const Evaluation> current, const QS
       m_current(new HeatmapView(this)),
       m_other(new HeatmapView(this)),
       m_difference(new HeatmapView(this)),
-      m_summary(new QLabel(this)) {
+      m_summary(new QLabel(this)),
+      m_cells(new QPlainTextEdit(this)) {
   setWindowTitle(tr("Compare: %1 and %2").arg(currentName, otherName));
   m_current->setObjectName(QStringLiteral("compareCurrent"));
   m_other->setObjectName(QStringLiteral("compareOther"));
@@ -63,6 +65,12 @@ CompareDialog::CompareDialog(std::shared_ptr<const Evaluation> current, const QS
   }
   m_summary->setText(summary());
   m_summary->setWordWrap(true);
+  m_summary->setObjectName(QStringLiteral("compareSummary"));
+  m_cells->setObjectName(QStringLiteral("compareCells"));
+  m_cells->setReadOnly(true);
+  m_cells->setPlainText(differingCells());
+  m_cells->setVisible(!m_cells->toPlainText().isEmpty());
+  m_cells->setMaximumHeight(140);
   auto* views = new QHBoxLayout;
   for (HeatmapView* v : {m_current, m_other, m_difference}) {
     v->setMinimumSize(320, 320);
@@ -73,6 +81,7 @@ CompareDialog::CompareDialog(std::shared_ptr<const Evaluation> current, const QS
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(m_summary);
   layout->addLayout(views, 1);
+  layout->addWidget(m_cells);
   layout->addWidget(buttons);
   resize(1200, 520);
 }
@@ -85,6 +94,26 @@ QString CompareDialog::summary() const {
   return tr("The reported matrices differ in %1 cell(s) and %2 row sum(s).")
       .arg(c.cells_differing)
       .arg(c.rows.size());
+}
+
+QString CompareDialog::differingCells() const {
+  const Comparison& c = m_comparison;
+  if (!c.comparable || c.equal || !m_a->synced || !m_b->synced) return {};
+  QStringList lines;
+  const int32_t n = m_a->classes();
+  for (int32_t t = 0; t < n; ++t) {
+    for (int32_t p = 0; p < n; ++p) {
+      const double d = c.difference.at(t, p);
+      if (d == 0) continue;
+      lines << tr("true %1, predicted %2: A %3, B %4 (B − A = %5)")
+                   .arg(QString::fromStdString(m_a->class_name(t)),
+                        QString::fromStdString(m_a->class_name(p)))
+                   .arg(m_a->synced->at(t, p))
+                   .arg(m_b->synced->at(t, p))
+                   .arg(d > 0 ? QStringLiteral("+%1").arg(d) : QString::number(d));
+    }
+  }
+  return lines.join(QLatin1Char('\n'));
 }
 
 }  // namespace shardlens::ui

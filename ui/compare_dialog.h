@@ -1,6 +1,7 @@
 #pragma once
 // Compare with…: a second evaluation (a run, one epoch of a run, or a scenario) beside the
-// current one: both reported matrices on a shared colour range and their difference.
+// current one: both reported matrices on a shared colour range and their difference; equal
+// matrices say so in one line, differing ones are listed cell by cell.
 #include <QDialog>
 #include <QString>
 #include <memory>
@@ -9,6 +10,7 @@
 #include "core/report/compare.h"
 
 class QLabel;
+class QPlainTextEdit;
 
 namespace shardlens::ui {
 
@@ -26,6 +28,9 @@ class CompareDialog : public QDialog {
   HeatmapView* differenceView() const { return m_difference; }
   const Comparison& comparison() const { return m_comparison; }
   QString summary() const;
+  // Every cell that differs, one line each (true class, predicted class, A, B, B − A);
+  // empty when the matrices are equal or not comparable.
+  QString differingCells() const;
 
  private:
   std::shared_ptr<const Evaluation> m_a, m_b;
@@ -34,6 +39,7 @@ class CompareDialog : public QDialog {
   HeatmapView* m_other;
   HeatmapView* m_difference;
   QLabel* m_summary;
+  QPlainTextEdit* m_cells;
 };
 
 }  // namespace shardlens::ui

@@ -12,6 +12,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "core/runs/model_predictions.h"
 #include "ui/charts.h"
 #include "ui/diagnosis_panel.h"
 #include "ui/heatmap_view.h"
@@ -29,6 +30,7 @@ namespace shardlens::ui {
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent), m_runner(new EvaluationRunner(this)), m_lessons(new LessonModel(this)) {
   setObjectName(QStringLiteral("mainWindow"));
+  install_model_predictor();  // `model:` predictors in the predictor box and lessons
   m_lessons->loadDirectory(LessonModel::defaultDirectory());
   m_matrices = new MatrixPanel(this);
   m_strip = new ShardStrip(this);

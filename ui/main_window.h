@@ -33,6 +33,8 @@ class MetricsPanel;
 class SamplePanel;
 class ScenarioPanel;
 class RunBanner;
+class RealRunDialog;
+class RealRunJob;
 class ShardStrip;
 class WelcomePanel;
 
@@ -55,6 +57,14 @@ class MainWindow : public QMainWindow {
   // Compare with…: the evaluation on screen beside another (a run file, RUN@epoch, or a
   // scenario file) in a dialog; null and an error dialog when `other` cannot be read.
   CompareDialog* compareWith(const QString& other, std::optional<int64_t> epoch = std::nullopt);
+  // The evaluation on screen beside `other` (named `otherName`) in a Compare dialog.
+  CompareDialog* compareWithEvaluation(std::shared_ptr<const Evaluation> other,
+                                       const QString& otherName);
+  // Run > Run for real…: the dialog for the scenario on screen (one at a time). When its run
+  // ends, the run opens and, complete, beside its simulation with the model predictor
+  // (realRunComparison()); failures are dialogs (main_window_real_run.cpp).
+  RealRunDialog* showRealRunDialog();
+  CompareDialog* realRunComparison() const;
   // Import dumps…: imports per-rank dumps into `out` (as shardlens-cli import) and opens it.
   // Returns false (and shows the error) when the dumps are refused; nothing is written then.
   bool importDumps(const QStringList& dumps, const QString& dataset, int classes,
@@ -108,6 +118,7 @@ class MainWindow : public QMainWindow {
   void toggleRunPlay();                      // plays / stops a run's epochs
   void askCompare();                         // File > Compare with…
   void askImport();                          // File > Import dumps…
+  void onRealRunFinished(RealRunJob* job);   // opens the run (and its comparison) or says why not
   void onProgress(quint64 job, const QString& stage, double fraction);
   void setBusy(bool busy);
   void updateTitle();
@@ -159,6 +170,8 @@ class MainWindow : public QMainWindow {
   QString m_lastError;
   bool m_errorDialogs = true;
   QPointer<HeatmapView> m_lastView;
+  QPointer<RealRunDialog> m_realRun;
+  QPointer<CompareDialog> m_realCompare;
   QSplitter* m_centre = nullptr;         // matrices above the shard strip; state saved
   QScrollArea* m_stripScroll = nullptr;  // the shard strip, height capped
   int m_stripLanes = -1;                 // lanes when the strip was last fitted

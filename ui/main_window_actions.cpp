@@ -73,6 +73,11 @@ void MainWindow::buildActions() {
     recompute();
   });
   run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), m_runner, &EvaluationRunner::cancel);
+  run->addAction(tr("Run for r&eal…"), QKeySequence(tr("Ctrl+Shift+G")), this,
+                 &MainWindow::showRealRunDialog)
+      ->setToolTip(tr("These settings on real rank processes with a TorchScript model, then "
+                      "beside their simulation with the model's predictions"));
+  run->addSeparator();
   // Epochs: the simulation's set_epoch, or the recorded epochs of a run file.
   m_epochActions << run->addAction(tr("&Next epoch"), QKeySequence(tr("Ctrl+Right")), this, [this] {
     showingRun() ? stepRunEpoch(1) : m_panel->stepEpoch(1);

@@ -45,6 +45,12 @@ CompareDialog* MainWindow::compareWith(const QString& other, std::optional<int64
     showError(tr("Could not compare with %1.\n\n%2").arg(name, QString::fromStdString(e.what())));
     return nullptr;
   }
+  return compareWithEvaluation(std::move(b), name);
+}
+
+CompareDialog* MainWindow::compareWithEvaluation(std::shared_ptr<const Evaluation> b,
+                                                 const QString& name) {
+  if (!m_result) return nullptr;
   const QString current = m_runPath.isEmpty() ? QString::fromStdString(m_result->eval.scenario.name)
                                               : QFileInfo(m_runPath).fileName();
   auto* dialog = new CompareDialog(std::make_shared<const Evaluation>(m_result->eval), current,

@@ -96,7 +96,9 @@ void ScenarioPanel::build() {
   m_predictor = combo(
       data, "predictor",
       {"noisy:accuracy=0.9,seed=1", "perfect", "noisy:accuracy=0.7,seed=1,structure=adjacent"},
-      true, tr("Predictor spec: perfect, noisy:accuracy=…,seed=…, npy:PATH, csv:PATH"));
+      true,
+      tr("Predictor spec: perfect, noisy:accuracy=…,seed=…, npy:PATH, csv:PATH, "
+         "model:PATH[,device=cuda:N] (a TorchScript model; model:reference for Fashion-MNIST)"));
   auto* f1 = new QFormLayout(data);
   f1->addRow(tr("Dataset"), m_dataset);
   f1->addRow(tr("Predictor"), m_predictor);

@@ -37,6 +37,7 @@ class ScenarioPanel : public QWidget {
   void error(const QString& message);
 
  private:
+  void updatePredictorChoices();  // model:reference for Fashion-MNIST datasets
   void build();
   void wire();
   void commit();  // emit changed() for the current m_scenario

@@ -60,10 +60,14 @@ void ScenarioPanel::wire() {
     });
   };
   const auto textOf = [](QComboBox* c) { return c->currentText().trimmed().toStdString(); };
-  bind(m_dataset, &QComboBox::activated,
-       [=, this](int) { m_scenario.dataset = textOf(m_dataset); });
-  bind(m_dataset->lineEdit(), &QLineEdit::editingFinished,
-       [=, this] { m_scenario.dataset = textOf(m_dataset); });
+  bind(m_dataset, &QComboBox::activated, [=, this](int) {
+    m_scenario.dataset = textOf(m_dataset);
+    updatePredictorChoices();
+  });
+  bind(m_dataset->lineEdit(), &QLineEdit::editingFinished, [=, this] {
+    m_scenario.dataset = textOf(m_dataset);
+    updatePredictorChoices();
+  });
   bind(m_predictor, &QComboBox::activated,
        [=, this](int) { m_scenario.predictor = textOf(m_predictor); });
   bind(m_predictor->lineEdit(), &QLineEdit::editingFinished,
@@ -150,6 +154,25 @@ void ScenarioPanel::commit() {
   emit changed(m_scenario);
 }
 
+void ScenarioPanel::updatePredictorChoices() {
+  // The reference model was trained on Fashion-MNIST: offered for it, and only for it.
+  static const QString kReference = QStringLiteral("model:reference");
+  const bool fashion = m_scenario.dataset.rfind("fashion-mnist", 0) == 0;
+  const int at = m_predictor->findText(kReference);
+  const QSignalBlocker block(m_predictor);
+  const QString text = m_predictor->currentText();
+  if (fashion && at < 0) {
+    m_predictor->insertItem(0, kReference);
+    m_predictor->setItemData(0,
+                             tr("The Fashion-MNIST reference model, run once on every "
+                                "image (LibTorch) and cached"),
+                             Qt::ToolTipRole);
+  } else if (!fashion && at >= 0 && text != kReference) {
+    m_predictor->removeItem(at);
+  }
+  if (m_predictor->currentText() != text) setComboText(m_predictor, text.toStdString());
+}
+
 bool ScenarioPanel::lessonModified() const {
   const int row = m_lessons ? m_lessons->findByName(QString::fromStdString(m_scenario.name)) : -1;
   const Lesson* l = m_lessons ? m_lessons->lesson(row) : nullptr;
@@ -160,6 +183,7 @@ void ScenarioPanel::setScenario(const Scenario& s) {
   m_loading = true;
   m_scenario = s;
   setComboText(m_dataset, s.dataset);
+  updatePredictorChoices();
   setComboText(m_predictor, s.predictor);
   m_world->setValue(s.sampler.world_size);
   m_batch->setValue(int(std::min<int64_t>(s.loader.batch_size, m_batch->maximum())));

@@ -16,5 +16,6 @@ void register_lessons(CLI::App& app);
 void register_run(CLI::App& app);      // real runs (app/cli/cmd_run.cpp)
 void register_import(CLI::App& app);   // imports of users' dumps (app/cli/cmd_import.cpp)
 void register_compare(CLI::App& app);  // two evaluations side by side (app/cli/cmd_compare.cpp)
+void register_predict(CLI::App& app);  // a model's predictions as .npy (app/cli/cmd_predict.cpp)
 
 }  // namespace shardlens::cli

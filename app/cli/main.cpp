@@ -4,6 +4,7 @@
 
 #include "app/cli/commands.h"
 #include "core/model/types.h"
+#include "core/runs/model_predictions.h"
 #include "shardlens/config.h"
 
 int main(int argc, char** argv) {
@@ -19,6 +20,8 @@ int main(int argc, char** argv) {
   cli::register_run(app);
   cli::register_import(app);
   cli::register_compare(app);
+  cli::register_predict(app);
+  shardlens::install_model_predictor();  // --predictor model:PATH in every command
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

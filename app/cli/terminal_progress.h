@@ -1,9 +1,15 @@
 #pragma once
-// A progress bar on stderr when it is a terminal; silent otherwise (pipes, CI logs).
+// Progress on stderr: a bar when it is a terminal (drawn by rank 0 only, when the ranks of a
+// real run share one); with SHARDLENS_PROGRESS=lines, as the GUI's Run for real sets it, one
+// line per update that a parent process reads:
+//   shardlens-progress RANK FRACTION STAGE
+// (RANK from $RANK, -1 for a process that is not a rank); silent otherwise (pipes, CI logs).
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -13,7 +19,13 @@ namespace shardlens::cli {
 
 class TerminalProgress : public Progress {
  public:
-  TerminalProgress() : m_enabled(isatty(STDERR_FILENO) == 1) {}
+  TerminalProgress() {
+    const char* mode = std::getenv("SHARDLENS_PROGRESS");
+    const char* rank = std::getenv("RANK");
+    m_lines = mode && std::strcmp(mode, "lines") == 0;
+    m_rank = rank && *rank ? std::atoi(rank) : -1;
+    m_enabled = m_lines || (isatty(STDERR_FILENO) == 1 && m_rank <= 0);
+  }
   ~TerminalProgress() override { finish(); }
 
   void report(std::string_view stage, double fraction) override {
@@ -22,6 +34,12 @@ class TerminalProgress : public Progress {
     const auto now = std::chrono::steady_clock::now();
     if (now - m_last < std::chrono::milliseconds(100) && fraction < 1.0) return;
     m_last = now;
+    if (m_lines) {
+      std::fprintf(stderr, "shardlens-progress %d %.4f %.*s\n", m_rank, fraction,
+                   static_cast<int>(stage.size()), stage.data());
+      std::fflush(stderr);
+      return;
+    }
     const int width = 30;
     const int filled = static_cast<int>(fraction * width);
     std::fprintf(stderr, "\r%-14.*s [%s%s] %3d%%", static_cast<int>(stage.size()), stage.data(),
@@ -37,7 +55,9 @@ class TerminalProgress : public Progress {
   }
 
  private:
-  bool m_enabled;
+  bool m_enabled = false;
+  bool m_lines = false;
+  int m_rank = -1;
   bool m_drawn = false;
   std::mutex m_mutex;
   std::chrono::steady_clock::time_point m_last{};

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,6 +62,9 @@ class ChildProcess : public RankProcess {
   void kill() override {
     if (!m_status) ::kill(m_pid, SIGKILL);
   }
+  void terminate() override {
+    if (!m_status) ::kill(m_pid, SIGTERM);
+  }
 
  private:
   pid_t m_pid;
@@ -90,7 +94,33 @@ class PrivateDir {
   std::string m_path;
 };
 
+// SIGTERM, SIGINT or SIGHUP to the launcher cancels the run: its ranks are terminated and
+// what they published is kept as an incomplete run (the GUI's Cancel sends SIGTERM).
+volatile std::sig_atomic_t g_launch_cancelled = 0;
+
+class CancelOnSignals {
+ public:
+  CancelOnSignals() {
+    g_launch_cancelled = 0;
+    struct sigaction action {};
+    action.sa_handler = [](int) { g_launch_cancelled = 1; };
+    sigemptyset(&action.sa_mask);
+    for (size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &action, &m_old[i]);
+  }
+  ~CancelOnSignals() {
+    for (size_t i = 0; i < std::size(kSignals); ++i) sigaction(kSignals[i], &m_old[i], nullptr);
+  }
+  CancelOnSignals(const CancelOnSignals&) = delete;
+  CancelOnSignals& operator=(const CancelOnSignals&) = delete;
+  static bool cancelled() { return g_launch_cancelled != 0; }
+
+ private:
+  static constexpr int kSignals[] = {SIGTERM, SIGINT, SIGHUP};
+  struct sigaction m_old[std::size(kSignals)]{};
+};
+
 RealRunResult launch(const RealRunConfig& cfg, const RealRunServices& sv) {
+  const CancelOnSignals cancel_on_signals;
   const int world = cfg.scenario.sampler.world_size;
   if (world < 1 || world > 1024)
     throw InputError("--world-size must be in [1, 1024] for a local run");
@@ -129,8 +159,12 @@ RealRunResult launch(const RealRunConfig& cfg, const RealRunServices& sv) {
   std::vector<std::unique_ptr<RankProcess>> ranks;
   for (int r = 0; r < world; ++r)
     ranks.push_back(spawn_rank("/proc/self/exe", args, r, world, store_env));
-  const std::vector<RankEnd> ends = wait_for_ranks(ranks, std::chrono::seconds(cfg.timeout_s + 5));
-  const RankFailures failures = describe_rank_failures(*store, ends);
+  const std::vector<RankEnd> ends =
+      wait_for_ranks(ranks, std::chrono::seconds(cfg.timeout_s + 5), std::chrono::milliseconds(20),
+                     &CancelOnSignals::cancelled);
+  RankFailures failures = describe_rank_failures(*store, ends);
+  if (CancelOnSignals::cancelled())
+    failures.reason = "cancelled" + (failures.reason.empty() ? "" : ": " + failures.reason);
 
   RealRunResult result;
   result.reporter = true;
@@ -162,6 +196,9 @@ RealRunResult run_as_rank(const RealRunConfig& cfg, const RealRunServices& sv,
   const int rank = place.rank;
   const bool under_launcher = place.launcher == "shardlens";
   const bool reporter = !under_launcher && rank == 0;  // rank 0 under torchrun assembles
+  // A launcher that dies (killed, crashed) takes its ranks with it: no orphans.
+  if (under_launcher && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1))
+    throw RunFailure("rank " + std::to_string(rank) + ": its launcher is gone");
   if (cfg.world_size_given && cfg.scenario.sampler.world_size != world) {
     throw InputError("--world-size " + std::to_string(cfg.scenario.sampler.world_size) +
                      " disagrees with the launcher's world size " + std::to_string(world) + " (" +
@@ -319,11 +356,13 @@ std::vector<std::string> own_command_line() {
 
 std::vector<RankEnd> wait_for_ranks(std::vector<std::unique_ptr<RankProcess>>& ranks,
                                     std::chrono::milliseconds grace,
-                                    std::chrono::milliseconds poll_every) {
+                                    std::chrono::milliseconds poll_every,
+                                    const std::function<bool()>& cancelled) {
   const size_t n = ranks.size();
   std::vector<RankEnd> ends(n);
   std::vector<bool> ended(n, false);
   std::optional<Clock::time_point> deadline;
+  bool cancelling = false;
   for (;;) {
     bool running = false;
     for (size_t r = 0; r < n; ++r) {
@@ -337,6 +376,15 @@ std::vector<RankEnd> wait_for_ranks(std::vector<std::unique_ptr<RankProcess>>& r
       }
     }
     if (!running) break;
+    if (!cancelling && cancelled && cancelled()) {
+      cancelling = true;  // ranks that have ended keep their own status
+      for (size_t r = 0; r < n; ++r) {
+        if (ended[r]) continue;
+        ranks[r]->terminate();
+        ends[r].cancelled = true;
+      }
+      deadline = std::min(deadline.value_or(Clock::time_point::max()), Clock::now() + kCancelGrace);
+    }
     if (deadline && Clock::now() > *deadline) {
       for (size_t r = 0; r < n; ++r) {
         if (!ended[r] && !ends[r].killed_as_hung) {
@@ -357,8 +405,9 @@ RankFailures describe_rank_failures(RankStore& store, const std::vector<RankEnd>
     if (end.status.ok() && !end.killed_as_hung) continue;
     const bool root = end.killed_as_hung || !has_key(store, key_records(r));
     std::string what = "rank " + std::to_string(r) + " " +
-                       (end.killed_as_hung ? "hung and was killed after the timeout"
-                                           : describe_status(end.status));
+                       (end.cancelled        ? std::string("was stopped by the cancel")
+                        : end.killed_as_hung ? std::string("hung and was killed after the timeout")
+                                             : describe_status(end.status));
     if (has_key(store, key_error(r))) {
       try {
         what += " (" + decode_text(store.get(key_error(r))) + ")";

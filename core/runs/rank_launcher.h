@@ -5,6 +5,7 @@
 // connects and runs its part (rank_loop.h). Everything of LibTorch comes through
 // RealRunServices, so none of this includes it.
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,6 +38,8 @@ class RankProcess {
   virtual std::optional<ExitStatus> poll() = 0;
   // Kills it (SIGKILL); poll() reports the end once it has happened.
   virtual void kill() = 0;
+  // Asks it to end (SIGTERM), as a cancelled run does; kill() is the fallback.
+  virtual void terminate() { kill(); }
 };
 
 // Starts `exe` with argv `args` as rank `rank` of `world` on this machine: this process's
@@ -54,14 +57,20 @@ std::vector<std::string> own_command_line();
 struct RankEnd {
   ExitStatus status;
   bool killed_as_hung = false;  // still running at the deadline, so killed
+  bool cancelled = false;       // still running when the run was cancelled, so terminated
 };
+
+// How long cancelled ranks get to end on SIGTERM before they are killed.
+inline constexpr std::chrono::milliseconds kCancelGrace{3000};
 
 // Polls every rank until all have ended. After the first failure the others get `grace`
 // (the collective timeout plus a margin) to notice and exit; any still running then is
-// killed and reported as hung.
+// killed and reported as hung. Once `cancelled` returns true every rank still running is
+// terminated (and killed after kCancelGrace).
 std::vector<RankEnd> wait_for_ranks(
     std::vector<std::unique_ptr<RankProcess>>& ranks, std::chrono::milliseconds grace,
-    std::chrono::milliseconds poll_every = std::chrono::milliseconds(20));
+    std::chrono::milliseconds poll_every = std::chrono::milliseconds(20),
+    const std::function<bool()>& cancelled = {});
 
 struct RankFailures {
   std::vector<int> failed;  // the root causes, in rank order

@@ -155,7 +155,7 @@ RankOutput evaluate_rank(const Scenario& scenario, const RunDataset& data, int r
     }
     ++out.batches;
     begin = end;
-    if (rank == 0) step(progress, "evaluating", double(begin) / double(indices.size()));
+    step(progress, "evaluating", double(begin) / double(indices.size()));
     maybe_inject_fault(rank, out.batches);
   }
   return out;
@@ -167,7 +167,7 @@ void run_rank_body(const Scenario& scenario, const RunDataset& data, int rank, i
   const RankOutput out = evaluate_rank(scenario, data, rank, world, model, counter, progress);
   publish(store, key_records(rank), encode_records(out.records));
   publish(store, key_matrix(rank), encode_matrix(out.local));
-  if (rank == 0) step(progress, "synchronizing", 0.0);
+  step(progress, "synchronizing", 0.0);
   const RealSync sync = synchronize_for_real(collectives, scenario, out, world, data.labels.size());
   if (rank == 0) {
     if (!sync.note.empty()) publish(store, kKeySyncNote, encode_text(sync.note));

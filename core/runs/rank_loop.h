@@ -28,7 +28,8 @@ RunDataset load_run_dataset(const RealRunConfig& config);
 
 // Evaluates rank `rank` of `world`: batches of at most batch_size, a batch ending where the
 // sanity-check batches give way to the epoch's; counts accumulate in the counter dtype batch
-// by batch (with `counter`, or on the CPU when null). Rank 0 reports progress.
+// by batch (with `counter`, or on the CPU when null). Every rank reports its progress (the
+// terminal bar draws rank 0's; the GUI shows each rank's).
 RankOutput evaluate_rank(const Scenario& scenario, const RunDataset& data, int rank, int world,
                          BatchClassifier& model, BatchCounter* counter, Progress* progress);
 

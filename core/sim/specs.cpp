@@ -9,6 +9,7 @@
 #include "core/io/npy.h"
 #include "core/model/limits.h"
 #include "core/model/types.h"
+#include "core/sim/lessons.h"
 #include "core/sim/predictor.h"
 
 namespace shardlens {
@@ -192,7 +193,7 @@ Spec parse_spec(const std::string& text, const std::string& flag) {
   if (colon == std::string::npos) return spec;
   std::string rest = text.substr(colon + 1);
   const bool has_path = spec.kind == "idx" || spec.kind == "npy" || spec.kind == "csv" ||
-                        spec.kind == "fashion-mnist";
+                        spec.kind == "fashion-mnist" || spec.kind == "model";
   if (has_path) {
     // The path runs up to the first ",key=" so paths may hold commas elsewhere.
     std::smatch m;
@@ -267,9 +268,52 @@ Labels load_labels(const std::string& text, Progress* progress) {
   return labels;
 }
 
+namespace {
+
+ModelPredictorFn& model_predictor() {
+  static ModelPredictorFn predictor;
+  return predictor;
+}
+
+}  // namespace
+
+void set_model_predictor(ModelPredictorFn predictor) {
+  model_predictor() = std::move(predictor);
+}
+
+std::string reference_model_path() {
+  return resource_dir() + "/models/fashion_mnist_reference.pt";
+}
+
+ModelPredictorSpec parse_model_predictor(const std::string& text) {
+  const Spec spec = parse_spec(text, "--predictor");
+  if (spec.kind != "model") throw InputError("--predictor: '" + text + "' is not model:PATH");
+  if (spec.path.empty())
+    throw InputError(
+        "--predictor: model: needs a TorchScript file (model:PATH or model:reference)");
+  allow_only(spec, {"device"}, "--predictor");
+  ModelPredictorSpec out;
+  out.model_path = spec.path == "reference" ? reference_model_path() : spec.path;
+  if (spec.options.count("device")) out.device = spec.options.at("device");
+  static const std::regex device("cpu|cuda:[0-9]{1,3}");
+  if (!std::regex_match(out.device, device))
+    throw InputError("--predictor: device=" + out.device + " is not cpu or cuda:N");
+  return out;
+}
+
 std::vector<int32_t> load_predictions(const std::string& text, const Labels& labels,
                                       Progress* progress) {
   const Spec spec = parse_spec(text, "--predictor");
+  if (spec.kind == "model") {
+    const ModelPredictorSpec model = parse_model_predictor(text);
+    if (!model_predictor()) {
+      throw InputError("--predictor " + text +
+                       ": this program cannot run models (no LibTorch predictor installed)");
+    }
+    std::vector<int32_t> out = model_predictor()(model, labels, progress);
+    validate_predictions(out, labels, model.model_path);
+    return out;
+  }
   if (spec.kind == "perfect") {
     allow_only(spec, {}, "--predictor");
     return predict_perfect(labels);
@@ -316,7 +360,8 @@ std::vector<int32_t> load_predictions(const std::string& text, const Labels& lab
     if (out.size() != labels.targets.size()) validate_predictions(out, labels, spec.path);
     return out;
   }
-  throw InputError("--predictor: unknown kind '" + spec.kind + "' (perfect, noisy, npy, csv)");
+  throw InputError("--predictor: unknown kind '" + spec.kind +
+                   "' (perfect, noisy, npy, csv, model)");
 }
 
 }  // namespace shardlens

@@ -5,7 +5,10 @@
 //              idx:PATH | npy:PATH | csv:PATH; every kind takes ",names=PATH" (class names)
 //              and ",first=N" or ",indices=FILE.npy" (a subset, indexed from 0 like a
 //              torch Subset)
-//   predictor: perfect | noisy:accuracy=0.9,seed=1[,structure=adjacent] | npy:PATH | csv:PATH
+//   predictor: perfect | noisy:accuracy=0.9,seed=1[,structure=adjacent] | npy:PATH | csv:PATH |
+//              model:PATH[,device=cpu|cuda:N] (a TorchScript model run on the dataset's
+//              images; PATH "reference" is the Fashion-MNIST reference model)
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,6 +31,21 @@ Spec parse_spec(const std::string& text, const std::string& flag);
 std::string fashion_mnist_dir();  // /usr/share/datasets/fashion-mnist unless overridden
 
 Labels load_labels(const std::string& spec, Progress* progress = nullptr);
+// A `model:` predictor. The model runs in the LibTorch plugin, which this layer does not
+// link: core/runs/model_predictions.h computes (and caches) the predictions and installs
+// itself here; the CLI and the GUI do that at start. Without it, `model:` is an InputError.
+struct ModelPredictorSpec {
+  std::string model_path;      // "reference" already resolved to reference_model_path()
+  std::string device = "cpu";  // "cpu" or "cuda:N"
+};
+using ModelPredictorFn =
+    std::function<std::vector<int32_t>(const ModelPredictorSpec&, const Labels&, Progress*)>;
+void set_model_predictor(ModelPredictorFn predictor);
+// The spec of "model:PATH[,device=...]"; throws InputError for anything else.
+ModelPredictorSpec parse_model_predictor(const std::string& spec);
+// resource_dir()/models/fashion_mnist_reference.pt (what `run --model` defaults to).
+std::string reference_model_path();
+
 std::vector<int32_t> load_predictions(const std::string& spec, const Labels& labels,
                                       Progress* progress = nullptr);
 

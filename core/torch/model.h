@@ -6,13 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "core/model/progress.h"
+
 namespace shardlens {
 
 class TorchModel {
  public:
-  // Loads the module (eval mode, one intra-op thread so results do not depend on load).
-  // Throws InputError naming the file when it is not a TorchScript archive.
-  explicit TorchModel(const std::string& path);
+  // Loads the module (eval mode, one intra-op thread so results do not depend on load) onto
+  // `device` ("cpu" or "cuda:N"). Throws InputError naming the file when it is not a
+  // TorchScript archive, or the device when this LibTorch cannot use it.
+  explicit TorchModel(const std::string& path, const std::string& device = "cpu");
   ~TorchModel();
   TorchModel(const TorchModel&) = delete;
   TorchModel& operator=(const TorchModel&) = delete;
@@ -27,6 +30,11 @@ class TorchModel {
   std::unique_ptr<Impl> m_impl;
   std::string m_path;
 };
+
+// The predicted class of every image of an IDX image file (TorchPlugin::predict_images).
+std::vector<int32_t> predict_images(const std::string& model_path, const std::string& device,
+                                    const std::string& images_path, int32_t classes,
+                                    Progress* progress);
 
 // The LibTorch version this build links, e.g. "1.13.0".
 std::string libtorch_version();

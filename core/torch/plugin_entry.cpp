@@ -11,6 +11,7 @@ shardlens_torch_plugin_entry() {
     t.real_run = &shardlens::real_run;
     t.read_pt_dump_arrays = &shardlens::read_pt_dump_arrays;
     t.libtorch_version = &shardlens::libtorch_version;
+    t.predict_images = &shardlens::predict_images;
     return t;
   }();
   return &table;

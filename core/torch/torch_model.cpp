@@ -1,6 +1,7 @@
 // TorchScript inference and .pt dump reading: the LibTorch translation unit without c10d.
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
+#include <torch/cuda.h>
 #include <torch/script.h>
 #include <torch/serialize.h>
 #include <torch/version.h>
@@ -15,12 +16,26 @@ namespace shardlens {
 
 struct TorchModel::Impl {
   torch::jit::Module module;
+  torch::Device device = torch::kCPU;
 };
 
-TorchModel::TorchModel(const std::string& path) : m_impl(std::make_unique<Impl>()), m_path(path) {
+TorchModel::TorchModel(const std::string& path, const std::string& device)
+    : m_impl(std::make_unique<Impl>()), m_path(path) {
   at::set_num_threads(1);
+  if (device != "cpu") {
+    const int count = torch::cuda::is_available() ? int(torch::cuda::device_count()) : 0;
+    const int index = std::stoi(device.substr(device.find(':') + 1));
+    if (index >= count) {
+      throw InputError("device=" + device + ": " +
+                       (count == 0
+                            ? std::string("this LibTorch sees no CUDA device")
+                            : "this machine has " + std::to_string(count) + " CUDA device(s)") +
+                       "; use device=cpu");
+    }
+    m_impl->device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+  }
   try {
-    m_impl->module = torch::jit::load(path);
+    m_impl->module = torch::jit::load(path, m_impl->device);
   } catch (const std::exception& e) {
     std::string what = e.what();
     throw InputError(path + ": not a TorchScript model (" + what.substr(0, what.find('\n')) + ")");
@@ -36,7 +51,8 @@ std::vector<int32_t> TorchModel::predict(const uint8_t* pixels, int64_t count, i
   c10::InferenceMode guard;
   const auto bytes =
       torch::from_blob(const_cast<uint8_t*>(pixels), {count, 1, rows, cols}, torch::kUInt8);
-  const torch::Tensor input = bytes.to(torch::kFloat32);  // raw [0, 255], model normalizes
+  // Raw [0, 255]: the model normalizes.
+  const torch::Tensor input = bytes.to(m_impl->device).to(torch::kFloat32);
   torch::Tensor logits;
   try {
     logits = m_impl->module.forward({input}).toTensor();
@@ -50,7 +66,7 @@ std::vector<int32_t> TorchModel::predict(const uint8_t* pixels, int64_t count, i
     throw InputError(m_path + ": the model returned shape " + c10::str(logits.sizes()) +
                      ", expected [" + std::to_string(count) + ", " + std::to_string(classes) + "]");
   }
-  const torch::Tensor pred = logits.argmax(1).to(torch::kInt32).contiguous();
+  const torch::Tensor pred = logits.argmax(1).to(torch::kCPU).to(torch::kInt32).contiguous();
   const int32_t* p = pred.data_ptr<int32_t>();
   return std::vector<int32_t>(p, p + count);
 }

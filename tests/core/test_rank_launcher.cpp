@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <thread>
 
 #include "core/runs/rank_launcher.h"
 #include "tests/core/rank_fakes.h"
@@ -263,3 +264,30 @@ TEST(RankDeadline, RankZeroUnderTorchrunGivesUpOnRanksThatNeverFinish) {
 }
 
 }  // namespace
+
+TEST(RankDeadline, CancelTerminatesRunningRanksAndDescribesThem) {
+  // Rank 0 has finished; rank 1 ends on SIGTERM; rank 2 ignores it and is killed after the
+  // cancel grace. None is left running.
+  std::vector<std::unique_ptr<RankProcess>> ranks;
+  ranks.push_back(spawn_rank("/bin/sh", {"sh", "-c", "exit 0"}, 0, 3, {}));
+  ranks.push_back(spawn_rank("/bin/sh", {"sh", "-c", "exec sleep 60"}, 1, 3, {}));
+  ranks.push_back(spawn_rank("/bin/sh", {"sh", "-c", "trap '' TERM; exec sleep 60"}, 2, 3, {}));
+  std::this_thread::sleep_for(milliseconds(300));  // rank 0 has ended, rank 2 set its trap
+  const auto start = Clock::now();
+  const std::vector<RankEnd> ends =
+      wait_for_ranks(ranks, std::chrono::seconds(60), milliseconds(5), [] { return true; });
+  const auto took = Clock::now() - start;
+  EXPECT_GE(took, kCancelGrace);
+  EXPECT_LT(took, kCancelGrace + std::chrono::seconds(10));
+  EXPECT_TRUE(ends[0].status.ok());
+  EXPECT_FALSE(ends[0].cancelled);
+  EXPECT_TRUE(ends[1].cancelled);
+  EXPECT_EQ(ends[1].status.signal, SIGTERM);
+  EXPECT_TRUE(ends[2].cancelled);
+  EXPECT_EQ(ends[2].status.signal, SIGKILL);
+  MemoryStore store;
+  const RankFailures failures = describe_rank_failures(store, ends);
+  EXPECT_EQ(failures.failed, (std::vector<int>{1, 2}));
+  EXPECT_NE(failures.reason.find("rank 1 was stopped by the cancel"), std::string::npos)
+      << failures.reason;
+}

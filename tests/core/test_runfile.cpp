@@ -100,6 +100,23 @@ TEST(Sha256, KnownVectors) {
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+TEST(Sha256, FilesAreHashedInChunks) {
+  // More than one 1 MiB read chunk, and a size that is not a multiple of it.
+  std::string bytes(3 * 1048576 + 17, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 131) >> 3);
+  const std::string path = temp_path("sha256.bin");
+  std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
+  EXPECT_EQ(sha256_file_hex(path), sha256_hex(bytes));
+  std::ofstream(temp_path("sha256-empty.bin"), std::ios::binary).flush();
+  EXPECT_EQ(sha256_file_hex(temp_path("sha256-empty.bin")), sha256_hex(""));
+  try {
+    sha256_file_hex(temp_path("no-such-file"));
+    FAIL() << "a missing file was hashed";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no-such-file: cannot open"), std::string::npos);
+  }
+}
+
 TEST(RunFile, RoundTripKeepsEverything) {
   const RunFile run = small_run();
   const std::string path = temp_path("roundtrip.slrun");

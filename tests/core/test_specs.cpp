@@ -9,6 +9,7 @@
 #include "core/evaluation/scenario.h"
 #include "core/io/npy.h"
 #include "core/model/types.h"
+#include "core/runs/model_predictions.h"
 #include "core/sim/predictor.h"
 #include "core/sim/specs.h"
 #include "test_io_util.h"
@@ -243,4 +244,55 @@ TEST(Specs, DatasetSubsets) {
   EXPECT_THROW(load_labels("synthetic:classes=3,per-class=4,first=13"), InputError);
   EXPECT_THROW(load_labels("synthetic:classes=3,per-class=4,first=2,indices=" + idx), InputError);
   std::filesystem::remove_all(dir);
+}
+
+TEST(Specs, ModelPredictorSpecs) {
+  const ModelPredictorSpec ref = parse_model_predictor("model:reference");
+  EXPECT_EQ(ref.model_path, reference_model_path());
+  EXPECT_EQ(ref.device, "cpu");
+  EXPECT_NE(ref.model_path.find("models/fashion_mnist_reference.pt"), std::string::npos);
+  // A path with commas runs up to the first ",key=".
+  const ModelPredictorSpec gpu = parse_model_predictor("model:/tmp/a,b.pt,device=cuda:1");
+  EXPECT_EQ(gpu.model_path, "/tmp/a,b.pt");
+  EXPECT_EQ(gpu.device, "cuda:1");
+  for (const char* bad : {"model:", "model:m.pt,device=gpu", "model:m.pt,batch=3"})
+    EXPECT_THROW(parse_model_predictor(bad), InputError) << bad;
+}
+
+TEST(Specs, ModelPredictorGoesThroughTheInstalledFunction) {
+  const Labels labels = load_labels("synthetic:classes=3,per-class=2");
+  set_model_predictor({});
+  try {
+    load_predictions("model:m.pt", labels);
+    FAIL() << "a model ran without a predictor installed";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("model:m.pt"), std::string::npos) << e.what();
+  }
+  // What the installed function returns is validated like a recorded predictor.
+  std::string seen;
+  set_model_predictor([&](const ModelPredictorSpec& m, const Labels& l, Progress*) {
+    seen = m.model_path + "@" + m.device;
+    return std::vector<int32_t>(size_t(l.size()), 2);
+  });
+  EXPECT_EQ(load_predictions("model:m.pt,device=cuda:0", labels), std::vector<int32_t>(6, 2));
+  EXPECT_EQ(seen, "m.pt@cuda:0");
+  set_model_predictor([](const ModelPredictorSpec&, const Labels&, Progress*) {
+    return std::vector<int32_t>{0, 1, 3, 0, 0, 0};  // 3 is not a class
+  });
+  EXPECT_THROW(load_predictions("model:m.pt", labels), InputError);
+  set_model_predictor({});
+}
+
+TEST(Specs, ModelPredictorRefusesDatasetsWithoutInputs) {
+  install_model_predictor();
+  for (const char* dataset : {"synthetic:classes=3,per-class=2"}) {
+    const Labels labels = load_labels(dataset);
+    try {
+      load_predictions("model:reference", labels);
+      FAIL() << dataset;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("no inputs"), std::string::npos) << e.what();
+    }
+  }
+  set_model_predictor({});
 }

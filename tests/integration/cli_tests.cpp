@@ -15,6 +15,8 @@
 #include "core/runs/runfile.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
+#include "core/sim/specs.h"
+#include "shardlens/config.h"
 #include "tests/common/run_command.h"
 
 namespace fs = std::filesystem;
@@ -402,5 +404,32 @@ TEST(Cli, ExportedEpochsShareTheColourRange) {
   for (const char* epoch : {"epoch1", "epoch2"}) {
     const std::string svg = shardlens::read_file_bytes((out / epoch / "difference.svg").string());
     EXPECT_NE(svg.find(bar), std::string::npos) << epoch << " lacks " << bar;
+  }
+}
+
+// The `model:` predictor's refusals, in every build: a dataset without inputs; without
+// LibTorch (the minimal build), a clear message instead of predictions. Predictions
+// themselves are checked against torch in tests/oracle/model_predictor_oracle.py.
+TEST(Cli, ModelPredictorRefusals) {
+  const Result synthetic =
+      run("simulate --dataset synthetic:classes=3,per-class=4 --predictor model:reference");
+  EXPECT_EQ(synthetic.code, 2) << synthetic.err;
+  EXPECT_NE(synthetic.err.find("no inputs"), std::string::npos) << synthetic.err;
+  if (!fs::exists(shardlens::fashion_mnist_dir() + "/t10k-images-idx3-ubyte.gz"))
+    GTEST_SKIP() << "Debian's dataset-fashion-mnist is not installed";
+  const std::string cache = (temp_dir() / "prediction-cache").string();
+  const std::string out = (temp_dir() / "preds.npy").string();
+  // A private cache, so the test neither reads nor fills the user's.
+  const Result r =
+      shardlens::test::run_command("SHARDLENS_PREDICTION_CACHE=" + cache + " " + SHARDLENS_CLI +
+                                   " predict --dataset fashion-mnist:test,first=10"
+                                   " --out " +
+                                   out);
+  if (SHARDLENS_HAS_TORCH) {
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(shardlens::read_npy_integers(out).size(), 10u);
+  } else {
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("no LibTorch"), std::string::npos) << r.err;
   }
 }

@@ -197,9 +197,31 @@ class TestRunFile : public QObject {
     QCOMPARE(d->currentView()->data().valueMax, d->otherView()->data().valueMax);
     QCOMPARE(d->differenceView()->data().classes, 10);
     QVERIFY(d->differenceView()->data().diverging);
+    // Every differing cell is listed, one line each, with both counts and B - A (computed
+    // here from the two epochs' own synced matrices).
+    const Matrix& a = epochs[0].synced;
+    const Matrix& b = epochs[1].synced;
+    const QStringList cells = d->differingCells().split(QLatin1Char('\n'));
+    QCOMPARE(cells.size(), int(d->comparison().cells_differing));
+    int listed = 0;
+    for (int32_t t = 0; t < a.classes; ++t)
+      for (int32_t p = 0; p < a.classes; ++p)
+        if (a.at(t, p) != b.at(t, p)) {
+          const double delta = b.at(t, p) - a.at(t, p);
+          QVERIFY2(cells[listed].endsWith(QStringLiteral("A %1, B %2 (B − A = %3)")
+                                              .arg(a.at(t, p))
+                                              .arg(b.at(t, p))
+                                              .arg(delta > 0 ? QStringLiteral("+%1").arg(delta)
+                                                             : QString::number(delta))),
+                   qPrintable(cells[listed]));
+          ++listed;
+        }
+    QCOMPARE(listed, cells.size());
     // Against itself: equal.
     CompareDialog* same = w.compareWith(path, 0);
     QVERIFY(same && same->comparison().equal);
+    QCOMPARE(same->summary(), QStringLiteral("The reported matrices are equal."));
+    QVERIFY(same->differingCells().isEmpty());
     // A file that is not a run: an error naming it, no dialog.
     QFile junk(m_dir.filePath(QStringLiteral("junk.slrun")));
     QVERIFY(junk.open(QIODevice::WriteOnly));
