@@ -3,7 +3,8 @@
 // real run share one); with SHARDLENS_PROGRESS=lines, as the GUI's Run for real sets it, one
 // line per update that a parent process reads:
 //   shardlens-progress RANK FRACTION STAGE
-// (RANK from $RANK, -1 for a process that is not a rank); silent otherwise (pipes, CI logs).
+// (RANK as the launcher gives it: torchrun, srun, mpirun; -1 for a process that is not a
+// rank); silent otherwise (pipes, CI logs).
 #include <unistd.h>
 
 #include <chrono>
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "core/model/progress.h"
+#include "core/runs/launcher_env.h"
 
 namespace shardlens::cli {
 
@@ -21,9 +23,12 @@ class TerminalProgress : public Progress {
  public:
   TerminalProgress() {
     const char* mode = std::getenv("SHARDLENS_PROGRESS");
-    const char* rank = std::getenv("RANK");
     m_lines = mode && std::strcmp(mode, "lines") == 0;
-    m_rank = rank && *rank ? std::atoi(rank) : -1;
+    try {
+      if (const auto place = detect_rank_environment(process_environment())) m_rank = place->rank;
+    } catch (const std::exception&) {
+      // Malformed launcher variables: `run` itself reports them; progress just stays generic.
+    }
     m_enabled = m_lines || (isatty(STDERR_FILENO) == 1 && m_rank <= 0);
   }
   ~TerminalProgress() override { finish(); }
