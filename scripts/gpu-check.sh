@@ -263,6 +263,8 @@ if [ "$probe" -eq 77 ]; then
   # The tests still start and skip with the reason (this is what a CPU-only machine shows).
   step gpu-tests 60 "$out/gpu-tests.log" "$tests_bin" --gtest_color=no
   result "gpu tests without a device: exit $? ($(grep -c '^\[  SKIPPED \]' "$out/gpu-tests.log") skip lines)"
+  grep -A1 ': Skipped$' "$out/gpu-tests.log" | grep -v -E ': Skipped$|^--$' | sort -u |
+    head -5 | sed 's/^/  why skipped: /' >>"$summary"
   finish 3
 fi
 [ "$probe" -eq 0 ] || failed+=("device probe (exit $probe)")
@@ -274,8 +276,9 @@ tests_rc=$?
 [ "$tests_rc" -eq 0 ] || failed+=("gpu tests (exit $tests_rc)")
 result "gpu tests: exit $tests_rc; $(grep -m1 -E '^\[  PASSED  \]' "$out/gpu-tests.log" || echo 'no PASSED line')"
 grep -E '^\[ *(FAILED|SKIPPED) *\]' "$out/gpu-tests.log" | sort -u | sed 's/^/  /' >>"$summary"
-grep -A1 -E '^\[ RUN      \]' "$out/gpu-tests.log" | grep -E 'Skipped|SKIP' | sort -u |
-  head -10 | sed 's/^/  why: /' >>"$summary"
+# gtest prints "file:line: Skipped" and the reason on the next line.
+grep -A1 ': Skipped$' "$out/gpu-tests.log" | grep -v -E ': Skipped$|^--$' | sort -u |
+  head -10 | sed 's/^/  why skipped: /' >>"$summary"
 
 # --- bandwidth at n = 1e9 --------------------------------------------------------------------
 reserve=10
