@@ -253,7 +253,6 @@ done
 
 # --- the first CUDA call: is there a device? ------------------------------------------------
 reserve=90
-: >"$out/bench.log"
 probe_log=$build_dir/device-probe.txt
 : >"$probe_log"
 step device-probe 30 "$probe_log" "$bench_bin" --n 1000 --repeats 1 --classes 10
@@ -282,6 +281,7 @@ grep -A1 ': Skipped$' "$out/gpu-tests.log" | grep -v -E ': Skipped$|^--$' | sort
 
 # --- bandwidth at n = 1e9 --------------------------------------------------------------------
 reserve=10
+: >"$out/bench.log"
 # shellcheck disable=SC2086  # GPU_CHECK_BENCH_ARGS is a list of flags on purpose
 step bandwidth 120 "$out/bench.log" "$bench_bin" ${GPU_CHECK_BENCH_ARGS:-}
 bench_rc=$?
