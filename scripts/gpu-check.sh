@@ -98,6 +98,14 @@ finish() {
     grep -E '^(SKIPPED|FAILED|done)' "$out/oracles.log" 2>/dev/null | sed 's/^/  /' >>"$summary"
     [ "$orc" -eq 0 ] || failed+=("modern oracles (exit $orc)")
   fi
+  # Keep every log small enough to come back: its last 2 MB (errors are at the end).
+  local f
+  for f in "$out"/*.log; do
+    if [ -f "$f" ] && [ "$(stat -c %s "$f")" -gt 2097152 ]; then
+      tail -c 2097152 "$f" >"$f.tmp" && mv "$f.tmp" "$f"
+      notes+=("$(basename "$f") cut to its last 2 MB")
+    fi
+  done
   for n in "${notes[@]}"; do result "NOTE: $n"; done
   result "elapsed: $((SECONDS - start_time)) s of a ${budget} s budget"
   if [ "$code" -eq 3 ]; then
