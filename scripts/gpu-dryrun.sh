@@ -82,7 +82,8 @@ unshare -m bash -c '
   ln -sfn "$cuda" "$r/usr/local/cuda"
   mount --bind "$cache" "$r/ccache"
   exec chroot "$r" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    HOME=/root OUT=/out CCACHE_DIR=/ccache GPU_CHECK_JOBS=2 GPU_CHECK_BUDGET_S=3000 \
+    HOME=/root OUT=/out CCACHE_DIR=/ccache CCACHE_SLOPPINESS=pch_defines,time_macros \
+    GPU_CHECK_JOBS=2 GPU_CHECK_BUDGET_S=3000 \
     GPU_CHECK_CUDA_ARCHITECTURES=90-real GPU_CHECK_TIME_SCALE=8 bash /bundle/gpu-check
 ' dryrun "$chroot_dir" "$cuda" "$ccache_dir"
 rc=$?
