@@ -172,11 +172,11 @@ TEST(ModernVectors, DistributedSamplerShards) {
 
 TEST(ModernVectors, DistributedSamplerLargeShards) {
   std::string why;
-  const json* p = part("distributed_sampler", why);
+  const json* p = part("distributed_sampler_large", why);
   if (!p) GTEST_SKIP() << why;
   const TorchVersion torch = torch_of_vectors();
   int checked = 0;
-  for (const json& v : p->at("large")) {
+  for (const json& v : p->at("cases")) {
     const int64_t n = v.at("n").get<int64_t>();
     if (n > kQuickSize && !full_size()) continue;
     const auto ranks = sample(n, distributed(v, torch));

@@ -17,7 +17,7 @@ trap 'rm -rf "$dir"' EXIT
 rc=$?
 cat "$dir/log"
 [ "$rc" -eq 0 ] || { echo "FAILED: modern_oracles.py --quick exited $rc"; exit 1; }
-for part in randperm distributed_sampler; do
+for part in randperm distributed_sampler distributed_sampler_large; do
   grep -q "^done $part" "$dir/log" || { echo "FAILED: part $part did not run"; exit 1; }
 done
 for part in lightning accelerate; do
