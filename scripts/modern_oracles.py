@@ -338,10 +338,9 @@ def run_lightning_worker(out_dir):
 
 
 def part_lightning(args):
-    import numpy as np
-
-    lightning_modules()  # ImportError -> skipped
+    lightning_modules()  # ImportError -> skipped, naming what is missing
     import torchmetrics  # noqa: F401
+    import numpy as np  # the recorder's .npz dumps
     with tempfile.TemporaryDirectory(prefix="shardlens-lightning-") as tmp:
         env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
                    **LOCAL_ONLY)
