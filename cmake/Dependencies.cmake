@@ -5,9 +5,25 @@ find_package(ZLIB REQUIRED)
 # SHA-256 of run-file members and of the prediction cache's keys (libssl-dev).
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 # Debian's libzip CMake config requires the zipcmp/zipmerge tools; pkg-config does not.
-find_package(PkgConfig REQUIRED)
-pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
-add_library(libzip::zip ALIAS PkgConfig::LIBZIP)
+# Without pkg-config (the GPU bundle of scripts/gpu-bundle.sh on a machine without -dev
+# packages), zip.h and libzip are looked up in CMAKE_PREFIX_PATH and the system paths.
+find_package(PkgConfig QUIET)
+if(PKG_CONFIG_FOUND)
+  pkg_check_modules(LIBZIP QUIET IMPORTED_TARGET libzip)
+endif()
+if(TARGET PkgConfig::LIBZIP)
+  add_library(libzip::zip ALIAS PkgConfig::LIBZIP)
+else()
+  find_path(LIBZIP_INCLUDE_DIR zip.h)
+  find_library(LIBZIP_LIBRARY zip)
+  if(NOT LIBZIP_INCLUDE_DIR OR NOT LIBZIP_LIBRARY)
+    message(FATAL_ERROR "libzip not found: install libzip-dev, or put a folder with "
+                        "include/zip.h and lib/libzip.so in CMAKE_PREFIX_PATH")
+  endif()
+  add_library(libzip::zip UNKNOWN IMPORTED)
+  set_target_properties(libzip::zip PROPERTIES IMPORTED_LOCATION "${LIBZIP_LIBRARY}"
+    INTERFACE_INCLUDE_DIRECTORIES "${LIBZIP_INCLUDE_DIR}")
+endif()
 find_package(Threads REQUIRED)
 
 set(SHARDLENS_HAS_QT OFF)
@@ -20,12 +36,31 @@ if(SHARDLENS_WITH_QT)
 endif()
 add_feature_info(GUI SHARDLENS_HAS_QT "Qt 6 desktop application and figure export")
 
+# CMake 3.25's FindCUDAToolkit sets a property on CUDA::nvToolsExt even where the toolkit has
+# no nvToolsExt (CUDA 13 has only the header-only nvtx3), a configure error in stock Debian 12
+# CMake. A stand-in target avoids it; ShardLens uses no NVTX. Before find_package(Torch),
+# whose CUDA builds look for the toolkit too.
+if(CMAKE_VERSION VERSION_LESS 3.26 AND NOT TARGET CUDA::nvToolsExt)
+  add_library(CUDA::nvToolsExt INTERFACE IMPORTED GLOBAL)
+endif()
+
 set(SHARDLENS_HAS_TORCH OFF)
 if(SHARDLENS_WITH_TORCH)
   find_package(Torch QUIET)
   set_package_properties(Torch PROPERTIES TYPE OPTIONAL PURPOSE "Real multi-rank runs over Gloo, .pt import")
   if(Torch_FOUND)
     set(SHARDLENS_HAS_TORCH ON)
+    # ProcessGroupGloo.hpp includes <gloo/...>. A LibTorch that does not ship Gloo's headers
+    # (a pip wheel may not) gets SHARDLENS_GLOO_INCLUDE_DIR's (the GPU bundle carries
+    # Debian's): core/torch only passes Gloo devices around by pointer.
+    find_path(SHARDLENS_TORCH_GLOO_HEADER gloo/algorithm.h HINTS ${TORCH_INCLUDE_DIRS}
+      NO_DEFAULT_PATH)
+    if(NOT SHARDLENS_TORCH_GLOO_HEADER AND SHARDLENS_GLOO_INCLUDE_DIR)
+      message(STATUS "LibTorch has no Gloo headers: using ${SHARDLENS_GLOO_INCLUDE_DIR}")
+      list(APPEND TORCH_INCLUDE_DIRS ${SHARDLENS_GLOO_INCLUDE_DIR})
+      set_property(TARGET torch APPEND PROPERTY INTERFACE_INCLUDE_DIRECTORIES
+        ${SHARDLENS_GLOO_INCLUDE_DIR})
+    endif()
   endif()
 endif()
 add_feature_info(LibTorch SHARDLENS_HAS_TORCH "TorchScript inference, c10d Gloo ranks, .pt reading")

@@ -38,7 +38,8 @@ void wait(const c10::intrusive_ptr<c10d::Work>& work, const char* what) {
 
 class GlooCollectives : public RankCollectives {
  public:
-  GlooCollectives(std::unique_ptr<c10d::ProcessGroupGloo> pg, int world)
+  // c10d objects are owned through intrusive_ptr, as LibTorch itself holds them (1.13 and 2.x).
+  GlooCollectives(c10::intrusive_ptr<c10d::ProcessGroupGloo> pg, int world)
       : m_pg(std::move(pg)), m_world(world) {}
 
   std::vector<double> all_gather(const std::vector<double>& mine, const char* what) override {
@@ -97,7 +98,7 @@ class GlooCollectives : public RankCollectives {
     std::copy(p, p + values.size(), values.begin());
   }
 
-  std::unique_ptr<c10d::ProcessGroupGloo> m_pg;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> m_pg;
   int m_world;
 };
 
@@ -119,7 +120,8 @@ RankBackend connect_gloo(const RankConnection& c) {
   RankBackend backend;  // the batch counter: none, the rank counts on the CPU
   try {
     backend.collectives = std::make_unique<GlooCollectives>(
-        std::make_unique<c10d::ProcessGroupGloo>(store->c10d(), c.rank, c.world, options), c.world);
+        c10::make_intrusive<c10d::ProcessGroupGloo>(store->c10d(), c.rank, c.world, options),
+        c.world);
   } catch (const std::exception& e) {
     throw RunFailure("cannot connect to the other ranks: " + first_line(e.what()));
   }
