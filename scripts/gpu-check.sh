@@ -301,4 +301,37 @@ awk -v peak="$h200_peak_gbs" '/^C = / {for (i = 1; i <= NF; i++) if ($(i+1) == "
   100 * $i / peak, peak}}' "$out/bench.log" | tee -a "$log" >>"$summary"
 grep -q 'NOT met' "$out/bench.log" && failed+=("bandwidth below half of peak (DESIGN target)")
 
+# --- torchrun of today's torch (issue 14): its agent hosts the store, the ranks join it ------
+# A run of 2 Gloo ranks under the machine's own torchrun, on 600 noise images written here,
+# with the plugin built against the machine's torch: the run file must be complete and say
+# torchrun started the ranks. Skipped when the plugin was not built.
+if [ "$torch_on" = 1 ] && [ -x "$cli_bin" ]; then
+  idx_dir=$build_dir/torchrun-data
+  mkdir -p "$idx_dir"
+  "$python" - "$idx_dir" <<'PYEOF' >>"$log" 2>&1
+import os, struct, sys
+d = sys.argv[1]
+n = 600
+with open(os.path.join(d, "noise-labels-idx1-ubyte"), "wb") as f:
+    f.write(struct.pack(">II", 0x801, n) + bytes(i % 10 for i in range(n)))
+with open(os.path.join(d, "noise-images-idx3-ubyte"), "wb") as f:
+    f.write(struct.pack(">IIII", 0x803, n, 28, 28) + os.urandom(n * 28 * 28))
+PYEOF
+  torchrun_log=$build_dir/torchrun.txt
+  : >"$torchrun_log"
+  step torchrun 90 "$torchrun_log" "$python" -m torch.distributed.run --nproc-per-node 2 \
+    --no-python "$cli_bin" run --world-size 2 --batch-size 64 --timeout 60 \
+    --dataset "idx:$idx_dir/noise-labels-idx1-ubyte" --out "$build_dir/torchrun.slrun"
+  torchrun_rc=$?
+  diagnosis=$("$cli_bin" diagnose --run "$build_dir/torchrun.slrun" 2>&1)
+  printf '%s\n' "$diagnosis" >>"$log"
+  if [ "$torchrun_rc" -eq 0 ] && grep -q 'ranks started by torchrun' <<<"$diagnosis"; then
+    result "torchrun (torch $(awk '$1 == "torch" {print $2}' <<<"$torch_info")): 2 ranks through the agent's store, run complete"
+  else
+    result "torchrun: FAILED (exit $torchrun_rc); last lines:"
+    tail -n 5 "$torchrun_log" | sed 's/^/  /' >>"$summary"
+    failed+=("torchrun run")
+  fi
+fi
+
 finish 0
