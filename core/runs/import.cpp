@@ -261,6 +261,9 @@ RankDump dump_from_columns(const std::vector<std::vector<int64_t>>& columns,
 }  // namespace
 
 RankDump dump_from_arrays(const DumpArrays& arrays, const std::string& origin) {
+  // The shapes first, as for an .npz before its data is read (a .pt arrives whole); the
+  // size checks below stay for arrays whose values do not match their shape.
+  check_dump_shapes(arrays, origin);
   RankDump d;
   d.origin = origin;
   const DumpArray* index = find(arrays, "index", origin);
