@@ -4,7 +4,7 @@ Usage: hostile_loads.py SHARDLENS_CLI. Each file below claims far more than it h
 than the memory budget allows; `shardlens-cli` must refuse it with exit 2 and a one-line
 message naming the file (and, for a budget refusal, the size needed and the budget),
 without ever becoming large: the peak resident size of each child is the ru_maxrss that
-wait4 returns for it.
+wait4 returns for it (an upper bound: it counts this Python process's pages before exec).
 """
 import os
 import struct
