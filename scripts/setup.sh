@@ -14,6 +14,7 @@ PACKAGES=(
   libtorch-dev libgloo-dev python3-torch python3-numpy
   dataset-fashion-mnist
   xvfb xauth imagemagick desktop-file-utils appstream dpkg-dev file
+  iproute2
 )
 
 # shellcheck source=scripts/install_packages.sh

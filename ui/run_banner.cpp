@@ -106,9 +106,13 @@ void RunBanner::setRun(const QString& path, const Evaluation& e) {
   }
   if (!meta.torch_version.empty() || meta.backend != "simulated")
     lines << tr("Backend %1, torch %2")
-                 .arg(QString::fromStdString(meta.backend),
-                      meta.torch_version.empty() ? tr("unknown")
-                                                 : QString::fromStdString(meta.torch_version));
+                     .arg(QString::fromStdString(meta.backend),
+                          meta.torch_version.empty() ? tr("unknown")
+                                                     : QString::fromStdString(meta.torch_version)) +
+                 (e.provenance.launcher.empty()
+                      ? QString()
+                      : tr(", ranks started by %1")
+                            .arg(QString::fromStdString(e.provenance.launcher)));
   m_details->setText(lines.join(QStringLiteral("<br>")));
   m_epochs->setVisible(e.provenance.epochs > 1);
 }

@@ -29,6 +29,7 @@ struct RunArgs {
   std::string master_addr = "127.0.0.1";
   int master_port = 0;
   std::string backend = "gloo";
+  std::string iface;
 };
 
 void run_real(const CLI::App& cmd, const RunArgs& a) {
@@ -53,6 +54,7 @@ void run_real(const CLI::App& cmd, const RunArgs& a) {
   // Only an address or port the user names gets a TCPStore (which listens on the network).
   config.store_address_given = cmd.count("--master-addr") > 0 || cmd.count("--master-port") > 0;
   config.backend = a.backend;
+  config.iface = a.iface;
 
   TerminalProgress progress;
   std::string why_not;
@@ -103,12 +105,16 @@ void register_run(CLI::App& app) {
       ->check(CLI::Range(1, 86400))
       ->capture_default_str();
   cmd->add_option("--master-addr", args->master_addr,
-                  "Launcher mode: host a TCPStore on this address instead of the default "
-                  "private file store (which opens no socket)")
+                  "Launcher mode: host the store on this address (it listens there only) "
+                  "instead of the default private file store (which opens no socket)")
       ->capture_default_str();
   cmd->add_option("--master-port", args->master_port,
-                  "Launcher mode: TCPStore port (0: any free port; implies a TCPStore)")
+                  "Launcher mode: the store's port (0: any free port; implies a network store)")
       ->check(CLI::Range(0, 65535));
+  cmd->add_option("--iface", args->iface,
+                  "A rank's network interface for Gloo (and NCCL's bootstrap), e.g. eth1 "
+                  "(default: GLOO_SOCKET_IFNAME, else the interface that routes to "
+                  "MASTER_ADDR; loopback for a local run)");
   cmd->add_option("--backend", args->backend,
                   "Collective backend: gloo (CPU) or nccl (CUDA kernel + NCCL, one GPU per "
                   "rank, device LOCAL_RANK)")

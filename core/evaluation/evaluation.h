@@ -36,8 +36,9 @@ struct Provenance {
   std::string file;                   // the run file it was read from; empty for a live one
   bool scenario_recorded = true;      // false: `scenario` is a stand-in (imported dumps)
   bool complete = true;
-  std::string incomplete_reason;                // why not complete, when not
-  std::string sync_note;                        // a real run's sync could not use the wire as asked
+  std::string incomplete_reason;  // why not complete, when not
+  std::string sync_note;          // a real run's sync could not use the wire as asked
+  std::string launcher;           // who started a real run's ranks (RunMeta::launcher)
   std::string class_counts_source = "dataset";  // or "distinct-records" (an estimate)
   size_t epochs = 1;                            // epochs in the run file
   size_t epoch_index = 0;                       // which of them this is

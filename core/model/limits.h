@@ -41,6 +41,10 @@ inline constexpr uint64_t kMaxImportMatrixCells = uint64_t(1) << 27;
 // it the load and the plan run one after the other, so 10^8 samples stay under 1 GB.
 inline constexpr int64_t kMaxOverlappedPlanSamples = int64_t(1) << 26;
 
+// One value in a run's store (a rank's records: 17 bytes each). Bytes are kept as they
+// arrive, never reserved from a peer's declared length, so this only refuses absurd frames.
+inline constexpr uint64_t kMaxStoreValueBytes = uint64_t(1) << 34;  // 16 GiB
+
 static_assert(uint64_t(kMaxClasses) * uint64_t(kMaxClasses) - 1 <= UINT32_MAX,
               "the engine packs target * C + prediction in 32 bits");
 static_assert(uint64_t(kMaxClasses) * uint64_t(kMaxClasses) * sizeof(double) <= kMaxReadBytes,

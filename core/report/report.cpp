@@ -109,6 +109,7 @@ json report_json(const Evaluation& e) {
               {"correct", e.diagnosis.correct},
               {"diagnosis", findings}};
   out["metrics"] = evaluation_metrics_json(e);
+  if (!p.launcher.empty()) out["launcher"] = p.launcher;
   if (e.validation >= 0) out["validation"] = e.validation;
   if (!e.synced) out["incomplete"] = e.synced_missing;
   if (!e.expected) out["expected_missing"] = e.expected_missing;
@@ -224,6 +225,7 @@ std::string report_text(const Evaluation& e) {
   out << title << "\n" << std::string(title.size(), '=') << "\n";
   if (e.provenance.is_run()) {
     out << "run: " << e.provenance.source << ", backend " << e.provenance.backend
+        << (e.provenance.launcher.empty() ? "" : ", ranks started by " + e.provenance.launcher)
         << (e.provenance.complete ? "" : ", incomplete") << "\n";
   }
   out << "dataset: " << e.dataset_size << " samples, " << e.classes() << " classes; "

@@ -16,6 +16,8 @@
 
 #include "core/model/limits.h"
 #include "core/model/types.h"
+#include "core/runs/bind_address.h"
+#include "core/runs/launcher_env.h"
 #include "core/runs/rank_loop.h"
 
 extern char** environ;
@@ -30,19 +32,6 @@ std::optional<std::string> env(const char* name) {
   const char* v = std::getenv(name);
   if (!v || !*v) return std::nullopt;
   return std::string(v);
-}
-
-int env_int(const char* name, int lo, int hi) {
-  const std::string text = *env(name);
-  try {
-    size_t used = 0;
-    const long v = std::stol(text, &used);
-    if (used == text.size() && v >= lo && v <= hi) return static_cast<int>(v);
-  } catch (const std::exception&) {
-  }
-  throw InputError("environment variable " + std::string(name) + "='" + text +
-                   "' is not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                   "]");
 }
 
 class ChildProcess : public RankProcess {
@@ -146,23 +135,50 @@ RealRunResult launch(const RealRunConfig& cfg, const RealRunServices& sv) {
   RealRunResult result;
   result.reporter = true;
   result.run = assemble_run(*store, cfg, data.labels, world, failures, sv.torch_version);
+  result.run->meta.launcher = "shardlens";
   result.error = failures.reason;
   return result;
 }
 
-// A rank started by our launcher or by torchrun.
-RealRunResult run_as_rank(const RealRunConfig& cfg, const RealRunServices& sv, Progress* progress) {
-  const int world = env_int("WORLD_SIZE", 1, kMaxWorldSize);
-  const int rank = env_int("RANK", 0, world - 1);
-  const bool under_launcher = env("SHARDLENS_LAUNCHER").has_value();
+// " (no records yet from ranks 2, 3)": the ranks other than `rank` that have published
+// nothing, which a failed rank was most likely waiting for. Empty when there are none or the
+// store cannot be asked.
+std::string ranks_without_records(RankStore& store, int world, int rank) {
+  std::vector<int> missing;
+  for (int r = 0; r < world; ++r)
+    if (r != rank && !has_key(store, key_records(r))) missing.push_back(r);
+  if (missing.empty()) return "";
+  std::string list;
+  for (size_t i = 0; i < missing.size() && i < 16; ++i)
+    list += (i ? ", " : "") + std::to_string(missing[i]);
+  if (missing.size() > 16) list += " and " + std::to_string(missing.size() - 16) + " more";
+  return std::string(" (no records yet from rank") + (missing.size() > 1 ? "s " : " ") + list + ")";
+}
+
+// A rank started by our launcher, torchrun, srun, mpirun or by hand.
+RealRunResult run_as_rank(const RealRunConfig& cfg, const RealRunServices& sv,
+                          const RankEnvironment& place, Progress* progress) {
+  const int world = place.world;
+  const int rank = place.rank;
+  const bool under_launcher = place.launcher == "shardlens";
   const bool reporter = !under_launcher && rank == 0;  // rank 0 under torchrun assembles
   if (cfg.world_size_given && cfg.scenario.sampler.world_size != world) {
     throw InputError("--world-size " + std::to_string(cfg.scenario.sampler.world_size) +
-                     " disagrees with WORLD_SIZE=" + std::to_string(world));
+                     " disagrees with the launcher's world size " + std::to_string(world) + " (" +
+                     place.launcher + ")");
   }
-  const int local_rank = env("LOCAL_RANK") ? env_int("LOCAL_RANK", 0, kMaxWorldSize - 1) : rank;
+  const int local_rank = place.local_rank;
   sv.check_rank(cfg.backend, local_rank);
   const std::string addr = env("MASTER_ADDR").value_or("127.0.0.1");
+  // Gloo's pairs (and NCCL's bootstrap) bind where peers on other hosts can reach them.
+  std::string iface = cfg.iface;
+  if (iface.empty()) {
+    iface = env("GLOO_SOCKET_IFNAME").value_or("");
+    iface = iface.substr(0, iface.find(','));  // torch accepts a list; the first is ours
+  }
+  const BindChoice bind = choose_bind_address(addr, iface);
+  if (cfg.backend == "nccl" && !bind.interface.empty())
+    ::setenv("NCCL_SOCKET_IFNAME", bind.interface.c_str(), 0);  // the user's own wins
   const RunDataset data = load_run_dataset(cfg);
 
   // Our launcher's file store (only trusted from it), else the TCP store torchrun's
@@ -178,10 +194,12 @@ RealRunResult run_as_rank(const RealRunConfig& cfg, const RealRunServices& sv, P
                        " (" + first_line(e.what()) + ")");
     }
   } else {
-    const int port = env("MASTER_PORT") ? env_int("MASTER_PORT", 1, 65535) : 29500;
+    const int port =
+        env("MASTER_PORT") ? env_integer(process_environment(), "MASTER_PORT", 1, 65535) : 29500;
     try {
-      // Under torchrun rank 0 hosts the store, as env:// does.
-      base = sv.open_tcp_store(addr, port, reporter, cfg.timeout_s, nullptr);
+      // Rank 0 hosts the store, as env:// does, unless torchrun's agent already hosts it.
+      const bool host = reporter && !torchrun_agent_hosts_store(process_environment());
+      base = sv.open_tcp_store(addr, port, host, cfg.timeout_s, nullptr);
     } catch (const std::exception& e) {
       throw RunFailure("rank " + std::to_string(rank) + ": cannot reach the store at " + addr +
                        ":" + std::to_string(port) + " (" + first_line(e.what()) + ")");
@@ -200,7 +218,7 @@ RealRunResult run_as_rank(const RealRunConfig& cfg, const RealRunServices& sv, P
     connection.local_rank = local_rank;
     connection.timeout_s = cfg.timeout_s;
     connection.classes = data.labels.num_classes;
-    connection.addr = addr;
+    connection.bind_address = bind.address;
     const RankBackend backend = sv.connect(cfg.backend, connection);
     const std::unique_ptr<BatchClassifier> model = sv.load_model(cfg.model_path);
     run_rank_body(cfg.scenario, data, rank, world, *store, *backend.collectives,
@@ -213,6 +231,7 @@ RealRunResult run_as_rank(const RealRunConfig& cfg, const RealRunServices& sv, P
     error = first_line(e.what());
   }
   if (!error.empty()) {
+    error += ranks_without_records(*store, world, rank);
     try {
       store->set(key_error(rank), encode_text(error));
     } catch (const std::exception&) {
@@ -228,6 +247,7 @@ RealRunResult run_as_rank(const RealRunConfig& cfg, const RealRunServices& sv, P
   if (!error.empty())
     failures.reason += (failures.reason.empty() ? "" : "; ") + std::string("rank 0: ") + error;
   result.run = assemble_run(*store, cfg, data.labels, world, failures, sv.torch_version);
+  result.run->meta.launcher = place.launcher;
   result.error = failures.reason;
   return result;
 }
@@ -437,11 +457,8 @@ RunFile assemble_run(RankStore& store, const RealRunConfig& cfg, const Labels& l
 RealRunResult real_run_with(const RealRunConfig& config, const RealRunServices& services,
                             Progress* progress) {
   try {
-    if (env("RANK") || env("WORLD_SIZE")) {
-      if (!env("RANK") || !env("WORLD_SIZE"))
-        throw InputError("RANK and WORLD_SIZE must be set together (torchrun sets both)");
-      return run_as_rank(config, services, progress);
-    }
+    if (const std::optional<RankEnvironment> place = detect_rank_environment(process_environment()))
+      return run_as_rank(config, services, *place, progress);
     return launch(config, services);
   } catch (const RunFailure& e) {
     RealRunResult r;

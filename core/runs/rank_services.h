@@ -65,7 +65,8 @@ struct RankConnection {
   int local_rank = 0;  // the CUDA device of --backend nccl
   int timeout_s = 60;  // bounds every collective
   int32_t classes = 0;
-  std::string addr = "127.0.0.1";  // MASTER_ADDR: loopback binds Gloo to 127.0.0.1
+  // The address this rank's Gloo pairs bind and advertise (core/runs/bind_address.h).
+  std::string bind_address = "127.0.0.1";
 };
 
 // Everything of LibTorch a real run uses (core/torch fills it in). Each function throws

@@ -38,6 +38,8 @@ struct RealRunConfig {
   bool world_size_given = false;          // --world-size was given (checked against WORLD_SIZE)
   bool store_address_given = false;       // --master-addr/--master-port: a TCPStore there
   std::string backend = "gloo";           // "gloo" or "nccl" (CUDA builds; device LOCAL_RANK)
+  std::string iface;  // --iface: the interface Gloo binds (else GLOO_SOCKET_IFNAME, else the
+                      // one that routes to MASTER_ADDR; core/runs/bind_address.h)
 };
 
 struct RealRunResult {

@@ -24,6 +24,7 @@ Evaluation evaluation_from_run(RunFile run, const std::string& origin) {
   p.complete = m.complete;
   p.incomplete_reason = m.incomplete_reason;
   p.sync_note = m.sync_note;
+  p.launcher = m.launcher;
   p.class_counts_source = m.class_counts_source;
   e.class_names = class_names_or_numbers(m.class_names, m.classes);
   e.class_counts = m.class_counts;
@@ -108,6 +109,7 @@ RunFile run_from_evaluation(const Evaluation& e) {
   m.incomplete_reason = p.incomplete_reason;
   m.failed_ranks = e.failed_ranks;
   m.sync_note = p.sync_note;
+  m.launcher = p.launcher;
   run.records.ranks.resize(size_t(e.world_size));
   for (int r = 0; r < e.world_size; ++r) {
     auto& out = run.records.ranks[size_t(r)];

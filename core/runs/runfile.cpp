@@ -68,6 +68,7 @@ json meta_json(const RunFile& run, const std::map<std::string, std::string>& mem
   j["failed_ranks"] = m.failed_ranks;
   if (!m.sync_note.empty()) j["sync_note"] = m.sync_note;
   if (!m.dataset.empty()) j["dataset"] = m.dataset;
+  if (!m.launcher.empty()) j["launcher"] = m.launcher;
   if (m.epoch) j["epoch"] = *m.epoch;
   std::vector<int64_t> sizes;
   sizes.reserve(size_t(run.records.world_size()));
@@ -176,6 +177,7 @@ RunMeta parse_meta(const json& j, const std::string& origin) {
   }
   if (j.contains("sync_note")) m.sync_note = string_field(j, "sync_note", origin);  // optional
   if (j.contains("dataset")) m.dataset = string_field(j, "dataset", origin);        // optional
+  if (j.contains("launcher")) m.launcher = string_field(j, "launcher", origin);     // optional
   if (j.contains("epoch")) m.epoch = int_field(j, "epoch", origin, 0, INT64_MAX);   // optional
   return m;
 }

@@ -48,6 +48,9 @@ struct RunMeta {
   bool complete = true;
   std::string incomplete_reason;  // why, when not complete (e.g. "rank 2 failed: ...")
   std::vector<int> failed_ranks;
+  // Who started a real run's ranks: "shardlens" (its own launcher), "torchrun", "env",
+  // "slurm", "openmpi" or "pmi" (core/runs/launcher_env.h); empty for other sources.
+  std::string launcher;
   std::string sync_note;   // set when a real run's sync could not use the wire as asked
   std::string created_by;  // "ShardLens 0.1.0"
 };

@@ -101,11 +101,11 @@ class GlooCollectives : public RankCollectives {
   int m_world;
 };
 
-std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& addr) {
-  // On one machine bind the Gloo pairs to loopback; across nodes to this host's address.
-  if (addr == "127.0.0.1" || addr == "localhost" || addr == "::1")
-    return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
-  return c10d::ProcessGroupGloo::createDefaultDevice();
+std::shared_ptr<::gloo::transport::Device> gloo_device(const std::string& bind_address) {
+  // Never createDefaultDevice(): it resolves the host name, which inside a network namespace
+  // or a container often names an address the host does not have, and then falls back on
+  // loopback, so peers on other hosts would be told 127.0.0.1.
+  return c10d::ProcessGroupGloo::createDeviceForHostname(bind_address);
 }
 
 }  // namespace
@@ -115,7 +115,7 @@ RankBackend connect_gloo(const RankConnection& c) {
   const auto* store = dynamic_cast<const C10dStore*>(view.get());
   if (!store) throw std::logic_error("the Gloo backend needs a c10d store");
   auto options = c10d::ProcessGroupGloo::Options::create(std::chrono::seconds(c.timeout_s));
-  options->devices.push_back(gloo_device(c.addr));
+  options->devices.push_back(gloo_device(c.bind_address));
   RankBackend backend;  // the batch counter: none, the rank counts on the CPU
   try {
     backend.collectives = std::make_unique<GlooCollectives>(

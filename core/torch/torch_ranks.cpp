@@ -7,11 +7,13 @@
 
 #include <chrono>
 
+#include "core/runs/launcher_env.h"
 #include "core/runs/rank_launcher.h"
 #include "core/runs/real_run.h"
 #include "core/torch/c10d_store.h"
 #include "core/torch/model.h"
 #include "core/torch/rank_backend.h"
+#include "core/torch/socket_c10d_store.h"
 
 namespace shardlens {
 
@@ -39,14 +41,34 @@ std::shared_ptr<RankStore> open_file_store(const std::string& path, int timeout_
 
 std::shared_ptr<RankStore> open_tcp_store(const std::string& addr, int port, bool server,
                                           int timeout_s, int* bound_port) {
-  c10d::TCPStoreOptions opts;
-  opts.port = static_cast<uint16_t>(port);
-  opts.isServer = server;
-  opts.waitWorkers = false;
-  opts.timeout = std::chrono::seconds(timeout_s);
-  auto store = c10::make_intrusive<c10d::TCPStore>(addr, opts);
-  if (bound_port) *bound_port = store->getPort();
-  return std::make_shared<C10dStore>(store);
+  const auto timeout = std::chrono::milliseconds(std::chrono::seconds(timeout_s));
+  if (torchrun_agent_hosts_store(process_environment())) {
+    // torchrun's agent already hosts a c10d TCPStore on MASTER_PORT: join it as a client,
+    // under this restart's prefix as env:// does, so a restarted run never reads the keys
+    // of the attempt before it.
+    c10d::TCPStoreOptions opts;
+    opts.port = static_cast<uint16_t>(port);
+    opts.isServer = false;
+    opts.waitWorkers = false;
+    opts.timeout = timeout;
+    auto store = c10::make_intrusive<c10d::TCPStore>(addr, opts);
+    if (bound_port) *bound_port = port;
+    const char* attempt = std::getenv("TORCHELASTIC_RESTART_COUNT");
+    return std::make_shared<C10dStore>(c10::make_intrusive<c10d::PrefixStore>(
+        std::string("/worker/attempt_") + (attempt && *attempt ? attempt : "0"), store));
+  }
+  // Our own store, listening on `addr` only (LibTorch's TCPStore server would bind every
+  // interface); the clients, this process included, connect to the address it bound.
+  std::shared_ptr<SocketStoreServer> host;
+  std::string connect_to = addr;
+  if (server) {
+    host = std::make_shared<SocketStoreServer>(addr, port);
+    port = host->port();
+    connect_to = host->address();
+  }
+  if (bound_port) *bound_port = port;
+  return std::make_shared<C10dStore>(
+      c10::make_intrusive<SocketC10dStore>(std::move(host), connect_to, port, timeout));
 }
 
 const RealRunServices& torch_services() {
