@@ -442,21 +442,6 @@ std::string epoch_prefix(int64_t epoch) {
   return "epoch" + std::to_string(epoch) + "_";
 }
 
-}  // namespace
-
-namespace {
-
-std::vector<RunFile> run_epochs_from_members(const std::map<std::string, std::string>& members,
-                                             const std::string& origin);
-
-}  // namespace
-
-std::vector<RunFile> parse_run_epochs(const std::string& bytes, const std::string& origin) {
-  return run_epochs_from_members(npz_members_from_bytes(bytes, origin), origin);
-}
-
-namespace {
-
 std::vector<RunFile> run_epochs_from_members(const std::map<std::string, std::string>& members,
                                              const std::string& origin) {
   // The members are held while the run is built from them: one rank's columns as int64 at a
@@ -502,6 +487,10 @@ std::vector<RunFile> run_epochs_from_members(const std::map<std::string, std::st
 }
 
 }  // namespace
+
+std::vector<RunFile> parse_run_epochs(const std::string& bytes, const std::string& origin) {
+  return run_epochs_from_members(npz_members_from_bytes(bytes, origin), origin);
+}
 
 RunFile parse_run_file(const std::string& bytes, const std::string& origin) {
   std::vector<RunFile> epochs = parse_run_epochs(bytes, origin);
