@@ -11,10 +11,17 @@
 #include "core/io/files.h"
 #include "core/io/npz.h"
 #include "core/io/sha256.h"
+#include "core/model/memory_budget.h"
 #include "fuzz/fuzz_util.h"
 
 namespace shardlens::fuzz {
 namespace {
+
+// Before the first input, in every target and replay driver (they all link this file).
+[[maybe_unused]] const bool kBudgetSet = [] {
+  set_load_budget(kFuzzLoadBudgetMb << 20);
+  return true;
+}();
 
 namespace fs = std::filesystem;
 

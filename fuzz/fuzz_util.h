@@ -15,6 +15,12 @@
 
 namespace shardlens::fuzz {
 
+// The load budget (core/model/memory_budget.h) every target runs under, set before the
+// first input. scripts/fuzz.sh passes the same figure to libFuzzer as -malloc_limit_mb, so a
+// reader that allocates more than the budget for any input is a finding: inputs are a few
+// kB, and only a size declared in the file (and not checked) can ask for more.
+inline constexpr uint64_t kFuzzLoadBudgetMb = 64;
+
 // Writes `bytes` to NAME in this process's scratch directory (/dev/shm when it exists, so
 // per-iteration files never touch a disk) and returns the path. The directory is removed
 // when the process exits.

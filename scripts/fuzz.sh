@@ -5,6 +5,8 @@
 # any target found something.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (SECONDS: per target, default $FUZZ_SECONDS
 #        or 60; TARGETs: npy npz csv idx scenario labels import runfile, default all)
+#        FUZZ_PARALLEL=1 runs the targets at the same time (SECONDS of wall time each), e.g.
+#        FUZZ_PARALLEL=1 nice -n 19 scripts/fuzz.sh 600 on a shared machine.
 # Replay a finding: build/fuzz/fuzz/fuzz_<target> build/fuzz/findings/<target>/crash-...
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,26 +41,58 @@ declare -A max_len=([npy]=4096 [npz]=8192 [csv]=4096 [idx]=4096 [scenario]=4096
   [labels]=4096 [import]=8192 [runfile]=16384)
 declare -A dict=([npy]=npy [labels]=npy [import]=npy [scenario]=json [runfile]=json)
 
-failed=()
 for t in "${targets[@]}"; do
   [ -n "${max_len[$t]:-}" ] || { echo "fuzz: unknown target '$t'"; exit 2; }
+done
+
+# Runs one target; its log is build/fuzz/findings/<target>.log, its exit status libFuzzer's.
+fuzz_target() {
+  local t="$1"
   mkdir -p "$build/corpus/$t" "$build/findings/$t"
-  args=(-max_total_time="$seconds" -max_len="${max_len[$t]}" -timeout=10 -rss_limit_mb=2048
+  # -malloc_limit_mb: the load budget the targets set (kFuzzLoadBudgetMb in fuzz/fuzz_util.h);
+  # one allocation above it means a reader trusted a size it had not checked.
+  local args=(-max_total_time="$seconds" -max_len="${max_len[$t]}" -timeout=10 -rss_limit_mb=2048
+    -malloc_limit_mb="$(grep -oP 'kFuzzLoadBudgetMb = \K[0-9]+' fuzz/fuzz_util.h)"
     -artifact_prefix="$build/findings/$t/" -print_final_stats=1)
   [ -z "${dict[$t]:-}" ] || args+=(-dict="fuzz/dict/${dict[$t]}.dict")
-  echo "== fuzz_$t for ${seconds}s =="
   # The first directory receives new inputs; the committed seeds are only read.
-  if ! "$build/fuzz/fuzz_$t" "${args[@]}" "$build/corpus/$t" "fuzz/corpus/$t" \
-    >"$build/findings/$t.log" 2>&1; then
+  "$build/fuzz/fuzz_$t" "${args[@]}" "$build/corpus/$t" "fuzz/corpus/$t" \
+    >"$build/findings/$t.log" 2>&1
+}
+
+# Prints what a finished target found and its totals (executions, cov:, ft:, exec/s).
+report_target() {
+  local t="$1" rc="$2"
+  echo "== fuzz_$t for ${seconds}s =="
+  if [ "$rc" -ne 0 ]; then
     failed+=("$t")
     echo "fuzz_$t FOUND A PROBLEM: see $build/findings/$t.log and $build/findings/$t/"
-    grep -m3 -E "ERROR|SUMMARY|fuzz:|terminate" "$build/findings/$t.log" || true
+    grep -m3 -E "ERROR|SUMMARY|fuzz:|terminate|malloc" "$build/findings/$t.log" || true
   fi
-  # Last status line (executions, cov:, ft:, exec/s) and the final totals.
   grep -E "^#[0-9]+" "$build/findings/$t.log" | tail -1 || true
   grep -E "stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)" \
     "$build/findings/$t.log" || true
-done
+}
+
+failed=()
+if [ "${FUZZ_PARALLEL:-0}" = 1 ]; then
+  declare -A pids=()
+  for t in "${targets[@]}"; do
+    fuzz_target "$t" &
+    pids[$t]=$!
+  done
+  for t in "${targets[@]}"; do
+    rc=0
+    wait "${pids[$t]}" || rc=$?
+    report_target "$t" "$rc"
+  done
+else
+  for t in "${targets[@]}"; do
+    rc=0
+    fuzz_target "$t" || rc=$?
+    report_target "$t" "$rc"
+  done
+fi
 
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: findings in ${failed[*]}"

@@ -50,27 +50,41 @@ quint64 EvaluationRunner::start(const Scenario& s) {
   });
 }
 
+namespace {
+
+// The epochs of one run file, owned together. Every result handed out shares ownership of
+// the whole set (an aliasing shared_ptr), and each result's `epochs` lists its siblings
+// without owning them: the set lives while any of its epochs is shown and is freed after.
+// (Results that owned the list that owned them were a cycle: every run opened was leaked.)
+struct RunEpochs {
+  std::vector<EvaluationResult> results;
+  std::vector<ResultPtr> views;  // non-owning; take one with ResultPtr(shown, view.get())
+};
+
+}  // namespace
+
 quint64 EvaluationRunner::startRun(const QString& path) {
   return launch([path](JobProgress* prog) {
     const std::string file = path.toStdString();
     step(prog, "reading run file", 0.0);
     std::vector<Evaluation> evals = load_run_evaluations(file);
-    auto all = std::make_shared<std::vector<std::shared_ptr<const EvaluationResult>>>();
-    std::vector<std::shared_ptr<EvaluationResult>> results;
+    auto set = std::make_shared<RunEpochs>();
+    set->results.resize(evals.size());
     for (size_t k = 0; k < evals.size(); ++k) {
       step(prog, "diagnosing", 0.5 + 0.5 * double(k) / double(evals.size()));
-      auto r = std::make_shared<EvaluationResult>();
-      r->eval = std::move(evals[k]);
+      EvaluationResult& r = set->results[k];
+      r.eval = std::move(evals[k]);
       // Images and subsets need the dataset's labels; a run opened elsewhere does without.
-      attach_dataset_labels(r->eval);
-      r->shards = summarizeShards(r->eval, prog);
-      r->runPath = path;
-      r->epochIndex = k;
-      results.push_back(r);
-      all->push_back(r);
+      attach_dataset_labels(r.eval);
+      r.shards = summarizeShards(r.eval, prog);
+      r.runPath = path;
+      r.epochIndex = k;
+      set->views.push_back(ResultPtr(ResultPtr(), &r));
     }
-    for (auto& r : results) r->epochs = all;
-    return results.front();
+    const std::shared_ptr<const std::vector<ResultPtr>> siblings(std::shared_ptr<void>(),
+                                                                 &set->views);
+    for (EvaluationResult& r : set->results) r.epochs = siblings;
+    return std::shared_ptr<EvaluationResult>(set, &set->results.front());
   });
 }
 

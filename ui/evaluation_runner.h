@@ -25,7 +25,8 @@ struct EvaluationResult {
   double seconds = 0;  // engine time, for the status bar
   QString runPath;     // the run file as the user named it, when the result shows one
   // A run file of several epochs: every epoch's result (this one among them, at epochIndex),
-  // so stepping through them costs nothing.
+  // so stepping through them costs nothing. The list does not own them: a result kept from
+  // it must share the ownership of the result it came from, ResultPtr(from, epochs->at(k).get()).
   std::shared_ptr<const std::vector<std::shared_ptr<const EvaluationResult>>> epochs;
   size_t epochIndex = 0;
 };

@@ -5,8 +5,10 @@
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFileDialog>
+#include <QInputDialog>
 #include <QKeySequence>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QStatusBar>
 #include <QToolBar>
@@ -15,6 +17,7 @@
 #include "ui/heatmap_view.h"
 #include "ui/main_window.h"
 #include "ui/matrix_panel.h"
+#include "ui/memory_setting.h"
 #include "ui/scenario_panel.h"
 #include "ui/welcome_panel.h"
 
@@ -65,6 +68,11 @@ void MainWindow::buildActions() {
   edit->addAction(tr("&Copy matrix"), QKeySequence::Copy, this, &MainWindow::copyMatrix)
       ->setToolTip(tr("The focused matrix as tab-separated text with class names, for a "
                       "spreadsheet"));
+
+  QMenu* settings = menuBar()->addMenu(tr("&Settings"));
+  settings->addAction(tr("&Memory budget…"), this, &MainWindow::askMemoryBudget)
+      ->setToolTip(tr("The most memory opening one run, dump or dataset may take; a file "
+                      "that needs more is refused before anything is loaded"));
 
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(tr("&Reload and recompute"), QKeySequence::Refresh, this, [this] {
@@ -178,6 +186,24 @@ void MainWindow::copyMatrix() {
   if (!view || view->data().classes == 0) return;
   QApplication::clipboard()->setText(heatmapTsv(view->data()));
   statusBar()->showMessage(tr("Copied %1 as tab-separated text").arg(view->data().title), 3000);
+}
+
+}  // namespace shardlens::ui
+
+namespace shardlens::ui {
+
+void MainWindow::askMemoryBudget() {
+  bool ok = false;
+  const QString text = QInputDialog::getText(
+      this, tr("Memory budget"),
+      tr("Most memory opening one run file, dump or dataset may take, e.g. 512M or 2G; empty "
+         "for the default.\nNow: %1.")
+          .arg(memoryBudgetDescription()),
+      QLineEdit::Normal, memoryBudgetSetting(), &ok);
+  if (!ok) return;
+  const QString error = setMemoryBudgetSetting(text);
+  if (!error.isEmpty()) return showError(error);
+  statusBar()->showMessage(tr("Memory budget: %1").arg(memoryBudgetDescription()), 4000);
 }
 
 }  // namespace shardlens::ui

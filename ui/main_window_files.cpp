@@ -21,6 +21,7 @@
 #include "ui/lesson_model.h"
 #include "ui/main_window.h"
 #include "ui/matrix_panel.h"
+#include "ui/memory_setting.h"
 #include "ui/render/figures.h"
 #include "ui/scenario_panel.h"
 
@@ -90,6 +91,7 @@ void MainWindow::readSettings() {
   restoreState(s.value(QStringLiteral("window/state")).toByteArray());
   m_centre->restoreState(s.value(QStringLiteral("window/centreSplitter")).toByteArray());
   setViewOptions(ViewOptions::load(s));
+  applyMemoryBudgetSetting();
   rebuildRecentMenu();
 }
 

@@ -67,7 +67,8 @@ void MainWindow::stepRunEpoch(int delta) {
   const auto& all = *m_result->epochs;
   const int n = int(all.size());
   const int next = ((int(m_result->epochIndex) + delta) % n + n) % n;
-  onResult(all[size_t(next)]);
+  // Shares the ownership of the run's epochs that the shown result holds (evaluation_runner).
+  onResult(ResultPtr(m_result, all[size_t(next)].get()));
 }
 
 void MainWindow::toggleRunPlay() {

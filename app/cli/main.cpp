@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("shardlens-cli ") + SHARDLENS_VERSION);
   app.require_subcommand(1);
   namespace cli = shardlens::cli;
+  cli::register_memory_flag(app);  // before the subcommands: they inherit it
   cli::register_simulate(app);
   cli::register_shards(app);
   cli::register_diagnose(app);

@@ -7,6 +7,7 @@
 
 #include "core/io/detail.h"
 #include "core/io/files.h"
+#include "core/model/memory_budget.h"
 
 namespace shardlens {
 namespace {
@@ -184,6 +185,15 @@ CsvTable parse_csv(const std::string& text, const std::string& origin) {
   if (nul != std::string_view::npos)
     fail(origin, at_line(line_of_offset(s, nul)) + "NUL byte (is this a binary file?)");
 
+  // Every field becomes a std::string in a row vector: a file of short numbers takes many
+  // times its size, so the table is bounded before it is built (a field per separator).
+  const uint64_t fields = uint64_t(std::count(s.begin(), s.end(), ',')) +
+                          uint64_t(std::count(s.begin(), s.end(), '\n')) + 1;
+  const uint64_t rows = uint64_t(std::count(s.begin(), s.end(), '\n')) + 1;
+  check_load_budget(origin,
+                    s.size() + fields * sizeof(std::string) +
+                        rows * (sizeof(std::vector<std::string>) + sizeof(size_t)),
+                    "its fields as a table of text");
   CsvTable table;
   CsvLexer lex(s, origin);
   size_t width = 0, first_line = 0;

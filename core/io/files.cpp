@@ -12,6 +12,7 @@
 #include <random>
 
 #include "core/io/detail.h"
+#include "core/model/memory_budget.h"
 
 namespace shardlens {
 namespace {
@@ -66,6 +67,8 @@ void read_all(int fd, const std::string& path, size_t max_bytes, std::string& ou
     }
     if (n == 0) return;
     if (out.size() + size_t(n) > max_bytes) fail(path, "file exceeds the " + limit_text(max_bytes));
+    if (out.size() + size_t(n) > out.capacity())  // a pipe or a growing file: bound it too
+      check_load_budget(path, out.size() + size_t(n), "what has been read so far");
     out.append(chunk, size_t(n));
   }
 }
@@ -196,19 +199,20 @@ std::string read_file_bytes(const std::string& path, size_t max_bytes) {
     if (uint64_t(st.st_size) > max_bytes)
       fail(path, "file is " + std::to_string(st.st_size) + " bytes, more than the " +
                      limit_text(max_bytes));
-    out.reserve(size_t(st.st_size));  // Checked against the limit just above.
+    check_load_budget(path, uint64_t(st.st_size), "the file's bytes");
+    out.reserve(size_t(st.st_size));  // Checked against the limit and the budget just above.
   }
   read_all(fd.get(), path, max_bytes, out);
   if (out.empty()) fail(path, "empty file");
   return out;
 }
 
-std::string maybe_gunzip(const std::string& data, const std::string& origin, size_t max_bytes) {
-  const auto is_gzip = [](std::string_view d) {
-    return d.size() >= 2 && uint8_t(d[0]) == 0x1F && uint8_t(d[1]) == 0x8B;
-  };
-  if (!is_gzip(data)) return data;
+bool is_gzip(std::string_view data) {
+  return data.size() >= 2 && uint8_t(data[0]) == 0x1F && uint8_t(data[1]) == 0x8B;
+}
 
+std::string gunzip(const std::string& data, const std::string& origin, size_t max_bytes,
+                   GunzipLimit on_limit) {
   z_stream zs{};
   if (inflateInit2(&zs, 15 + 16) != Z_OK) fail(origin, "cannot start gzip decompression");
   struct Guard {
@@ -216,6 +220,8 @@ std::string maybe_gunzip(const std::string& data, const std::string& origin, siz
     ~Guard() { inflateEnd(z); }
   } guard{&zs};
 
+  // Inflated chunk by chunk into the result: what is allocated grows with the data that
+  // really comes out, and the first byte past max_bytes stops it.
   std::string out;
   char chunk[1 << 16];
   size_t in_pos = 0;
@@ -231,8 +237,18 @@ std::string maybe_gunzip(const std::string& data, const std::string& origin, siz
     zs.avail_out = sizeof chunk;
     const int rc = inflate(&zs, Z_NO_FLUSH);
     const size_t produced = sizeof chunk - zs.avail_out;
-    if (out.size() + produced > max_bytes)
+    if (out.size() + produced > max_bytes) {
+      if (on_limit == GunzipLimit::kPrefix) {
+        out.append(chunk, max_bytes - out.size());
+        return out;
+      }
+      if (on_limit == GunzipLimit::kTrailing)
+        fail(origin, "decompressed data holds more than the " + std::to_string(max_bytes) +
+                         " bytes its header announces");
       fail(origin, "decompressed data exceeds the " + limit_text(max_bytes));
+    }
+    if (out.size() + produced > out.capacity())
+      check_load_budget(origin, out.size() + produced, "its decompressed data so far");
     out.append(chunk, produced);
     if (rc == Z_STREAM_END) {
       const size_t rest = zs.avail_in + (data.size() - in_pos);
@@ -245,12 +261,19 @@ std::string maybe_gunzip(const std::string& data, const std::string& origin, siz
       continue;
     }
     if (rc == Z_OK) continue;
-    if (rc == Z_BUF_ERROR && zs.avail_in == 0 && in_pos == data.size())
+    if (rc == Z_BUF_ERROR && zs.avail_in == 0 && in_pos == data.size()) {
+      if (on_limit == GunzipLimit::kPrefix) return out;  // shorter than the prefix asked for
       fail(origin, "truncated gzip data");
+    }
     if (rc == Z_BUF_ERROR) continue;  // Output chunk was full; go around again.
     fail(origin, std::string("corrupt gzip data (") + (zs.msg ? zs.msg : "inflate error") + ")");
   }
   return out;
+}
+
+std::string maybe_gunzip(const std::string& data, const std::string& origin, size_t max_bytes) {
+  if (!is_gzip(data)) return data;
+  return gunzip(data, origin, max_bytes, GunzipLimit::kFail);
 }
 
 void write_file_atomic(const std::string& path, const std::string& bytes) {

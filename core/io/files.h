@@ -15,6 +15,14 @@ std::string read_file_bytes(const std::string& path, size_t max_bytes = kMaxRead
 // Returns the decompressed bytes if the data starts with the gzip magic, else the data.
 std::string maybe_gunzip(const std::string& data, const std::string& origin,
                          size_t max_bytes = kMaxReadBytes);
+// Whether the data starts with the gzip magic.
+bool is_gzip(std::string_view data);
+// What gunzip does at max_bytes: stop there and return the prefix (a header read before
+// the size is known), refuse the rest as more than the header announced, or refuse it as
+// over a limit. Decompression is incremental: memory follows the data that comes out.
+enum class GunzipLimit { kPrefix, kTrailing, kFail };
+std::string gunzip(const std::string& data, const std::string& origin, size_t max_bytes,
+                   GunzipLimit on_limit);
 // Writes to PATH.tmp-XXXX then renames, so a crash never leaves a half-written file.
 void write_file_atomic(const std::string& path, const std::string& bytes);
 // Reads class names, one per line (blank lines ignored, UTF-8 checked).

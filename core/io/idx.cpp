@@ -1,9 +1,11 @@
 #include "core/io/idx.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/io/detail.h"
 #include "core/io/files.h"
+#include "core/model/memory_budget.h"
 
 namespace shardlens {
 namespace {
@@ -12,6 +14,8 @@ using io_detail::fail;
 using io_detail::load_be32;
 
 constexpr uint8_t kUnsignedByte = 0x08;
+// Rows and columns are stored in int32 fields; real images are far smaller anyway.
+constexpr uint32_t kMaxIdxSide = 1u << 16;
 
 std::string hex32(uint32_t v) {
   char buf[16];
@@ -39,9 +43,31 @@ const char* idx_type_name(uint8_t code) {
 }
 
 // Loads the whole (decompressed) file and checks the 4-byte magic: two zero bytes, the
-// element type, and the number of dimensions. Returns the bytes.
+// element type, and the number of dimensions. Returns the bytes. A gzip file is inflated
+// twice over its header: first the header alone, then exactly as many bytes as it
+// announces (checked against the load budget), so a small file that inflates to gigabytes
+// is refused at the first byte past what its header says.
 std::string load_idx(const std::string& path, uint8_t want_dims, const char* what) {
-  std::string data = maybe_gunzip(read_file_bytes(path), path);
+  std::string data = read_file_bytes(path);
+  if (is_gzip(data)) {
+    const size_t header_bytes = 4u + 4u * want_dims;
+    std::string head = gunzip(data, path, header_bytes, GunzipLimit::kPrefix);
+    // Images larger than kMaxIdxSide per side are refused from the header below.
+    const uint32_t want_magic = (uint32_t(kUnsignedByte) << 8) | want_dims;
+    const bool sane = head.size() == header_bytes && load_be32(head, 0) == want_magic &&
+                      (want_dims != 3 ||
+                       (load_be32(head, 8) <= kMaxIdxSide && load_be32(head, 12) <= kMaxIdxSide));
+    if (sane) {
+      // count < 2^32 and rows * cols <= 2^32: the product fits.
+      const uint64_t sides =
+          want_dims == 3 ? uint64_t(load_be32(head, 8)) * load_be32(head, 12) : 1;
+      const uint64_t total = header_bytes + uint64_t(load_be32(head, 4)) * sides;
+      check_load_budget(path, total, "the decompressed data its header announces");
+      data = gunzip(data, path, size_t(total), GunzipLimit::kTrailing);
+    } else {
+      data = std::move(head);  // the checks below say what is wrong with the header
+    }
+  }
   const size_t header_bytes = 4u + 4u * want_dims;
   if (data.size() < 4)
     fail(path, "truncated IDX header: " + std::to_string(data.size()) + " bytes");
@@ -98,11 +124,9 @@ IdxImages read_idx_images(const std::string& path) {
   if (count == 0 || rows == 0 || cols == 0)
     fail(path, "IDX image file has a zero dimension (" + std::to_string(count) + " x " +
                    std::to_string(rows) + " x " + std::to_string(cols) + ")");
-  // Rows and columns are stored in int32 fields; real images are far smaller anyway.
-  constexpr uint32_t kMaxSide = 1u << 16;
-  if (rows > kMaxSide || cols > kMaxSide)
+  if (rows > kMaxIdxSide || cols > kMaxIdxSide)
     fail(path, "implausible image size " + std::to_string(rows) + " x " + std::to_string(cols) +
-                   " (limit " + std::to_string(kMaxSide) + " per side)");
+                   " (limit " + std::to_string(kMaxIdxSide) + " per side)");
   // Cannot overflow: count < 2^32 and rows * cols <= 2^32.
   const uint64_t pixels = uint64_t(count) * (uint64_t(rows) * cols);
   const std::string claim =

@@ -13,6 +13,7 @@
 
 #include "core/io/detail.h"
 #include "core/io/files.h"
+#include "core/model/memory_budget.h"
 
 namespace shardlens {
 namespace {
@@ -22,9 +23,7 @@ using io_detail::fail;
 using io_detail::quote_excerpt;
 
 constexpr std::string_view kMagic = "\x93NUMPY";
-// numpy itself refuses headers over 10 kB by default; allow more for many-dimensional
-// shapes but keep a bound so the parser never walks megabytes of junk.
-constexpr size_t kMaxHeaderBytes = size_t(1) << 20;
+constexpr size_t kMaxHeaderBytes = kMaxNpyHeaderBytes;
 constexpr size_t kMaxDims = 64;  // NPY_MAXDIMS in numpy 2.x (32 in 1.x).
 
 // ---- Header dictionary: the Python literal numpy writes, e.g.
@@ -383,9 +382,23 @@ NpyHeader parse_npy_header(const std::string& bytes, const std::string& origin) 
   return h;
 }
 
+uint64_t npy_value_count(const NpyHeader& header) {
+  uint64_t count = 1;
+  for (int64_t d : header.shape) count *= uint64_t(d);  // checked in parse_npy_header
+  return count;
+}
+
+uint64_t npy_data_bytes(const NpyHeader& header, const std::string& origin) {
+  const DType type = parse_descr(header.descr, origin);
+  const auto bytes = checked_mul(npy_value_count(header), type.size);
+  if (!bytes) fail(origin, "shape " + shape_text(header.shape) + " has too many elements");
+  return *bytes;
+}
+
 std::vector<int64_t> npy_integers_from_bytes(const std::string& bytes, const std::string& origin,
                                              std::vector<int64_t>* shape) {
   const ArrayView v = check_array(bytes, origin);
+  check_load_budget(origin, uint64_t(v.count) * sizeof(int64_t), "its values as 64-bit integers");
   if (v.type.kind == 'f')
     fail(origin, "float array (dtype '" + v.header.descr + "') where integers are expected");
   std::vector<int64_t> out(v.count);  // Count verified against the buffer size.
@@ -409,6 +422,7 @@ std::vector<int64_t> npy_integers_from_bytes(const std::string& bytes, const std
 std::vector<double> npy_doubles_from_bytes(const std::string& bytes, const std::string& origin,
                                            std::vector<int64_t>* shape) {
   const ArrayView v = check_array(bytes, origin);
+  check_load_budget(origin, uint64_t(v.count) * sizeof(double), "its values as doubles");
   std::vector<double> out(v.count);  // Count verified against the buffer size.
   const bool is_half = v.type.kind == 'f' && v.type.size == 2;
   const bool is_bool = v.type.kind == 'b';
@@ -475,6 +489,8 @@ size_t read_npy_integer_column(const std::string& path, const IntegerChunkSink& 
   if (need < available)
     fail(path, std::to_string(available - need) + " bytes of trailing data after the " +
                    std::to_string(count) + " values");
+  // Callers keep one 32-bit class id (or index) per value: bound that before they reserve.
+  check_load_budget(path, uint64_t(count) * sizeof(int32_t), "one 32-bit value per sample");
   const bool swap = type.size > 1 && type.big_endian != (std::endian::native == std::endian::big);
   file.seekg(std::streamoff(header.data_offset));
   constexpr size_t kChunk = size_t(1) << 18;

@@ -15,8 +15,18 @@ struct NpyHeader {
   size_t data_offset = 0;  // byte offset of the data in the buffer
 };
 
+// The longest header dictionary a reader accepts. numpy itself refuses headers over 10 kB
+// by default; more is allowed for many-dimensional shapes, with a bound so that a reader
+// never walks (or allocates for) megabytes of junk.
+inline constexpr size_t kMaxNpyHeaderBytes = size_t(1) << 20;
+
 // Parses the header of an in-memory .npy; `origin` names the file in errors.
 NpyHeader parse_npy_header(const std::string& bytes, const std::string& origin);
+// Values the header's shape holds (checked not to overflow when it was parsed).
+uint64_t npy_value_count(const NpyHeader& header);
+// Bytes of data the header announces: values times the dtype's size. InputError on a dtype
+// the readers do not support, so nothing is read for an array that would be refused.
+uint64_t npy_data_bytes(const NpyHeader& header, const std::string& origin);
 
 // A 1-D (or N-D, flattened, C order) array of any integer dtype (bool, i1..i8, u1..u8,
 // either byte order) converted to int64. Rejects floats, Fortran order, object arrays,

@@ -3,13 +3,16 @@
 #include <sys/stat.h>
 #include <zip.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <set>
 #include <stdexcept>
 
 #include "core/io/detail.h"
 #include "core/io/files.h"
+#include "core/model/memory_budget.h"
 
 namespace shardlens {
 namespace {
@@ -63,23 +66,45 @@ void open_archive(zip_source_t* src, const std::string& origin, ZipReader& reade
   zip_error_fini(&err);
 }
 
-// Reads exactly the size the directory claims (already checked), then one more read so
-// libzip reaches the end of the member and verifies its CRC.
-std::string read_member(zip_t* za, zip_uint64_t index, const zip_stat_t& st,
+// Resizes to exactly n bytes: std::string's own growth may allocate up to twice what is
+// asked, which for a member at the budget would be twice the budget.
+void resize_exactly(std::string& s, size_t n) {
+  if (n > s.capacity()) {
+    std::string grown;
+    grown.reserve(n);
+    grown.assign(s);
+    s.swap(grown);
+  }
+  s.resize(n);
+}
+
+// Inflates a member into a string that grows with the data that arrives (never past the
+// declared size, checked against the budget), then reads once more so libzip reaches the
+// end of the member and verifies its CRC. A member holding more than its directory entry
+// says is refused at the first byte past it; one holding less, when the data runs out.
+std::string read_member(zip_t* za, zip_uint64_t index, const NpzEntry& entry, size_t limit,
                         const std::string& where) {
   ZipFile file;
   file.zf = zip_fopen_index(za, index, 0);
   if (!file.zf) fail(where, std::string("cannot open (") + zip_strerror(za) + ")");
-  std::string out(size_t(st.size), '\0');
+  const size_t want = std::min<uint64_t>(entry.size, limit);
+  std::string out;
+  constexpr size_t kFirstChunk = size_t(1) << 20;
   size_t done = 0;
-  while (done < out.size()) {
+  while (done < want) {
+    if (done == out.size()) {
+      // Double what has arrived: at most twice the real data, and never the declared size
+      // of a member whose data stops short of it.
+      resize_exactly(out, std::min(want, std::max(kFirstChunk, 2 * out.size())));
+    }
     const zip_int64_t n = zip_fread(file.zf, out.data() + done, out.size() - done);
     if (n < 0) fail(where, std::string("corrupt data (") + zip_file_strerror(file.zf) + ")");
     if (n == 0)
-      fail(where,
-           "truncated data: " + std::to_string(done) + " of " + std::to_string(st.size) + " bytes");
+      fail(where, "truncated data: " + std::to_string(done) + " of " + std::to_string(entry.size) +
+                      " bytes");
     done += size_t(n);
   }
+  if (want < entry.size) return out;  // a prefix: no CRC to check yet
   char extra;
   const zip_int64_t n = zip_fread(file.zf, &extra, 1);
   if (n < 0) fail(where, std::string("corrupt data (") + zip_file_strerror(file.zf) + ")");
@@ -104,41 +129,50 @@ void check_entry(const zip_stat_t& st, const std::string& where, uint64_t archiv
                     std::to_string(st.comp_size) + " compressed");
 }
 
-NpzMembers read_all_members(zip_t* za, const std::string& origin, size_t max_bytes,
-                            uint64_t archive_bytes) {
-  const zip_int64_t count = zip_get_num_entries(za, 0);
-  NpzMembers members;
-  uint64_t total = 0;
-  for (zip_int64_t i = 0; i < count; ++i) {
-    zip_stat_t st;
-    zip_stat_init(&st);
-    if (zip_stat_index(za, zip_uint64_t(i), 0, &st) != 0 || !(st.valid & ZIP_STAT_NAME))
-      fail(origin, std::string("corrupt ZIP directory (") + zip_strerror(za) + ")");
-    const std::string name = st.name;
-    const std::string where = origin + ": member " + quote_excerpt(name);
-    if (!is_npz_member_name(name))
-      fail(where, "unexpected member (an .npz holds NAME.npy arrays and meta.json)");
-    if (members.count(name)) fail(where, "appears twice in the archive");
-    check_entry(st, where, archive_bytes);
-    total += st.size;
-    if (total > max_bytes)
-      fail(origin, "members add up to more than the " + std::to_string(max_bytes) + "-byte limit");
-    members.emplace(name, read_member(za, zip_uint64_t(i), st, where));
-  }
-  return members;
+std::string member_where(const std::string& origin, const std::string& name) {
+  return origin + ": member " + quote_excerpt(name);
 }
 
 }  // namespace
 
-bool is_npz_member_name(const std::string& name) {
-  if (name == "meta.json") return true;
-  // Arrays, and the metadata of one epoch of a multi-epoch run file ("epoch3_meta.json").
-  const bool array = name.size() > 4 && name.ends_with(".npy");
-  const bool meta = name.size() > 10 && name.ends_with("_meta.json");
-  return (array || meta) && name.find('\0') == std::string::npos && is_valid_utf8(name);
-}
+struct NpzArchive::Impl {
+  ZipReader reader;
+  std::string origin;
+  std::vector<NpzEntry> entries;
+  std::vector<zip_uint64_t> indices;  // libzip's index of each entry
 
-NpzMembers read_npz(const std::string& path, size_t max_bytes) {
+  void list(uint64_t archive_bytes) {
+    const zip_int64_t count = zip_get_num_entries(reader.za, 0);
+    std::set<std::string> seen;
+    for (zip_int64_t i = 0; i < count; ++i) {
+      zip_stat_t st;
+      zip_stat_init(&st);
+      if (zip_stat_index(reader.za, zip_uint64_t(i), 0, &st) != 0 || !(st.valid & ZIP_STAT_NAME))
+        fail(origin, std::string("corrupt ZIP directory (") + zip_strerror(reader.za) + ")");
+      const std::string name = st.name;
+      const std::string where = member_where(origin, name);
+      if (!is_npz_member_name(name))
+        fail(where, "unexpected member (an .npz holds NAME.npy arrays and meta.json)");
+      if (!seen.insert(name).second) fail(where, "appears twice in the archive");
+      check_entry(st, where, archive_bytes);
+      entries.push_back(NpzEntry{name, st.size, st.comp_size});
+      indices.push_back(zip_uint64_t(i));
+    }
+  }
+
+  size_t position(const std::string& name) const {
+    for (size_t k = 0; k < entries.size(); ++k)
+      if (entries[k].name == name) return k;
+    fail(origin, "no member " + quote_excerpt(name));
+  }
+};
+
+NpzArchive::NpzArchive(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+NpzArchive::NpzArchive(NpzArchive&&) noexcept = default;
+NpzArchive& NpzArchive::operator=(NpzArchive&&) noexcept = default;
+NpzArchive::~NpzArchive() = default;
+
+NpzArchive NpzArchive::open_file(const std::string& path) {
   struct stat sb {};
   if (::stat(path.c_str(), &sb) != 0)
     fail(path, std::string("cannot open (") + strerror(errno) + ")");
@@ -153,22 +187,117 @@ NpzMembers read_npz(const std::string& path, size_t max_bytes) {
     fail(path, "cannot open (" + text + ")");
   }
   zip_error_fini(&err);
-  ZipReader reader;
-  open_archive(src, path, reader);
-  return read_all_members(reader.za, path, max_bytes, uint64_t(sb.st_size));
+  auto impl = std::make_unique<Impl>();
+  impl->origin = path;
+  open_archive(src, path, impl->reader);
+  impl->list(uint64_t(sb.st_size));
+  return NpzArchive(std::move(impl));
 }
 
-NpzMembers npz_members_from_bytes(const std::string& bytes, const std::string& origin,
-                                  size_t max_bytes) {
+NpzArchive NpzArchive::from_bytes(const std::string& bytes, const std::string& origin) {
   if (bytes.empty()) fail(origin, "empty file");
   zip_error_t err;
   zip_error_init(&err);
   zip_source_t* src = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &err);
   zip_error_fini(&err);
   if (!src) fail(origin, "cannot read ZIP archive (out of memory)");
-  ZipReader reader;
-  open_archive(src, origin, reader);
-  return read_all_members(reader.za, origin, max_bytes, bytes.size());
+  auto impl = std::make_unique<Impl>();
+  impl->origin = origin;
+  open_archive(src, origin, impl->reader);
+  impl->list(bytes.size());
+  return NpzArchive(std::move(impl));
+}
+
+const std::string& NpzArchive::origin() const {
+  return m_impl->origin;
+}
+
+const std::vector<NpzEntry>& NpzArchive::entries() const {
+  return m_impl->entries;
+}
+
+const NpzEntry* NpzArchive::find(const std::string& name) const {
+  for (const NpzEntry& e : m_impl->entries)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+std::string NpzArchive::read_prefix(const std::string& name, size_t n) {
+  const size_t k = m_impl->position(name);
+  const NpzEntry& e = m_impl->entries[k];
+  return read_member(m_impl->reader.za, m_impl->indices[k], e, n, member_where(origin(), name));
+}
+
+std::string NpzArchive::read(const std::string& name) {
+  const size_t k = m_impl->position(name);
+  const NpzEntry& e = m_impl->entries[k];
+  const std::string where = member_where(origin(), name);
+  check_load_budget(where, e.size, "its declared uncompressed size");
+  return read_member(m_impl->reader.za, m_impl->indices[k], e, SIZE_MAX, where);
+}
+
+NpyHeader NpzArchive::npy_header(const std::string& name) {
+  const NpzEntry* e = find(name);
+  if (!e) fail(origin(), "no member " + quote_excerpt(name));
+  const std::string where = member_where(origin(), name);
+  // The fixed part first: it says how long the header dictionary is.
+  std::string head = read_prefix(name, 12);
+  size_t need = head.size();
+  if (head.size() >= 10 && uint8_t(head[6]) >= 1 && uint8_t(head[6]) <= 3) {
+    const size_t prefix = uint8_t(head[6]) == 1 ? 10 : 12;
+    if (head.size() >= prefix) {
+      const uint64_t len = io_detail::load_uint(
+          reinterpret_cast<const unsigned char*>(head.data() + 8), prefix - 8, false);
+      need = size_t(
+          std::min<uint64_t>(prefix + std::min<uint64_t>(len, kMaxNpyHeaderBytes + 1), e->size));
+    }
+  }
+  if (need > head.size()) head = read_prefix(name, need);
+  NpyHeader h = parse_npy_header(head, where);
+  const uint64_t data = npy_data_bytes(h, where);
+  const uint64_t available = e->size - std::min<uint64_t>(e->size, h.data_offset);
+  if (data > available)
+    fail(where, "truncated data: header says " + std::to_string(data) +
+                    " bytes of values, the member holds " + std::to_string(available) +
+                    " bytes after the header");
+  if (data < available)
+    fail(where, std::to_string(available - data) + " bytes of trailing data after the values");
+  return h;
+}
+
+bool is_npz_member_name(const std::string& name) {
+  if (name == "meta.json") return true;
+  // Arrays, and the metadata of one epoch of a multi-epoch run file ("epoch3_meta.json").
+  const bool array = name.size() > 4 && name.ends_with(".npy");
+  const bool meta = name.size() > 10 && name.ends_with("_meta.json");
+  return (array || meta) && name.find('\0') == std::string::npos && is_valid_utf8(name);
+}
+
+namespace {
+
+NpzMembers read_all_members(NpzArchive& archive, size_t max_bytes) {
+  uint64_t total = 0;
+  for (const NpzEntry& e : archive.entries()) total += e.size;
+  if (total > max_bytes)
+    fail(archive.origin(),
+         "members add up to more than the " + std::to_string(max_bytes) + "-byte limit");
+  check_load_budget(archive.origin(), total, "its members decompressed");
+  NpzMembers members;
+  for (const NpzEntry& e : archive.entries()) members.emplace(e.name, archive.read(e.name));
+  return members;
+}
+
+}  // namespace
+
+NpzMembers read_npz(const std::string& path, size_t max_bytes) {
+  NpzArchive archive = NpzArchive::open_file(path);
+  return read_all_members(archive, max_bytes);
+}
+
+NpzMembers npz_members_from_bytes(const std::string& bytes, const std::string& origin,
+                                  size_t max_bytes) {
+  NpzArchive archive = NpzArchive::from_bytes(bytes, origin);
+  return read_all_members(archive, max_bytes);
 }
 
 void write_npz(const std::string& path,

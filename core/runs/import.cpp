@@ -13,6 +13,7 @@
 #include "core/io/npz.h"
 #include "core/model/labels.h"
 #include "core/model/limits.h"
+#include "core/model/memory_budget.h"
 #include "core/model/types.h"
 #include "core/sim/specs.h"
 
@@ -151,6 +152,73 @@ void check_rank(int64_t r, const std::string& origin) {
   if (r < 0 || r >= kMaxWorldSize) fail(origin, "rank " + std::to_string(r) + " is out of range");
 }
 
+// Values an array holds, from its shape (the same as size() once its values are read).
+uint64_t shape_count(const DumpArray& a) {
+  uint64_t n = 1;
+  for (int64_t d : a.shape) n *= uint64_t(d);  // checked by the readers
+  return n;
+}
+
+// The checks on the arrays' shapes alone, in the order dump_from_arrays makes them: run on
+// the .npy headers of an .npz before any data is inflated, so an array that disagrees with
+// the others costs nothing however large it claims to be.
+void check_dump_shapes(const DumpArrays& arrays, const std::string& origin) {
+  const DumpArray* index = find(arrays, "index", origin);
+  const DumpArray* target = find(arrays, "target", origin);
+  const DumpArray* prediction = find(arrays, "prediction", origin);
+  if (!index || !target || !prediction) {
+    fail(origin, "a dump needs arrays 'index', 'target' and 'prediction' (missing: " +
+                     std::string(!index ? "index " : "") + (!target ? "target " : "") +
+                     (!prediction ? "prediction" : "") + ")");
+  }
+  if (index->shape.size() != 1) fail(origin, "'index' is not a 1-D array");
+  if (target->shape.size() != 1) fail(origin, "'target' is not a 1-D array");
+  const uint64_t n = shape_count(*index);
+  uint64_t preds = 0;
+  if (prediction->shape.size() == 2 && !prediction->integral) {
+    if (uint64_t(prediction->shape[0]) != n)
+      fail(origin, "'prediction' scores do not have one row per index");
+    preds = n;
+  } else if (prediction->shape.size() == 1) {
+    preds = shape_count(*prediction);
+  } else {
+    fail(origin, "'prediction' must be 1-D class ids or 2-D float scores");
+  }
+  if (shape_count(*target) != n || preds != n) {
+    fail(origin, "index, target and prediction have different lengths (" + std::to_string(n) +
+                     ", " + std::to_string(shape_count(*target)) + ", " + std::to_string(preds) +
+                     ")");
+  }
+  if (const DumpArray* f = find(arrays, "flags", origin); f && shape_count(*f) != n)
+    fail(origin, "'flags' has " + std::to_string(shape_count(*f)) + " entries for " +
+                     std::to_string(n) + " records");
+  if (const DumpArray* r = find(arrays, "rank", origin)) {
+    const uint64_t count = shape_count(*r);
+    if (count != n && !(count == 1 && n != 1))
+      fail(origin, "'rank' is neither one number nor one per record");
+  }
+  for (const char* key : {"world_size", "dataset_size", "epoch", "sanity", "batch_size"}) {
+    if (const DumpArray* a = find(arrays, key, origin); a && shape_count(*a) != 1)
+      fail(origin, "'" + std::string(key) + "' must be a single number");
+  }
+  for (const char* key : {"matrix", "reported"}) {
+    const DumpArray* a = find(arrays, key, origin);
+    if (a && (a->shape.size() != 2 || a->shape[0] != a->shape[1] || a->shape[0] < 1 ||
+              a->shape[0] > kMaxClasses))
+      fail(origin, "'" + std::string(key) + "' is not a square C x C matrix");
+  }
+}
+
+// What reading the arrays into a dump takes: each array's values as 64-bit numbers and the
+// integer copy made of them, then one record (and its rank) per index.
+uint64_t dump_memory(const DumpArrays& arrays, const std::string& origin) {
+  uint64_t bytes = 0;
+  for (const auto& [name, a] : arrays) bytes += shape_count(a) * 8 * 2;
+  const DumpArray* index = find(arrays, "index", origin);
+  const uint64_t n = index ? shape_count(*index) : 0;
+  return bytes + n * (2 * sizeof(Record) + sizeof(int));
+}
+
 DumpArray array_from_npy(const std::string& bytes, const std::string& origin) {
   const NpyHeader header = parse_npy_header(bytes, origin);
   DumpArray a;
@@ -193,6 +261,9 @@ RankDump dump_from_columns(const std::vector<std::vector<int64_t>>& columns,
 }  // namespace
 
 RankDump dump_from_arrays(const DumpArrays& arrays, const std::string& origin) {
+  // The shapes first, as for an .npz before its data is read (a .pt arrives whole); the
+  // size checks below stay for arrays whose values do not match their shape.
+  check_dump_shapes(arrays, origin);
   RankDump d;
   d.origin = origin;
   const DumpArray* index = find(arrays, "index", origin);
@@ -273,18 +344,40 @@ RankDump dump_from_arrays(const DumpArrays& arrays, const std::string& origin) {
 }
 
 RankDump read_npz_dump(const std::string& path) {
-  const auto members = npz_members_from_bytes(read_file_bytes(path), path);
+  NpzArchive archive = NpzArchive::open_file(path);
+  // Every array's header first (a few bytes each, sizes checked against the members), so
+  // arrays that disagree, or a dump too large for the memory budget, are refused before
+  // any data is inflated.
   DumpArrays arrays;
-  for (const auto& [name, bytes] : members) {
-    if (name.size() < 4 || name.substr(name.size() - 4) != ".npy") continue;  // e.g. meta.json
-    arrays[name.substr(0, name.size() - 4)] = array_from_npy(bytes, path + ": member " + name);
+  std::vector<std::string> names;
+  for (const NpzEntry& e : archive.entries()) {
+    if (!e.name.ends_with(".npy")) continue;  // e.g. meta.json
+    const NpyHeader h = archive.npy_header(e.name);
+    DumpArray& a = arrays[e.name.substr(0, e.name.size() - 4)];
+    a.shape = h.shape;
+    a.integral = !(h.descr.size() >= 2 && h.descr[1] == 'f');
+    names.push_back(e.name);
+  }
+  check_dump_shapes(arrays, path);
+  check_load_budget(path, dump_memory(arrays, path), "its arrays and the records built from them");
+  for (const std::string& name : names) {
+    const std::string where = path + ": member " + name;
+    arrays[name.substr(0, name.size() - 4)] = array_from_npy(archive.read(name), where);
   }
   return dump_from_arrays(arrays, path);
 }
 
 RankDump read_npy_dump(const std::string& path) {
+  const std::string bytes = read_file_bytes(path);
+  const NpyHeader header = parse_npy_header(bytes, path);
+  // The values as int64, one column each, then the records (its size is checked against
+  // the file's by the reader below; this bounds what is built from it).
+  const uint64_t values_count = npy_value_count(header);
+  const uint64_t rows = header.shape.empty() ? 1 : uint64_t(header.shape[0]);
+  check_load_budget(path, bytes.size() + values_count * 16 + rows * (2 * sizeof(Record) + 4),
+                    "its values as 64-bit integers and the records built from them");
   std::vector<int64_t> shape;
-  const auto values = npy_integers_from_bytes(read_file_bytes(path), path, &shape);
+  const auto values = npy_integers_from_bytes(bytes, path, &shape);
   if (shape.size() != 2 || (shape[1] != 4 && shape[1] != 5)) {
     fail(path,
          "a .npy dump must be an integer array [N, 4] or [N, 5] with columns rank, index, "
@@ -525,6 +618,12 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
     fail(classes_origin, "class id " + std::to_string(classes - 1) + " implies " +
                              std::to_string(classes) + " classes, and " + shape + " would take " +
                              need + "; check the target and prediction values, or give --classes");
+  }
+  {
+    const std::string shape = std::to_string(w + 1) + " matrices of " + std::to_string(classes) +
+                              " x " + std::to_string(classes);
+    check_load_budget(classes_origin.empty() ? std::string("import") : classes_origin,
+                      cells * uint64_t(w + 1) * sizeof(double), shape);
   }
   m.classes = classes;
 

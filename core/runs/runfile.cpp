@@ -11,6 +11,7 @@
 #include "core/io/npz.h"
 #include "core/io/sha256.h"
 #include "core/model/limits.h"
+#include "core/model/memory_budget.h"
 #include "core/model/types.h"
 #include "shardlens/config.h"
 
@@ -441,10 +442,14 @@ std::string epoch_prefix(int64_t epoch) {
   return "epoch" + std::to_string(epoch) + "_";
 }
 
-}  // namespace
-
-std::vector<RunFile> parse_run_epochs(const std::string& bytes, const std::string& origin) {
-  const std::map<std::string, std::string> members = npz_members_from_bytes(bytes, origin);
+std::vector<RunFile> run_epochs_from_members(const std::map<std::string, std::string>& members,
+                                             const std::string& origin) {
+  // The members are held while the run is built from them: one rank's columns as int64 at a
+  // time (8 bytes a value where the file may hold 1), and the records (a Record per 17 bytes
+  // of columns) and matrices. Three times the members bounds that.
+  uint64_t member_bytes = 0;
+  for (const auto& [name, bytes] : members) member_bytes += bytes.size();
+  check_load_budget(origin, member_bytes * 3, "its members and the run built from them");
   const json j = meta_json_of(members, origin);
   if (!j.is_object() || !j.contains("epochs")) return {parse_run_members(members, origin)};
   // Several epochs: each one's members prefixed "epoch<e>_", with their own meta.json.
@@ -481,6 +486,12 @@ std::vector<RunFile> parse_run_epochs(const std::string& bytes, const std::strin
   return out;
 }
 
+}  // namespace
+
+std::vector<RunFile> parse_run_epochs(const std::string& bytes, const std::string& origin) {
+  return run_epochs_from_members(npz_members_from_bytes(bytes, origin), origin);
+}
+
 RunFile parse_run_file(const std::string& bytes, const std::string& origin) {
   std::vector<RunFile> epochs = parse_run_epochs(bytes, origin);
   if (epochs.size() != 1)
@@ -490,11 +501,15 @@ RunFile parse_run_file(const std::string& bytes, const std::string& origin) {
 }
 
 RunFile load_run_file(const std::string& path) {
-  return parse_run_file(read_file_bytes(path), path);
+  std::vector<RunFile> epochs = load_run_epochs(path);
+  if (epochs.size() != 1)
+    fail(path, "holds " + std::to_string(epochs.size()) + " epochs; open it as a multi-epoch run");
+  return std::move(epochs.front());
 }
 
+// Members read from the file one at a time (never the whole file in memory beside them).
 std::vector<RunFile> load_run_epochs(const std::string& path) {
-  return parse_run_epochs(read_file_bytes(path), path);
+  return run_epochs_from_members(read_npz(path), path);
 }
 
 std::vector<std::pair<std::string, std::string>> run_epochs_members(

@@ -6,6 +6,7 @@
 #include <QImageWriter>
 #include <QPainter>
 #include <QPdfWriter>
+#include <QSaveFile>
 #include <QSvgGenerator>
 #include <algorithm>
 #include <cmath>
@@ -213,6 +214,19 @@ bool writeFigure(const Figure& f, const QString& path, FigureFormat format, int 
     if (error) *error = path + QStringLiteral(": ") + why;
     return false;
   };
+  // Every format is written to a temporary file beside PATH and renamed over it only when
+  // complete (QSaveFile: the same atomic save as run files), so a full disk or a read-only
+  // directory leaves the previous figure intact and no temporary file behind.
+  const auto commit = [&](QSaveFile& file) {
+    if (file.error() != QFileDevice::NoError) {
+      const QString why = file.errorString();
+      file.cancelWriting();
+      file.commit();  // discards the temporary file
+      return fail(why);
+    }
+    if (!file.commit()) return fail(QStringLiteral("cannot write (%1)").arg(file.errorString()));
+    return true;
+  };
   dpi = std::clamp(dpi, 30, 1200);
   const QSizeF pts = figureSizePoints(f);
   Figure vf = f;
@@ -232,16 +246,20 @@ bool writeFigure(const Figure& f, const QString& path, FigureFormat format, int 
       p.scale(scale, scale);
       paintFigure(p, vf, QRectF(QPointF(0, 0), pts));
     }
-    QImageWriter writer(path, "png");
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) return fail(file.errorString());
+    QImageWriter writer(&file, "png");
     if (!writer.write(image)) return fail(writer.errorString());
-    return true;
+    return commit(file);
   }
   // Vector formats: rectangles per cell while that stays small; the image beyond.
   const int classes = f.panels.empty() ? 0 : sizingPanel(f).classes;
   vf.style.vectorCells = classes <= 100;
+  QSaveFile file(path);
+  if (!file.open(QIODevice::WriteOnly)) return fail(file.errorString());
   if (format == FigureFormat::Svg) {
     QSvgGenerator svg;
-    svg.setFileName(path);
+    svg.setOutputDevice(&file);
     svg.setSize(pts.toSize());
     svg.setViewBox(QRectF(QPointF(0, 0), pts));
     svg.setResolution(72);
@@ -252,7 +270,7 @@ bool writeFigure(const Figure& f, const QString& path, FigureFormat format, int 
     paintFigure(p, vf, QRectF(QPointF(0, 0), pts));
     p.end();
   } else {
-    QPdfWriter pdf(path);
+    QPdfWriter pdf(&file);
     pdf.setResolution(std::max(dpi, 300));
     pdf.setPageSize(QPageSize(pts, QPageSize::Point));
     pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
@@ -265,9 +283,12 @@ bool writeFigure(const Figure& f, const QString& path, FigureFormat format, int 
     paintFigure(p, vf, QRectF(QPointF(0, 0), pts));
     p.end();
   }
-  const QFileInfo info(path);
-  if (!info.exists() || info.size() == 0) return fail(QStringLiteral("nothing was written"));
-  return true;
+  if (file.size() == 0 && file.error() == QFileDevice::NoError) {
+    file.cancelWriting();
+    file.commit();
+    return fail(QStringLiteral("nothing was written"));
+  }
+  return commit(file);
 }
 
 }  // namespace shardlens::render

@@ -1,0 +1,234 @@
+// Hostile and broken files in the desktop application (issue 17): an import or a run file
+// that claims more than it holds, or more than the memory budget allows, is refused in a
+// dialog naming the file while the evaluation on screen stays as it was; the budget is a
+// setting; figures saved into a full or read-only filesystem fail with the reason and keep
+// the previous file.
+#include <sys/mount.h>
+
+#include <QDir>
+#include <QMessageBox>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cerrno>
+#include <cstring>
+
+#include "core/io/npy.h"
+#include "core/io/npz.h"
+#include "core/model/memory_budget.h"
+#include "core/runs/run_evaluation.h"
+#include "core/runs/runfile.h"
+#include "core/sim/engine.h"
+#include "tests/ui/ui_test_util.h"
+#include "ui/main_window.h"
+#include "ui/memory_setting.h"
+#include "ui/render/figures.h"
+#include "ui/render/heatmap_source.h"
+
+using namespace shardlens;
+using namespace shardlens::ui;
+using shardlens::ui::test::showQuietly;
+
+namespace {
+
+Scenario smallScenario() {
+  Scenario s;
+  s.name = "small";
+  s.dataset = "synthetic:classes=5,per-class=20";
+  s.sampler.world_size = 2;
+  s.loader.batch_size = 10;
+  return s;
+}
+
+// An .npy of `count` int64 zeros (the header written by npy_bytes for one value, its shape
+// rewritten): a deflated member of 10^7 zeros is 80 MB that compress to ~80 kB.
+std::string zerosNpy(int64_t count) {
+  std::string bytes = npy_bytes(std::vector<int64_t>{0}, {1});
+  const std::string from = "(1,)", to = "(" + std::to_string(count) + ",)";
+  bytes.replace(bytes.find(from), from.size(), to);
+  bytes.erase(bytes.find('}') + 1, to.size() - from.size());
+  bytes.resize(bytes.size() + size_t(count - 1) * 8, '\0');
+  return bytes;
+}
+
+// The visible message box's text, closing it; empty when none is shown.
+QString takeDialogText(QWidget& w) {
+  for (QMessageBox* box : w.findChildren<QMessageBox*>()) {
+    if (!box->isVisible()) continue;
+    const QString text = box->text();
+    box->close();
+    return text;
+  }
+  return {};
+}
+
+// A tmpfs of 256 KiB mounted on `dir` (root only); the reason when it cannot be.
+QString mountSmallTmpfs(const QString& dir) {
+  if (::mount("tmpfs", dir.toLocal8Bit().constData(), "tmpfs", 0, "size=256k") != 0)
+    return QStringLiteral("cannot mount a tmpfs (%1; needs root)")
+        .arg(QString::fromLocal8Bit(std::strerror(errno)));
+  return {};
+}
+
+}  // namespace
+
+class TestHostileFiles : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QSettings().remove(QStringLiteral("loads/maxMemory"));
+    QVERIFY(m_dir.isValid());
+  }
+  void cleanup() { QVERIFY(setMemoryBudgetSetting(QString()).isEmpty()); }
+
+  // The issue's dump: index.npy declares far more values than target and prediction. The
+  // import is refused in a dialog naming the file; the simulation stays; nothing is written.
+  void hostileImportShowsTheMessageAndKeepsTheView() {
+    const QString dump = m_dir.filePath(QStringLiteral("hostile_rank0.npz"));
+    write_npz(dump.toStdString(),
+              {{"index.npy", zerosNpy(10000000)},
+               {"target.npy", npy_bytes(std::vector<int64_t>(10, 0), {10})},
+               {"prediction.npy", npy_bytes(std::vector<int64_t>(10, 0), {10})}},
+              true);
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();  // with error dialogs, as the user sees them
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    QSignalSpy errors(&w, &MainWindow::errorShown);
+    w.setScenario(smallScenario());
+    QVERIFY(shown.wait(30000));
+    const ResultPtr before = w.result();
+    const QString out = m_dir.filePath(QStringLiteral("hostile.slrun"));
+    QVERIFY(!w.importDumps({dump}, QString(), 0, out));
+    QCOMPARE(errors.count(), 1);
+    const QString text = takeDialogText(w);
+    QVERIFY2(text.contains(QStringLiteral("hostile_rank0.npz")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("different lengths (10000000, 10, 10)")),
+             qPrintable(text));
+    QCOMPARE(w.result(), before);
+    QVERIFY(!w.showingRun());
+    QVERIFY(!QFile::exists(out));
+  }
+
+  // A run file larger than the budget set in Settings: refused before loading, in a dialog
+  // with the size and the budget; the run on screen stays.
+  void runFileOverTheBudgetIsRefused() {
+    RunFile big = run_from_evaluation(simulate(smallScenario()));
+    for (int i = 0; i < 20000; ++i) big.records.ranks[0].push_back({i % 100, 0, 0, 0});
+    big.per_rank = matrices_from_records(big.records, big.meta.classes, -1);
+    big.synced = big.per_rank[0];
+    big.synced += big.per_rank[1];
+    const QString bigPath = m_dir.filePath(QStringLiteral("big.slrun"));
+    save_run_file(big, bigPath.toStdString());
+    const QString smallPath = m_dir.filePath(QStringLiteral("small.slrun"));
+    save_run_file(run_from_evaluation(simulate(smallScenario())), smallPath.toStdString());
+
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    QSignalSpy errors(&w, &MainWindow::errorShown);
+    w.openRun(smallPath);
+    QVERIFY(shown.wait(30000));
+    const ResultPtr before = w.result();
+    QVERIFY(setMemoryBudgetSetting(QStringLiteral("64k")).isEmpty());
+    QCOMPARE(load_budget(), uint64_t(64) << 10);
+    w.openRun(bigPath);
+    QVERIFY(errors.wait(30000));
+    const QString text = takeDialogText(w);
+    QVERIFY2(text.contains(QStringLiteral("big.slrun")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("more than the 64 KiB memory budget")), qPrintable(text));
+    QCOMPARE(w.result(), before);
+    QVERIFY(w.showingRun());
+    // With the default budget back, it opens.
+    QVERIFY(setMemoryBudgetSetting(QString()).isEmpty());
+    w.openRun(bigPath);
+    QVERIFY(shown.wait(30000));
+    QVERIFY(w.result() != before);
+  }
+
+  void memoryBudgetIsASetting() {
+    QVERIFY(!setMemoryBudgetSetting(QStringLiteral("lots")).isEmpty());
+    QCOMPARE(load_budget(), default_load_budget());  // a bad value changes nothing
+    QVERIFY(setMemoryBudgetSetting(QStringLiteral("2G")).isEmpty());
+    QCOMPARE(load_budget(), uint64_t(2) << 30);
+    QCOMPARE(QSettings().value(QStringLiteral("loads/maxMemory")).toString(), QStringLiteral("2G"));
+    set_load_budget(0);
+    {
+      MainWindow w;  // a new window applies the saved setting
+      QCOMPARE(load_budget(), uint64_t(2) << 30);
+    }
+    QVERIFY(setMemoryBudgetSetting(QString()).isEmpty());
+    QCOMPARE(load_budget(), default_load_budget());
+  }
+
+  // Figures are saved atomically: into a full or read-only filesystem the save fails with
+  // the reason, the previous figure stays, and no temporary file is left.
+  void figuresOnAFullOrReadOnlyFilesystem() {
+    QTemporaryDir mountDir;
+    QVERIFY(mountDir.isValid());
+    const QString why = mountSmallTmpfs(mountDir.path());
+    if (!why.isEmpty()) QSKIP(qPrintable(why));
+    struct Unmount {
+      QString dir;
+      ~Unmount() { ::umount2(dir.toLocal8Bit().constData(), MNT_DETACH); }
+    } unmount{mountDir.path()};
+    const Evaluation e = simulate(smallScenario());
+    render::Figure f;
+    f.panels.push_back(render::syncedHeatmap(e, {}));
+    QDir dir(mountDir.path());
+    for (const auto format :
+         {render::FigureFormat::Png, render::FigureFormat::Svg, render::FigureFormat::Pdf}) {
+      const QString path =
+          dir.filePath(QStringLiteral("synced.") + render::figureExtension(format));
+      QString error;
+      QVERIFY2(render::writeFigure(f, path, format, 72, &error), qPrintable(error));
+    }
+    {
+      QFile filler(dir.filePath(QStringLiteral("filler")));
+      QVERIFY(filler.open(QIODevice::WriteOnly));
+      const QByteArray block(4096, '\0');
+      while (filler.write(block) == block.size() && filler.flush()) {
+      }
+    }
+    const QStringList namesBefore = dir.entryList(QDir::Files, QDir::Name);
+    for (const auto format :
+         {render::FigureFormat::Png, render::FigureFormat::Svg, render::FigureFormat::Pdf}) {
+      const QString path =
+          dir.filePath(QStringLiteral("synced.") + render::figureExtension(format));
+      QFile previous(path);
+      QVERIFY(previous.open(QIODevice::ReadOnly));
+      const QByteArray before = previous.readAll();
+      previous.close();
+      QString error;
+      QVERIFY(!render::writeFigure(f, path, format, 300, &error));
+      QVERIFY2(error.startsWith(path + QStringLiteral(": ")), qPrintable(error));
+      QVERIFY(previous.open(QIODevice::ReadOnly));
+      QCOMPARE(previous.readAll(), before);
+      previous.close();
+      QCOMPARE(dir.entryList(QDir::Files | QDir::Hidden, QDir::Name), namesBefore);
+    }
+    // Read-only: the same, with the reason.
+    QVERIFY(QFile::remove(dir.filePath(QStringLiteral("filler"))));
+    if (::mount("tmpfs", mountDir.path().toLocal8Bit().constData(), "tmpfs", MS_REMOUNT | MS_RDONLY,
+                nullptr) != 0)
+      QSKIP("cannot remount the tmpfs read-only");
+    const QString path = dir.filePath(QStringLiteral("synced.png"));
+    QString error;
+    QVERIFY(!render::writeFigure(f, path, render::FigureFormat::Png, 72, &error));
+    QVERIFY2(error.startsWith(path + QStringLiteral(": ")), qPrintable(error));
+    // Qt checks the file before it writes: "Existing file ... is not writable".
+    QVERIFY2(error.contains(QStringLiteral("not writable")) ||
+                 error.contains(QStringLiteral("Read-only")),
+             qPrintable(error));
+    QVERIFY(QFile::exists(path));  // the previous figure stays
+  }
+
+ private:
+  QTemporaryDir m_dir;
+};
+
+QTEST_MAIN(TestHostileFiles)
+#include "test_hostile_files.moc"
