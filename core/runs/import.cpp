@@ -263,19 +263,12 @@ RankDump dump_from_columns(const std::vector<std::vector<int64_t>>& columns,
 RankDump dump_from_arrays(const DumpArrays& arrays, const std::string& origin) {
   // The shapes first, as for an .npz before its data is read (a .pt arrives whole); the
   // size checks below stay for arrays whose values do not match their shape.
-  check_dump_shapes(arrays, origin);
+  check_dump_shapes(arrays, origin);  // every array is there, index and target 1-D
   RankDump d;
   d.origin = origin;
   const DumpArray* index = find(arrays, "index", origin);
   const DumpArray* target = find(arrays, "target", origin);
   const DumpArray* prediction = find(arrays, "prediction", origin);
-  if (!index || !target || !prediction) {
-    fail(origin, "a dump needs arrays 'index', 'target' and 'prediction' (missing: " +
-                     std::string(!index ? "index " : "") + (!target ? "target " : "") +
-                     (!prediction ? "prediction" : "") + ")");
-  }
-  if (index->shape.size() != 1) fail(origin, "'index' is not a 1-D array");
-  if (target->shape.size() != 1) fail(origin, "'target' is not a 1-D array");
   const size_t n = static_cast<size_t>(index->size());
   std::vector<int64_t> preds;
   if (prediction->shape.size() == 2 && !prediction->integral) {

@@ -23,6 +23,9 @@ import sys
 import tempfile
 import zipfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cli_probe import require_libtorch  # noqa: E402  (same directory)
+
 SETTINGS = ["--batch-size", "500", "--limit-batches", "3", "--timeout", "60"]
 CLEAN = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID",
          "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_STEP_ID", "SLURM_STEPID", "OMPI_COMM_WORLD_RANK",
@@ -91,11 +94,7 @@ def compare(cli, label, out, reference, launcher, failures):
 
 def main():
     cli = sys.argv[1]
-    probe = subprocess.run([cli, "run", "--world-size", "1", "--dataset",
-                            "synthetic:classes=2,per-class=1"], capture_output=True, text=True)
-    if "no LibTorch" in probe.stderr:
-        print("SKIP: shardlens-cli was built without LibTorch")
-        sys.exit(77)
+    require_libtorch(cli)
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         reference = os.path.join(tmp, "local.slrun")

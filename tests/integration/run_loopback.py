@@ -26,6 +26,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cli_probe import require_libtorch  # noqa: E402  (same directory)
+
 TIMEOUT = 3
 LISTEN = "0A"
 
@@ -120,11 +123,7 @@ def sample_run(cmd, env):
 
 def main():
     cli = sys.argv[1]
-    probe = subprocess.run([cli, "run", "--world-size", "1", "--dataset",
-                            "synthetic:classes=2,per-class=1"], capture_output=True, text=True)
-    if "no LibTorch" in probe.stderr:
-        print("SKIP: shardlens-cli was built without LibTorch")
-        sys.exit(77)
+    require_libtorch(cli)
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, TMPDIR=tmp, SHARDLENS_TEST_FAULT="hang:1:1")

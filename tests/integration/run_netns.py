@@ -36,7 +36,8 @@ import time
 import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_loopback import listeners  # noqa: E402  (same directory)
+from cli_probe import require_libtorch  # noqa: E402  (same directory)
+from run_loopback import listeners  # noqa: E402
 
 HOST_A, HOST_B = "10.77.0.1", "10.77.0.2"
 SETTINGS = ["--batch-size", "500"]
@@ -118,11 +119,7 @@ def members(path):
 
 def main():
     cli = sys.argv[1]
-    probe = subprocess.run([cli, "run", "--world-size", "1", "--dataset",
-                            "synthetic:classes=2,per-class=1"], capture_output=True, text=True)
-    if "no LibTorch" in probe.stderr:
-        print("SKIP: shardlens-cli was built without LibTorch")
-        sys.exit(77)
+    require_libtorch(cli)
     if os.geteuid() != 0 or not shutil.which("ip"):
         print("SKIP: network namespaces need root and iproute2's `ip`")
         sys.exit(77)
