@@ -7,6 +7,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "core/report/report.h"
 #include "core/runs/run_evaluation.h"
 
 namespace shardlens::ui {
@@ -111,8 +112,8 @@ void RunBanner::setRun(const QString& path, const Evaluation& e) {
                                                      : QString::fromStdString(meta.torch_version)) +
                  (e.provenance.launcher.empty()
                       ? QString()
-                      : tr(", ranks started by %1")
-                            .arg(QString::fromStdString(e.provenance.launcher)));
+                      : QStringLiteral(", ") +
+                            QString::fromStdString(launcher_phrase(e.provenance)));
   m_details->setText(lines.join(QStringLiteral("<br>")));
   m_epochs->setVisible(e.provenance.epochs > 1);
 }

@@ -218,6 +218,13 @@ void print_metrics(std::ostringstream& out, const Evaluation& e) {
 
 }  // namespace
 
+std::string launcher_phrase(const Provenance& p) {
+  if (p.launcher.empty()) return "";
+  if (p.launcher == "env") return "ranks started from RANK/WORLD_SIZE";
+  if (p.launcher == "shardlens") return "ranks started by shardlens-cli run";
+  return "ranks started by " + p.launcher;
+}
+
 std::string report_text(const Evaluation& e) {
   std::ostringstream out;
   const Diagnosis& d = e.diagnosis;
@@ -225,7 +232,7 @@ std::string report_text(const Evaluation& e) {
   out << title << "\n" << std::string(title.size(), '=') << "\n";
   if (e.provenance.is_run()) {
     out << "run: " << e.provenance.source << ", backend " << e.provenance.backend
-        << (e.provenance.launcher.empty() ? "" : ", ranks started by " + e.provenance.launcher)
+        << (e.provenance.launcher.empty() ? "" : ", " + launcher_phrase(e.provenance))
         << (e.provenance.complete ? "" : ", incomplete") << "\n";
   }
   out << "dataset: " << e.dataset_size << " samples, " << e.classes() << " classes; "
