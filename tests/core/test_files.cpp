@@ -1,7 +1,6 @@
 // Tests for core/io/files: whole-file reads, gzip detection, atomic writes, class names.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <zlib.h>
 
 #include <filesystem>
 
@@ -11,23 +10,10 @@
 namespace shardlens {
 namespace {
 
+using io_test::gzip;
 using io_test::slurp;
 using io_test::TempDir;
 using io_test::write_bytes;
-
-std::string gzip(const std::string& data) {
-  z_stream zs{};
-  EXPECT_EQ(deflateInit2(&zs, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&zs, uLong(data.size())) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = uInt(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = uInt(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
 
 size_t count_entries(const std::filesystem::path& dir) {
   size_t n = 0;

@@ -1,6 +1,5 @@
 // Tests for core/io/idx: MNIST-format label and image files, real and malformed.
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <array>
 #include <filesystem>
@@ -12,24 +11,11 @@ namespace shardlens {
 namespace {
 
 using io_test::be32;
+using io_test::gzip;
 using io_test::TempDir;
 using io_test::write_bytes;
 
 const std::string kFashion = "/usr/share/datasets/fashion-mnist/";
-
-std::string gzip(const std::string& data) {
-  z_stream zs{};
-  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&zs, uLong(data.size())) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = uInt(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = uInt(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
 
 std::string label_file(const std::string& labels) {
   return be32(0x801) + be32(uint32_t(labels.size())) + labels;

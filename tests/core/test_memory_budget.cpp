@@ -1,7 +1,6 @@
 // Tests for the load budget (core/model/memory_budget.h) and the readers that honour it:
 // hostile files are refused from what they declare, before the data is allocated (issue 17).
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <fstream>
 #include <sstream>
@@ -18,6 +17,7 @@
 namespace shardlens {
 namespace {
 
+using io_test::gzip;
 using io_test::TempDir;
 using io_test::write_bytes;
 
@@ -136,20 +136,6 @@ TEST(ImportBudget, ConsistentDumpsTooLargeForTheBudgetAreRefused) {
                        "16 MiB memory budget");
   }
   EXPECT_EQ(read_npz_dump(p).records.size(), size_t(n));  // the default budget takes it
-}
-
-std::string gzip(const std::string& data) {
-  z_stream zs{};
-  EXPECT_EQ(deflateInit2(&zs, 9, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&zs, uLong(data.size())), '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = uInt(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = uInt(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
 }
 
 TEST(IdxBudget, GzipInflatingPastItsHeaderIsRefusedAtTheFirstByte) {
