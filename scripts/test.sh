@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh default minimal
+scripts/venv.sh  # the frameworks from PyPI (cached): the oracles run them
 export QT_QPA_PLATFORM=offscreen
 status=0
 skip=(-LE slow)

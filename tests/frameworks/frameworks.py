@@ -1,0 +1,63 @@
+"""What every framework oracle test shares: the project's venv (scripts/venv.sh), the CLI,
+and one policy for a missing framework.
+
+A test script imports this module first (it runs under any python3) and calls
+`require_venv()`: when the script is not already running in the venv's interpreter it
+re-executes itself there. When the venv is missing it skips (exit 77, the reason printed),
+and under CI=true it fails instead: in CI a missing framework is an error, never a skip.
+"""
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+RECORDER_DIR = os.path.join(ROOT, "integrations", "python")
+VENV = os.environ.get("SHARDLENS_VENV", os.path.join(ROOT, "build", "venv"))
+VENV_PYTHON = os.path.join(VENV, "bin", "python")
+SKIP = 77
+
+
+def in_ci():
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def skip(reason):
+    """Ends the test as skipped, or as failed under CI=true."""
+    if in_ci():
+        print("FAIL (CI=true, a missing framework fails): %s" % reason, flush=True)
+        sys.exit(1)
+    print("SKIP: %s" % reason, flush=True)
+    sys.exit(SKIP)
+
+
+def require_venv():
+    """Runs the calling script in the venv's interpreter (re-executing it when needed)."""
+    if os.path.realpath(sys.prefix) == os.path.realpath(VENV):
+        return
+    if not os.path.exists(VENV_PYTHON):
+        skip("no framework venv at %s: run scripts/venv.sh (needs PyPI)" % VENV)
+    os.execv(VENV_PYTHON, [VENV_PYTHON] + sys.argv)
+
+
+def versions():
+    import importlib.metadata as m
+    out = {}
+    for p in ("torch", "lightning", "torchmetrics", "accelerate", "numpy"):
+        try:
+            out[p] = m.version(p)
+        except m.PackageNotFoundError:
+            pass
+    return out
+
+
+def cli_json(cli, *args, env=None):
+    """Runs shardlens-cli ARGS --format json and returns the parsed output; asserts exit 0/1
+    (diagnose exits 1 on a wrong matrix)."""
+    import json
+    proc = subprocess.run([cli, *args, "--format", "json"], capture_output=True, text=True,
+                          env=env)
+    if proc.returncode not in (0, 1):
+        raise AssertionError("%s %s exited %d: %s" % (cli, " ".join(args), proc.returncode,
+                                                      proc.stderr[-2000:]))
+    return json.loads(proc.stdout)
