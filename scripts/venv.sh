@@ -29,6 +29,9 @@ fail() {
 }
 
 mkdir -p build "$root"
+# One install at a time per venv: a second clone waits for the first, then reuses it.
+exec 9>"$root/.lock-$key"
+flock 9
 if [ ! -f "$venv/.complete" ]; then
   echo "venv.sh: installing $(grep -cvE '^(#|$)' "$req") pinned frameworks from PyPI into $venv"
   start=$(date +%s)

@@ -52,6 +52,13 @@ QStringList enumNames(std::initializer_list<E> values) {
   return out;
 }
 
+template <class E, size_t N>
+QStringList enumNames(const E (&values)[N]) {
+  QStringList out;
+  for (E v : values) out << QString::fromStdString(to_string(v));
+  return out;
+}
+
 }  // namespace
 
 ScenarioPanel::ScenarioPanel(LessonModel* lessons, QWidget* parent)
@@ -190,12 +197,8 @@ void ScenarioPanel::build() {
   f2->addRow(tr("Validations/epoch"), m_validations);
 
   auto* metric = new QGroupBox(tr("Metric and sync"), this);
-  m_sync = combo(metric, "sync",
-                 enumNames({SyncStrategy::AllReduce, SyncStrategy::Local, SyncStrategy::Double,
-                            SyncStrategy::GatherZeroPad, SyncStrategy::GatherTrim,
-                            SyncStrategy::GatherForMetrics, SyncStrategy::NormalizeThenSum,
-                            SyncStrategy::Gather}),
-                 false, tr("How per-rank matrices become the reported one"));
+  m_sync = combo(metric, "sync", enumNames(kSyncStrategies), false,
+                 tr("How per-rank matrices become the reported one"));
   m_dtype =
       combo(metric, "counterDtype",
             enumNames({CounterDtype::Int64, CounterDtype::Float32, CounterDtype::Float16,

@@ -65,8 +65,9 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& f) {
   cmd.add_flag("--sanity-leak", f.sanity_leak, "Count the sanity-check batches into the metric");
   cmd.add_option("--sanity-steps", f.sanity_steps, "num_sanity_val_steps (default 2)");
   cmd.add_option("--sync", f.sync,
-                 "all-reduce | local | double | gather-zero-pad | gather-trim | "
-                 "gather-for-metrics | normalize-then-sum");
+                 sync_strategy_choices() +
+                     " (all-reduce: the ranks' sum, as torchmetrics' compute() all_gathers "
+                     "the states and sums them)");
   cmd.add_option("--counter-dtype", f.counter_dtype, "int64 | float32 | float16 | bfloat16");
   cmd.add_option("--torch-version", f.torch_version,
                  "PyTorch semantics to imitate (e.g. 1.13, 2.7)");

@@ -84,8 +84,9 @@ Finding describe_framework_pattern(Finding f) {
                   "Keep even_batches=True (the default) with gather_for_metrics, or wrap the "
                   "loop in accelerator.join_uneven_inputs([model], even_batches=...)."},
                  {"torchmetrics",
-                  "Update a metric on each rank and sync once at compute() (one all-reduce, "
-                  "which every rank reaches): uneven shards are then counted exactly once."}};
+                  "Update a metric on each rank and sync once at compute() (one all_gather of "
+                  "every rank's state, summed locally, which every rank reaches): uneven "
+                  "shards are then counted exactly once."}};
       break;
     case Pattern::WrapperOverlap:
       f.title = "Lightning's sampler wrapper: every rank drew its own list";

@@ -140,15 +140,16 @@ std::string to_string(SyncStrategy s) {
 }
 
 SyncStrategy parse_sync_strategy(const std::string& text) {
-  for (auto s :
-       {SyncStrategy::AllReduce, SyncStrategy::Local, SyncStrategy::Double,
-        SyncStrategy::GatherZeroPad, SyncStrategy::GatherTrim, SyncStrategy::GatherForMetrics,
-        SyncStrategy::NormalizeThenSum, SyncStrategy::Gather}) {
+  for (SyncStrategy s : kSyncStrategies) {
     if (to_string(s) == text) return s;
   }
-  throw InputError("--sync: '" + text +
-                   "' is not one of all-reduce, local, double, gather-zero-pad, gather-trim, "
-                   "gather-for-metrics, normalize-then-sum, gather");
+  throw InputError("--sync: '" + text + "' is not one of " + sync_strategy_choices(", "));
+}
+
+std::string sync_strategy_choices(const std::string& separator) {
+  std::string out;
+  for (SyncStrategy s : kSyncStrategies) out += (out.empty() ? "" : separator) + to_string(s);
+  return out;
 }
 
 bool per_step_collective(SyncStrategy s) {

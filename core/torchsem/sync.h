@@ -11,7 +11,7 @@
 namespace shardlens {
 
 enum class SyncStrategy {
-  AllReduce,         // sum over ranks (torchmetrics, correct)
+  AllReduce,         // sum over ranks, correct (torchmetrics: all_gather + local sum)
   Local,             // no sync: rank 0's own matrix
   Double,            // all-reduce applied twice
   GatherZeroPad,     // gather uneven (target, pred) tensors padded with zeros, untrimmed
@@ -25,8 +25,16 @@ enum class SyncStrategy {
 // gather_for_metrics), which hangs when ranks run different step counts.
 bool per_step_collective(SyncStrategy s);
 
+// Every strategy, in the order help texts and menus list them.
+inline constexpr SyncStrategy kSyncStrategies[] = {
+    SyncStrategy::AllReduce,        SyncStrategy::Local,      SyncStrategy::Double,
+    SyncStrategy::GatherZeroPad,    SyncStrategy::GatherTrim, SyncStrategy::GatherForMetrics,
+    SyncStrategy::NormalizeThenSum, SyncStrategy::Gather};
+
 std::string to_string(SyncStrategy s);
 SyncStrategy parse_sync_strategy(const std::string& text);  // throws InputError
+// "all-reduce | local | ... | gather": what --sync accepts, from kSyncStrategies.
+std::string sync_strategy_choices(const std::string& separator = " | ");
 
 struct SyncInputs {
   const std::vector<Matrix>* per_rank = nullptr;  // as accumulated on each rank

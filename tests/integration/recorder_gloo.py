@@ -2,7 +2,7 @@
 
 Usage: recorder_gloo.py SHARDLENS_CLI. Exits 77 (ctest SKIP) when /usr/bin/python3 lacks
 torch or numpy. Checks that the imported run has exactly the per-rank and synced matrices
-the Python ranks computed (bincount + all_reduce, as torchmetrics does), the padding flags
+the Python ranks computed (bincount + a summing collective: torchmetrics all_gathers the states and sums them, the same counts), the padding flags
 of DistributedSampler, the expected matrix (every index was evaluated), and that .pt dumps
 import to the same run when the CLI has LibTorch. A second run whose ranks never sync and
 each report their own matrix imports with every report kept and is diagnosed `unsynced`.
