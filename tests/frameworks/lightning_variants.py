@@ -41,6 +41,19 @@ def check_precision(log, results):
           "int64 confmat exact")
 
 
+def check_unreadable(log, out):
+    """A 4-D prediction and a dict without the named key: each said once (rank 0 only, one
+    message for every validation), no dump written, fit finished."""
+    for bad, text in (("bad4d", "ShardLens: a prediction of shape [2, 5, 1, 1] cannot be read"),
+                      ("nothing", "ShardLens: validation_step returned a dict without a "
+                                  "prediction (keys ['bad4d', 'gt', 'loss_like', 'scores']")):
+        check_equal("times said: " + text, log.count(text), 1)
+        assert not os.path.exists(os.path.join(out, bad)) or not os.listdir(
+            os.path.join(out, bad)), os.listdir(os.path.join(out, bad))
+    print("unreadable outputs (a 4-D prediction, a missing key): said once on rank 0, no dump, "
+          "fit finished")
+
+
 def check_fit(cli, out, evals):
     for epoch in range(EPOCHS):
         sim = lc.simulate(cli, os.path.join(out, "val"), B, LIMIT, shuffle=True, seed=0, epoch=epoch)
@@ -136,6 +149,7 @@ def main():
             [("fit", False, e, v, 0) for e in range(EPOCHS) for v in (0, 1)]
             + [("validate", False, EPOCHS, 0, 0)]))
         check_precision(log, results)
+        check_unreadable(log, out)
         check_fit(cli, out, evals)
         check_validate_after_fit(cli, out, evals)
     print("PASS")

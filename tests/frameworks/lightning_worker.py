@@ -35,12 +35,12 @@ CONFIGS = {
                      formats=("npz", "pt")),
     # DistributedSamplerWrapper over a WeightedRandomSampler drawing from the global RNG,
     # with and without seed_everything; validation_step returns (preds, target).
-    "wrapper_seeded": dict(precision="32-true", sanity=0, epochs=2, limit=5, interval=1.0,
+    "wrapper_seeded": dict(precision="32-true", sanity=0, epochs=2, limit=10, interval=1.0,
                            loaders=[("val", "weighted")], output="tuple", seed=7),
-    "wrapper_unseeded": dict(precision="32-true", sanity=0, epochs=2, limit=5, interval=1.0,
+    "wrapper_unseeded": dict(precision="32-true", sanity=0, epochs=2, limit=10, interval=1.0,
                              loaders=[("val", "weighted")], output="tuple"),
 }
-WEIGHTED_SAMPLES = 60
+WEIGHTED_SAMPLES = 61  # 61 = 4 * 15 + 1: the wrapper pads 3 positions
 
 # Every list a WeightedRandomSampler drew on this rank, in order: the ground truth of what
 # the wrapper sharded, observed without changing the sampler's class.
@@ -124,7 +124,6 @@ class Module(L.LightningModule):
                           "epoch": getattr(dl.sampler, "epoch", None),
                           "seed": getattr(dl.sampler, "seed", None),
                           "dataset": len(dl.dataset)} for dl in loaders],
-            "draws": DRAWS[-1] if DRAWS else None, "n_draws": len(DRAWS),
         }
 
     def validation_step(self, batch, batch_idx, dataloader_idx=0):
@@ -133,6 +132,8 @@ class Module(L.LightningModule):
         cur = self.current
         cur["dtype"] = str(logits.dtype)
         cur["autocast"] = torch.is_autocast_enabled("cpu")
+        if batch_idx == 0:  # the loader's iterator has started: its inner list is drawn
+            cur["draws"], cur["n_draws"] = (DRAWS[-1] if DRAWS else None), len(DRAWS)
         cur["indices"].setdefault(str(dataloader_idx), []).extend(index.tolist())
         d = dataloader_idx
         self.confmat[d].update(logits, y)
@@ -140,7 +141,9 @@ class Module(L.LightningModule):
         self.acc[d].update(logits, y)
         self.log("acc%d" % d, self.acc[d], add_dataloader_idx=False)
         if self.cfg["output"] == "dict":
-            return {"scores": logits, "gt": y, "loss_like": logits.float().mean()}
+            # "bad4d" and a missing key feed the two callbacks that must refuse them.
+            return {"scores": logits, "gt": y, "loss_like": logits.float().mean(),
+                    "bad4d": logits.reshape(len(y), C, 1, 1)}
         if self.cfg["output"] == "tuple":
             return logits, y
         return logits
@@ -192,12 +195,18 @@ def main():
     keys = {"prediction": "scores", "target": "gt"} if cfg["output"] == "dict" else None
     recorder = ShardLensRecorder(os.path.join(out, "dumps"), num_classes=C,
                                  formats=cfg.get("formats", ("npz",)))
+    callbacks = [ShardLensCallback(recorder, keys=keys), Logged()]
+    if cfg["output"] == "dict":  # what the callback cannot read: said once, fit goes on
+        for bad in ("bad4d", "nothing"):
+            callbacks.append(ShardLensCallback(
+                ShardLensRecorder(os.path.join(out, bad), num_classes=C),
+                keys={"prediction": bad, "target": "gt"}))
     trainer = L.Trainer(
         accelerator="cpu", devices=W, strategy=DDPStrategy(find_unused_parameters=True),
         precision=cfg["precision"], limit_val_batches=cfg["limit"],
         reload_dataloaders_every_n_epochs=1, num_sanity_val_steps=cfg["sanity"],
         max_epochs=cfg["epochs"], val_check_interval=cfg["interval"],
-        callbacks=[ShardLensCallback(recorder, keys=keys), Logged()],
+        callbacks=callbacks,
         logger=False, enable_checkpointing=False, enable_progress_bar=False,
         enable_model_summary=False, default_root_dir=out)
     module = Module(cfg)
