@@ -27,7 +27,8 @@ Plain torch.distributed::
 Lightning (the callback works without Lightning installed: its base is then a plain class)::
 
     trainer = Trainer(callbacks=[ShardLensCallback(ShardLensRecorder("dumps", num_classes=10))])
-    # validation_step returns {"index": index, "target": y, "prediction": logits}
+    # validation_step returns its logits (targets: the batch's last element; indices: replayed
+    # from the sampler Lightning injected), or (logits, y), or a dict: see ShardLensCallback.
 
 Hugging Face Accelerate (and the HF Trainer's evaluation loop): record each rank's own batch
 before it is gathered, flag Accelerate's cycled even_batches padding, and keep the matrix
@@ -53,11 +54,14 @@ reset(epoch=...), save(epoch=...) or the `epoch` attribute), else the sampler's 
 attribute (what DistributedSampler.set_epoch sets), else 0. Dumps are named
 {name}_epoch{e}_rank{r}.npz/.pt; a dump recorded during Lightning's sanity check is named
 {name}_sanity_epoch{e}_rank{r}, every record flagged SANITY, and the callback's test stage
-writes {name}_test_epoch{e}_rank{r}, so neither matches the glob {name}_epoch*.
+writes {name}_test_epoch{e}_rank{r}, so neither matches the glob {name}_epoch*. The callback
+adds _val{v} (the v-th validation of an epoch) and _dl{d} (the loader) before _rank when not 0.
 
 Dump format (what `shardlens-cli import` reads): an .npz and/or a .pt (torch.save of a dict
 of tensors) with index, target, prediction, flags, rank, world_size, epoch [, sanity,
-dataset_size, batch_size, matrix, reported]. Files are written atomically (temporary file +
+dataset_size, batch_size, matrix, reported], dataloader_idx, validation_in_epoch and
+settings_json (uint8 bytes of a UTF-8 JSON object, keys SETTINGS_KEYS: how the run sampled,
+batched and limited, so it can be simulated again). Files are written atomically (temporary file +
 rename). Only numpy (for .npz) and torch (for .pt, tensors) are needed, and only when used.
 """
 
