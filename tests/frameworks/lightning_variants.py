@@ -1,13 +1,14 @@
 """Lightning 2.6 oracle: precision="16-mixed" on CPU, val_check_interval=0.5, a dict with
-its own key names, and trainer.validate(dataloaders=X) after fit, against simulate and the
-ShardLensCallback dumps.
+its own key names, trainer.validate(dataloaders=X) and trainer.test after fit, against
+simulate and the ShardLensCallback dumps.
 
 Usage: lightning_variants.py SHARDLENS_CLI. One real Trainer (lightning_worker.py variants):
 4 CPU ranks over gloo, DDPStrategy(find_unused_parameters=True), limit_val_batches=10,
 reload_dataloaders_every_n_epochs=1, num_sanity_val_steps=0, max_epochs=2, a shuffled
 validation loader over 103 samples (B=2), validation_step returning {"scores", "gt", ...}
 (ShardLensCallback(keys=...)), dumps in .npz and .pt; then trainer.validate over 37 other
-samples, unshuffled.
+samples, unshuffled, and trainer.test over them shuffled. Two more callbacks are given what
+they cannot read (a 4-D prediction, a key the dict lacks).
 
 What it asserts Lightning does: 16-mixed on CPU becomes bf16-mixed with a warning (bfloat16
 logits under autocast); the val sampler's epoch is the fit epoch for both validations of an
@@ -56,8 +57,9 @@ def check_unreadable(log, out):
 
 def check_fit(cli, out, evals):
     for epoch in range(EPOCHS):
-        sim = lc.simulate(cli, os.path.join(out, "val"), B, LIMIT, shuffle=True, seed=0, epoch=epoch)
-        both = lc.simulate(cli, os.path.join(out, "val"), B, LIMIT, shuffle=True, seed=0, epoch=epoch,
+        val = os.path.join(out, "val")
+        sim = lc.simulate(cli, val, B, LIMIT, shuffle=True, seed=0, epoch=epoch)
+        both = lc.simulate(cli, val, B, LIMIT, shuffle=True, seed=0, epoch=epoch,
                            extra=["--validations-per-epoch", "2"])["epochs"]
         assert len(both) == 2
         for val in (0, 1):
@@ -138,6 +140,28 @@ def check_validate_after_fit(cli, out, evals):
           "dataset_size and matrices from X" % EPOCHS)
 
 
+def check_test(cli, out, evals):
+    """trainer.test(dataloaders=X shuffled) after fit: limit_test_batches stays 1.0 (all);
+    the sampler's epoch is the completed fit epochs, so the shuffle is seeded 0 + 2."""
+    ranks = evals[("test", False, EPOCHS, 0, 0)]
+    sim = lc.simulate(cli, os.path.join(out, "x"), B, "1.0", shuffle=True, epoch=EPOCHS)
+    for r in range(W):
+        check_equal("test(): sampler epoch", ranks[r]["samplers"][0]["epoch"], EPOCHS)
+        check_equal("test() rank %d local" % r, ranks[r]["local"], sim["per_rank"][r])
+        check_equal("test() compute()", ranks[r]["synced"], sim["synced"])
+    files = lc.dump_files(out, stage="test", epoch=EPOCHS)
+    report = lc.import_and_diagnose(cli, files, os.path.join(out, "x"),
+                                    os.path.join(out, "test.slrun"))
+    check_equal("test() imported per-rank", report["per_rank"], sim["per_rank"])
+    check_equal("test() imported synced", report["synced"], sim["synced"])
+    s = lc.settings_of(files[3])
+    check_equal("test() settings", (s["stage"], s["limit_batches"], s["shuffle"],
+                                    s["sampler_epoch"], s["dataset_size"]),
+                ("test", "all", True, EPOCHS, 37))
+    print("test(dataloaders=X) after fit: every batch, shuffled with epoch %d; dumps "
+          "eval_test_epoch%d_rank<r>" % (EPOCHS, EPOCHS))
+
+
 def main():
     cli = sys.argv[1]
     with lc.workdir() as out:
@@ -147,11 +171,12 @@ def main():
         evals = lc.evaluations(results)
         check_equal("evaluations", sorted(evals), sorted(
             [("fit", False, e, v, 0) for e in range(EPOCHS) for v in (0, 1)]
-            + [("validate", False, EPOCHS, 0, 0)]))
+            + [("validate", False, EPOCHS, 0, 0), ("test", False, EPOCHS, 0, 0)]))
         check_precision(log, results)
         check_unreadable(log, out)
         check_fit(cli, out, evals)
         check_validate_after_fit(cli, out, evals)
+        check_test(cli, out, evals)
     print("PASS")
 
 

@@ -29,10 +29,11 @@ CONFIGS = {
     "seed": dict(precision="bf16-mixed", sanity=2, epochs=3, limit=10, interval=1.0,
                  loaders=[("val", True), ("val2", False)], output="logits"),
     # 16-mixed on CPU, no sanity check, two validations per epoch, a dict with its own key
-    # names; then trainer.validate(dataloaders=X) over another dataset.
+    # names; then trainer.validate(dataloaders=X) over another dataset, and trainer.test over
+    # X shuffled (limit_test_batches: all).
     "variants": dict(precision="16-mixed", sanity=0, epochs=2, limit=10, interval=0.5,
                      loaders=[("val", True)], output="dict", validate_after=("x", False),
-                     formats=("npz", "pt")),
+                     test_after=("x", True), formats=("npz", "pt")),
     # DistributedSamplerWrapper over a WeightedRandomSampler drawing from the global RNG,
     # with and without seed_everything; validation_step returns (preds, target).
     "wrapper_seeded": dict(precision="32-true", sanity=0, epochs=2, limit=10, interval=1.0,
@@ -108,7 +109,7 @@ class Module(L.LightningModule):
         return torch.optim.SGD(self.parameters(), lr=0.0)
 
     def _stage(self):
-        return "validate" if self.trainer.state.fn == "validate" else "fit"
+        return self.trainer.state.fn if self.trainer.state.fn in ("validate", "test") else "fit"
 
     def on_validation_epoch_start(self):
         t = self.trainer
@@ -163,6 +164,16 @@ class Module(L.LightningModule):
             self.records.append(rec)
         self._write()
 
+    # trainer.test: the same records, under stage "test".
+    def on_test_epoch_start(self):
+        self.on_validation_epoch_start()
+
+    def test_step(self, batch, batch_idx, dataloader_idx=0):
+        return self.validation_step(batch, batch_idx, dataloader_idx)
+
+    def on_test_epoch_end(self):
+        self.on_validation_epoch_end()
+
     def _write(self):
         out = sys.argv[2]
         path = os.path.join(out, "results_rank%d.json" % self.global_rank)
@@ -214,6 +225,9 @@ def main():
     if "validate_after" in cfg:
         x_name, x_shuffle = cfg["validate_after"]
         trainer.validate(module, dataloaders=loader(x_name, x_shuffle), verbose=False)
+    if "test_after" in cfg:
+        x_name, x_shuffle = cfg["test_after"]
+        trainer.test(module, dataloaders=loader(x_name, x_shuffle), verbose=False)
     if trainer.global_rank == 0:
         print("precision plugin: %s" % type(trainer.precision_plugin).__name__, flush=True)
 

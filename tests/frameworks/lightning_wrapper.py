@@ -48,12 +48,14 @@ def check_run(cli, config, seeded):
         lc.write_table(out, "val", N, 7)
         log, results = lc.launch(config, out)
         evals = lc.evaluations(results)
-        check_equal("evaluations", sorted(evals), [("fit", False, e, 0, 0) for e in range(EPOCHS)])
+        check_equal("evaluations", sorted(evals),
+                    [("fit", False, e, 0, 0) for e in range(EPOCHS)])
         for epoch in range(EPOCHS):
             ranks = evals[("fit", False, epoch, 0, 0)]
             lists = [ranks[r]["draws"] for r in range(W)]
             for r in range(W):
-                check_equal("sampler", ranks[r]["samplers"][0]["type"], "DistributedSamplerWrapper")
+                check_equal("sampler", ranks[r]["samplers"][0]["type"],
+                            "DistributedSamplerWrapper")
                 check_equal("one draw per validation", ranks[r]["n_draws"], epoch + 1)
                 assert len(lists[r]) == DRAWN
             same = all(x == lists[0] for x in lists)
@@ -80,7 +82,8 @@ def check_run(cli, config, seeded):
                                 [False] * 15 + [r >= 1])
             report = lc.import_and_diagnose(cli, files, os.path.join(out, "val"),
                                             os.path.join(out, "e%d.slrun" % epoch))
-            check_equal("imported per-rank", report["per_rank"], [ranks[r]["local"] for r in range(W)])
+            check_equal("imported per-rank", report["per_rank"],
+                        [ranks[r]["local"] for r in range(W)])
             check_equal("imported synced", report["synced"], synced.tolist())
             st = lc.settings_of(files[0])
             expect = {"sampler": "wrapper", "inner_sampler": "weighted_random", "shuffle": False,
