@@ -113,6 +113,42 @@ def simulate(cli, table, batch_size, limit, shuffle=False, seed=0, epoch=0, extr
     return frameworks.cli_json(cli, *args, *extra)
 
 
+def simulate_like(cli, table, settings):
+    """simulate's JSON for the run a dump's settings_json describes: only what the dump
+    recorded chooses the flags (what `simulate --like RUN.slrun` will do in the CLI).
+    Returns None for a sampler simulate cannot take from the settings alone (a wrapper's
+    inner draws are not in them)."""
+    sampler = {"distributed": "distributed", "unrepeated": "unrepeated", "none": "none"}.get(
+        settings["sampler"])
+    if sampler is None:
+        return None
+    limit = settings["limit_batches"]
+    limit = "1.0" if limit == "all" else limit
+    if settings["sanity"]:  # the sanity check runs min(num_sanity_val_steps, limit) batches
+        limit = str(settings["sanity_steps"])
+    args = ["simulate", "--dataset", "npy:" + table + "_labels.npy",
+            "--predictor", "npy:" + table + "_preds.npy",
+            "--world-size", str(settings["world_size"]),
+            "--batch-size", str(settings["batch_size"]), "--limit-batches", limit,
+            "--sampler", sampler, "--seed", str(settings["seed"] or 0),
+            "--epoch", str(settings["sampler_epoch"]),
+            "--shuffle" if settings["shuffle"] else "--no-shuffle"]
+    if settings["sampler_drop_last"]:
+        args.append("--sampler-drop-last")
+    if settings["loader_drop_last"]:
+        args.append("--loader-drop-last")
+    return frameworks.cli_json(cli, *args)
+
+
+def check_like(cli, table, files, ranks):
+    """Every rank's metric state and compute() equal the simulation of the dump's settings."""
+    s = simulate_like(cli, table, settings_of(files[0]))
+    for r in range(W):
+        check_equal("settings_json re-simulated: rank %d local" % r, ranks[r]["local"],
+                    s["per_rank"][r])
+        check_equal("settings_json re-simulated: compute()", ranks[r]["synced"], s["synced"])
+
+
 def dump_files(out, name="eval", stage="", sanity=False, epoch=0, val=0, dl=0, ext="npz"):
     """The callback's dump of every rank for one evaluation, by its documented name."""
     parts = [name] + ([stage] if stage else []) + (["sanity"] if sanity else [])

@@ -65,6 +65,7 @@ def check_sanity(cli, out, evals):
         check_metric("sanity check, loader %d" % d, ranks, s)
         files = lc.dump_files(out, sanity=True, dl=d)
         check_dump_records("sanity, loader %d" % d, files, ranks, sanity=True)
+        lc.check_like(cli, os.path.join(out, LOADERS[d][0]), files, ranks)
         st = lc.settings_of(files[0])
         check_equal("sanity settings", (st["sanity"], st["sanity_steps"], st["epoch"],
                                          st["sampler_epoch"]), (True, SANITY, 0, 0))
@@ -101,6 +102,7 @@ def check_epochs(cli, out, evals):
                                 ranks[r]["local"])
             files = lc.dump_files(out, epoch=epoch, dl=d)
             check_dump_records("epoch %d loader %d" % (epoch, d), files, ranks, sanity=False)
+            lc.check_like(cli, os.path.join(out, table), files, ranks)
             report = lc.import_and_diagnose(cli, files, os.path.join(out, table), os.path.join(
                 out, "e%d_d%d.slrun" % (epoch, d)))
             check_equal("imported per-rank", report["per_rank"], s["per_rank"])

@@ -57,9 +57,9 @@ def check_unreadable(log, out):
 
 def check_fit(cli, out, evals):
     for epoch in range(EPOCHS):
-        val = os.path.join(out, "val")
-        sim = lc.simulate(cli, val, B, LIMIT, shuffle=True, seed=0, epoch=epoch)
-        both = lc.simulate(cli, val, B, LIMIT, shuffle=True, seed=0, epoch=epoch,
+        table = os.path.join(out, "val")
+        sim = lc.simulate(cli, table, B, LIMIT, shuffle=True, seed=0, epoch=epoch)
+        both = lc.simulate(cli, table, B, LIMIT, shuffle=True, seed=0, epoch=epoch,
                            extra=["--validations-per-epoch", "2"])["epochs"]
         assert len(both) == 2
         for val in (0, 1):
@@ -81,6 +81,7 @@ def check_fit(cli, out, evals):
             check_equal("indices of validation 1 vs 0", ranks[0]["indices"],
                         evals[("fit", False, epoch, 0, 0)][0]["indices"])
             files = lc.dump_files(out, epoch=epoch, val=val)
+            lc.check_like(cli, table, files, ranks)
             report = lc.import_and_diagnose(cli, files, os.path.join(out, "val"),
                                             os.path.join(out, "fit%d_%d.slrun" % (epoch, val)))
             check_equal("imported per-rank", report["per_rank"], sim["per_rank"])
@@ -121,6 +122,7 @@ def check_validate_after_fit(cli, out, evals):
         check_equal("validate() rank %d local" % r, e["local"], sim["per_rank"][r])
         check_equal("validate() compute()", e["synced"], sim["synced"])
     files = lc.dump_files(out, epoch=EPOCHS)
+    lc.check_like(cli, os.path.join(out, "x"), files, ranks)
     for r, f in enumerate(files):
         with np.load(f) as d:
             check_equal("validate() dump dataset_size", int(d["dataset_size"]), 37)
@@ -150,6 +152,7 @@ def check_test(cli, out, evals):
         check_equal("test() rank %d local" % r, ranks[r]["local"], sim["per_rank"][r])
         check_equal("test() compute()", ranks[r]["synced"], sim["synced"])
     files = lc.dump_files(out, stage="test", epoch=EPOCHS)
+    lc.check_like(cli, os.path.join(out, "x"), files, ranks)
     report = lc.import_and_diagnose(cli, files, os.path.join(out, "x"),
                                     os.path.join(out, "test.slrun"))
     check_equal("test() imported per-rank", report["per_rank"], sim["per_rank"])
