@@ -820,6 +820,10 @@ class ShardLensCallback(_CallbackBase):
                 pred, target = outputs
             else:
                 index, pred, target = outputs
+        elif hasattr(outputs, "shape") and len(outputs.shape) == 0:
+            raise _Unreadable(
+                "validation_step returned a scalar (a loss?): return the predictions (a "
+                "tensor), a tuple (preds, target), or a dict with a prediction and a target")
         elif hasattr(outputs, "shape"):
             pred = outputs
         else:
@@ -857,7 +861,14 @@ class ShardLensCallback(_CallbackBase):
         if not self._recording:
             return
         self._trainer = trainer
-        part = self._part(trainer, dataloader_idx or 0)
+        d = dataloader_idx or 0
+        try:
+            part = self._part(trainer, d)
+        except Exception as e:  # an unusual loader: say so, never stop the user's fit
+            part = self._parts[d] = _Part(None, None, None)
+            part.failed = "cannot read dataloader %d: %s" % (d, e)
+            self._say(("part", str(e)), part.failed)
+            return
         if part.failed:
             return
         try:
@@ -870,7 +881,7 @@ class ShardLensCallback(_CallbackBase):
             if index is None:
                 index = self._indices(part, len(target))
             part.recorder.update(index, target, ids)
-        except (_Unreadable, ValueError, TypeError, IndexError) as e:
+        except Exception as e:  # whatever it is, fit goes on and no dump says "exact"
             part.failed = str(e)
             self._say(("read", str(e)), "%s; dataloader %d of this %s is not recorded "
                       "(no dump is written for it)" % (e, dataloader_idx or 0, self._stage))

@@ -6,7 +6,9 @@ tensors: [N] ids and [N, C] logits/probabilities (bf16 too) against
 MulticlassConfusionMatrix; [N] and [N, 1] float scores, probabilities and logits (sigmoid
 when any value of the batch is outside [0, 1]), at the default threshold and at 0.3, against
 BinaryConfusionMatrix. Shapes it must refuse ([N, C, 1, 1], [N, 2, 3]) raise a ValueError
-naming the shape.
+naming the shape. And what the callback reads from a step's return value: a tensor with the
+batch's targets, (preds, target), (index, preds, target), dicts under default or given key
+names; None, a scalar, a dict without a prediction, no targets: each refused, saying why.
 """
 import os
 import sys
@@ -21,7 +23,8 @@ import torch  # noqa: E402
 from torchmetrics.classification import (BinaryConfusionMatrix,  # noqa: E402
                                          MulticlassConfusionMatrix)
 
-from shardlens_recorder import ShardLensRecorder  # noqa: E402
+import shardlens_recorder  # noqa: E402
+from shardlens_recorder import ShardLensCallback, ShardLensRecorder  # noqa: E402
 
 N, C = 64, 4
 
@@ -61,8 +64,34 @@ def main():
             assert str(list(shape)) in str(e), e
         else:
             raise AssertionError("a prediction of shape %s was accepted" % (shape,))
+    check_outputs()
     print("PASS: ids, logits, probabilities (multiclass and binary, thresholds 0.5 and 0.3) "
           "read as torchmetrics does; 4-D and 3-D refused with the shape")
+
+
+def check_outputs():
+    """What ShardLensCallback reads from a step's return value and the batch."""
+    cb = ShardLensCallback(ShardLensRecorder("/nonexistent"))
+    x, y, idx, logits = torch.zeros(3, 2), torch.tensor([1, 0, 2]), torch.tensor([7, 8, 9]), \
+        torch.eye(3)
+    read = cb._read
+    assert read(logits, (x, y)) == (None, y, logits)  # targets: the batch's last element
+    assert read((logits, y), None) == (None, y, logits)  # (preds, target)
+    assert read((idx, logits, y), None) == (idx, y, logits)  # (index, preds, target)
+    got = read({"logits": logits}, {"x": x, "label": y, "idx": idx})  # dict batch
+    assert got[0] is idx and got[1] is y and got[2] is logits
+    for bad, words in ((None, "returned None"), (torch.tensor(0.5), "a scalar"),
+                       ({"loss": logits}, "without a prediction"),
+                       (logits, "no targets")):
+        try:
+            read(bad, x if words == "no targets" else (x, y))
+        except shardlens_recorder._Unreadable as e:
+            assert words in str(e), (words, str(e))
+        else:
+            raise AssertionError("read %r" % (bad,))
+    custom = ShardLensCallback(ShardLensRecorder("/nonexistent"),
+                               keys={"prediction": "scores", "target": ["gt"]})
+    assert custom._read({"scores": logits, "gt": y}, None) == (None, y, logits)
 
 
 if __name__ == "__main__":
