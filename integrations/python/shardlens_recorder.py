@@ -527,10 +527,14 @@ def _sampler_settings(sampler):
 
 def _replay_order(sampler):
     """The dataset indices this rank's sampler yields in the iteration under way, without
-    drawing anything again: a DistributedSampler's order is a function of (seed, epoch,
-    len) (its own generator); a wrapper's positions map through the list its inner sampler
-    drew when this iteration started (re-iterating it would draw a new one). None when the
-    sampler's order cannot be known without disturbing it."""
+    drawing anything again. (Replayed, not watched: Lightning makes a loader's iterator in the
+    loop's reset(), before any callback hook, and fetches an unsized loader's first batch
+    there; watching would mean swapping samplers inside Lightning's loaders, in time for
+    some of them only.)"""
+    # How: a DistributedSampler's order is a function of (seed, epoch, len) (its own
+    # generator); a wrapper's positions map through the list its inner sampler drew when this
+    # iteration started (re-iterating it would draw a new one). None when the sampler's
+    # order cannot be known without disturbing it.
     name = _kind_name(sampler)
     if name == "SequentialSampler":
         return list(range(len(sampler)))
