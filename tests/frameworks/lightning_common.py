@@ -170,8 +170,13 @@ def import_and_diagnose(cli, files, table, run):
     proc = subprocess.run([cli, "import", *files, "--dataset", "npy:" + table + "_labels.npy",
                            "--out", run], capture_output=True, text=True)
     assert proc.returncode == 0, "import failed: %s" % (proc.stdout + proc.stderr)
+    return diagnose(cli, run)
+
+
+def diagnose(cli, run):
+    """diagnose --run RUN's JSON of a run holding one evaluation."""
     report = frameworks.cli_json(cli, "diagnose", "--run", run)
-    if "epochs" in report:  # one evaluation was imported
+    if "epochs" in report:
         assert len(report["epochs"]) == 1, [e.get("epoch") for e in report["epochs"]]
         report = report["epochs"][0]
     return report

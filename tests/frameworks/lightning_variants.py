@@ -99,8 +99,27 @@ def check_fit(cli, out, evals):
             check_equal("settings_json", {k: s[k] for k in want}, want)
             assert set(s) == set(lc.SETTINGS_KEYS), sorted(s)
             check_pt_settings(files[1])
+            if epoch == 0 and val == 0:
+                check_pt_import(cli, out, files, sim)
     print("val_check_interval=0.5: 2 validations per epoch x %d epochs, the same subset twice; "
           "every rank's state and compute() = simulate = imported dumps" % EPOCHS)
+
+
+def check_pt_import(cli, out, files, sim):
+    """The .pt twins (torch 2.x's torch.save) import to the same matrices, where this build
+    has its LibTorch plugin to read them."""
+    import subprocess
+    pts = [f[:-len("npz")] + "pt" for f in files]
+    run = os.path.join(out, "pt.slrun")
+    proc = subprocess.run([cli, "import", *pts, "--dataset", "npy:" + os.path.join(out, "val")
+                           + "_labels.npy", "--out", run], capture_output=True, text=True)
+    if proc.returncode != 0 and "torch" in (proc.stdout + proc.stderr).lower():
+        print("note: .pt dumps not imported here: " + (proc.stdout + proc.stderr).strip()[-300:])
+        return
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = lc.diagnose(cli, run)
+    check_equal(".pt imported synced", report["synced"], sim["synced"])
+    check_equal(".pt imported per-rank", report["per_rank"], sim["per_rank"])
 
 
 def check_pt_settings(npz):
