@@ -506,7 +506,10 @@ def _sampler_settings(sampler):
     name = _kind_name(sampler)
     out = {"sampler": "other", "inner_sampler": None, "shuffle": None, "seed": None,
            "sampler_epoch": 0, "sampler_drop_last": False}
-    if sampler is None or name in ("SequentialSampler", "RandomSampler"):
+    if sampler is None:  # not known (no loader found, or a recorder given none)
+        out.update(sampler=None, sampler_epoch=None, sampler_drop_last=None)
+        return out
+    if name in ("SequentialSampler", "RandomSampler"):
         out["sampler"] = "none"  # no distributed sampler: every rank reads everything
         out["shuffle"] = name == "RandomSampler"
         return out
