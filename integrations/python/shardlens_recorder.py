@@ -27,7 +27,8 @@ Plain torch.distributed::
 Lightning (the callback works without Lightning installed: its base is then a plain class)::
 
     trainer = Trainer(callbacks=[ShardLensCallback(ShardLensRecorder("dumps", num_classes=10))])
-    # validation_step returns {"index": index, "target": y, "prediction": logits}
+    # validation_step returns its logits (targets: the batch's last element; indices: replayed
+    # from the sampler Lightning injected), or (logits, y), or a dict: see ShardLensCallback.
 
 Hugging Face Accelerate (and the HF Trainer's evaluation loop): record each rank's own batch
 before it is gathered, flag Accelerate's cycled even_batches padding, and keep the matrix
@@ -53,23 +54,41 @@ reset(epoch=...), save(epoch=...) or the `epoch` attribute), else the sampler's 
 attribute (what DistributedSampler.set_epoch sets), else 0. Dumps are named
 {name}_epoch{e}_rank{r}.npz/.pt; a dump recorded during Lightning's sanity check is named
 {name}_sanity_epoch{e}_rank{r}, every record flagged SANITY, and the callback's test stage
-writes {name}_test_epoch{e}_rank{r}, so neither matches the glob {name}_epoch*.
+writes {name}_test_epoch{e}_rank{r}, so neither matches the glob {name}_epoch*. The callback
+adds _val{v} (the v-th validation of an epoch) and _dl{d} (the loader) before _rank when not 0.
 
 Dump format (what `shardlens-cli import` reads): an .npz and/or a .pt (torch.save of a dict
 of tensors) with index, target, prediction, flags, rank, world_size, epoch [, sanity,
-dataset_size, batch_size, matrix, reported]. Files are written atomically (temporary file +
+dataset_size, batch_size, matrix, reported], dataloader_idx, validation_in_epoch and
+settings_json (uint8 bytes of a UTF-8 JSON object, keys SETTINGS_KEYS: how the run sampled,
+batched and limited, so it can be simulated again). Files are written atomically (temporary file +
 rename). Only numpy (for .npz) and torch (for .pt, tensors) are needed, and only when used.
 """
 
+import copy
+import json
 import os
 import tempfile
+import warnings
 
 __version__ = "0.1.0"
 __all__ = ["ShardLensRecorder", "IndexedDataset", "PADDING", "SANITY", "ShardLensCallback",
-           "LIGHTNING", "accelerate_padding_flags"]
+           "LIGHTNING", "accelerate_padding_flags", "ShardLensWarning", "SETTINGS_KEYS"]
 
 PADDING = 1  # a DistributedSampler padding duplicate
 SANITY = 2  # evaluated during Lightning's sanity check
+
+# The keys of a dump's settings_json (UTF-8 JSON, uint8 array), what `shardlens-cli import`
+# reads to re-simulate the run; null where unknown.
+SETTINGS_KEYS = ("framework", "sampler", "inner_sampler", "shuffle", "seed", "sampler_epoch",
+                 "sampler_drop_last", "loader_drop_last", "batch_size", "limit_batches",
+                 "sanity_steps", "sanity", "stage", "dataloader_idx", "validation_in_epoch",
+                 "val_check_interval", "world_size", "rank", "dataset_size", "num_classes",
+                 "epoch", "global_step", "versions")
+
+
+class ShardLensWarning(UserWarning):
+    """What the recorder could not record, and why (said once, on rank 0)."""
 
 
 def accelerate_padding_flags(step, rank, world_size, batch_size, dataset_size, length,
@@ -105,15 +124,49 @@ def _to_list(values):
     return [int(values)]
 
 
-def _class_ids(prediction):
-    """Class ids from ids [N] or scores [N, C] (argmax over the last dimension)."""
-    if hasattr(prediction, "detach"):
-        if prediction.dim() == 2:
-            return _to_list(prediction.detach().argmax(dim=1))
-        return _to_list(prediction)
-    if hasattr(prediction, "ndim") and prediction.ndim == 2:
-        return _to_list(prediction.argmax(axis=1))
-    return _to_list(prediction)
+_SHAPES = "[N] class ids, [N, C] logits or probabilities, or [N] / [N, 1] binary scores"
+
+
+def _class_ids(prediction, threshold=0.5):
+    """Class ids of one batch, as torchmetrics reads predictions:
+    [N] integer ids; [N, C] scores (C > 1): argmax over C (MulticlassConfusionMatrix);
+    [N] or [N, 1] floats: binary scores, sigmoid first when any value of the batch lies
+    outside [0, 1], then > threshold (its binary metrics). Anything else: ValueError naming
+    the shape, never a silent guess."""
+    if isinstance(prediction, (list, tuple)) or not hasattr(prediction, "shape"):
+        try:
+            import numpy as np
+        except ImportError:
+            return _to_list(prediction)
+        prediction = np.asarray(prediction)
+    shape = tuple(prediction.shape)
+    if len(shape) == 0:  # one sample's prediction
+        prediction, shape = prediction.reshape(1), (1,)
+    if len(shape) == 2 and shape[1] == 1:
+        prediction, shape = prediction.reshape(-1), (shape[0],)
+    if hasattr(prediction, "detach"):  # a torch tensor: its own ops, so dtypes match torchmetrics
+        p = prediction.detach()
+        if len(shape) == 2:
+            return _to_list(p.argmax(dim=1))
+        if len(shape) == 1:
+            if p.is_floating_point():
+                if not bool(((p >= 0) & (p <= 1)).all()):
+                    p = p.sigmoid()
+                return _to_list(p > threshold)
+            return _to_list(p)
+    else:  # numpy
+        import numpy as np
+        p = np.asarray(prediction)
+        if len(shape) == 2:
+            return _to_list(p.argmax(axis=1))
+        if len(shape) == 1:
+            if p.dtype.kind == "f":
+                if not ((p >= 0) & (p <= 1)).all():
+                    p = 1.0 / (1.0 + np.exp(-p))
+                return _to_list(p > threshold)
+            return _to_list(p)
+    raise ValueError("a prediction of shape %s cannot be read as class ids: expected %s"
+                     % (list(shape), _SHAPES))
 
 
 def _check_epoch(epoch):
@@ -175,7 +228,7 @@ class ShardLensRecorder:
 
     def __init__(self, out_dir, name="eval", num_classes=None, rank=None, world_size=None,
                  dataset_size=None, batch_size=None, sampler=None, formats=("npz",),
-                 epoch=None):
+                 epoch=None, threshold=0.5):
         """
         out_dir: directory for the dumps ({name}_epoch{e}_rank{r}.npz / .pt).
         num_classes: enables the local confusion matrix (saved as `matrix`).
@@ -185,6 +238,8 @@ class ShardLensRecorder:
         formats: any of "npz" (needs numpy) and "pt" (torch.save of a dict of tensors).
         epoch: the epoch of the dumps; None (default) takes the sampler's `epoch` attribute
                (DistributedSampler.set_epoch), else 0. reset(epoch=) and save(epoch=) set it.
+        threshold: binary scores ([N] or [N, 1] floats) above it are class 1, as in
+                   torchmetrics' binary metrics.
         """
         unknown = set(formats) - {"npz", "pt"}
         if unknown:
@@ -203,6 +258,10 @@ class ShardLensRecorder:
         self.sanity = False  # set while Lightning's sanity check runs
         self.stage = None  # a tag in the file names, e.g. "test" (set by ShardLensCallback)
         self.epoch = _check_epoch(epoch)
+        self.threshold = threshold
+        self.dataloader_idx = 0  # which evaluation loader (ShardLensCallback sets these)
+        self.validation = 0  # the validation's index within its epoch
+        self.settings = None  # the run's settings (dict), saved as settings_json
         self.reset()
 
     # -- identity -------------------------------------------------------------------------
@@ -237,7 +296,8 @@ class ShardLensRecorder:
 
     def update(self, index, target, prediction, flags=None):
         """Adds one batch. prediction: class ids [N] or scores/logits [N, C]."""
-        index, target, pred = _to_list(index), _to_list(target), _class_ids(prediction)
+        pred = _class_ids(prediction, self.threshold)
+        index, target = _to_list(index), _to_list(target)
         if not (len(index) == len(target) == len(pred)):
             raise ValueError("index, target and prediction lengths differ: %d, %d, %d"
                              % (len(index), len(target), len(pred)))
@@ -293,12 +353,14 @@ class ShardLensRecorder:
             "rank": (self.rank, "i8"),
             "world_size": (self.world_size, "i8"),
             "epoch": (epoch, "i8"),
+            "dataloader_idx": (self.dataloader_idx, "i8"),
+            "validation_in_epoch": (self.validation, "i8"),
         }
         if self.sanity:
             out["sanity"] = (1, "i8")
         dataset_size = self.dataset_size
-        if dataset_size is None and self.sampler is not None and hasattr(self.sampler, "dataset"):
-            dataset_size = len(self.sampler.dataset)
+        if dataset_size is None:
+            dataset_size = _sampler_dataset_size(self.sampler)
         if dataset_size is not None:
             out["dataset_size"] = (dataset_size, "i8")
         if self.batch_size is not None:
@@ -309,24 +371,51 @@ class ShardLensRecorder:
             out["matrix"] = (self.local_matrix(), "i8")
         if self.reported is not None:
             out["reported"] = (self.reported, "m")
+        settings = self.settings if self.settings is not None else self._plain_settings(
+            epoch, dataset_size)
+        out["settings_json"] = (list(json.dumps(settings, sort_keys=True).encode("utf-8")), "u1")
         return out
 
+    def _plain_settings(self, epoch, dataset_size):
+        """settings_json of a dump written outside Lightning: what the sampler tells."""
+        settings = {key: None for key in SETTINGS_KEYS}
+        settings.update(_sampler_settings(self.sampler))
+        settings.update({"framework": "torch", "batch_size": self.batch_size,
+                         "sanity": bool(self.sanity), "stage": self.stage or "validate",
+                         "dataloader_idx": self.dataloader_idx,
+                         "validation_in_epoch": self.validation, "world_size": self.world_size,
+                         "rank": self.rank, "dataset_size": dataset_size,
+                         "num_classes": self.num_classes, "epoch": epoch,
+                         "versions": _versions()})
+        return settings
+
     def path(self, fmt, epoch=None):
-        """{out_dir}/{name}[_{stage}][_sanity]_epoch{e}_rank{r}.{fmt}"""
+        """{out_dir}/{name}[_{stage}][_sanity]_epoch{e}[_val{v}][_dl{d}]_rank{r}.{fmt}: the
+        validation and loader parts only when not 0, so single-loader globs keep working."""
         epoch = self.current_epoch if epoch is None else _check_epoch(epoch)
         parts = [self.name]
         if self.stage:
             parts.append(self.stage)
         if self.sanity:
             parts.append("sanity")
-        parts.append("epoch%d_rank%d.%s" % (epoch, self.rank, fmt))
+        parts.append("epoch%d" % epoch)
+        if self.validation:
+            parts.append("val%d" % self.validation)
+        if self.dataloader_idx:
+            parts.append("dl%d" % self.dataloader_idx)
+        parts.append("rank%d.%s" % (self.rank, fmt))
         return os.path.join(self.out_dir, "_".join(parts))
 
     def save(self, epoch=None):
         """Writes this rank's dump(s) of the current epoch; returns the paths written.
-        epoch: sets the explicit epoch first (as reset(epoch=) does)."""
+        epoch: sets the explicit epoch first (as reset(epoch=) does). With no records nothing
+        is written (a dump of nothing would import as an evaluation that is exact)."""
         if epoch is not None:
             self.epoch = _check_epoch(epoch)
+        if not self.index:
+            warnings.warn("ShardLens: no records on rank %d, no dump written" % self.rank,
+                          ShardLensWarning, stacklevel=2)
+            return []
         epoch = self.current_epoch
         arrays = self._arrays(epoch)
         written = []
@@ -376,19 +465,117 @@ class ShardLensRecorder:
         return path
 
 
-def _stage_sampler(trainer, stage):
-    """The sampler of the stage's dataloader when there is exactly one, else None."""
-    try:
-        loaders = getattr(trainer, "test_dataloaders" if stage == "test" else "val_dataloaders",
-                          None)
-    except Exception:  # a property that cannot answer outside its loop
+def _kind_name(sampler):
+    """The sampler's class name, so no framework has to be imported to tell them apart."""
+    return type(sampler).__name__
+
+
+def _is_wrapper(sampler):
+    """Lightning's DistributedSamplerWrapper: a DistributedSampler over the positions of the
+    list its inner sampler yields (kept in sampler.dataset._sampler_list)."""
+    return _kind_name(sampler) == "DistributedSamplerWrapper" and hasattr(sampler, "dataset")
+
+
+def _is_distributed(sampler):
+    return hasattr(sampler, "num_replicas") and hasattr(sampler, "rank") and \
+        hasattr(sampler, "dataset")
+
+
+def _sampler_dataset_size(sampler):
+    """len(dataset) when the sampler knows the dataset itself (not a wrapper's inner list)."""
+    if sampler is None or _is_wrapper(sampler):
         return None
-    if isinstance(loaders, (list, tuple)):
-        loaders = loaders[0] if len(loaders) == 1 else None
-    sampler = getattr(loaders, "sampler", None)
-    if sampler is not None and hasattr(sampler, "num_replicas") and hasattr(sampler, "dataset"):
-        return sampler
+    for attr in ("dataset", "data_source"):
+        data = getattr(sampler, attr, None)
+        if data is not None and hasattr(data, "__len__"):
+            return len(data)
     return None
+
+
+def _inner_kind(sampler):
+    name = _kind_name(sampler)
+    if name == "SequentialSampler":
+        return "sequential"
+    if name == "WeightedRandomSampler":
+        return "weighted_random"
+    return "other"
+
+
+def _sampler_settings(sampler):
+    """The settings_json entries a sampler tells: kind, shuffle, seed, epoch, drop_last."""
+    name = _kind_name(sampler)
+    out = {"sampler": "other", "inner_sampler": None, "shuffle": None, "seed": None,
+           "sampler_epoch": 0, "sampler_drop_last": False}
+    if sampler is None:  # not known (no loader found, or a recorder given none)
+        out.update(sampler=None, sampler_epoch=None, sampler_drop_last=None)
+        return out
+    if name in ("SequentialSampler", "RandomSampler"):
+        out["sampler"] = "none"  # no distributed sampler: every rank reads everything
+        out["shuffle"] = name == "RandomSampler"
+        return out
+    if _is_wrapper(sampler):
+        out["sampler"] = "wrapper"
+        out["inner_sampler"] = _inner_kind(getattr(sampler.dataset, "_sampler", None))
+    elif name == "DistributedSampler":
+        out["sampler"] = "distributed"
+    elif name == "UnrepeatedDistributedSampler":
+        out["sampler"] = "unrepeated"
+    if _is_distributed(sampler):
+        out.update(shuffle=bool(getattr(sampler, "shuffle", False)),
+                   seed=int(getattr(sampler, "seed", 0)),
+                   sampler_epoch=int(getattr(sampler, "epoch", 0)),
+                   sampler_drop_last=bool(getattr(sampler, "drop_last", False)))
+    return out
+
+
+def _replay_order(sampler):
+    """The dataset indices this rank's sampler yields in the iteration under way, without
+    drawing anything again. (Replayed, not watched: Lightning makes a loader's iterator in the
+    loop's reset(), before any callback hook, and fetches an unsized loader's first batch
+    there; watching would mean swapping samplers inside Lightning's loaders, in time for
+    some of them only.)"""
+    # How: a DistributedSampler's order is a function of (seed, epoch, len) (its own
+    # generator); a wrapper's positions map through the list its inner sampler drew when this
+    # iteration started (re-iterating it would draw a new one). None when the sampler's
+    # order cannot be known without disturbing it.
+    name = _kind_name(sampler)
+    if name == "SequentialSampler":
+        return list(range(len(sampler)))
+    if not _is_distributed(sampler):
+        return None
+    try:
+        from torch.utils.data import DistributedSampler
+    except ImportError:
+        return None
+    if not isinstance(sampler, DistributedSampler):
+        return None
+    if _is_wrapper(sampler):
+        drawn = getattr(sampler.dataset, "_sampler_list", None)
+        if drawn is None:
+            return None
+        return [drawn[p] for p in DistributedSampler.__iter__(sampler)]
+    if name != "DistributedSampler":  # a subclass may order differently
+        return None
+    return list(DistributedSampler.__iter__(sampler))
+
+
+def _versions():
+    out = {}
+    try:
+        import importlib.metadata as metadata
+    except ImportError:  # pragma: no cover
+        return out
+    for package in ("torch", "lightning", "torchmetrics"):
+        try:
+            out[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            out[package] = None
+    if out.get("lightning") is None:
+        try:
+            out["lightning"] = metadata.version("pytorch_lightning")
+        except metadata.PackageNotFoundError:
+            pass
+    return out
 
 
 def _callback_base():
@@ -405,43 +592,322 @@ def _callback_base():
 _CallbackBase, LIGHTNING = _callback_base()  # LIGHTNING: the module used, or None
 
 
+_DEFAULT_KEYS = {
+    "prediction": ("prediction", "preds", "pred", "logits", "probs", "y_hat", "output"),
+    "target": ("target", "targets", "y", "label", "labels"),
+    "index": ("index", "indices", "idx"),
+}
+
+
+class _Unreadable(Exception):
+    """A batch the callback cannot record; its message says what to change."""
+
+
+def _pick(mapping, names):
+    for name in names:
+        if name in mapping:
+            return mapping[name]
+    return None
+
+
+def _limit_text(limit):
+    """Lightning's limit as the user wrote it: 1.0 (a float) is every batch, 1 one batch."""
+    if limit is None:
+        return None
+    if isinstance(limit, float):
+        return "all" if limit == 1.0 else repr(limit)
+    return str(limit)
+
+
+def _count(value):
+    """An int for settings_json; Lightning keeps -1 sanity steps as float('inf')."""
+    if value is None:
+        return None
+    if isinstance(value, float) and value == float("inf"):
+        return -1
+    return int(value)
+
+
+class _Part:
+    """One evaluation loader of one validation: its recorder, loader and sampler order."""
+
+    def __init__(self, recorder, loader, sampler):
+        self.recorder = recorder
+        self.loader = loader
+        self.sampler = sampler
+        self.order = None  # replayed dataset indices, on the first batch that needs them
+        self.failed = None  # why this part is not saved
+
+
 class ShardLensCallback(_CallbackBase):
-    """A Lightning callback recording validation/test batches whose step returns a dict with
-    index, target and prediction (or preds/logits); saves one dump per rank and evaluation.
+    """A Lightning callback recording every validation/test batch; each rank saves one dump
+    per evaluation: stage, sanity check, epoch, validation within the epoch and loader.
 
-    Every validation run is kept: its dump is named after trainer.current_epoch
-    ({name}_epoch{e}_rank{r}), so epochs never overwrite each other. The sanity check
-    (trainer.sanity_checking) is kept too, flagged: every record has flags |= SANITY, the
-    dump has `sanity` = 1 and is named {name}_sanity_epoch{e}_rank{r}. Test runs are
-    named {name}_test_epoch{e}_rank{r}. The dump is written in on_validation_end /
-    on_test_end, after the LightningModule's on_*_epoch_end, so a reported matrix set there
-    (recorder.set_reported) is included.
+    What validation_step (test_step) may return:
+      - a dict: the prediction under "prediction", "preds", "pred", "logits", "probs",
+        "y_hat" or "output"; the target under "target", "targets", "y", "label" or
+        "labels"; the dataset index (optional) under "index", "indices" or "idx". Other
+        names: keys={"prediction": "scores", "target": "gt", "index": "ids"}.
+      - a tuple (preds, target) (torchmetrics' order) or (index, preds, target);
+      - a tensor of predictions: the target is then the batch's "target"/... entry (a dict
+        batch) or its last element (an (x, y) tuple), or batch_target(batch).
+    Predictions: [N] ids, [N, C] logits/probabilities (argmax), [N] or [N, 1] binary scores
+    (threshold, sigmoid first outside [0, 1], as torchmetrics). Without an index the callback
+    replays the loader's sampler (the DistributedSampler or DistributedSamplerWrapper that
+    Lightning injects, or a SequentialSampler), so no IndexedDataset is needed.
+    Anything it cannot read is said once, on rank 0, as a ShardLensWarning; that loader's
+    dump is then not written (never a dump that would read as exact) and fit goes on.
 
-    When the recorder has no sampler, the callback uses the sampler of the stage's single
-    dataloader (trainer.val_dataloaders / trainer.test_dataloaders: the DistributedSampler
-    Lightning injects), for padding flags and dataset_size.
+    Dumps: {name}[_test][_sanity]_epoch{e}[_val{v}][_dl{d}]_rank{r}, with settings_json (the
+    sampler, seed, limits, ... of the loader in use). The first loader is recorded into
+    `recorder` itself (set_reported in on_validation_epoch_end lands in its dump: the dump is
+    written in on_validation_end, after the LightningModule's on_validation_epoch_end); loader
+    d into recorders[d].
 
     stages: any of "validate" and "test". sanity: False skips the sanity check.
     """
 
-    def __init__(self, recorder, stages=("validate", "test"), sanity=True):
+    def __init__(self, recorder, stages=("validate", "test"), sanity=True, keys=None,
+                 batch_target=None, threshold=None):
         super().__init__()
         unknown = set(stages) - {"validate", "test"}
         if unknown:
             raise ValueError("unknown stages: %s" % sorted(unknown))
+        unknown = set(keys or {}) - set(_DEFAULT_KEYS)
+        if unknown:
+            raise ValueError("unknown keys: %s (known: %s)" % (sorted(unknown),
+                                                                sorted(_DEFAULT_KEYS)))
         self.recorder = recorder
         self.stages = tuple(stages)
         self.sanity = sanity
+        self.keys = dict(_DEFAULT_KEYS)
+        for role, names in (keys or {}).items():
+            self.keys[role] = (names,) if isinstance(names, str) else tuple(names)
+        self.batch_target = batch_target
+        if threshold is not None:
+            recorder.threshold = threshold
+        self.recorders = {}  # dataloader_idx -> the recorder of that loader (last evaluation)
+        self._own_sampler = recorder.sampler is not None  # else the loader's, per loader
+        # What the user set stays; the rest is read from each loader in use.
+        self._user_sizes = (recorder.dataset_size, recorder.batch_size)
         self._recording = False
-        self._own_sampler = recorder.sampler is not None  # else taken from the dataloader
+        self._parts = {}
+        self._validations = {}  # (stage, sanity, epoch) -> evaluations started
+        self._said = set()
+        self._trainer = None
+        self._stage = None
 
+    # -- saying what went wrong, once, on rank 0 -------------------------------------------
+    def _say(self, key, message):
+        if key in self._said:
+            return
+        self._said.add(key)
+        if int(getattr(self._trainer, "global_rank", 0) or 0) == 0:
+            warnings.warn("ShardLens: " + message, ShardLensWarning, stacklevel=3)
+
+    # -- the loaders in use ----------------------------------------------------------------
+    def _loader(self, trainer, dataloader_idx):
+        """The loader of the evaluation running now. trainer.val_dataloaders answers with
+        the fit loop's loaders even inside trainer.validate(dataloaders=X), so the running
+        loop's own loaders come first (Trainer._evaluation_loop, private in Lightning 2.x)."""
+        loaders = None
+        try:
+            loop = trainer._evaluation_loop
+            combined = getattr(loop, "_combined_loader", None)
+            loaders = list(combined.flattened) if combined is not None else None
+        except Exception:  # not Lightning 2.x, or outside its loop
+            loaders = None
+        if loaders is None:
+            try:
+                loaders = getattr(trainer, "test_dataloaders" if self._stage == "test"
+                                  else "val_dataloaders", None)
+            except Exception:
+                loaders = None
+            if isinstance(loaders, dict):
+                loaders = list(loaders.values())
+            elif loaders is not None and not isinstance(loaders, (list, tuple)):
+                loaders = [loaders]
+        if loaders is None or not 0 <= dataloader_idx < len(loaders):
+            return None
+        return loaders[dataloader_idx]
+
+    @staticmethod
+    def _loader_sampler(loader):
+        """The sampler whose order the loader's batches follow."""
+        batch_sampler = getattr(loader, "batch_sampler", None)
+        sampler = getattr(batch_sampler, "sampler", None)
+        return sampler if sampler is not None else getattr(loader, "sampler", None)
+
+    def _settings(self, trainer, part, dataloader_idx):
+        rec, loader, sampler = part.recorder, part.loader, part.sampler
+        settings = {key: None for key in SETTINGS_KEYS}
+        settings.update(_sampler_settings(sampler))
+        testing = self._stage == "test"
+        batch_sampler = getattr(loader, "batch_sampler", None)
+        batch_size = getattr(loader, "batch_size", None)
+        if batch_size is None:
+            batch_size = getattr(batch_sampler, "batch_size", self._user_sizes[1])
+        dataset = getattr(loader, "dataset", None)
+        dataset_size = self._user_sizes[0]
+        if dataset_size is None and dataset is not None and hasattr(dataset, "__len__"):
+            dataset_size = len(dataset)  # the user's dataset, also under the wrapper
+        if dataset_size is None:
+            dataset_size = _sampler_dataset_size(sampler)
+        settings.update({
+            "framework": "lightning",
+            "loader_drop_last": bool(getattr(loader, "drop_last",
+                                             getattr(batch_sampler, "drop_last", False))),
+            "batch_size": batch_size,
+            "limit_batches": _limit_text(getattr(trainer, "limit_test_batches" if testing
+                                                 else "limit_val_batches", None)),
+            "sanity_steps": _count(getattr(trainer, "num_sanity_val_steps", None)),
+            "sanity": bool(rec.sanity),
+            "stage": "test" if testing else "validate",
+            "dataloader_idx": dataloader_idx,
+            "validation_in_epoch": rec.validation,
+            "val_check_interval": None if getattr(trainer, "val_check_interval", None) is None
+            else str(trainer.val_check_interval),
+            "world_size": rec.world_size,
+            "rank": rec.rank,
+            "dataset_size": dataset_size,
+            "num_classes": rec.num_classes,
+            "epoch": int(getattr(trainer, "current_epoch", 0) or 0),
+            "global_step": int(getattr(trainer, "global_step", 0) or 0),
+            "versions": _versions(),
+        })
+        return settings
+
+    def _part(self, trainer, dataloader_idx):
+        part = self._parts.get(dataloader_idx)
+        if part is not None:
+            return part
+        main = self.recorder
+        if dataloader_idx == 0:
+            rec = main
+        else:  # the same configuration, its own records
+            rec = copy.copy(main)
+            rec.reset()
+        rec.dataloader_idx = dataloader_idx
+        loader = self._loader(trainer, dataloader_idx)
+        sampler = main.sampler if self._own_sampler else self._loader_sampler(loader)
+        rec.sampler = sampler if sampler is not None and _is_distributed(sampler) else None
+        part = _Part(rec, loader, sampler)
+        settings = self._settings(trainer, part, dataloader_idx)
+        rec.settings = settings
+        rec.dataset_size = settings["dataset_size"]
+        rec.batch_size = settings["batch_size"]
+        self._parts[dataloader_idx] = part
+        self.recorders[dataloader_idx] = rec
+        return part
+
+    # -- reading a batch -------------------------------------------------------------------
+    def _batch_target(self, batch):
+        if self.batch_target is not None:
+            return self.batch_target(batch)
+        if isinstance(batch, dict):
+            return _pick(batch, self.keys["target"])
+        if isinstance(batch, (list, tuple)) and len(batch) >= 2:
+            return batch[-1]
+        return None
+
+    def _read(self, outputs, batch):
+        """(index or None, target, prediction) of one batch, or _Unreadable."""
+        index = target = pred = None
+        if isinstance(outputs, dict):
+            pred = _pick(outputs, self.keys["prediction"])
+            target = _pick(outputs, self.keys["target"])
+            index = _pick(outputs, self.keys["index"])
+            if pred is None:
+                raise _Unreadable(
+                    "validation_step returned a dict without a prediction (keys %s; looked "
+                    "for %s): name it with ShardLensCallback(keys={'prediction': ...})"
+                    % (sorted(map(str, outputs)), "/".join(self.keys["prediction"])))
+        elif isinstance(outputs, (list, tuple)) and len(outputs) in (2, 3):
+            if len(outputs) == 2:
+                pred, target = outputs
+            else:
+                index, pred, target = outputs
+        elif hasattr(outputs, "shape") and len(outputs.shape) == 0:
+            raise _Unreadable(
+                "validation_step returned a scalar (a loss?): return the predictions (a "
+                "tensor), a tuple (preds, target), or a dict with a prediction and a target")
+        elif hasattr(outputs, "shape"):
+            pred = outputs
+        else:
+            raise _Unreadable(
+                "validation_step returned %s: return the predictions (a tensor), a tuple "
+                "(preds, target), or a dict with a prediction and a target"
+                % ("None" if outputs is None else type(outputs).__name__))
+        if target is None:
+            target = self._batch_target(batch)
+            if target is None:
+                raise _Unreadable(
+                    "no targets: neither the step's output nor the batch (%s) holds them; "
+                    "return them (keys={'target': ...}) or pass batch_target=" % (
+                        type(batch).__name__))
+        if index is None and isinstance(batch, dict):
+            index = _pick(batch, self.keys["index"])
+        return index, target, pred
+
+    def _indices(self, part, count):
+        """Dataset indices of the next `count` records of this loader, from its sampler."""
+        if part.order is None:
+            part.order = _replay_order(part.sampler) if part.sampler is not None else None
+            if part.order is None:
+                raise _Unreadable(
+                    "no dataset index: validation_step returns none and the loader's "
+                    "sampler (%s) cannot be replayed; return the index (IndexedDataset, "
+                    "keys={'index': ...})" % _kind_name(part.sampler))
+        start = len(part.recorder.index)
+        if start + count > len(part.order):
+            raise _Unreadable("the loader yielded more samples (%d) than its sampler orders "
+                              "(%d)" % (start + count, len(part.order)))
+        return part.order[start:start + count]
+
+    def _batch(self, trainer, outputs, batch, dataloader_idx):
+        if not self._recording:
+            return
+        self._trainer = trainer
+        d = dataloader_idx or 0
+        try:
+            part = self._part(trainer, d)
+        except Exception as e:  # an unusual loader: say so, never stop the user's fit
+            part = self._parts[d] = _Part(None, None, None)
+            part.failed = "cannot read dataloader %d: %s" % (d, e)
+            self._say(("part", str(e)), part.failed)
+            return
+        if part.failed:
+            return
+        try:
+            index, target, pred = self._read(outputs, batch)
+            ids = _class_ids(pred, part.recorder.threshold)
+            target = _to_list(target)
+            if len(ids) != len(target):
+                raise _Unreadable("%d predictions for %d targets (prediction shape %s)" % (
+                    len(ids), len(target), list(getattr(pred, "shape", [len(ids)]))))
+            if index is None:
+                index = self._indices(part, len(target))
+            part.recorder.update(index, target, ids)
+        except Exception as e:  # whatever it is, fit goes on and no dump says "exact"
+            part.failed = str(e)
+            self._say(("read", str(e)), "%s; dataloader %d of this %s is not recorded "
+                      "(no dump is written for it)" % (e, dataloader_idx or 0, self._stage))
+
+    # -- one evaluation --------------------------------------------------------------------
     def _start(self, trainer, stage):
+        self._trainer = trainer
+        self._stage = stage
         sanity = bool(getattr(trainer, "sanity_checking", False))
         self._recording = stage in self.stages and (self.sanity or not sanity)
+        self._parts = {}
         if not self._recording:
             return
         rec = self.recorder
-        rec.reset(epoch=int(getattr(trainer, "current_epoch", 0) or 0))
+        epoch = int(getattr(trainer, "current_epoch", 0) or 0)
+        key = (stage, sanity, epoch)
+        rec.reset(epoch=epoch)
+        rec.validation = self._validations.get(key, 0)
+        self._validations[key] = rec.validation + 1
         rec.sanity = sanity
         rec.stage = "test" if stage == "test" else None
         # Lightning knows the rank even before (or without) torch.distributed.
@@ -449,30 +915,35 @@ class ShardLensCallback(_CallbackBase):
             rec._rank = int(trainer.global_rank)
         if rec._world_size is None and getattr(trainer, "world_size", None) is not None:
             rec._world_size = int(trainer.world_size)
-        if not self._own_sampler:
-            rec.sampler = _stage_sampler(trainer, stage)
-
-    def _batch(self, outputs):
-        if not self._recording or not isinstance(outputs, dict):
-            return
-        pred = None
-        for key in ("prediction", "preds", "logits"):
-            if key in outputs:
-                pred = outputs[key]
-                break
-        if pred is not None and "index" in outputs and "target" in outputs:
-            self.recorder.update(outputs["index"], outputs["target"], pred)
 
     def _end(self):
         if not self._recording:
             return []
         self._recording = False
-        rec = self.recorder
+        written = []
         try:
-            return rec.save()
+            for d, part in sorted(self._parts.items()):
+                rec = part.recorder
+                if part.failed:
+                    continue
+                if not rec.index:
+                    self._say(("empty", d), "dataloader %d recorded no samples: no dump" % d)
+                    continue
+                written += rec.save()
+            if not self._parts:
+                self._say("nothing", "no %s batch reached the callback: no dump" % self._stage)
         finally:
-            rec.sanity = False
-            rec.stage = None
+            main = self.recorder
+            main.sanity = False
+            main.stage = None
+            main.dataloader_idx = 0
+            main.validation = 0
+            main.settings = None
+            main.dataset_size, main.batch_size = self._user_sizes
+            if not self._own_sampler:
+                main.sampler = None
+            self._parts = {}
+        return written
 
     # Lightning 2.x hook signatures (lightning.pytorch.Callback).
     def on_validation_epoch_start(self, trainer, pl_module):
@@ -480,7 +951,7 @@ class ShardLensCallback(_CallbackBase):
 
     def on_validation_batch_end(self, trainer, pl_module, outputs, batch, batch_idx,
                                 dataloader_idx=0):
-        self._batch(outputs)
+        self._batch(trainer, outputs, batch, dataloader_idx)
 
     def on_validation_end(self, trainer, pl_module):
         self._end()
@@ -490,7 +961,7 @@ class ShardLensCallback(_CallbackBase):
 
     def on_test_batch_end(self, trainer, pl_module, outputs, batch, batch_idx,
                           dataloader_idx=0):
-        self._batch(outputs)
+        self._batch(trainer, outputs, batch, dataloader_idx)
 
     def on_test_end(self, trainer, pl_module):
         self._end()
