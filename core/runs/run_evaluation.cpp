@@ -26,6 +26,10 @@ Evaluation evaluation_from_run(RunFile run, const std::string& origin) {
   p.sync_note = m.sync_note;
   p.launcher = m.launcher;
   p.class_counts_source = m.class_counts_source;
+  p.recorded = m.recorded;
+  e.stage = m.stage;
+  if (m.validation_in_epoch) e.validation = int(*m.validation_in_epoch);
+  if (m.dataloader_idx) e.dataloader = int(*m.dataloader_idx);
   e.class_names = class_names_or_numbers(m.class_names, m.classes);
   e.class_counts = m.class_counts;
   e.dataset_size = m.dataset_size;
@@ -110,6 +114,10 @@ RunFile run_from_evaluation(const Evaluation& e) {
   m.failed_ranks = e.failed_ranks;
   m.sync_note = p.sync_note;
   m.launcher = p.launcher;
+  m.recorded = p.recorded;
+  m.stage = e.stage;
+  if (e.validation >= 0) m.validation_in_epoch = e.validation;
+  if (e.dataloader >= 0) m.dataloader_idx = e.dataloader;
   run.records.ranks.resize(size_t(e.world_size));
   for (int r = 0; r < e.world_size; ++r) {
     auto& out = run.records.ranks[size_t(r)];
