@@ -123,7 +123,10 @@ std::vector<T> read_number_list(const std::string& spec) {
 }  // namespace
 
 Scenario resolve_scenario(const CLI::App& cmd, const EngineFlags& f) {
-  Scenario s = f.preset.empty() ? Scenario{} : load_preset(f.preset);
+  return apply_engine_flags(cmd, f, f.preset.empty() ? Scenario{} : load_preset(f.preset));
+}
+
+Scenario apply_engine_flags(const CLI::App& cmd, const EngineFlags& f, Scenario s) {
   auto given = [&](const char* flag) { return cmd.count(flag) > 0; };
   if (given("--dataset")) s.dataset = f.dataset;
   if (given("--predictor")) s.predictor = f.predictor;
