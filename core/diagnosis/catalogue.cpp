@@ -160,7 +160,7 @@ const std::map<Pattern, Entry>& catalogue() {
       {Pattern::NothingRecorded,
        {"Nothing was recorded",
         "The evaluation holds no records: no rank recorded a single sample, so there is "
-        "nothing to check. An empty matrix that equals an empty expectation says nothing about "
+        "nothing to check. An empty matrix that matches an empty expectation proves nothing about "
         "the run.",
         {{"Lightning",
           "Return a dict with the batch's dataset indices, targets and predictions from "
