@@ -12,10 +12,11 @@ namespace {
 
 // How many validations the epoch of `runs[which]` had: its validation numbers among the
 // evaluations of the same epoch, stage and dataloader.
-int validations_in_epoch(const std::vector<Evaluation>& runs, const Evaluation& run) {
+int validations_in_epoch(const std::vector<const Evaluation*>& runs, const Evaluation& run) {
   int count = 1;
-  for (const Evaluation& e : runs)
-    if (e.epoch == run.epoch && e.stage == run.stage && e.dataloader == run.dataloader)
+  for (const Evaluation* p : runs)
+    if (const Evaluation& e = *p;
+        e.epoch == run.epoch && e.stage == run.stage && e.dataloader == run.dataloader)
       count = std::max(count, e.validation + 1);
   return count;
 }
@@ -63,7 +64,14 @@ void set_sampler(const RecordedSettings& r, LikeScenario& out) {
 
 LikeScenario scenario_like(const std::vector<Evaluation>& runs, size_t which,
                            const std::string& origin) {
-  const Evaluation& run = runs.at(which);
+  std::vector<const Evaluation*> all;
+  for (const Evaluation& e : runs) all.push_back(&e);
+  return scenario_like(all, which, origin);
+}
+
+LikeScenario scenario_like(const std::vector<const Evaluation*>& runs, size_t which,
+                           const std::string& origin) {
+  const Evaluation& run = *runs.at(which);
   LikeScenario out;
   Scenario& s = out.scenario;
   if (run.provenance.scenario_recorded) {

@@ -28,6 +28,8 @@ struct LikeScenario {
 // The scenario of `runs[which]` (one evaluation of a run file; the others say how many
 // validations its epoch had). Throws InputError "ORIGIN: ..." when the run records no
 // settings at all.
+LikeScenario scenario_like(const std::vector<const Evaluation*>& runs, size_t which,
+                           const std::string& origin);
 LikeScenario scenario_like(const std::vector<Evaluation>& runs, size_t which,
                            const std::string& origin);
 
