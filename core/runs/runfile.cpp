@@ -618,8 +618,8 @@ std::vector<std::pair<std::string, std::string>> run_epochs_members(
       throw InputError("run file: evaluations are not in increasing order (" +
                        evaluation_key(m).dump() + " after " +
                        evaluation_key(epochs[k - 1].meta).dump() + ")");
-    by_epoch = by_epoch && m.stage.empty() && !m.validation_in_epoch && !m.dataloader_idx &&
-               (k == 0 || *m.epoch > *epochs[k - 1].meta.epoch);
+    by_epoch = by_epoch && (m.stage.empty() || m.stage == "validate") && !m.validation_in_epoch &&
+               !m.dataloader_idx && (k == 0 || *m.epoch > *epochs[k - 1].meta.epoch);
   }
   if (!by_epoch) {
     top["format_version"] = kRunFormatVersionEvaluations;

@@ -314,3 +314,37 @@ TEST_F(ImportSettingsTest, RecordedRunLikeItsSettings) {
   const std::string what = error_of([&] { scenario_like(bare, 0, "without.slrun"); });
   EXPECT_NE(what.find("without.slrun: records no settings"), std::string::npos) << what;
 }
+
+// A version-3 file whose list disagrees with its evaluations, or repeats one, is refused; a
+// run of plain epochs stays version 2 even when every dump says stage "validate".
+TEST_F(ImportSettingsTest, MalformedEvaluationListsAreRefused) {
+  const RunFile sim = run_from_evaluation(simulate(small_scenario()));
+  std::vector<RunFile> evaluations;
+  for (int loader = 0; loader < 2; ++loader) {
+    RunFile r = sim;
+    r.meta.epoch = 0;
+    r.meta.dataloader_idx = loader;
+    evaluations.push_back(r);
+  }
+  auto members = run_epochs_members(evaluations);
+  json top = json::parse(members.back().second);
+  EXPECT_EQ(top["format_version"], kRunFormatVersionEvaluations);
+  std::swap(top["evaluations"][0]["dataloader_idx"], top["evaluations"][1]["dataloader_idx"]);
+  members.back().second = top.dump();
+  write_npz(path("swapped.slrun"), members);
+  std::string what = error_of([&] { load_run_epochs(path("swapped.slrun")); });
+  EXPECT_NE(what.find("swapped.slrun: evaluation 0"), std::string::npos) << what;
+  std::swap(evaluations[0], evaluations[1]);
+  what = error_of([&] { run_epochs_members(evaluations); });
+  EXPECT_NE(what.find("not in increasing order"), std::string::npos) << what;
+
+  std::vector<RunFile> epochs;
+  for (int e = 0; e < 2; ++e) {
+    RunFile r = sim;
+    r.meta.epoch = e;
+    r.meta.stage = "validate";
+    epochs.push_back(r);
+  }
+  const auto plain = run_epochs_members(epochs);
+  EXPECT_EQ(json::parse(plain.back().second)["format_version"], kRunFormatVersionEpochs);
+}

@@ -201,7 +201,7 @@ class TestRunFile : public QObject {
                                                {"versions", {{"torch", "2.15.0"}}}}
                                     .dump(),
                                 "test");
-    const QString importedPath = m_dir.filePath(QStringLiteral("imported.slrun"));
+    const QString importedPath = m_dir.filePath(QStringLiteral("like_imported.slrun"));
     save_run_file(imported, importedPath.toStdString());
     MainWindow w;
     w.setErrorDialogs(false);
