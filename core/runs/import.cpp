@@ -703,6 +703,13 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
     classes = labels->num_classes;
   }
   std::string classes_origin;  // the dump whose values gave the class count, when inferred
+  // The recorder's num_classes (the metric's): a class no record shows still counts.
+  if (!classes && m.recorded && m.recorded->num_classes) {
+    if (*m.recorded->num_classes < 1 || *m.recorded->num_classes > kMaxClasses)
+      fail(dumps.front().origin, "settings_json: 'num_classes' = " +
+                                     std::to_string(*m.recorded->num_classes) + " is out of range");
+    classes = static_cast<int32_t>(*m.recorded->num_classes);
+  }
   if (!classes) {
     int64_t top = 0;
     auto raise = [&](int64_t count, const RankDump& d) {

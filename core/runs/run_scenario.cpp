@@ -21,6 +21,11 @@ int validations_in_epoch(const std::vector<const Evaluation*>& runs, const Evalu
   return count;
 }
 
+// Out of line: GCC 12 warns falsely (-Warray-bounds) about string literals pushed inline.
+[[gnu::noinline]] void note(LikeScenario& out, const char* text) {
+  out.notes.emplace_back(text);
+}
+
 // The recorder's sampler names (settings_json) as the simulation's.
 void set_sampler(const RecordedSettings& r, LikeScenario& out) {
   SamplerConfig& s = out.scenario.sampler;
@@ -34,9 +39,9 @@ void set_sampler(const RecordedSettings& r, LikeScenario& out) {
       s.inner.kind = InnerSampler::Kind::Sequential;
     } else if (inner == "weighted_random") {
       s.inner.kind = InnerSampler::Kind::WeightedRandom;
-      out.notes.push_back(
-          "the wrapped WeightedRandomSampler's weights were not recorded: uniform weights over "
-          "the dataset assumed (pass --inner-weights and --inner-num-samples)");
+      note(out,
+           "the wrapped WeightedRandomSampler's weights were not recorded: uniform weights over "
+           "the dataset assumed (pass --inner-weights and --inner-num-samples)");
     } else {
       out.unknown.push_back({"--inner-sampler",
                              "the sampler Lightning wrapped is " +
@@ -49,9 +54,9 @@ void set_sampler(const RecordedSettings& r, LikeScenario& out) {
     s.kind = SamplerKind::None;
   } else if (kind == "accelerate") {
     s.kind = SamplerKind::Accelerate;
-    out.notes.push_back(
-        "Accelerate's even_batches and split_batches were not recorded: their defaults "
-        "(even_batches on, split_batches off) assumed");
+    note(out,
+         "Accelerate's even_batches and split_batches were not recorded: their defaults "
+         "(even_batches on, split_batches off) assumed");
   } else {
     out.unknown.push_back(
         {"--sampler", "the run's sampler is " +

@@ -188,6 +188,14 @@ TEST_F(ImportSettingsTest, SettingsAreReadCheckedAndCarried) {
   EXPECT_EQ(j["recorded_settings"]["seed"], 42);
   EXPECT_EQ(j["label"], "epoch 1");
 
+  // The metric's num_classes counts a class no record shows.
+  const std::string six =
+      dump("six_rank0.npz", {{"index.npy", ints({0, 1})},
+                             {"target.npy", ints({0, 1})},
+                             {"prediction.npy", ints({0, 1})},
+                             {"settings_json.npy", settings({{"num_classes", 6}})}});
+  EXPECT_EQ(import_epochs({six}, {}).epochs[0].meta.classes, 6);
+
   json bad = lightning_settings(s, 0);
   bad["seed"] = "42";
   const std::string typed =
