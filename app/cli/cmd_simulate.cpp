@@ -76,7 +76,14 @@ void register_diagnose(CLI::App& app) {
       "diagnose", "Check a simulated scenario or a run file; exit 1 when the matrix is wrong");
   add_engine_flags(*cmd, args->engine);
   cmd->add_option("--run", args->run_file, "A run file (.slrun) to diagnose instead of simulating");
+  cmd->add_option("--like", args->like,
+                  "As simulate --like: the run file's recorded settings simulated and compared "
+                  "with it; exit 1 when the simulation differs from the run");
   cmd->callback([cmd, args] {
+    if (!args->like.empty()) {
+      if (!args->run_file.empty()) throw InputError("--like: not with --run");
+      return run_like(*cmd, args->engine, args->like);
+    }
     // A run file and a simulation are reported alike; an incomplete run is wrong (exit 1)
     // with its "incomplete-run" finding, as the GUI shows it.
     // Several epochs: each is reported, and any wrong one makes the exit code 1.

@@ -149,6 +149,7 @@ TEST(CliImport, SimulateLikeASavedSimulation) {
   const Result same = cli("simulate --like " + at("sim.slrun"));
   EXPECT_EQ(same.code, 0) << same.err;
   EXPECT_NE(same.out.find("EQUALS the run, per rank and synced"), std::string::npos) << same.out;
+  EXPECT_EQ(cli("diagnose --like " + at("sim.slrun")).code, 0);
   const Result other = cli("simulate --like " + at("sim.slrun") + " --seed 4 --format json");
   EXPECT_EQ(other.code, 1) << other.err;
   const json j = json::parse(other.out);
