@@ -356,3 +356,28 @@ TEST_F(ImportSettingsTest, MalformedEvaluationListsAreRefused) {
   const auto plain = run_epochs_members(epochs);
   EXPECT_EQ(json::parse(plain.back().second)["format_version"], kRunFormatVersionEpochs);
 }
+
+// What the run did not record is listed with the flag that supplies it; predictions the run
+// never saw need a predictor.
+TEST_F(ImportSettingsTest, LikeNamesWhatIsMissing) {
+  Scenario s = small_scenario();
+  s.loader.limit = BatchLimit::parse("1");  // 6 of 20 samples evaluated
+  const RunFile sim = run_from_evaluation(simulate(s));
+  json partial = {
+      {"sampler", "wrapper"}, {"inner_sampler", "other"}, {"shuffle", true}, {"seed", nullptr}};
+  std::vector<std::string> paths;
+  for (int r = 0; r < 3; ++r)
+    paths.push_back(dump("p_rank" + std::to_string(r) + ".npz",
+                         rank_dump(sim, r, {{"settings_json.npy", settings(partial)}})));
+  save_run_epochs(import_epochs(paths, {}).epochs, path("partial.slrun"));
+  const std::vector<Evaluation> runs = load_run_evaluations(path("partial.slrun"));
+  const LikeScenario like = scenario_like(runs, 0, "partial.slrun");
+  std::vector<std::string> flags;
+  for (const UnknownSetting& u : like.unknown) flags.push_back(u.flag);
+  EXPECT_EQ(flags, (std::vector<std::string>{"--inner-sampler", "--seed", "--batch-size"}));
+  const std::string what =
+      error_of([&] { inputs_like(runs[0], like.scenario, false, "partial.slrun"); });
+  EXPECT_NE(what.find("partial.slrun: 14 of 20 samples were never evaluated"), std::string::npos)
+      << what;
+  EXPECT_NE(what.find("--predictor"), std::string::npos) << what;
+}
