@@ -568,9 +568,10 @@ void carry_evaluation_settings(const std::vector<RankDump>& dumps, RunMeta& m) {
 // Which evaluation of a run a dump belongs to, in run order (evaluation_before's).
 using EvaluationKey = std::tuple<int64_t, int, int64_t, int64_t, std::string>;
 EvaluationKey key_of(const RankDump& d) {
-  const int stage = d.stage.empty() || d.stage == "validate" ? 0 : d.stage == "test" ? 1 : 2;
+  const bool validate = d.stage.empty() || d.stage == "validate";
+  const int stage = validate ? 0 : d.stage == "test" ? 1 : 2;
   return {d.epoch.value_or(0), stage, d.validation_in_epoch.value_or(-1),
-          d.dataloader_idx.value_or(-1), d.stage};
+          d.dataloader_idx.value_or(-1), validate ? std::string() : d.stage};
 }
 
 }  // namespace

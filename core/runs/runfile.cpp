@@ -479,11 +479,13 @@ json evaluation_key(const RunMeta& m) {
   return k;
 }
 
-using OrderKey = std::tuple<int64_t, int, int64_t, int64_t>;
+// Other stages after test, by name.
+using OrderKey = std::tuple<int64_t, int, int64_t, int64_t, std::string>;
 OrderKey order_key(const RunMeta& m) {
-  const int stage = m.stage.empty() || m.stage == "validate" ? 0 : m.stage == "test" ? 1 : 2;
+  const bool validate = m.stage.empty() || m.stage == "validate";
+  const int stage = validate ? 0 : m.stage == "test" ? 1 : 2;
   return {m.epoch.value_or(-1), stage, m.validation_in_epoch.value_or(-1),
-          m.dataloader_idx.value_or(-1)};
+          m.dataloader_idx.value_or(-1), validate ? std::string() : m.stage};
 }
 
 std::string evaluation_prefix(size_t k) {
