@@ -178,3 +178,25 @@ TEST(CliImport, SimulateLikeARecordedRun) {
   EXPECT_EQ(bare.code, 2);
   EXPECT_NE(bare.err.find("records no settings"), std::string::npos) << bare.err;
 }
+
+// An epoch of several evaluations (two dataloaders): `compare RUN@E` names them and asks
+// for one; RUN@E#K picks it.
+TEST(CliImport, CompareNamesTheEvaluationsOfAnEpoch) {
+  std::vector<RunFile> loaders;
+  for (int k = 0; k < 2; ++k) {
+    Scenario s = scenario();
+    s.sampler.seed = 11 + k;
+    loaders.push_back(run_from_evaluation(simulate(s)));
+    loaders.back().meta.epoch = 2;
+    loaders.back().meta.dataloader_idx = k;
+  }
+  save_run_epochs(loaders, at("loaders.slrun"));
+  const Result ambiguous =
+      cli("compare " + at("loaders.slrun") + "@2 " + at("loaders.slrun") + "@2#1");
+  EXPECT_EQ(ambiguous.code, 2);
+  EXPECT_NE(ambiguous.err.find("0: epoch 2, dataloader 0; 1: epoch 2, dataloader 1"),
+            std::string::npos)
+      << ambiguous.err;
+  EXPECT_EQ(cli("compare " + at("loaders.slrun") + "@2#1 " + at("loaders.slrun") + "@2#1").code, 0);
+  EXPECT_EQ(cli("compare " + at("loaders.slrun") + "@2#0 " + at("loaders.slrun") + "@2#1").code, 1);
+}
