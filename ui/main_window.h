@@ -56,7 +56,10 @@ class MainWindow : public QMainWindow {
   bool openFile(const QString& path);
   // Compare with…: the evaluation on screen beside another (a run file, RUN@epoch, or a
   // scenario file) in a dialog; null and an error dialog when `other` cannot be read.
-  CompareDialog* compareWith(const QString& other, std::optional<int64_t> epoch = std::nullopt);
+  // `index`: which evaluation of the run file (its loaders and validations), else the first of
+  // `epoch`, else the first.
+  CompareDialog* compareWith(const QString& other, std::optional<int64_t> epoch = std::nullopt,
+                             std::optional<size_t> index = std::nullopt);
   // The evaluation on screen beside `other` (named `otherName`) in a Compare dialog.
   // Run > Simulate this run: the open run's recorded settings in the scenario panel and the
   // simulation beside the run (nullptr, after an error dialog, when it cannot be simulated).

@@ -89,6 +89,15 @@ std::vector<Evaluation> load_run_evaluations(const std::string& path) {
   return out;
 }
 
+std::string run_label(const RunMeta& m) {
+  Evaluation e;  // only the fields the label reads
+  e.epoch = m.epoch.value_or(0);
+  e.stage = m.stage;
+  if (m.validation_in_epoch) e.validation = int(*m.validation_in_epoch);
+  if (m.dataloader_idx) e.dataloader = int(*m.dataloader_idx);
+  return evaluation_label(e);
+}
+
 RunFile run_from_evaluation(const Evaluation& e) {
   RunFile run;
   RunMeta& m = run.meta;

@@ -227,6 +227,15 @@ class TestRunFile : public QObject {
              qPrintable(again->summary()));
     QCOMPARE(w.scenarioPanel()->scenario().sampler.torch.to_string(), std::string("2.15"));
     QVERIFY(w.scenarioPanel()->isVisibleTo(&w));
+    // Compare with… one evaluation of a run of two dataloaders, named by its label.
+    std::vector<RunFile> loaders = {simulated, simulated};
+    for (size_t k = 0; k < 2; ++k) loaders[k].meta.dataloader_idx = int64_t(k);
+    const QString loadersPath = m_dir.filePath(QStringLiteral("loaders.slrun"));
+    save_run_epochs(loaders, loadersPath.toStdString());
+    CompareDialog* second = w.compareWith(loadersPath, std::nullopt, 1);
+    QVERIFY(second);
+    QVERIFY2(second->windowTitle().contains(QStringLiteral("epoch 1, dataloader 1")),
+             qPrintable(second->windowTitle()));
   }
 
   // Compare with…: the run on screen beside another epoch of it, on one colour range.
