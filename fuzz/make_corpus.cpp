@@ -171,6 +171,17 @@ void import_seeds() {
       {"ranks.npy", npy_bytes(std::vector<int64_t>{0}, {1})},
       {"flags.npy", npy_bytes(std::vector<uint8_t>{0, 1}, {2})}};
   put("import", "scores-members", "\x01" + fuzz::pack_members(scores));
+  // The recorder's settings_json (issue 22): UTF-8 JSON in a uint8 array, with the keys that
+  // split evaluations.
+  const std::string text =
+      R"({"framework":"lightning","sampler":"distributed","shuffle":true,"seed":42,)"
+      R"("batch_size":2,"limit_batches":"10","stage":"validate","dataloader_idx":1,)"
+      R"("validation_in_epoch":0,"world_size":1,"rank":0,"versions":{"torch":"2.15.0"}})";
+  fuzz::Members settings = dump;
+  settings.push_back({"settings_json.npy", npy_bytes(std::vector<uint8_t>(text.begin(), text.end()),
+                                                     {int64_t(text.size())})});
+  settings.push_back({"dataloader_idx.npy", npy_bytes(std::vector<int64_t>{1}, {})});
+  put("import", "settings-members", "\x01" + fuzz::pack_members(settings));
   put("import", "dump.npy",
       "\x02" + npy_bytes(std::vector<int64_t>{0, 0, 1, 1, 0, 1, 0, 0}, {2, 4}));
   put("import", "dump.csv", "\x03rank,index,target,prediction,flags\n0,0,1,1,0\n0,1,0,1,1\n");
@@ -193,6 +204,15 @@ void runfile_seeds() {
   const auto members = run_epochs_members(epochs);
   put("runfile", "epochs.slrun", std::string(1, '\0') + zip_of(members, false));
   put("runfile", "epochs-members", "\x01" + fuzz::pack_members(members));
+  // Two dataloaders of one epoch (format 3: an "evaluations" list, members under eval<k>_).
+  std::vector<RunFile> loaders = {small_run(true), small_run(true)};
+  for (int k = 0; k < 2; ++k) {
+    loaders[size_t(k)].meta.epoch = 0;
+    loaders[size_t(k)].meta.dataloader_idx = k;
+  }
+  const auto evaluations = run_epochs_members(loaders);
+  put("runfile", "evaluations.slrun", std::string(1, '\0') + zip_of(evaluations, false));
+  put("runfile", "evaluations-members", "\x01" + fuzz::pack_members(evaluations));
 }
 
 }  // namespace

@@ -90,10 +90,18 @@ QString CompareDialog::summary() const {
   const Comparison& c = m_comparison;
   if (!c.comparable || !m_a->synced || !m_b->synced)
     return tr("Not comparable: %1.").arg(QString::fromStdString(c.why));
-  if (c.equal) return tr("The reported matrices are equal.");
+  // Rank by rank too: equal synced matrices can hide ranks that counted different samples.
+  QStringList ranks;
+  for (int r : c.ranks_differing) ranks << QString::number(r);
+  const QString perRank =
+      ranks.isEmpty()
+          ? QString()
+          : tr(" The own matrices of ranks %1 differ.").arg(ranks.join(QStringLiteral(", ")));
+  if (c.equal) return tr("The reported matrices are equal.") + perRank;
   return tr("The reported matrices differ in %1 cell(s) and %2 row sum(s).")
-      .arg(c.cells_differing)
-      .arg(c.rows.size());
+             .arg(c.cells_differing)
+             .arg(c.rows.size()) +
+         perRank;
 }
 
 QString CompareDialog::differingCells() const {

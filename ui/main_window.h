@@ -56,8 +56,14 @@ class MainWindow : public QMainWindow {
   bool openFile(const QString& path);
   // Compare with…: the evaluation on screen beside another (a run file, RUN@epoch, or a
   // scenario file) in a dialog; null and an error dialog when `other` cannot be read.
-  CompareDialog* compareWith(const QString& other, std::optional<int64_t> epoch = std::nullopt);
+  // `index`: which evaluation of the run file (its loaders and validations), else the first of
+  // `epoch`, else the first.
+  CompareDialog* compareWith(const QString& other, std::optional<int64_t> epoch = std::nullopt,
+                             std::optional<size_t> index = std::nullopt);
   // The evaluation on screen beside `other` (named `otherName`) in a Compare dialog.
+  // Run > Simulate this run: the open run's recorded settings in the scenario panel and the
+  // simulation beside the run (nullptr, after an error dialog, when it cannot be simulated).
+  CompareDialog* simulateThisRun();
   CompareDialog* compareWithEvaluation(std::shared_ptr<const Evaluation> other,
                                        const QString& otherName);
   // Run > Run for real…: the dialog for the scenario on screen (one at a time). When its run
@@ -147,8 +153,9 @@ class MainWindow : public QMainWindow {
   RunBanner* m_banner = nullptr;
   QWidget* m_panelScroll = nullptr;
   WelcomePanel* m_welcome = nullptr;
-  QList<QAction*> m_epochActions;  // a simulation's set_epoch, or a multi-epoch run's epochs
-  QTimer m_runPlay;                // plays a run's epochs
+  QAction* m_simulateRun = nullptr;  // enabled while a run file is shown
+  QList<QAction*> m_epochActions;    // a simulation's set_epoch, or a multi-epoch run's epochs
+  QTimer m_runPlay;                  // plays a run's epochs
   QMenu* m_recentMenu = nullptr;
   QMenu* m_viewMenu = nullptr;
   QProgressBar* m_progress = nullptr;

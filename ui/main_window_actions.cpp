@@ -85,6 +85,12 @@ void MainWindow::buildActions() {
                  &MainWindow::showRealRunDialog)
       ->setToolTip(tr("These settings on real rank processes with a TorchScript model, then "
                       "beside their simulation with the model's predictions"));
+  m_simulateRun = run->addAction(tr("&Simulate this run"), this, [this] { simulateThisRun(); });
+  m_simulateRun->setObjectName(QStringLiteral("simulateThisRun"));
+  m_simulateRun->setToolTip(
+      tr("The run's recorded settings in the scenario panel, and their "
+         "simulation compared with the run, per rank and synced"));
+  m_simulateRun->setEnabled(false);
   run->addSeparator();
   // Epochs: the simulation's set_epoch, or the recorded epochs of a run file.
   m_epochActions << run->addAction(tr("&Next epoch"), QKeySequence(tr("Ctrl+Right")), this, [this] {

@@ -22,7 +22,8 @@
 
 namespace shardlens::ui {
 
-CompareDialog* MainWindow::compareWith(const QString& other, std::optional<int64_t> epoch) {
+CompareDialog* MainWindow::compareWith(const QString& other, std::optional<int64_t> epoch,
+                                       std::optional<size_t> index) {
   if (!m_result) return nullptr;
   std::shared_ptr<const Evaluation> b;
   QString name = QFileInfo(other).fileName();
@@ -32,9 +33,14 @@ CompareDialog* MainWindow::compareWith(const QString& other, std::optional<int64
     if (other.endsWith(QLatin1String(".slrun"), Qt::CaseInsensitive)) {
       std::vector<Evaluation> epochs = load_run_evaluations(path);
       const size_t count = epochs.size();
-      Evaluation picked =
-          epoch ? select_epoch(std::move(epochs), *epoch, path) : std::move(epochs.front());
+      if (index && *index >= count)
+        throw InputError(path + ": holds " + std::to_string(count) + " evaluations");
+      Evaluation picked = index   ? std::move(epochs[*index])
+                          : epoch ? select_epoch(std::move(epochs), *epoch, path)
+                                  : std::move(epochs.front());
       if (count > 1) name += QStringLiteral("@%1").arg(picked.epoch);
+      if (count > 1 && (picked.validation >= 0 || picked.dataloader >= 0))
+        name += QStringLiteral(" (%1)").arg(QString::fromStdString(evaluation_label(picked)));
       b = std::make_shared<const Evaluation>(std::move(picked));
     } else {
       b = std::make_shared<const Evaluation>(simulate(load_scenario_file(path)));
@@ -65,26 +71,26 @@ void MainWindow::askCompare() {
       this, tr("Compare with"), QString(),
       tr("Runs and scenarios (*.slrun *.json);;ShardLens runs (*.slrun);;Scenarios (*.json)"));
   if (path.isEmpty()) return;
-  std::optional<int64_t> epoch;
+  std::optional<size_t> index;
   if (path.endsWith(QLatin1String(".slrun"), Qt::CaseInsensitive)) {
     try {
       const auto runs = load_run_epochs(path.toStdString());
       if (runs.size() > 1) {
-        QStringList items;
-        for (const RunFile& r : runs) items << QString::number(r.meta.epoch.value_or(0));
+        QStringList items;  // "epoch 1, validation 0, dataloader 1": one per evaluation
+        for (const RunFile& r : runs) items << QString::fromStdString(run_label(r.meta));
         bool ok = false;
-        const QString e = QInputDialog::getItem(this, tr("Compare with"),
-                                                tr("The run holds several epochs; compare with:"),
-                                                items, 0, false, &ok);
+        const QString e = QInputDialog::getItem(
+            this, tr("Compare with"), tr("The run holds several evaluations; compare with:"), items,
+            0, false, &ok);
         if (!ok) return;
-        epoch = e.toLongLong();
+        index = size_t(items.indexOf(e));
       }
     } catch (const std::exception& e) {
       return showError(tr("Could not read %1.\n\n%2")
                            .arg(QFileInfo(path).fileName(), QString::fromStdString(e.what())));
     }
   }
-  compareWith(path, epoch);
+  compareWith(path, std::nullopt, index);
 }
 
 bool MainWindow::importDumps(const QStringList& dumps, const QString& dataset, int classes,

@@ -50,6 +50,7 @@ void MainWindow::setRunView(const ResultPtr& result) {
     m_runPath.clear();
   }
   m_banner->setVisible(run);
+  if (m_simulateRun) m_simulateRun->setEnabled(run);
   m_panel->setEnabled(!run);
   // An import without a recorded scenario would show default settings that never ran.
   m_panelScroll->setVisible(!run || result->eval.provenance.scenario_recorded);

@@ -73,11 +73,18 @@ void RunBanner::setRun(const QString& path, const Evaluation& e) {
   lines << (meta.scenario_recorded
                 ? tr("The scenario below is the one recorded with the run (read-only).")
                 : tr("No scenario was recorded with this run (imported dumps)."));
-  if (e.provenance.epochs > 1)
-    lines << tr("Epoch %1 (%2 of %3 recorded; Ctrl+→/← steps, Ctrl+P plays)")
-                 .arg(e.epoch)
+  if (e.provenance.epochs > 1) {
+    QString label = QString::fromStdString(evaluation_label(e));
+    label[0] = label[0].toUpper();
+    lines << tr("%1 (%2 of %3 recorded; Ctrl+→/← steps, Ctrl+P plays)")
+                 .arg(label)
                  .arg(e.provenance.epoch_index + 1)
                  .arg(e.provenance.epochs);
+  }
+  if (meta.recorded)
+    lines
+        << tr("Recorded settings: %1")
+               .arg(QString::fromStdString(recorded_settings_text(*meta.recorded)).toHtmlEscaped());
   if (!e.dataset.empty())
     lines << tr("Dataset %1").arg(QString::fromStdString(e.dataset).toHtmlEscaped());
   if (meta.class_counts_source != "dataset")

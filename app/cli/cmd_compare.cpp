@@ -1,6 +1,7 @@
 // `compare A B`: two evaluations side by side — run files (RUN.slrun, or RUN.slrun@E for one
-// epoch of several), scenario files or lesson presets. Exit 0 when the reported matrices are
-// equal, 1 when they differ, 2 on bad input.
+// epoch of several, RUN.slrun@E#K for the K-th evaluation of an epoch of several), scenario files
+// or lesson presets. Exit 0 when the reported matrices are equal, 1 when they differ, 2 on bad
+// input.
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -37,11 +38,27 @@ Evaluation operand(const std::string& text) {
       throw InputError(text + ": holds " + std::to_string(epochs.size()) + " epochs; name one as " +
                        path + "@EPOCH");
     }
-    const std::string e = text.substr(at + 1);
+    // RUN@E, or RUN@E#K for the K-th evaluation of epoch E (its loaders and validations).
+    const std::string tail = text.substr(at + 1);
+    const size_t hash = tail.find('#');
+    const std::string e = tail.substr(0, hash);
     char* end = nullptr;
     const long long want = std::strtoll(e.c_str(), &end, 10);
     if (e.empty() || *end != '\0') throw InputError(text + ": '" + e + "' is not an epoch number");
-    return select_epoch(std::move(epochs), want, path);
+    std::vector<Evaluation> of_epoch;
+    for (Evaluation& one : epochs)
+      if (one.epoch == want) of_epoch.push_back(std::move(one));
+    if (of_epoch.empty()) return select_epoch(std::move(epochs), want, path);  // throws
+    if (hash == std::string::npos && of_epoch.size() == 1) return std::move(of_epoch.front());
+    std::string labels;
+    for (size_t k = 0; k < of_epoch.size(); ++k)
+      labels += (k ? "; " : "") + std::to_string(k) + ": " + evaluation_label(of_epoch[k]);
+    const std::string k_text = hash == std::string::npos ? "" : tail.substr(hash + 1);
+    const long long k = std::strtoll(k_text.c_str(), &end, 10);
+    if (k_text.empty() || *end != '\0' || k < 0 || k >= (long long)of_epoch.size())
+      throw InputError(text + ": epoch " + e + " holds " + std::to_string(of_epoch.size()) +
+                       " evaluations (" + labels + "); name one as " + path + "@" + e + "#K");
+    return std::move(of_epoch[size_t(k)]);
   }
   if (at != std::string::npos)
     throw InputError(text + ": @EPOCH is for run files (.slrun); for a scenario set its epoch");
@@ -68,7 +85,7 @@ void register_compare(CLI::App& app) {
       "compare",
       "Compare two evaluations (run files, RUN.slrun@EPOCH, scenario files or presets); exit 1 "
       "when their reported matrices differ");
-  cmd->add_option("a", args->a, "First: RUN.slrun[@EPOCH], SCENARIO.json or a preset")->required();
+  cmd->add_option("a", args->a, "First: RUN.slrun[@EPOCH[#K]], SCENARIO.json or a preset")->required();
   cmd->add_option("b", args->b, "Second: the same kinds")->required();
   add_format_flag(*cmd, args->format);
   cmd->callback([args] { run_compare(*args); });

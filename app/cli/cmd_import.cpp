@@ -1,6 +1,7 @@
 // `shardlens-cli import DUMPS... --out FILE.slrun`: users' per-rank dumps into a run file.
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -57,7 +58,13 @@ void run_import(const ImportArgs& a) {
     const Evaluation& e = epochs.front();
     std::cout << "Imported " << a.dumps.size() << " dump(s), world size " << e.world_size << ", "
               << e.classes() << " classes";
-    if (epochs.size() > 1) std::cout << ", " << epochs.size() << " epochs";
+    if (epochs.size() > 1) {
+      // Loaders and validations within an epoch make evaluations that are not epochs.
+      std::set<int64_t> distinct;
+      for (const Evaluation& one : epochs) distinct.insert(one.epoch);
+      std::cout << ", " << epochs.size()
+                << (distinct.size() == epochs.size() ? " epochs" : " evaluations");
+    }
     std::cout << " -> " << a.out << "\n";
     if (e.provenance.class_counts_source != "dataset") {
       std::cout << "Note: no --dataset given; true class counts are estimated from the distinct "

@@ -6,8 +6,10 @@
 #include "app/cli/commands.h"
 #include "app/cli/engine_flags.h"
 #include "app/cli/figures.h"
+#include "app/cli/like.h"
 #include "core/report/export.h"
 #include "core/report/report.h"
+#include "core/runs/run_evaluation.h"
 #include "core/sim/engine.h"
 
 namespace shardlens::cli {
@@ -20,6 +22,8 @@ struct SimulateArgs {
   std::vector<std::string> figures;
   int dpi = 150;
   std::string run_file;
+  std::string like;      // a run file whose recorded settings are simulated
+  std::string save_run;  // the simulation saved as a run file
 };
 
 void write_outputs(const std::vector<Evaluation>& evaluations, const SimulateArgs& a) {
@@ -45,10 +49,24 @@ void register_simulate(CLI::App& app) {
       ->check(CLI::IsMember({"png", "svg", "pdf"}));
   cmd->add_option("--dpi", args->dpi, "PNG resolution")->capture_default_str();
   cmd->add_option("--run", args->run_file, "A run file (.slrun) to report instead of simulating");
+  cmd->add_option("--like", args->like,
+                  "Simulate a run file (.slrun) with its recorded settings (flags given override "
+                  "them) and say whether the simulation equals the run, per rank and synced; "
+                  "exit 1 when it does not");
+  cmd->add_option("--save-run", args->save_run, "Save the simulation as a run file (.slrun)");
   cmd->callback([cmd, args] {
+    if (!args->like.empty()) {
+      if (!args->run_file.empty()) throw InputError("--like: not with --run");
+      return run_like(*cmd, args->engine, args->like);
+    }
     const std::vector<Evaluation> e = evaluations_for(*cmd, args->engine, args->run_file);
     print_reports(e, args->engine.format);
     write_outputs(e, *args);
+    if (!args->save_run.empty()) {
+      std::vector<RunFile> runs;
+      for (const Evaluation& one : e) runs.push_back(run_from_evaluation(one));
+      save_run_epochs(runs, args->save_run);
+    }
   });
 }
 
@@ -58,7 +76,14 @@ void register_diagnose(CLI::App& app) {
       "diagnose", "Check a simulated scenario or a run file; exit 1 when the matrix is wrong");
   add_engine_flags(*cmd, args->engine);
   cmd->add_option("--run", args->run_file, "A run file (.slrun) to diagnose instead of simulating");
+  cmd->add_option("--like", args->like,
+                  "As simulate --like: the run file's recorded settings simulated and compared "
+                  "with it; exit 1 when the simulation differs from the run");
   cmd->callback([cmd, args] {
+    if (!args->like.empty()) {
+      if (!args->run_file.empty()) throw InputError("--like: not with --run");
+      return run_like(*cmd, args->engine, args->like);
+    }
     // A run file and a simulation are reported alike; an incomplete run is wrong (exit 1)
     // with its "incomplete-run" finding, as the GUI shows it.
     // Several epochs: each is reported, and any wrong one makes the exit code 1.

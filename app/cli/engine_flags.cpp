@@ -124,7 +124,10 @@ std::vector<T> read_number_list(const std::string& spec) {
 }  // namespace
 
 Scenario resolve_scenario(const CLI::App& cmd, const EngineFlags& f) {
-  Scenario s = f.preset.empty() ? Scenario{} : load_preset(f.preset);
+  return apply_engine_flags(cmd, f, f.preset.empty() ? Scenario{} : load_preset(f.preset));
+}
+
+Scenario apply_engine_flags(const CLI::App& cmd, const EngineFlags& f, Scenario s) {
   auto given = [&](const char* flag) { return cmd.count(flag) > 0; };
   if (given("--dataset")) s.dataset = f.dataset;
   if (given("--predictor")) s.predictor = f.predictor;
@@ -180,9 +183,12 @@ std::vector<Evaluation> evaluations_for(const CLI::App& cmd, const EngineFlags& 
   }
   out = load_run_evaluations(run_file);
   if (cmd.count("--epoch") == 0) return out;
-  std::vector<Evaluation> one;
-  one.push_back(select_epoch(std::move(out), flags.epoch, "--epoch: " + run_file));
-  return one;
+  // Every evaluation of that epoch (its validations and dataloaders).
+  std::vector<Evaluation> chosen;
+  for (Evaluation& e : out)
+    if (e.epoch == flags.epoch) chosen.push_back(std::move(e));
+  if (chosen.empty()) select_epoch(std::move(out), flags.epoch, "--epoch: " + run_file);  // throws
+  return chosen;
 }
 
 void print_reports(const std::vector<Evaluation>& evaluations, const std::string& format) {
@@ -196,13 +202,19 @@ void print_reports(const std::vector<Evaluation>& evaluations, const std::string
   }
   size_t wrong = 0;
   for (const Evaluation& e : evaluations) {
-    std::cout << "### Epoch " << e.epoch;
-    if (e.validation >= 0) std::cout << ", validation " << e.validation;
-    std::cout << "\n\n" << report_text(e) << "\n";
+    std::string label = evaluation_label(e);
+    label[0] = char(std::toupper(static_cast<unsigned char>(label[0])));
+    std::cout << "### " << label << "\n\n" << report_text(e) << "\n";
     wrong += !e.diagnosis.correct;
   }
-  std::cout << (evaluations.front().validation >= 0 ? "Validations: " : "Epochs: ") << wrong
-            << " of " << evaluations.size() << " wrong\n";
+  const bool by_epoch =
+      std::all_of(evaluations.begin(), evaluations.end(), [](const Evaluation& e) {
+        return e.validation < 0 && e.dataloader < 0 && (e.stage.empty() || e.stage == "validate");
+      });
+  std::cout << (by_epoch                              ? "Epochs: "
+                : evaluations.front().validation >= 0 ? "Validations: "
+                                                      : "Evaluations: ")
+            << wrong << " of " << evaluations.size() << " wrong\n";
 }
 
 bool all_correct(const std::vector<Evaluation>& evaluations) {
@@ -213,7 +225,9 @@ bool all_correct(const std::vector<Evaluation>& evaluations) {
 std::string epoch_dir(const std::string& dir, const Evaluation& e, size_t count) {
   if (count == 1) return dir;
   std::string name = "epoch" + std::to_string(e.epoch);
+  if (!e.stage.empty() && e.stage != "validate") name = e.stage + "_" + name;
   if (e.validation >= 0) name += "_validation" + std::to_string(e.validation);
+  if (e.dataloader >= 0) name += "_dataloader" + std::to_string(e.dataloader);
   return (std::filesystem::path(dir) / name).string();
 }
 

@@ -32,6 +32,8 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& flags);
 void add_format_flag(CLI::App& cmd, std::string& format);
 // Preset (or defaults) with every flag the user gave applied on top.
 Scenario resolve_scenario(const CLI::App& cmd, const EngineFlags& flags);
+// `base` with every flag the user gave applied on top (--preset aside).
+Scenario apply_engine_flags(const CLI::App& cmd, const EngineFlags& flags, Scenario base);
 // The evaluations a command reports: every epoch of the run file when `run_file` is given
 // (only the one --epoch names, when given), else the simulation of the resolved scenario,
 // with a progress bar on a terminal. A run and a simulation are the same to every command.

@@ -157,6 +157,16 @@ const std::map<Pattern, Entry>& catalogue() {
         {{"PyTorch",
           "Rerun; if the same rank fails again, read its log. A collective that times out on a "
           "slow rank needs a longer --timeout (init_process_group's timeout)."}}}},
+      {Pattern::NothingRecorded,
+       {"Nothing was recorded",
+        "The evaluation holds no records: no rank recorded a single sample, so there is "
+        "nothing to check. An empty matrix that matches an empty expectation proves nothing about "
+        "the run.",
+        {{"Lightning",
+          "Return a dict with the batch's dataset indices, targets and predictions from "
+          "validation_step (or tell ShardLensCallback the keys your step returns), and check "
+          "that limit_val_batches is not 0."},
+         {"PyTorch", "Record every evaluated batch (index, target, prediction) on every rank."}}}},
       {Pattern::UnexplainedDifference,
        {"Unexplained difference",
         "The reported matrix differs from the expected one in a way none of the known patterns "
@@ -210,6 +220,8 @@ const char* pattern_id(Pattern p) {
       return "wrapper-overlap";
     case Pattern::RepeatedValidationSubset:
       return "repeated-validation-subset";
+    case Pattern::NothingRecorded:
+      return "nothing-recorded";
     case Pattern::UnexplainedDifference:
       return "unexplained-difference";
   }

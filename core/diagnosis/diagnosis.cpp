@@ -512,4 +512,12 @@ Diagnosis diagnose_incomplete(const RecordSource& records, const std::vector<int
   return d;
 }
 
+Diagnosis diagnose_nothing_recorded(const std::vector<int64_t>& class_counts) {
+  Diagnosis d;
+  d.correct = false;
+  for (int64_t c : class_counts) d.expected_total += c;
+  d.findings.push_back(describe_pattern(Pattern::NothingRecorded));
+  return d;
+}
+
 }  // namespace shardlens

@@ -38,6 +38,7 @@ enum class Pattern : uint8_t {
   UnevenSteps,               // uneven-steps
   WrapperOverlap,            // wrapper-overlap
   RepeatedValidationSubset,  // repeated-validation-subset
+  NothingRecorded,           // nothing-recorded
   UnexplainedDifference,     // unexplained-difference
 };
 
@@ -111,5 +112,10 @@ Finding describe_pattern(Pattern pattern);
 // "incomplete-run" finding saying why no row can be checked (`why`: what stopped the sync).
 Diagnosis diagnose_incomplete(const RecordSource& records, const std::vector<int64_t>& class_counts,
                               const std::vector<uint8_t>& times_evaluated, const std::string& why);
+
+// The diagnosis of an evaluation with no records at all: nothing can be checked, and an
+// empty matrix that "equals" an empty expectation is no evidence; one "nothing-recorded"
+// finding, not correct.
+Diagnosis diagnose_nothing_recorded(const std::vector<int64_t>& class_counts);
 
 }  // namespace shardlens

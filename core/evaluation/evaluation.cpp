@@ -59,6 +59,14 @@ std::vector<std::string> class_names_or_numbers(const std::vector<std::string>& 
   return out;
 }
 
+std::string evaluation_label(const Evaluation& e) {
+  std::string label = !e.stage.empty() && e.stage != "validate" ? e.stage + ", " : "";
+  label += "epoch " + std::to_string(e.epoch);
+  if (e.validation >= 0) label += ", validation " + std::to_string(e.validation);
+  if (e.dataloader >= 0) label += ", dataloader " + std::to_string(e.dataloader);
+  return label;
+}
+
 std::optional<Matrix> Evaluation::difference() const {
   if (!synced || !expected) return std::nullopt;
   Matrix d = *synced;
@@ -108,6 +116,9 @@ void complete_evaluation(Evaluation& e, Progress* progress, std::optional<Record
     if (e.provenance.scenario_recorded) d.sampler = e.scenario.sampler.kind;
     e.diagnosis = diagnose(d);
   }
+  int64_t records = 0;
+  for (int r = 0; r < e.records->world_size(); ++r) records += e.records->rank_size(r);
+  if (records == 0) e.diagnosis = diagnose_nothing_recorded(e.class_counts);
   e.times_evaluated = std::move(stats->times);
 }
 

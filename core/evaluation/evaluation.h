@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/diagnosis/diagnosis.h"
+#include "core/evaluation/recorded_settings.h"
 #include "core/evaluation/scenario.h"
 #include "core/model/dataset_inputs.h"
 #include "core/model/labels.h"
@@ -40,8 +41,10 @@ struct Provenance {
   std::string sync_note;          // a real run's sync could not use the wire as asked
   std::string launcher;           // who started a real run's ranks (RunMeta::launcher)
   std::string class_counts_source = "dataset";  // or "distinct-records" (an estimate)
-  size_t epochs = 1;                            // epochs in the run file
-  size_t epoch_index = 0;                       // which of them this is
+  size_t epochs = 1;                            // evaluations in the run file
+  // The settings the recorder saw in the user's own run (imports of dumps with settings_json).
+  std::optional<RecordedSettings> recorded;
+  size_t epoch_index = 0;  // which of them this is
 
   bool is_run() const { return !file.empty() || source != "simulated"; }
 };
@@ -55,6 +58,8 @@ struct Evaluation {
   std::string dataset;  // the dataset spec when known (for images and subsets)
   int64_t epoch = 0;    // the epoch evaluated (the sampler's set_epoch)
   int validation = -1;  // which validation of the epoch, when several ran (val_check_interval)
+  int dataloader = -1;  // which validation dataloader, when the run had several
+  std::string stage;    // Lightning's stage ("validate", "test") when recorded
   int world_size = 0;
   std::optional<int64_t> batch_size;
   int ignore_index = -1;
@@ -85,6 +90,10 @@ struct Evaluation {
   // The synced matrix minus the expected one, when both are known.
   std::optional<Matrix> difference() const;
 };
+
+// "epoch 1, validation 2, dataloader 1" ("test, epoch 3" for a test stage): what tells an
+// evaluation from the others of its run, as the CLI's reports, JSON and the GUI name it.
+std::string evaluation_label(const Evaluation& e);
 
 // One name per class: the given names, or each class's number.
 std::vector<std::string> class_names_or_numbers(const std::vector<std::string>& names,

@@ -15,6 +15,9 @@ Comparison compare_evaluations(const Evaluation& a, const Evaluation& b) {
     c.why = std::to_string(a.classes()) + " classes against " + std::to_string(b.classes());
     return c;
   }
+  c.same_world_size = a.per_rank.size() == b.per_rank.size();
+  for (size_t r = 0; c.same_world_size && r < a.per_rank.size(); ++r)
+    if (a.per_rank[r].cells != b.per_rank[r].cells) c.ranks_differing.push_back(int(r));
   if (!a.synced || !b.synced) {
     c.why = std::string(!a.synced ? "A" : "B") + " has no reported matrix (" +
             (!a.synced ? a.synced_missing : b.synced_missing) + ")";
@@ -51,7 +54,9 @@ nlohmann::json comparison_json(const Evaluation& a, const Evaluation& b, const C
           {"why", c.why},
           {"cells_differing", c.cells_differing},
           {"difference", c.difference.classes > 0 ? matrix_json(c.difference) : nullptr},
-          {"rows_differing", rows}};
+          {"rows_differing", rows},
+          {"same_world_size", c.same_world_size},
+          {"ranks_differing", c.ranks_differing}};
 }
 
 std::string comparison_text(const Evaluation& a, const Evaluation& b, const Comparison& c,

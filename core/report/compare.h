@@ -17,6 +17,10 @@ struct Comparison {
   Matrix difference;            // B's reported minus A's (when both reported)
   std::vector<int32_t> rows;    // rows whose sums differ
   int64_t cells_differing = 0;  // cells that differ
+  // Rank by rank (same world size): the ranks whose own matrices differ.
+  bool same_world_size = true;
+  std::vector<int> ranks_differing;
+  bool ranks_equal() const { return same_world_size && ranks_differing.empty(); }
 };
 
 // `a_name`/`b_name` label the two sides in reports.

@@ -110,7 +110,11 @@ json report_json(const Evaluation& e) {
               {"diagnosis", findings}};
   out["metrics"] = evaluation_metrics_json(e);
   if (!p.launcher.empty()) out["launcher"] = p.launcher;
+  out["label"] = evaluation_label(e);
   if (e.validation >= 0) out["validation"] = e.validation;
+  if (e.dataloader >= 0) out["dataloader_idx"] = e.dataloader;
+  if (!e.stage.empty()) out["stage"] = e.stage;
+  if (p.recorded) out["recorded_settings"] = json::parse(p.recorded->text);
   if (!e.synced) out["incomplete"] = e.synced_missing;
   if (!e.expected) out["expected_missing"] = e.expected_missing;
   if (!e.dataset.empty()) out["dataset"] = e.dataset;
@@ -235,6 +239,8 @@ std::string report_text(const Evaluation& e) {
         << (e.provenance.launcher.empty() ? "" : ", " + launcher_phrase(e.provenance))
         << (e.provenance.complete ? "" : ", incomplete") << "\n";
   }
+  if (e.provenance.recorded)
+    out << "Recorded settings: " << recorded_settings_text(*e.provenance.recorded) << "\n";
   out << "dataset: " << e.dataset_size << " samples, " << e.classes() << " classes; "
       << e.world_size << " ranks\n";
   out << "reported total " << (e.synced ? fmt(d.reported_total) : std::string("(none)")) << " vs "
@@ -268,7 +274,12 @@ std::string report_text(const Evaluation& e) {
     out << "Verdict: the reported matrix equals the expected one.\n";
     return out.str();
   }
-  if (e.synced)
+  const bool nothing =
+      !d.findings.empty() && d.findings.front().pattern == Pattern::NothingRecorded;
+  if (nothing)
+    out << "Verdict: NOTHING WAS RECORDED: the evaluation holds no records, so nothing can be "
+           "checked.\n";
+  else if (e.synced)
     out << "Verdict: the reported matrix is WRONG (" << d.mismatched_rows.size()
         << " row(s) differ from the class counts).\n";
   else

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <regex>
 #include <set>
+#include <tuple>
 #include <unordered_set>
 
 #include "core/io/csv.h"
@@ -39,6 +40,9 @@ const std::map<std::string, std::vector<std::string>>& aliases() {
       {"batch_size", {"batch_size"}},
       {"epoch", {"epoch"}},
       {"sanity", {"sanity"}},
+      {"validation_in_epoch", {"validation_in_epoch"}},
+      {"dataloader_idx", {"dataloader_idx"}},
+      {"settings_json", {"settings_json"}},
   };
   return table;
 }
@@ -197,10 +201,14 @@ void check_dump_shapes(const DumpArrays& arrays, const std::string& origin) {
     if (count != n && !(count == 1 && n != 1))
       fail(origin, "'rank' is neither one number nor one per record");
   }
-  for (const char* key : {"world_size", "dataset_size", "epoch", "sanity", "batch_size"}) {
+  for (const char* key : {"world_size", "dataset_size", "epoch", "sanity", "batch_size",
+                          "validation_in_epoch", "dataloader_idx"}) {
     if (const DumpArray* a = find(arrays, key, origin); a && shape_count(*a) != 1)
       fail(origin, "'" + std::string(key) + "' must be a single number");
   }
+  if (const DumpArray* a = find(arrays, "settings_json", origin);
+      a && (a->shape.size() != 1 || !a->integral))
+    fail(origin, "'settings_json' is not a 1-D uint8 array of UTF-8 JSON");
   for (const char* key : {"matrix", "reported"}) {
     const DumpArray* a = find(arrays, key, origin);
     if (a && (a->shape.size() != 2 || a->shape[0] != a->shape[1] || a->shape[0] < 1 ||
@@ -256,6 +264,62 @@ RankDump dump_from_columns(const std::vector<std::vector<int64_t>>& columns,
         Record{columns[1][i], static_cast<int32_t>(target), static_cast<int32_t>(pred), flags});
   }
   return d;
+}
+
+// The settings_json array as text: one byte per value.
+std::string settings_text(const DumpArray& a, const std::string& origin) {
+  std::string text;
+  text.reserve(a.ints.size());
+  for (int64_t v : a.ints) {
+    if (v < 0 || v > 255) fail(origin, "'settings_json' holds a value that is not a byte");
+    text.push_back(static_cast<char>(v));
+  }
+  return text;
+}
+
+// A setting given both as an array and in settings_json: they must agree. Returns either.
+template <class T>
+std::optional<T> agreed(std::optional<T> array, std::optional<T> recorded, const char* key,
+                        const std::string& origin) {
+  if (array && recorded && *array != *recorded)
+    fail(origin, std::string("'") + key + "' disagrees with settings_json's '" + key + "'");
+  return array ? array : recorded;
+}
+
+// Every per-dump setting, from its array or else settings_json: the one place that reads them.
+void read_evaluation_keys(const DumpArrays& arrays, const std::string& origin, RankDump& d) {
+  if (const DumpArray* a = find(arrays, "settings_json", origin))
+    d.settings = parse_recorded_settings(settings_text(*a, origin), origin);
+  const RecordedSettings s = d.settings.value_or(RecordedSettings{});
+  if (s.world_size && (*s.world_size < 1 || *s.world_size > kMaxWorldSize))
+    fail(origin,
+         "settings_json: 'world_size' = " + std::to_string(*s.world_size) + " is out of range");
+  const auto world = agreed(scalar(arrays, "world_size", origin, 1, kMaxWorldSize), s.world_size,
+                            "world_size", origin);
+  if (world) d.world_size = int(*world);
+  d.dataset_size = agreed(scalar(arrays, "dataset_size", origin, 0, INT64_MAX), s.dataset_size,
+                          "dataset_size", origin);
+  d.epoch = agreed(scalar(arrays, "epoch", origin, 0, INT64_MAX), s.epoch, "epoch", origin);
+  std::optional<bool> sanity;
+  if (auto v = scalar(arrays, "sanity", origin, 0, 1)) sanity = *v == 1;
+  d.sanity = agreed(sanity, s.sanity, "sanity", origin).value_or(false);
+  d.batch_size = agreed(scalar(arrays, "batch_size", origin, 1, INT64_MAX), s.batch_size,
+                        "batch_size", origin);
+  d.validation_in_epoch = agreed(scalar(arrays, "validation_in_epoch", origin, 0, INT32_MAX),
+                                 s.validation_in_epoch, "validation_in_epoch", origin);
+  d.dataloader_idx = agreed(scalar(arrays, "dataloader_idx", origin, 0, INT32_MAX),
+                            s.dataloader_idx, "dataloader_idx", origin);
+  if (d.validation_in_epoch && *d.validation_in_epoch > INT32_MAX)
+    fail(origin, "'validation_in_epoch' is out of range");
+  if (d.dataloader_idx && *d.dataloader_idx > INT32_MAX)
+    fail(origin, "'dataloader_idx' is out of range");
+  d.stage = s.stage.value_or("");
+  if (s.rank) {
+    for (int r : d.ranks)
+      if (r != *s.rank)
+        fail(origin, "holds rank " + std::to_string(r) + " but settings_json says rank " +
+                         std::to_string(*s.rank));
+  }
 }
 
 }  // namespace
@@ -321,11 +385,7 @@ RankDump dump_from_arrays(const DumpArrays& arrays, const std::string& origin) {
     d.records.push_back(
         Record{idx[i], static_cast<int32_t>(tgt[i]), static_cast<int32_t>(preds[i]), fl});
   }
-  if (auto w = scalar(arrays, "world_size", origin, 1, kMaxWorldSize)) d.world_size = int(*w);
-  d.dataset_size = scalar(arrays, "dataset_size", origin, 0, INT64_MAX);
-  d.epoch = scalar(arrays, "epoch", origin, 0, INT64_MAX);
-  d.sanity = scalar(arrays, "sanity", origin, 0, 1).value_or(0) == 1;
-  d.batch_size = scalar(arrays, "batch_size", origin, 1, INT64_MAX);
+  read_evaluation_keys(arrays, origin, d);
   if (const DumpArray* m = find(arrays, "matrix", origin)) {
     std::set<int> distinct(d.ranks.begin(), d.ranks.end());
     if (distinct.size() > 1) fail(origin, "'matrix' given in a dump that holds several ranks");
@@ -418,6 +478,18 @@ RankDump read_csv_dump(const std::string& path) {
 
 namespace {
 
+// A dump without records reads as an exact evaluation of nothing: refused, naming each.
+void refuse_empty_dumps(const std::vector<RankDump>& dumps) {
+  std::string empty;  // one line, every empty file named
+  for (const RankDump& d : dumps)
+    if (d.records.empty()) empty += (empty.empty() ? "" : "; ") + d.origin + ": holds no records";
+  if (empty.empty()) return;
+  throw InputError(empty +
+                   " (index, target and prediction are empty). Hint: the recorder could not "
+                   "read validation_step's output: return a dict with index, target and "
+                   "prediction, or tell ShardLensCallback its keys");
+}
+
 std::vector<RankDump> read_dumps(const std::vector<std::string>& paths,
                                  const ImportOptions& options, Progress* progress) {
   if (paths.empty()) throw InputError("import: no dump files given");
@@ -445,6 +517,7 @@ std::vector<RankDump> read_dumps(const std::vector<std::string>& paths,
     }
   }
   step(progress, "reading dumps", 1.0);
+  refuse_empty_dumps(dumps);
   for (RankDump& d : dumps)
     if (!d.epoch) d.epoch = epoch_from_name(d.origin);
   return dumps;
@@ -456,6 +529,52 @@ RunFile import_dumps(const std::vector<std::string>& paths, const ImportOptions&
                      Progress* progress) {
   return import_dumps(read_dumps(paths, options, progress), options);
 }
+
+namespace {
+
+// What every dump of one evaluation recorded about it, into the run's meta: the ranks must
+// agree (their settings but the rank, their epoch, stage, validation, dataloader, dataset size).
+void carry_evaluation_settings(const std::vector<RankDump>& dumps, RunMeta& m) {
+  const RankDump* first = nullptr;
+  for (const RankDump& d : dumps) {
+    if (!first) {
+      first = &d;
+      continue;
+    }
+    auto disagree = [&](const std::string& what) {
+      fail(d.origin, what + " disagrees with " + first->origin + "'s");
+    };
+    if (d.settings && first->settings) {
+      std::string key;
+      if (!same_evaluation_settings(*d.settings, *first->settings, &key))
+        disagree("settings_json '" + key + "'");
+    } else if (d.settings.has_value() != first->settings.has_value()) {
+      disagree(std::string("settings_json (") + (d.settings ? "given" : "absent") + ")");
+    }
+    if (d.epoch != first->epoch) disagree("the epoch");
+    if (d.stage != first->stage) disagree("the stage");
+    if (d.validation_in_epoch != first->validation_in_epoch) disagree("validation_in_epoch");
+    if (d.dataloader_idx != first->dataloader_idx) disagree("dataloader_idx");
+    if (d.dataset_size && first->dataset_size && *d.dataset_size != *first->dataset_size)
+      disagree("dataset_size " + std::to_string(*d.dataset_size));
+  }
+  if (!first) return;
+  m.recorded = first->settings;
+  m.stage = first->stage;
+  m.validation_in_epoch = first->validation_in_epoch;
+  m.dataloader_idx = first->dataloader_idx;
+}
+
+// Which evaluation of a run a dump belongs to, in run order (evaluation_before's).
+using EvaluationKey = std::tuple<int64_t, int, int64_t, int64_t, std::string>;
+EvaluationKey key_of(const RankDump& d) {
+  const bool validate = d.stage.empty() || d.stage == "validate";
+  const int stage = validate ? 0 : d.stage == "test" ? 1 : 2;
+  return {d.epoch.value_or(0), stage, d.validation_in_epoch.value_or(-1),
+          d.dataloader_idx.value_or(-1), validate ? std::string() : d.stage};
+}
+
+}  // namespace
 
 ImportedRun import_epochs(const std::vector<std::string>& paths, const ImportOptions& options,
                           Progress* progress) {
@@ -471,7 +590,13 @@ ImportedRun import_epochs(const std::vector<std::string>& paths, const ImportOpt
   if (dumps.empty()) throw InputError("import: only sanity-check dumps were given");
   std::string with, without;  // a dump that names its epoch, one that does not
   int64_t with_epoch = 0;
-  std::map<int64_t, std::vector<RankDump>> by_epoch;
+  // Validation and dataloader numbers tell evaluations apart only when there are several.
+  std::set<int64_t> validations, loaders;
+  for (const RankDump& d : dumps) {
+    validations.insert(d.validation_in_epoch.value_or(0));
+    loaders.insert(d.dataloader_idx.value_or(0));
+  }
+  std::map<EvaluationKey, std::vector<RankDump>> groups;
   for (RankDump& d : dumps) {
     if (d.epoch) {
       with = d.origin;
@@ -479,26 +604,31 @@ ImportedRun import_epochs(const std::vector<std::string>& paths, const ImportOpt
     } else {
       without = d.origin;
     }
-    by_epoch[d.epoch.value_or(0)].push_back(std::move(d));
+    if (validations.size() < 2) d.validation_in_epoch.reset();
+    if (loaders.size() < 2) d.dataloader_idx.reset();
+    groups[key_of(d)].push_back(std::move(d));
   }
   if (!with.empty() && !without.empty())
     fail(without, "names no epoch, but " + with + " does (epoch " + std::to_string(with_epoch) +
                       "); give every dump its epoch");
-  for (auto& [epoch, group] : by_epoch) {
-    step(progress, "importing epochs", double(out.epochs.size()) / double(by_epoch.size()));
+  for (auto& [key, group] : groups) {
+    step(progress, "importing evaluations", double(out.epochs.size()) / double(groups.size()));
     RunFile run = import_dumps(group, options);
-    if (!with.empty()) run.meta.epoch = epoch;
+    if (!with.empty()) run.meta.epoch = group.front().epoch;
+    if (groups.size() > 1 && !run.meta.epoch) run.meta.epoch = 0;
     out.epochs.push_back(std::move(run));
   }
   return out;
 }
 
 RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& options) {
+  refuse_empty_dumps(dumps);
   RunFile run;
   RunMeta& m = run.meta;
   m.source = "imported";
   m.backend = "import";
   m.ignore_index = options.ignore_index;
+  carry_evaluation_settings(dumps, m);
 
   // World size: declared by the dumps (they must agree), by the user, or the largest rank.
   std::optional<int> world = options.world_size;
@@ -574,6 +704,13 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
     classes = labels->num_classes;
   }
   std::string classes_origin;  // the dump whose values gave the class count, when inferred
+  // The recorder's num_classes (the metric's): a class no record shows still counts.
+  if (!classes && m.recorded && m.recorded->num_classes) {
+    if (*m.recorded->num_classes < 1 || *m.recorded->num_classes > kMaxClasses)
+      fail(dumps.front().origin, "settings_json: 'num_classes' = " +
+                                     std::to_string(*m.recorded->num_classes) + " is out of range");
+    classes = static_cast<int32_t>(*m.recorded->num_classes);
+  }
   if (!classes) {
     int64_t top = 0;
     auto raise = [&](int64_t count, const RankDump& d) {

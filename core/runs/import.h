@@ -1,7 +1,10 @@
 #pragma once
 // Imports of per-rank dumps from users' own evaluations into a run file. Formats:
 //   .npz  arrays index, target, prediction [, rank] [, flags] [, matrix] [, reported]
-//         [, world_size] [, dataset_size] [, batch_size] (what integrations/python writes)
+//         [, world_size] [, dataset_size] [, batch_size] [, epoch] [, sanity]
+//         [, validation_in_epoch] [, dataloader_idx] [, settings_json] (what
+//         integrations/python writes; settings_json is UTF-8 JSON in a uint8 array, read by
+//         parse_recorded_settings)
 //   .npy  one integer array [N, 4] or [N, 5]: columns rank, index, target, prediction [, flags]
 //   .csv  columns rank, index, target, prediction [, flags] (a header names them; without one
 //         they are taken in that order)
@@ -16,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/evaluation/recorded_settings.h"
 #include "core/model/matrix.h"
 #include "core/model/progress.h"
 #include "core/model/records.h"
@@ -45,6 +49,12 @@ struct RankDump {
   std::optional<Matrix> reported;     // the matrix the run reported
   std::optional<int64_t> epoch;       // the epoch evaluated (an `epoch` array or the file name)
   bool sanity = false;                // a Lightning sanity-check dump (`sanity` = 1)
+  // Which evaluation of the epoch (arrays, else settings_json): Lightning's stage, the
+  // validation within the epoch and the validation dataloader.
+  std::string stage;
+  std::optional<int64_t> validation_in_epoch;
+  std::optional<int64_t> dataloader_idx;
+  std::optional<RecordedSettings> settings;  // settings_json, when recorded
 };
 
 // Interprets named arrays (from .npz or .pt); throws InputError naming `origin`.
@@ -70,8 +80,11 @@ RunFile import_dumps(const std::vector<std::string>& paths, const ImportOptions&
                      Progress* progress = nullptr);
 RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& options);
 
-// Dumps of several epochs (an `epoch` array, or "epoch<e>" in the file name): one run per
-// epoch, in epoch order, each imported as above. Sanity-check dumps are left out (noted).
+// Dumps of several evaluations: one run per (stage, epoch, validation_in_epoch,
+// dataloader_idx) (an `epoch` array or "epoch<e>" in the file name; the others from their
+// arrays or settings_json), in run order (runfile.h: evaluation_before), each imported as
+// above. Sanity-check dumps are left out (noted). A validation or dataloader number is kept
+// only when the run has more than one of them.
 struct ImportedRun {
   std::vector<RunFile> epochs;
   std::vector<std::string> notes;

@@ -26,6 +26,10 @@ Evaluation evaluation_from_run(RunFile run, const std::string& origin) {
   p.sync_note = m.sync_note;
   p.launcher = m.launcher;
   p.class_counts_source = m.class_counts_source;
+  p.recorded = m.recorded;
+  e.stage = m.stage;
+  if (m.validation_in_epoch) e.validation = int(*m.validation_in_epoch);
+  if (m.dataloader_idx) e.dataloader = int(*m.dataloader_idx);
   e.class_names = class_names_or_numbers(m.class_names, m.classes);
   e.class_counts = m.class_counts;
   e.dataset_size = m.dataset_size;
@@ -85,6 +89,15 @@ std::vector<Evaluation> load_run_evaluations(const std::string& path) {
   return out;
 }
 
+std::string run_label(const RunMeta& m) {
+  Evaluation e;  // only the fields the label reads
+  e.epoch = m.epoch.value_or(0);
+  e.stage = m.stage;
+  if (m.validation_in_epoch) e.validation = int(*m.validation_in_epoch);
+  if (m.dataloader_idx) e.dataloader = int(*m.dataloader_idx);
+  return evaluation_label(e);
+}
+
 RunFile run_from_evaluation(const Evaluation& e) {
   RunFile run;
   RunMeta& m = run.meta;
@@ -110,6 +123,10 @@ RunFile run_from_evaluation(const Evaluation& e) {
   m.failed_ranks = e.failed_ranks;
   m.sync_note = p.sync_note;
   m.launcher = p.launcher;
+  m.recorded = p.recorded;
+  m.stage = e.stage;
+  if (e.validation >= 0) m.validation_in_epoch = e.validation;
+  if (e.dataloader >= 0) m.dataloader_idx = e.dataloader;
   run.records.ranks.resize(size_t(e.world_size));
   for (int r = 0; r < e.world_size; ++r) {
     auto& out = run.records.ranks[size_t(r)];

@@ -27,6 +27,9 @@ std::vector<Evaluation> load_run_evaluations(const std::string& path);
 // no epoch E" when it is not there.
 Evaluation select_epoch(std::vector<Evaluation> epochs, int64_t epoch, const std::string& origin);
 
+// evaluation_label() of a run file's evaluation from its meta alone (no records read).
+std::string run_label(const RunMeta& meta);
+
 // A run file holding an evaluation (a simulation's records materialized from its plan).
 RunFile run_from_evaluation(const Evaluation& evaluation);
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -70,6 +71,10 @@ json meta_json(const RunFile& run, const std::map<std::string, std::string>& mem
   if (!m.dataset.empty()) j["dataset"] = m.dataset;
   if (!m.launcher.empty()) j["launcher"] = m.launcher;
   if (m.epoch) j["epoch"] = *m.epoch;
+  if (!m.stage.empty()) j["stage"] = m.stage;
+  if (m.validation_in_epoch) j["validation_in_epoch"] = *m.validation_in_epoch;
+  if (m.dataloader_idx) j["dataloader_idx"] = *m.dataloader_idx;
+  if (m.recorded) j["recorded_settings"] = json::parse(m.recorded->text);
   std::vector<int64_t> sizes;
   sizes.reserve(size_t(run.records.world_size()));
   for (int r = 0; r < run.records.world_size(); ++r) sizes.push_back(run.records.rank_size(r));
@@ -179,6 +184,16 @@ RunMeta parse_meta(const json& j, const std::string& origin) {
   if (j.contains("dataset")) m.dataset = string_field(j, "dataset", origin);        // optional
   if (j.contains("launcher")) m.launcher = string_field(j, "launcher", origin);     // optional
   if (j.contains("epoch")) m.epoch = int_field(j, "epoch", origin, 0, INT64_MAX);   // optional
+  if (j.contains("stage")) m.stage = string_field(j, "stage", origin);              // optional
+  if (j.contains("validation_in_epoch"))
+    m.validation_in_epoch = int_field(j, "validation_in_epoch", origin, 0, INT32_MAX);
+  if (j.contains("dataloader_idx"))
+    m.dataloader_idx = int_field(j, "dataloader_idx", origin, 0, INT32_MAX);
+  if (j.contains("recorded_settings")) {
+    const json& r = j["recorded_settings"];
+    if (!r.is_object()) fail(origin, "meta.json: 'recorded_settings' is not an object");
+    m.recorded = parse_recorded_settings(r.dump(), origin + ": meta.json");
+  }
   return m;
 }
 
@@ -442,6 +457,80 @@ std::string epoch_prefix(int64_t epoch) {
   return "epoch" + std::to_string(epoch) + "_";
 }
 
+// The members under `prefix`, without it; marks them claimed.
+std::map<std::string, std::string> members_under(const std::map<std::string, std::string>& members,
+                                                 const std::string& prefix,
+                                                 std::set<std::string>& claimed) {
+  std::map<std::string, std::string> mine;
+  for (auto it = members.lower_bound(prefix);
+       it != members.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+    mine[it->first.substr(prefix.size())] = it->second;
+    claimed.insert(it->first);
+  }
+  return mine;
+}
+
+// What tells an evaluation from the others of its run.
+json evaluation_key(const RunMeta& m) {
+  json k = {{"epoch", m.epoch ? json(*m.epoch) : json(nullptr)}};
+  if (!m.stage.empty()) k["stage"] = m.stage;
+  if (m.validation_in_epoch) k["validation_in_epoch"] = *m.validation_in_epoch;
+  if (m.dataloader_idx) k["dataloader_idx"] = *m.dataloader_idx;
+  return k;
+}
+
+// Other stages after test, by name.
+using OrderKey = std::tuple<int64_t, int, int64_t, int64_t, std::string>;
+OrderKey order_key(const RunMeta& m) {
+  const bool validate = m.stage.empty() || m.stage == "validate";
+  const int stage = validate ? 0 : m.stage == "test" ? 1 : 2;
+  return {m.epoch.value_or(-1), stage, m.validation_in_epoch.value_or(-1),
+          m.dataloader_idx.value_or(-1), validate ? std::string() : m.stage};
+}
+
+std::string evaluation_prefix(size_t k) {
+  return "eval" + std::to_string(k) + "_";
+}
+
+// Version 3: a list of evaluations, each under "eval<k>_" with its own meta.json.
+std::vector<RunFile> run_evaluations_from_members(const std::map<std::string, std::string>& members,
+                                                  const json& j, const std::string& origin) {
+  if (string_field(j, "format", origin) != kRunFormatName)
+    fail(origin, "meta.json: not a ShardLens run file (format is not 'shardlens-run')");
+  const int64_t version = int_field(j, "format_version", origin, 1, 1 << 20);
+  if (version > kRunFormatVersionEvaluations)
+    fail(origin, "run file format version " + std::to_string(version) +
+                     " is newer than this ShardLens supports (" +
+                     std::to_string(kRunFormatVersionEvaluations) + ")");
+  const json& list = field(j, "evaluations", origin);
+  if (!list.is_array() || list.empty() || list.size() > size_t(kMaxEpochs))
+    fail(origin, "meta.json: 'evaluations' is not a non-empty list");
+  std::set<std::string> claimed = {"meta.json"};
+  std::vector<RunFile> out;
+  for (size_t k = 0; k < list.size(); ++k) {
+    const json& entry = list[k];
+    if (!entry.is_object()) fail(origin, "meta.json: 'evaluations' holds a non-object");
+    const std::string prefix = evaluation_prefix(k);
+    if (string_field(entry, "prefix", origin) != prefix)
+      fail(origin, "meta.json: evaluation " + std::to_string(k) + " is not under " + prefix);
+    const std::string where = origin + ": evaluation " + std::to_string(k);
+    RunFile run = parse_run_members(members_under(members, prefix, claimed), where);
+    json key = evaluation_key(run.meta);
+    json listed = entry;
+    listed.erase("prefix");
+    listed.erase("label");
+    if (listed != key)
+      fail(where, "its meta.json says " + key.dump() + ", the list " + listed.dump());
+    if (!run.meta.epoch) fail(where, "has no epoch number");
+    if (!out.empty() && !evaluation_before(out.back().meta, run.meta))
+      fail(where, key.dump() + " does not come after the evaluation before it");
+    out.push_back(std::move(run));
+  }
+  for (const auto& [name, _] : members)
+    if (!claimed.count(name)) fail(origin, "unexpected member " + name);
+  return out;
+}
+
 std::vector<RunFile> run_epochs_from_members(const std::map<std::string, std::string>& members,
                                              const std::string& origin) {
   // The members are held while the run is built from them: one rank's columns as int64 at a
@@ -451,6 +540,8 @@ std::vector<RunFile> run_epochs_from_members(const std::map<std::string, std::st
   for (const auto& [name, bytes] : members) member_bytes += bytes.size();
   check_load_budget(origin, member_bytes * 3, "its members and the run built from them");
   const json j = meta_json_of(members, origin);
+  if (j.is_object() && j.contains("evaluations"))
+    return run_evaluations_from_members(members, j, origin);
   if (!j.is_object() || !j.contains("epochs")) return {parse_run_members(members, origin)};
   // Several epochs: each one's members prefixed "epoch<e>_", with their own meta.json.
   if (string_field(j, "format", origin) != kRunFormatName)
@@ -467,13 +558,8 @@ std::vector<RunFile> run_epochs_from_members(const std::map<std::string, std::st
   for (size_t k = 0; k < epochs.size(); ++k) {
     if (k > 0 && epochs[k] <= epochs[k - 1])
       fail(origin, "meta.json: 'epochs' is not strictly increasing");
-    const std::string prefix = epoch_prefix(epochs[k]);
-    std::map<std::string, std::string> mine;
-    for (auto it = members.lower_bound(prefix);
-         it != members.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
-      mine[it->first.substr(prefix.size())] = it->second;
-      claimed.insert(it->first);
-    }
+    const std::map<std::string, std::string> mine =
+        members_under(members, epoch_prefix(epochs[k]), claimed);
     const std::string where = origin + ": epoch " + std::to_string(epochs[k]);
     RunFile run = parse_run_members(mine, where);
     if (run.meta.epoch != epochs[k])
@@ -487,6 +573,10 @@ std::vector<RunFile> run_epochs_from_members(const std::map<std::string, std::st
 }
 
 }  // namespace
+
+bool evaluation_before(const RunMeta& a, const RunMeta& b) {
+  return order_key(a) < order_key(b);
+}
 
 std::vector<RunFile> parse_run_epochs(const std::string& bytes, const std::string& origin) {
   return run_epochs_from_members(npz_members_from_bytes(bytes, origin), origin);
@@ -519,14 +609,38 @@ std::vector<std::pair<std::string, std::string>> run_epochs_members(
   std::vector<std::pair<std::string, std::string>> out;
   json top;
   top["format"] = kRunFormatName;
-  top["format_version"] = kRunFormatVersionEpochs;
   top["created_by"] = std::string("ShardLens ") + SHARDLENS_VERSION;
+  // Version 2 (readable by older ShardLens) when the epoch alone tells them apart.
+  bool by_epoch = true;
+  for (size_t k = 0; k < epochs.size(); ++k) {
+    const RunMeta& m = epochs[k].meta;
+    if (!m.epoch)
+      throw InputError("run file: evaluation " + std::to_string(k) + " has no epoch number");
+    if (k > 0 && !evaluation_before(epochs[k - 1].meta, m))
+      throw InputError("run file: evaluations are not in increasing order (" +
+                       evaluation_key(m).dump() + " after " +
+                       evaluation_key(epochs[k - 1].meta).dump() + ")");
+    by_epoch = by_epoch && (m.stage.empty() || m.stage == "validate") && !m.validation_in_epoch &&
+               !m.dataloader_idx && (k == 0 || *m.epoch > *epochs[k - 1].meta.epoch);
+  }
+  if (!by_epoch) {
+    top["format_version"] = kRunFormatVersionEvaluations;
+    json list = json::array();
+    for (size_t k = 0; k < epochs.size(); ++k) {
+      json entry = evaluation_key(epochs[k].meta);
+      entry["prefix"] = evaluation_prefix(k);
+      list.push_back(entry);
+      for (auto& [name, bytes] : run_file_members(epochs[k]))
+        out.emplace_back(evaluation_prefix(k) + name, std::move(bytes));
+    }
+    top["evaluations"] = list;
+    out.emplace_back("meta.json", top.dump(2));
+    return out;
+  }
+  top["format_version"] = kRunFormatVersionEpochs;
   json list = json::array();
   for (size_t k = 0; k < epochs.size(); ++k) {
     const auto& e = epochs[k].meta.epoch;
-    if (!e) throw InputError("run file: epoch " + std::to_string(k) + " has no epoch number");
-    if (k > 0 && *e <= *epochs[k - 1].meta.epoch)
-      throw InputError("run file: epochs are not in increasing order");
     list.push_back(*e);
     for (auto& [name, bytes] : run_file_members(epochs[k]))
       out.emplace_back(epoch_prefix(*e) + name, std::move(bytes));

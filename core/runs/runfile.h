@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/diagnosis/diagnosis.h"
+#include "core/evaluation/recorded_settings.h"
 #include "core/evaluation/scenario.h"
 #include "core/model/matrix.h"
 #include "core/model/records.h"
@@ -27,6 +28,11 @@ inline constexpr int kRunFormatVersion = 1;
 // Several epochs in one file: a top-level meta.json lists them, and each epoch's members
 // (a version-1 run) are prefixed "epoch<e>_". A single epoch is always written as version 1.
 inline constexpr int kRunFormatVersionEpochs = 2;
+// Several evaluations that the epoch alone does not tell apart (validation loaders, several
+// validations in one epoch, test after validate): the top-level meta.json lists
+// "evaluations" ({"prefix": "eval<k>_", "epoch", "stage", "validation_in_epoch",
+// "dataloader_idx"}), each a version-1 run under its prefix. Written only when needed.
+inline constexpr int kRunFormatVersionEvaluations = 3;
 inline constexpr const char* kRunFormatName = "shardlens-run";
 
 struct RunMeta {
@@ -40,6 +46,14 @@ struct RunMeta {
   int64_t dataset_size = 0;
   std::string dataset;           // the dataset spec, when known (imports with --dataset); optional
   std::optional<int64_t> epoch;  // the epoch evaluated, when known; optional
+  // Which evaluation of the epoch, when the run had several (optional): Lightning's stage
+  // ("validate", "test"), the validation within the epoch (val_check_interval) and the
+  // validation dataloader.
+  std::string stage;
+  std::optional<int64_t> validation_in_epoch;
+  std::optional<int64_t> dataloader_idx;
+  // The settings the recorder saw in the user's run (`settings_json` of the dumps); optional.
+  std::optional<RecordedSettings> recorded;
   int world_size = 0;
   std::string backend = "simulated";  // "simulated", "gloo", "nccl", "import"
   std::string torch_version;          // torch semantics imitated, or the real one used
@@ -79,13 +93,19 @@ void save_run_file(const RunFile& run, const std::string& path);
 RunFile parse_run_file(const std::string& bytes, const std::string& origin);
 RunFile load_run_file(const std::string& path);
 
-// Every epoch of a run file, in epoch order (a single-epoch file gives one).
+// Every evaluation of a run file, in the order saved (a single-evaluation file gives one).
 std::vector<RunFile> parse_run_epochs(const std::string& bytes, const std::string& origin);
 std::vector<RunFile> load_run_epochs(const std::string& path);
-// Writes one epoch as version 1, several as version 2; every epoch needs its epoch number.
+// Writes one evaluation as version 1, several of distinct increasing epochs as version 2,
+// else version 3; every evaluation needs its epoch number and a distinct (stage, epoch,
+// validation, dataloader).
 std::vector<std::pair<std::string, std::string>> run_epochs_members(
     const std::vector<RunFile>& epochs);
 void save_run_epochs(const std::vector<RunFile>& epochs, const std::string& path);
+
+// The order of a run's evaluations: by epoch, then validate before test, then the validation
+// within the epoch, then the dataloader.
+bool evaluation_before(const RunMeta& a, const RunMeta& b);
 
 // Checks the invariants a run must satisfy (used by save and load; `origin` names the file).
 void validate_run(const RunFile& run, const std::string& origin);

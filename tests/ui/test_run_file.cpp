@@ -11,7 +11,9 @@
 #include <QTextBrowser>
 #include <QToolButton>
 #include <QtTest>
+#include <nlohmann/json.hpp>
 
+#include "core/evaluation/recorded_settings.h"
 #include "core/evaluation/scenario.h"
 #include "core/runs/run_evaluation.h"
 #include "core/runs/runfile.h"
@@ -172,6 +174,68 @@ class TestRunFile : public QObject {
     auto* line = qobject_cast<QLineSeries*>(series.front());
     QVERIFY(line);
     QCOMPARE(line->count(), 3);
+  }
+
+  // Run > Simulate this run: a run made by ShardLens (its scenario recorded), and an imported
+  // run whose dumps carried settings_json; each simulated like it ran equals it per rank and
+  // synced, and the panel shows the settings.
+  void simulateThisRunEqualsTheRun() {
+    Scenario s = load_scenario_file(SHARDLENS_LESSON_DIR "/seed-lesson.json");
+    s.sampler.epoch = 1;
+    s.loader.limit = BatchLimit{};  // every sample evaluated: the run knows every prediction
+    const RunFile simulated = run_from_evaluation(simulate(s));
+    const QString path = m_dir.filePath(QStringLiteral("like.slrun"));
+    save_run_file(simulated, path.toStdString());
+    RunFile imported = simulated;  // as an import of dumps that carried settings_json
+    imported.meta.scenario.reset();
+    imported.meta.source = "imported";
+    imported.meta.dataset = s.dataset;
+    imported.meta.recorded =
+        parse_recorded_settings(nlohmann::json{{"framework", "lightning"},
+                                               {"sampler", "distributed"},
+                                               {"shuffle", s.sampler.shuffle},
+                                               {"seed", s.sampler.seed},
+                                               {"sampler_epoch", 1},
+                                               {"batch_size", s.loader.batch_size},
+                                               {"limit_batches", s.loader.limit.to_string()},
+                                               {"versions", {{"torch", "2.15.0"}}}}
+                                    .dump(),
+                                "test");
+    const QString importedPath = m_dir.filePath(QStringLiteral("like_imported.slrun"));
+    save_run_file(imported, importedPath.toStdString());
+    MainWindow w;
+    w.setErrorDialogs(false);
+    showQuietly(w);
+    QAction* action = w.findChild<QAction*>(QStringLiteral("simulateThisRun"));
+    QVERIFY(action && !action->isEnabled());
+    QVERIFY(!w.simulateThisRun());  // a simulation is shown, not a run
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    w.openRun(path);
+    QVERIFY(shown.wait(30000));
+    QVERIFY(action->isEnabled());
+    CompareDialog* d = w.simulateThisRun();
+    QVERIFY(d);
+    QVERIFY2(d->comparison().equal && d->comparison().ranks_equal(), qPrintable(d->summary()));
+    QCOMPARE(w.scenarioPanel()->scenario().sampler.seed, s.sampler.seed);
+
+    w.openRun(importedPath);
+    QVERIFY(shown.wait(30000));
+    QVERIFY(w.runBanner()->detailsText().contains(QStringLiteral("Recorded settings: lightning")));
+    CompareDialog* again = w.simulateThisRun();
+    QVERIFY(again);
+    QVERIFY2(again->comparison().equal && again->comparison().ranks_equal(),
+             qPrintable(again->summary()));
+    QCOMPARE(w.scenarioPanel()->scenario().sampler.torch.to_string(), std::string("2.15"));
+    QVERIFY(w.scenarioPanel()->isVisibleTo(&w));
+    // Compare with… one evaluation of a run of two dataloaders, named by its label.
+    std::vector<RunFile> loaders = {simulated, simulated};
+    for (size_t k = 0; k < 2; ++k) loaders[k].meta.dataloader_idx = int64_t(k);
+    const QString loadersPath = m_dir.filePath(QStringLiteral("loaders.slrun"));
+    save_run_epochs(loaders, loadersPath.toStdString());
+    CompareDialog* second = w.compareWith(loadersPath, std::nullopt, 1);
+    QVERIFY(second);
+    QVERIFY2(second->windowTitle().contains(QStringLiteral("epoch 1, dataloader 1")),
+             qPrintable(second->windowTitle()));
   }
 
   // Compare with…: the run on screen beside another epoch of it, on one colour range.

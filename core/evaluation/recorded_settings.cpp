@@ -1,0 +1,157 @@
+#include "core/evaluation/recorded_settings.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/model/types.h"
+
+namespace shardlens {
+namespace {
+
+using nlohmann::json;
+
+class Reader {
+ public:
+  Reader(const json& j, const std::string& origin) : m_j(j), m_origin(origin) {}
+
+  [[noreturn]] void wrong(const char* key, const char* want) const {
+    throw InputError(m_origin + ": settings_json: '" + key + "' is not " + want);
+  }
+  // Absent and null both mean unknown.
+  const json* get(const char* key) const {
+    auto it = m_j.find(key);
+    return it == m_j.end() || it->is_null() ? nullptr : &*it;
+  }
+  void integer(const char* key, std::optional<int64_t>& out) const {
+    const json* v = get(key);
+    if (!v) return;
+    if (!v->is_number_integer() ||
+        (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(INT64_MAX)))
+      wrong(key, "an integer");
+    out = v->get<int64_t>();
+  }
+  void boolean(const char* key, std::optional<bool>& out) const {
+    const json* v = get(key);
+    if (!v) return;
+    if (!v->is_boolean()) wrong(key, "true/false");
+    out = v->get<bool>();
+  }
+  void text(const char* key, std::optional<std::string>& out) const {
+    const json* v = get(key);
+    if (!v) return;
+    if (!v->is_string()) wrong(key, "a string");
+    out = v->get<std::string>();
+  }
+  void versions(std::map<std::string, std::string>& out) const {
+    const json* v = get("versions");
+    if (!v) return;
+    if (!v->is_object()) wrong("versions", "an object of version strings");
+    for (const auto& [name, version] : v->items()) {
+      if (version.is_null()) continue;
+      if (!version.is_string()) wrong("versions", "an object of version strings");
+      out[name] = version.get<std::string>();
+    }
+  }
+
+ private:
+  const json& m_j;
+  const std::string& m_origin;
+};
+
+std::string yes_no(bool b) {
+  return b ? "True" : "False";
+}
+
+}  // namespace
+
+RecordedSettings parse_recorded_settings(const std::string& text, const std::string& origin) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception&) {
+    throw InputError(origin + ": settings_json is not valid UTF-8 JSON");
+  }
+  if (!j.is_object()) throw InputError(origin + ": settings_json is not a JSON object");
+  RecordedSettings s;
+  s.text = j.dump();
+  const Reader r(j, origin);
+  r.text("framework", s.framework);
+  r.text("sampler", s.sampler);
+  r.text("inner_sampler", s.inner_sampler);
+  r.boolean("shuffle", s.shuffle);
+  r.integer("seed", s.seed);
+  r.integer("sampler_epoch", s.sampler_epoch);
+  r.boolean("sampler_drop_last", s.sampler_drop_last);
+  r.boolean("loader_drop_last", s.loader_drop_last);
+  r.integer("batch_size", s.batch_size);
+  r.text("limit_batches", s.limit_batches);
+  r.integer("sanity_steps", s.sanity_steps);
+  r.boolean("sanity", s.sanity);
+  r.text("stage", s.stage);
+  r.integer("dataloader_idx", s.dataloader_idx);
+  r.integer("validation_in_epoch", s.validation_in_epoch);
+  r.text("val_check_interval", s.val_check_interval);
+  r.integer("world_size", s.world_size);
+  r.integer("rank", s.rank);
+  r.integer("dataset_size", s.dataset_size);
+  r.integer("num_classes", s.num_classes);
+  r.integer("epoch", s.epoch);
+  r.integer("global_step", s.global_step);
+  r.versions(s.versions);
+  if (s.batch_size && *s.batch_size < 1)
+    throw InputError(origin + ": settings_json: 'batch_size' must be at least 1");
+  if (s.world_size && *s.world_size < 1)
+    throw InputError(origin + ": settings_json: 'world_size' must be at least 1");
+  for (const auto* v : {&s.dataset_size, &s.epoch, &s.sanity_steps, &s.sampler_epoch,
+                        &s.dataloader_idx, &s.validation_in_epoch})
+    if (*v && **v < 0)
+      throw InputError(origin + ": settings_json: a count or index is negative (" + s.text + ")");
+  return s;
+}
+
+bool same_evaluation_settings(const RecordedSettings& a, const RecordedSettings& b,
+                              std::string* differing) {
+  json ja = json::parse(a.text), jb = json::parse(b.text);
+  ja.erase("rank");
+  jb.erase("rank");
+  if (ja == jb) return true;
+  if (differing) {
+    for (const auto& [key, value] : ja.items())
+      if (!jb.contains(key) || jb[key] != value) {
+        *differing = key;
+        return false;
+      }
+    for (const auto& [key, value] : jb.items())
+      if (!ja.contains(key)) {
+        *differing = key;
+        return false;
+      }
+  }
+  return false;
+}
+
+std::string recorded_settings_text(const RecordedSettings& s) {
+  std::string out;
+  auto add = [&](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
+  if (s.framework) add(*s.framework);
+  if (s.sampler) {
+    std::string sampler = *s.sampler;
+    if (s.inner_sampler) sampler += " over " + *s.inner_sampler;
+    std::string args;
+    auto arg = [&](const std::string& a) { args += (args.empty() ? "" : ", ") + a; };
+    if (s.shuffle) arg("shuffle=" + yes_no(*s.shuffle));
+    if (s.seed) arg("seed=" + std::to_string(*s.seed));
+    if (s.sampler_epoch) arg("epoch=" + std::to_string(*s.sampler_epoch));
+    if (s.sampler_drop_last) arg("drop_last=" + yes_no(*s.sampler_drop_last));
+    add("sampler " + sampler + (args.empty() ? "" : "(" + args + ")"));
+  }
+  if (s.batch_size) add("batch_size " + std::to_string(*s.batch_size));
+  if (s.loader_drop_last) add("loader drop_last " + yes_no(*s.loader_drop_last));
+  if (s.limit_batches) add("limit " + *s.limit_batches);
+  if (s.sanity_steps) add("sanity steps " + std::to_string(*s.sanity_steps));
+  if (s.val_check_interval) add("val_check_interval " + *s.val_check_interval);
+  if (s.stage) add("stage " + *s.stage);
+  for (const auto& [name, version] : s.versions) add(name + " " + version);
+  return out.empty() ? std::string("(nothing recorded)") : out;
+}
+
+}  // namespace shardlens
