@@ -19,8 +19,8 @@ TorchVersion TorchVersion::parse(const std::string& text) {
     throw InputError("--torch-version: '" + text + "' is not a version like 1.13 or 2.7");
   }
   auto [p2, e2] = std::from_chars(p1 + 1, end, v.minor);
-  const bool suffix_ok = p2 == end || *p2 == '.' || *p2 == '+' ||
-                         (*p2 >= 'a' && *p2 <= 'z') || (*p2 >= 'A' && *p2 <= 'Z');
+  const bool suffix_ok = p2 == end || *p2 == '.' || *p2 == '+' || (*p2 >= 'a' && *p2 <= 'z') ||
+                         (*p2 >= 'A' && *p2 <= 'Z');
   if (e2 != std::errc() || !suffix_ok || v.major < 1 || v.minor < 0) {
     throw InputError("--torch-version: '" + text + "' is not a version like 1.13 or 2.7");
   }

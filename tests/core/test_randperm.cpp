@@ -107,9 +107,9 @@ TEST(Randperm, BadVersionStringsAreInputErrors) {
 // torch.__version__ as pip, conda, Debian and source builds print it.
 TEST(Randperm, VersionTextsOfRealTorches) {
   const std::pair<const char*, const char*> cases[] = {
-      {"2.15.0", "2.15"},       {"2.15.0+cu130", "2.15"}, {"2.15.0+cpu", "2.15"},
-      {"1.13.1", "1.13"},       {"1.13.0a0+git49444c3", "1.13"}, {"2.8.0a0+gitabc", "2.8"},
-      {"2.6rc1", "2.6"},        {"2.7.0.dev20250101", "2.7"}, {"10.2", "10.2"}};
+      {"2.15.0", "2.15"}, {"2.15.0+cu130", "2.15"},        {"2.15.0+cpu", "2.15"},
+      {"1.13.1", "1.13"}, {"1.13.0a0+git49444c3", "1.13"}, {"2.8.0a0+gitabc", "2.8"},
+      {"2.6rc1", "2.6"},  {"2.7.0.dev20250101", "2.7"},    {"10.2", "10.2"}};
   for (const auto& [text, want] : cases) EXPECT_EQ(TorchVersion::parse(text).to_string(), want);
   EXPECT_FALSE(TorchVersion::parse("2.6.0+cu124").has_large_randperm());
   EXPECT_TRUE(TorchVersion::parse("2.15.0+cu130").has_large_randperm());

@@ -92,6 +92,13 @@ def main():
         print("run: 2 Gloo ranks with torch %s's plugin in %.1f s, run file records torch %s"
               % (torch.__version__, seconds, m["torch_version"]))
 
+        # A plugin that SHARDLENS_TORCH_PLUGIN names is the only one tried: a wrong path is an
+        # error naming it, never a silent run with another torch.
+        missing = os.path.join(d, "no-such-plugin.so")
+        p = subprocess.run([CLI, "run", *RUN_FLAGS, "--out", os.path.join(d, "x.slrun")],
+                           capture_output=True, text=True, env=env_with(missing))
+        assert p.returncode != 0 and "SHARDLENS_TORCH_PLUGIN=" + missing in p.stderr, p.stderr
+
         # ... equals the same run with Debian's plugin (the build tree's, LibTorch 1.13)
         debian = os.path.join(d, "debian.slrun")
         has_debian = True
