@@ -139,7 +139,8 @@ def full(digests):
         n, seed, epoch, w, drop = case
         key = (n, seed + epoch)
         if key not in perm_of:
-            perm_of.clear()  # one permutation (1.7 GB as int64) held at a time
+            perm = None  # one permutation (1.7 GB as int64) held at a time
+            perm_of.clear()
             t = time.time()
             perm = torch_order(n, seed + epoch)
             perm_of[key] = (perm, hashlib.sha256(perm.numpy()).hexdigest())
