@@ -339,3 +339,21 @@ print("ok")
   fs::remove(path);
   fs::remove(script);
 }
+
+// The torch a run recorded decides the semantics its evaluation (and a simulation of it)
+// uses: over the scenario's and the default; an empty or odd text leaves them.
+TEST(RunFile, RecordedTorchVersionChoosesTheSemantics) {
+  RunFile run = shardlens::test::small_run();
+  run.meta.torch_version = "2.15.0+cu130";
+  EXPECT_EQ(evaluation_from_run(run, "r.slrun").scenario.sampler.torch.to_string(), "2.15");
+  Scenario s;
+  s.sampler.torch = TorchVersion::parse("2.7");
+  run.meta.scenario = s;
+  run.meta.torch_version = "1.13.1";
+  EXPECT_EQ(evaluation_from_run(run, "r.slrun").scenario.sampler.torch.to_string(), "1.13");
+  run.meta.torch_version = "";
+  EXPECT_EQ(evaluation_from_run(run, "r.slrun").scenario.sampler.torch.to_string(), "2.7");
+  run.meta.scenario.reset();
+  run.meta.torch_version = "unknown";
+  EXPECT_EQ(evaluation_from_run(run, "r.slrun").scenario.sampler.torch, TorchVersion{});
+}
