@@ -1,30 +1,5 @@
 # Required: header-only / small Debian packages used by core and the CLI.
-find_package(nlohmann_json 3 REQUIRED)
-find_package(CLI11 REQUIRED)
-find_package(ZLIB REQUIRED)
-# SHA-256 of run-file members and of the prediction cache's keys (libssl-dev).
-find_package(OpenSSL REQUIRED COMPONENTS Crypto)
-# Debian's libzip CMake config requires the zipcmp/zipmerge tools; pkg-config does not.
-# Without pkg-config (the GPU bundle of scripts/gpu-bundle.sh on a machine without -dev
-# packages), zip.h and libzip are looked up in CMAKE_PREFIX_PATH and the system paths.
-find_package(PkgConfig QUIET)
-if(PKG_CONFIG_FOUND)
-  pkg_check_modules(LIBZIP QUIET IMPORTED_TARGET libzip)
-endif()
-if(TARGET PkgConfig::LIBZIP)
-  add_library(libzip::zip ALIAS PkgConfig::LIBZIP)
-else()
-  find_path(LIBZIP_INCLUDE_DIR zip.h)
-  find_library(LIBZIP_LIBRARY zip)
-  if(NOT LIBZIP_INCLUDE_DIR OR NOT LIBZIP_LIBRARY)
-    message(FATAL_ERROR "libzip not found: install libzip-dev, or put a folder with "
-                        "include/zip.h and lib/libzip.so in CMAKE_PREFIX_PATH")
-  endif()
-  add_library(libzip::zip UNKNOWN IMPORTED)
-  set_target_properties(libzip::zip PROPERTIES IMPORTED_LOCATION "${LIBZIP_LIBRARY}"
-    INTERFACE_INCLUDE_DIRECTORIES "${LIBZIP_INCLUDE_DIR}")
-endif()
-find_package(Threads REQUIRED)
+include(${CMAKE_CURRENT_LIST_DIR}/CoreDependencies.cmake)
 
 set(SHARDLENS_HAS_QT OFF)
 if(SHARDLENS_WITH_QT)
@@ -45,9 +20,16 @@ if(CMAKE_VERSION VERSION_LESS 3.26 AND NOT TARGET CUDA::nvToolsExt)
 endif()
 
 set(SHARDLENS_HAS_TORCH OFF)
+# SHARDLENS_TORCH_PYTHON: build core/torch against that python's torch (a pip wheel) instead of
+# the LibTorch find_package(Torch) finds (scripts/build-torch2-plugin.sh).
+set(SHARDLENS_TORCH_PYTHON "" CACHE FILEPATH "A python whose torch (pip) the plugin links")
 if(SHARDLENS_WITH_TORCH)
-  find_package(Torch QUIET)
-  set_package_properties(Torch PROPERTIES TYPE OPTIONAL PURPOSE "Real multi-rank runs over Gloo, .pt import")
+  if(SHARDLENS_TORCH_PYTHON)
+    include(${CMAKE_CURRENT_LIST_DIR}/TorchFromPython.cmake)
+  else()
+    find_package(Torch QUIET)
+    set_package_properties(Torch PROPERTIES TYPE OPTIONAL PURPOSE "Real multi-rank runs over Gloo, .pt import")
+  endif()
   if(Torch_FOUND)
     set(SHARDLENS_HAS_TORCH ON)
     # ProcessGroupGloo.hpp includes <gloo/...>. A LibTorch that does not ship Gloo's headers
@@ -58,8 +40,13 @@ if(SHARDLENS_WITH_TORCH)
     if(NOT SHARDLENS_TORCH_GLOO_HEADER AND SHARDLENS_GLOO_INCLUDE_DIR)
       message(STATUS "LibTorch has no Gloo headers: using ${SHARDLENS_GLOO_INCLUDE_DIR}")
       list(APPEND TORCH_INCLUDE_DIRS ${SHARDLENS_GLOO_INCLUDE_DIR})
-      set_property(TARGET torch APPEND PROPERTY INTERFACE_INCLUDE_DIRECTORIES
-        ${SHARDLENS_GLOO_INCLUDE_DIR})
+      if(TARGET torch)
+        set_property(TARGET torch APPEND PROPERTY INTERFACE_INCLUDE_DIRECTORIES
+          ${SHARDLENS_GLOO_INCLUDE_DIR})
+      else()
+        set_property(TARGET ${TORCH_LIBRARIES} APPEND PROPERTY INTERFACE_INCLUDE_DIRECTORIES
+          ${SHARDLENS_GLOO_INCLUDE_DIR})
+      endif()
     endif()
   endif()
 endif()

@@ -60,6 +60,9 @@ SAMPLER_CASES = [
 ]
 LARGE_SAMPLER_CASES = [(BRANCH, 4, True, 0, 1, False)]
 QUICK_LARGE_SAMPLER_CASES = [(100003, 4, True, 0, 1, False)]
+# The largest n whose DistributedSampler is iterated for real (its list costs ~36 bytes an
+# index); SHARDLENS_ORACLE_ITER_MAX_N raises it on a machine with the memory.
+ITER_CHECK_MAX_N = int(os.environ.get("SHARDLENS_ORACLE_ITER_MAX_N", 20_000_000))
 
 # (n, batch_size, even_batches, split_batches) with 4 processes.
 ACCELERATE_CASES = [
@@ -134,7 +137,9 @@ def part_randperm(args):
     # A first full-size draw takes tens of seconds on a busy CPU (97 s on a loaded 2-core
     # machine with torch 1.13): start one only with that much time left.
     slowest = 0.0 if args.quick else 40.0
-    for n in (QUICK_RANDPERM_SIZES if args.quick else RANDPERM_SIZES):
+    # The full run keeps the quick sizes too, so its vectors are checked in every test run
+    # (the full sizes only where a test asks for SHARDLENS_FULL_SIZE=1).
+    for n in (QUICK_RANDPERM_SIZES if args.quick else QUICK_RANDPERM_SIZES + RANDPERM_SIZES):
         for seed in RANDPERM_SEEDS:
             t0 = time.time()
             if t0 + 1.5 * slowest + 5 > args.deadline:
@@ -179,9 +184,10 @@ def part_distributed_sampler_large(args):
     import torch
     shards = distributed_sampler_shards
     large = []
-    for n, w, sh, seed, e, d in (QUICK_LARGE_SAMPLER_CASES if args.quick else LARGE_SAMPLER_CASES):
+    cases = QUICK_LARGE_SAMPLER_CASES + ([] if args.quick else LARGE_SAMPLER_CASES)
+    for n, w, sh, seed, e, d in cases:
         t0 = time.time()
-        if not args.quick and args.deadline - t0 < 90:
+        if n > ITER_CHECK_MAX_N and args.deadline - t0 < 90:
             log("distributed_sampler_large n=%d: not run, the time limit is near" % n)
             continue
         # DistributedSampler.__iter__ makes a Python list of n ints (seconds and gigabytes
@@ -201,12 +207,19 @@ def part_distributed_sampler_large(args):
         ranks = []
         for r in range(w):
             ranks.append(summary(order[r:total:w]))
-        real = list(iter(samplers[-1]))
-        if real[:EDGE] != ranks[-1]["first"] or real[-EDGE:] != ranks[-1]["last"] or \
-                len(real) != ranks[-1]["count"]:
-            raise AssertionError("DistributedSampler's own list differs from the shards "
-                                 "computed here (n=%d, rank %d)" % (n, w - 1))
-        del real
+        if any(s.num_samples != ranks[0]["count"] for s in samplers):
+            raise AssertionError("DistributedSampler's num_samples differs from the shards "
+                                 "computed here (n=%d)" % n)
+        # __iter__ first turns the whole permutation into a Python list (about 36 bytes an
+        # index: 7.7 GB at n = 214,748,364), more than a shared machine can spare; above
+        # ITER_CHECK_MAX_N the arithmetic is the one checked against __iter__ at smaller n.
+        if n <= ITER_CHECK_MAX_N:
+            real = list(iter(samplers[-1]))
+            if real[:EDGE] != ranks[-1]["first"] or real[-EDGE:] != ranks[-1]["last"] or \
+                    len(real) != ranks[-1]["count"]:
+                raise AssertionError("DistributedSampler's own list differs from the shards "
+                                     "computed here (n=%d, rank %d)" % (n, w - 1))
+            del real
         large.append({"n": n, "world_size": w, "shuffle": sh, "seed": seed, "epoch": e,
                       "drop_last": d, "rank_summaries": ranks})
         log("distributed_sampler_large n=%d: %.1f s" % (n, time.time() - t0))

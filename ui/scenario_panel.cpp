@@ -208,8 +208,10 @@ void ScenarioPanel::build() {
                "does not change it); float16 and bfloat16 come only from a hand-made buffer and "
                "stall at 2048 and 256."));
   m_torch =
-      combo(metric, "torchVersion", {"1.13", "2.0", "2.7"}, true,
-            tr("PyTorch release to imitate (randperm differs from 2.7 on for n ≥ 214,748,364)"));
+      combo(metric, "torchVersion",
+            {"1.13", "2.0", "2.7", QString::fromStdString(TorchVersion{}.to_string())}, true,
+            tr("PyTorch release to imitate (randperm differs from 2.7 on for n ≥ 214,748,364); "
+               "the default is a current torch from pip"));
   m_ignore = spin(metric, "ignoreIndex", -1, 100000, tr("torchmetrics ignore_index (−1: none)"));
   m_ignore->setSpecialValueText(tr("none"));
   auto* f3 = new QFormLayout(metric);

@@ -60,6 +60,12 @@ void run_real(const CLI::App& cmd, const RunArgs& a) {
   std::string why_not;
   const TorchPlugin* torch = torch_plugin(&why_not);
   if (!torch) throw InputError("run: " + why_not + "; simulate works without it");
+  // A real run reproduces the torch that runs it: its shards follow the LibTorch the plugin
+  // links (recorded in the run file as well) unless --torch-version says otherwise.
+  if (cmd.count("--torch-version") == 0) {
+    if (const auto linked = TorchVersion::parse_recorded(torch->libtorch_version()))
+      config.scenario.sampler.torch = *linked;
+  }
   const RealRunResult result = torch->real_run(config, &progress);
   progress.finish();
   if (!result.reporter) {  // a rank that is not the one writing the run

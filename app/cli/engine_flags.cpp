@@ -70,7 +70,10 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& f) {
                      "the states and sums them)");
   cmd.add_option("--counter-dtype", f.counter_dtype, "int64 | float32 | float16 | bfloat16");
   cmd.add_option("--torch-version", f.torch_version,
-                 "PyTorch semantics to imitate (e.g. 1.13, 2.7)");
+                 "PyTorch semantics to imitate: 1.13, 2.7, 2.15.0+cu130... (default " +
+                     TorchVersion{}.to_string() +
+                     ", a current torch from pip; they differ only for randperm at n >= "
+                     "214,748,364, where torch >= 2.7 shuffles differently)");
   cmd.add_option("--ignore-index", f.ignore_index, "torchmetrics ignore_index (-1: none)");
   add_format_flag(cmd, f.format);
 }

@@ -92,6 +92,7 @@ json report_json(const Evaluation& e) {
               {"epoch", e.epoch},
               {"source", p.source},
               {"backend", p.backend},
+              {"torch_version", p.torch_version},
               {"classes", e.classes()},
               {"class_names", e.class_names},
               {"class_counts", e.class_counts},

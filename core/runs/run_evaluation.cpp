@@ -12,6 +12,13 @@ Evaluation evaluation_from_run(RunFile run, const std::string& origin) {
   Evaluation e;
   const std::string stem = std::filesystem::path(origin).stem().string();
   if (m.scenario) e.scenario = *m.scenario;
+  // The torch a run imitated is its scenario's (a real run's is the LibTorch that ran it,
+  // unless --torch-version said otherwise); a run without one (an import) is read with the
+  // torch it recorded, else the default (TorchVersion::parse_recorded says which texts count).
+  if (!m.scenario) {
+    if (const auto torch = TorchVersion::parse_recorded(m.torch_version))
+      e.scenario.sampler.torch = *torch;
+  }
   if (e.scenario.name.empty()) e.scenario.name = stem;
   if (e.scenario.title.empty()) e.scenario.title = stem + " (" + m.source + " run)";
   Provenance& p = e.provenance;

@@ -14,9 +14,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The plugin SHARDLENS_TORCH_PLUGIN names, or empty.
+std::string named_plugin() {
+  const char* env = std::getenv("SHARDLENS_TORCH_PLUGIN");
+  return env ? env : "";
+}
+
 std::vector<std::string> candidate_paths() {
+  // A plugin the user names is the only candidate: falling back to another would run (and
+  // record) another torch than the one asked for.
+  if (!named_plugin().empty()) return {named_plugin()};
   std::vector<std::string> paths;
-  if (const char* env = std::getenv("SHARDLENS_TORCH_PLUGIN"); env && *env) paths.push_back(env);
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
@@ -34,16 +42,22 @@ struct Loaded {
 
 Loaded load() {
   Loaded out;
-  if (!SHARDLENS_HAS_TORCH) {
+  // A named plugin is tried even by a build without LibTorch: it may have been built on its
+  // own against torch from pip (core/torch/standalone, scripts/build-torch2-plugin.sh).
+  if (!SHARDLENS_HAS_TORCH && named_plugin().empty()) {
     out.why_not =
         "this build of ShardLens has no LibTorch support (install libtorch-dev and "
-        "libgloo-dev, then rebuild)";
+        "libgloo-dev, then rebuild; or build the plugin against torch from pip with "
+        "scripts/build-torch2-plugin.sh and set SHARDLENS_TORCH_PLUGIN to it)";
     return out;
   }
   std::string tried;
   for (const std::string& path : candidate_paths()) {
     std::error_code ec;
-    if (!fs::exists(path, ec)) continue;
+    if (!fs::exists(path, ec)) {
+      if (!named_plugin().empty()) tried = "SHARDLENS_TORCH_PLUGIN=" + path + ": no such file";
+      continue;
+    }
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
       tried += std::string(tried.empty() ? "" : "; ") + dlerror();

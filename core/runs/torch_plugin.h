@@ -27,8 +27,10 @@ struct TorchPlugin {
                                          Progress* progress) = nullptr;
 };
 
-// Loads the plugin once: $SHARDLENS_TORCH_PLUGIN, else <exe>/../lib/shardlens/, else this
-// build tree. Returns null and says why in *why_not when it cannot be loaded.
+// Loads the plugin once: $SHARDLENS_TORCH_PLUGIN alone when set (e.g. one built against
+// torch from pip by scripts/build-torch2-plugin.sh, even into a build without LibTorch),
+// else <exe>/../lib/shardlens/, else this build tree. Returns null and says why in *why_not
+// when it cannot be loaded.
 const TorchPlugin* torch_plugin(std::string* why_not = nullptr);
 
 }  // namespace shardlens

@@ -5,13 +5,14 @@
 
 #include "core/cuda/cuda_backend.h"
 #include "core/model/types.h"
-#include "shardlens/config.h"
 
 namespace shardlens {
 
 namespace {
 
-constexpr bool kHasNccl = SHARDLENS_HAS_CUDA;
+// Defined by core/torch/CMakeLists.txt, not config.h: the plugin may be built on its own
+// against another build's core (core/torch/standalone), whose config.h says CUDA.
+constexpr bool kHasNccl = SHARDLENS_TORCH_WITH_NCCL;
 
 // Throws unless `name` is a backend this build has; answers whether it is NCCL.
 bool is_nccl(const std::string& name) {

@@ -19,10 +19,23 @@ TorchVersion TorchVersion::parse(const std::string& text) {
     throw InputError("--torch-version: '" + text + "' is not a version like 1.13 or 2.7");
   }
   auto [p2, e2] = std::from_chars(p1 + 1, end, v.minor);
-  if (e2 != std::errc() || (p2 != end && *p2 != '.' && *p2 != '+') || v.major < 1) {
+  const bool suffix_ok = p2 == end || *p2 == '.' || *p2 == '+' || (*p2 >= 'a' && *p2 <= 'z') ||
+                         (*p2 >= 'A' && *p2 <= 'Z');
+  if (e2 != std::errc() || !suffix_ok || v.major < 1 || v.minor < 0) {
     throw InputError("--torch-version: '" + text + "' is not a version like 1.13 or 2.7");
   }
   return v;
+}
+
+std::optional<TorchVersion> TorchVersion::parse_recorded(const std::string& text) {
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return std::nullopt;
+  const size_t last = text.find_last_not_of(" \t\r\n");
+  try {
+    return parse(text.substr(first, last - first + 1));
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
 }
 
 std::string TorchVersion::to_string() const {

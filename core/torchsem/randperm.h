@@ -1,19 +1,37 @@
 #pragma once
 // Bit-exact reproduction of torch.randperm(n, generator=g) on CPU after g.manual_seed(seed).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace shardlens {
 
+// The torch ShardLens imitates when nothing says which: the release pinned in
+// requirements/frameworks.txt, i.e. a current torch from pip, which is what most users run
+// (Debian's 1.13 is the exception). The choice matters only for n >= kLargeRandpermThreshold,
+// where every torch >= 2.7 shuffles alike and older ones differently. A run's recorded
+// version (run file meta, a dump's settings) overrides it: TorchVersion::parse_recorded.
+// tests/frameworks/torch2_oracle.py checks that the venv's torch agrees with it.
+inline constexpr int kDefaultTorchMajor = 2;
+inline constexpr int kDefaultTorchMinor = 15;
+
 // Which PyTorch release to imitate. From 2.7 on, n >= kLargeRandpermThreshold uses a
 // different shuffle loop (PyTorch PR 144735); below it all versions agree.
 struct TorchVersion {
-  int major = 1;
-  int minor = 13;
-  static TorchVersion parse(const std::string& text);  // "1.13", "2.7.1"; throws InputError
+  int major = kDefaultTorchMajor;
+  int minor = kDefaultTorchMinor;
+  // MAJOR.MINOR with MAJOR >= 1, then nothing, or anything that starts with '.', '+' or a
+  // letter: "1.13", "2.7.1", "2.15.0+cu130", "2.8.0a0+gitabc", "2.6rc1", torch.__version__
+  // as it is printed. Throws InputError otherwise.
+  static TorchVersion parse(const std::string& text);
+  // A version a run recorded (run file meta, a dump's "versions": {"torch": ...}): the same
+  // rule after trimming spaces; nullopt when empty or unreadable, so an odd text in a user's
+  // dump never refuses the import (the default then applies).
+  static std::optional<TorchVersion> parse_recorded(const std::string& text);
   std::string to_string() const;
   bool has_large_randperm() const { return major > 2 || (major == 2 && minor >= 7); }
+  bool operator==(const TorchVersion&) const = default;
 };
 
 inline constexpr int64_t kLargeRandpermThreshold = 214748364;  // UINT32_MAX / 20

@@ -1,10 +1,11 @@
 // The vectors of scripts/modern_oracles.py (today's torch, Lightning, torchmetrics and
-// Accelerate, run on the GPU machine by scripts/gpu-check.sh) against the C++ semantics.
-// Read from $SHARDLENS_MODERN_VECTORS, else tests/data/reference/modern/modern_oracles.json;
-// every test skips, saying why, while neither exists or the part was not run there. The
-// oracle test modern_oracles_quick feeds it the --quick output of Debian's torch 1.13.
-// Lists longer than kQuickSize (randperm at n = 214,748,364) are checked only with
-// SHARDLENS_FULL_SIZE=1 (the slow-labelled ctest modern_vectors_full_size).
+// Accelerate, from the project's venv: scripts/make_modern_vectors.sh) against the C++
+// semantics. Read from $SHARDLENS_MODERN_VECTORS, else the committed
+// tests/data/reference/modern/modern_oracles.json; a test skips, saying why, only when
+// neither exists or the part was not run there. The oracle test oracle_modern_quick feeds it
+// the --quick output of Debian's torch 1.13, frameworks.modern_torch_live that of the venv's
+// torch drawn at test time. Lists longer than kQuickSize (randperm at n = 214,748,364) are
+// checked only with SHARDLENS_FULL_SIZE=1 (the ctest modern.full_size, label torch-full).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -49,8 +50,8 @@ const json& vectors(std::string& why) {
     std::ifstream in(path);
     if (!in) {
       reason = path +
-               " does not exist yet: run scripts/gpu-check.sh on a machine with today's torch "
-               "(docs/GPU.md) and commit its modern_oracles.json there";
+               " does not exist: run scripts/make_modern_vectors.sh (the venv's frameworks) "
+               "and commit it";
       return json();
     }
     try {

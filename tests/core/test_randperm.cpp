@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
+#include <utility>
 
 #include "core/model/types.h"
 #include "core/torchsem/randperm.h"
@@ -101,4 +102,35 @@ TEST(Randperm, BadVersionStringsAreInputErrors) {
     EXPECT_THROW(TorchVersion::parse(bad), InputError) << bad;
   }
   EXPECT_EQ(TorchVersion::parse("2.7.1+cu121").to_string(), "2.7");
+}
+
+// torch.__version__ as pip, conda, Debian and source builds print it.
+TEST(Randperm, VersionTextsOfRealTorches) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"2.15.0", "2.15"}, {"2.15.0+cu130", "2.15"},        {"2.15.0+cpu", "2.15"},
+      {"1.13.1", "1.13"}, {"1.13.0a0+git49444c3", "1.13"}, {"2.8.0a0+gitabc", "2.8"},
+      {"2.6rc1", "2.6"},  {"2.7.0.dev20250101", "2.7"},    {"10.2", "10.2"}};
+  for (const auto& [text, want] : cases) EXPECT_EQ(TorchVersion::parse(text).to_string(), want);
+  EXPECT_FALSE(TorchVersion::parse("2.6.0+cu124").has_large_randperm());
+  EXPECT_TRUE(TorchVersion::parse("2.15.0+cu130").has_large_randperm());
+  for (const char* bad : {"2.-1", "2.7-1", "v2.7", "2 .7", "2._"}) {
+    EXPECT_THROW(TorchVersion::parse(bad), InputError) << bad;
+  }
+}
+
+// What a run or a dump recorded: trimmed; empty or unreadable gives nothing (the default
+// then applies) instead of refusing the user's file.
+TEST(Randperm, RecordedVersions) {
+  EXPECT_EQ(TorchVersion::parse_recorded(" 2.15.0+cu130\n"), TorchVersion::parse("2.15"));
+  EXPECT_EQ(TorchVersion::parse_recorded("1.13.1"), TorchVersion::parse("1.13"));
+  EXPECT_FALSE(TorchVersion::parse_recorded("").has_value());
+  EXPECT_FALSE(TorchVersion::parse_recorded("   ").has_value());
+  EXPECT_FALSE(TorchVersion::parse_recorded("unknown").has_value());
+}
+
+// The default is a current torch from pip, whose randperm takes the >= 2.7 loop at full size.
+TEST(Randperm, DefaultIsACurrentTorch) {
+  EXPECT_EQ(TorchVersion{}.to_string(),
+            std::to_string(kDefaultTorchMajor) + "." + std::to_string(kDefaultTorchMinor));
+  EXPECT_TRUE(TorchVersion{}.has_large_randperm());
 }

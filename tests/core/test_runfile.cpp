@@ -339,3 +339,21 @@ print("ok")
   fs::remove(path);
   fs::remove(script);
 }
+
+// The torch a run imitated: its scenario's when it recorded one (a real run's is the LibTorch
+// that ran it, or --torch-version), else the version it recorded (an import), else the
+// default when that text is empty or odd.
+TEST(RunFile, RecordedTorchVersionChoosesTheSemantics) {
+  RunFile run = shardlens::test::small_run();
+  run.meta.torch_version = "2.15.0+cu130";
+  EXPECT_EQ(evaluation_from_run(run, "r.slrun").scenario.sampler.torch.to_string(), "2.15");
+  run.meta.torch_version = "1.13.1";
+  EXPECT_EQ(evaluation_from_run(run, "r.slrun").scenario.sampler.torch.to_string(), "1.13");
+  run.meta.torch_version = "unknown";
+  EXPECT_EQ(evaluation_from_run(run, "r.slrun").scenario.sampler.torch, TorchVersion{});
+  Scenario s;
+  s.sampler.torch = TorchVersion::parse("2.7");
+  run.meta.scenario = s;
+  run.meta.torch_version = "1.13.0";
+  EXPECT_EQ(evaluation_from_run(run, "r.slrun").scenario.sampler.torch.to_string(), "2.7");
+}
