@@ -12,6 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh default minimal
 scripts/venv.sh # the frameworks from PyPI (cached): the oracles run them
+# build/torch2: the LibTorch plugin against the venv's torch 2.x (links build/default's core)
+scripts/build-torch2-plugin.sh
 export QT_QPA_PLATFORM=offscreen
 status=0
 skip=(-LE slow)
@@ -44,4 +46,10 @@ echo "== minimal build (core and CLI only) =="
 run_ctest minimal || status=1
 echo "== full build =="
 run_ctest default || status=1
+# torch 2.x's randperm branch at full size is slow, so it runs once here, alone.
+if [ ${#skip[@]} -gt 0 ]; then
+  echo "== torch 2.x at full size (label torch-full) =="
+  skip=(-L torch-full)
+  run_ctest default || status=1
+fi
 exit $status

@@ -560,6 +560,12 @@ void carry_evaluation_settings(const std::vector<RankDump>& dumps, RunMeta& m) {
   }
   if (!first) return;
   m.recorded = first->settings;
+  // The torch the user's run used is the run's torch version: it chooses the semantics
+  // a re-simulation imitates (TorchVersion::parse_recorded reads it when a run is opened).
+  if (m.torch_version.empty() && m.recorded) {
+    if (auto it = m.recorded->versions.find("torch"); it != m.recorded->versions.end())
+      m.torch_version = it->second;
+  }
   m.stage = first->stage;
   m.validation_in_epoch = first->validation_in_epoch;
   m.dataloader_idx = first->dataloader_idx;
