@@ -40,6 +40,16 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& f) {
                "Accelerate split_batches=True: each batch split into W slices of B / W");
   cmd.add_flag("--no-even-batches", f.no_even_batches,
                "Accelerate even_batches=False: no cycled completion of the last round");
+  cmd.add_option("--accelerate-input", f.accelerate_input,
+                 "What the loader given to accelerator.prepare() samples with: loader (its own "
+                 "sampler, default) | distributed-sampler (already a DistributedSampler: "
+                 "sharded twice, each rank keeps 1/W of its own shard; --shuffle/--seed/"
+                 "--sampler-drop-last are then the DistributedSampler's)");
+  cmd.add_option("--accelerate-shuffle", f.accelerate_shuffle,
+                 "How Accelerate shuffles (--shuffle): global-rng (default, "
+                 "use_seedable_sampler=False: the generator prepare() seeds from the global "
+                 "RNG; --seed is the global seed, exact when nothing drew from the RNG before "
+                 "prepare) | seedable (use_seedable_sampler=True: randperm seeded seed + epoch)");
   cmd.add_option("--inner-sampler", f.inner_sampler,
                  "The sampler Lightning wraps (--sampler lightning-wrapper): sequential | "
                  "weighted-random | recorded");
@@ -151,6 +161,10 @@ Scenario resolve_scenario(const CLI::App& cmd, const EngineFlags& f) {
   if (given("--ignore-index")) s.ignore_index = f.ignore_index;
   if (f.split_batches) s.sampler.split_batches = true;
   if (f.no_even_batches) s.sampler.even_batches = false;
+  if (given("--accelerate-input"))
+    s.sampler.accelerate_input = parse_accelerate_input(f.accelerate_input);
+  if (given("--accelerate-shuffle"))
+    s.sampler.accelerate_shuffle = parse_accelerate_shuffle(f.accelerate_shuffle);
   if (given("--inner-sampler")) s.sampler.inner.kind = parse_inner_sampler_kind(f.inner_sampler);
   if (given("--inner-weights")) s.sampler.inner.weights = read_number_list<double>(f.inner_weights);
   if (given("--inner-num-samples")) {

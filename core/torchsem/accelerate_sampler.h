@@ -1,7 +1,10 @@
 #pragma once
 // Hugging Face Accelerate's BatchSamplerShard (what accelerator.prepare(loader) and so the
-// HF Trainer put in every evaluation loader), reproduced over the loader's sampler order
-// (the identity, or torch.randperm(n) seeded seed + epoch as SeedableRandomSampler draws).
+// HF Trainer put in every evaluation loader), reproduced over the loader's sampler order:
+// the identity; SeedableRandomSampler's torch.randperm(n) seeded seed + epoch; or, by
+// default, the RandomSampler's generator that prepare() seeded from the global RNG (exact
+// when the global seed was set and nothing drew from the RNG before prepare()). A loader that
+// already had a DistributedSampler is sharded twice: each rank keeps 1/W of its own shard.
 //
 // The loader's batches of B are dealt round-robin (batch k to rank k % W). With even_batches
 // the last round is completed by cycling samples from the start of the order, so every rank

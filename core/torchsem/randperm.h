@@ -21,6 +21,15 @@ inline constexpr int64_t kLargeRandpermThreshold = 214748364;  // UINT32_MAX / 2
 // Returns the permutation as 32-bit indices (n must be < 2^32).
 std::vector<uint32_t> randperm(int64_t n, int64_t seed, TorchVersion version = {});
 
+// The `index`-th torch.randperm(n, g) (0: the first) after g.manual_seed(seed), every earlier
+// call on g having been a randperm(n) too: a RandomSampler's generator across epochs.
+std::vector<uint32_t> randperm_nth(int64_t n, int64_t seed, int64_t index,
+                                   TorchVersion version = {});
+
+// int(torch.empty((), dtype=torch.int64).random_()) as the first draw of a CPU generator
+// seeded `seed` (torch.manual_seed(seed)): how Accelerate seeds a loader's sampler generator.
+int64_t random_int64(int64_t seed);
+
 // The two loops, exposed for tests.
 void randperm_swap_loop(uint32_t* out, int64_t n, uint32_t seed32);
 void randperm_inside_out_loop(uint32_t* out, int64_t n, uint32_t seed32);

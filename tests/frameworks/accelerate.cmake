@@ -1,0 +1,6 @@
+# Accelerate 1.15 as the oracle of --sampler accelerate and its gathers (accelerate_*.py).
+add_test(NAME frameworks_accelerate_sampler_grid
+         COMMAND python3 ${SHARDLENS_FRAMEWORK_TESTS}/accelerate_sampler_grid.py
+                 $<TARGET_FILE:shardlens-cli>)
+set_tests_properties(frameworks_accelerate_sampler_grid PROPERTIES
+                     SKIP_RETURN_CODE 77 LABELS "frameworks" TIMEOUT 300)
