@@ -62,6 +62,8 @@ TEST(Accelerate, EveryReferenceVector) {
     sampler.split_batches = v["split_batches"].get<bool>();
     sampler.even_batches = v["even_batches"].get<bool>();
     sampler.shuffle = v["shuffle"].get<bool>();
+    // The vectors' shuffled cases came from SeedableRandomSampler (use_seedable_sampler=True).
+    sampler.accelerate_shuffle = AccelerateShuffle::Seedable;
     sampler.seed = v["seed"].get<int64_t>();
     sampler.epoch = v["epoch"].get<int64_t>();
     LoaderConfig loader;
