@@ -44,7 +44,9 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& f) {
                  "What the loader given to accelerator.prepare() samples with: loader (its own "
                  "sampler, default) | distributed-sampler (already a DistributedSampler: "
                  "sharded twice, each rank keeps 1/W of its own shard; --shuffle/--seed/"
-                 "--sampler-drop-last are then the DistributedSampler's)");
+                 "--sampler-drop-last are then the DistributedSampler's) | iterable-dispatch "
+                 "(an IterableDataset's DataLoaderDispatcher: refused, record the run "
+                 "instead)");
   cmd.add_option("--accelerate-shuffle", f.accelerate_shuffle,
                  "How Accelerate shuffles (--shuffle): global-rng (default, "
                  "use_seedable_sampler=False: the generator prepare() seeds from the global "

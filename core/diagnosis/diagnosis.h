@@ -38,6 +38,7 @@ enum class Pattern : uint8_t {
   UnevenSteps,               // uneven-steps
   WrapperOverlap,            // wrapper-overlap
   RepeatedValidationSubset,  // repeated-validation-subset
+  AccelerateDoubleShard,     // accelerate-double-shard
   UnexplainedDifference,     // unexplained-difference
 };
 
@@ -88,6 +89,9 @@ struct DiagnosisInput {
   // The sampler, when the scenario was recorded: Accelerate's cycled padding and Lightning's
   // wrapper are told apart from DistributedSampler padding and seed divergence by it.
   std::optional<SamplerKind> sampler;
+  // With Accelerate's sampler: what the prepared loader sampled with (a DistributedSampler
+  // inside it is sharded twice).
+  std::optional<AccelerateInput> accelerate_input;
 };
 
 struct Diagnosis {

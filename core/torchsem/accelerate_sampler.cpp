@@ -102,6 +102,17 @@ AccelerateShards accelerate_shards(int64_t n, const SamplerConfig& c, int64_t b,
                      ") must be a round multiple of the number of processes (" + std::to_string(w) +
                      "), as Accelerate requires");
   }
+  if (c.accelerate_input == AccelerateInput::IterableDispatch) {
+    throw InputError(
+        "--accelerate-input iterable-dispatch: Accelerate's DataLoaderDispatcher "
+        "(dispatch_batches=True, the default for an IterableDataset: rank 0 reads W batches "
+        "a step and hands each rank a contiguous slice; its last step is split by the "
+        "observed size and completed from the first batch) is not simulated. Record the run "
+        "instead: a ShardLensRecorder on every rank (integrations/python/"
+        "shardlens_recorder.py) dumps the indices each rank really evaluated; then "
+        "shardlens-cli import the dumps and diagnose --run. Or prepare a map-style Dataset "
+        "(BatchSamplerShard, --accelerate-input loader)");
+  }
   const bool inner_distributed = c.accelerate_input == AccelerateInput::DistributedSampler;
   if (c.drop_last && !inner_distributed) {
     throw InputError(
@@ -149,6 +160,22 @@ AccelerateShards accelerate_shards(int64_t n, const SamplerConfig& c, int64_t b,
     }
   }
   return out;
+}
+
+std::string accelerate_order_note(const SamplerConfig& c) {
+  if (c.kind != SamplerKind::Accelerate || !c.shuffle ||
+      c.accelerate_input != AccelerateInput::Loader ||
+      c.accelerate_shuffle != AccelerateShuffle::GlobalRng) {
+    return {};
+  }
+  return "the shuffled order is Accelerate's default (use_seedable_sampler=False): exact when "
+         "torch.manual_seed(" +
+         std::to_string(c.seed) +
+         ") (or accelerate's set_seed) ran right before accelerator.prepare() with no draw "
+         "from the global RNG in between (a model's initialisation draws from it), else only "
+         "representative; a recorded run (the recorder's dumps) is exact, and "
+         "use_seedable_sampler=True (--accelerate-shuffle seedable) makes the order depend on "
+         "the seed alone";
 }
 
 void use_plan_batches(SyncInputs& sync, const ShardPlan& plan, const LoaderConfig& loader) {

@@ -12,6 +12,7 @@
 // batch may be short. split_batches slices every batch of B into W slices of B / W instead.
 // The loader's drop_last stops at the last full round (full batch, when splitting).
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/torchsem/loader.h"
@@ -29,6 +30,11 @@ struct AccelerateShards {
 // Throws InputError for what Accelerate rejects (split_batches with B not a multiple of W).
 AccelerateShards accelerate_shards(int64_t n, const SamplerConfig& config, int64_t batch_size,
                                    bool loader_drop_last);
+
+// Why a simulated order is only representative of the user's run, or empty when it is exact:
+// Accelerate's default shuffle follows the global RNG, which anything may draw from between
+// torch.manual_seed(seed) and prepare() (a model's initialisation does).
+std::string accelerate_order_note(const SamplerConfig& config);
 
 // Sets a sync's gather step and trim condition from the plan: each rank's own batch size
 // (B / W with split_batches) and whether every loader ran to its end without drop_last.

@@ -124,7 +124,9 @@ void inside_out_loop(uint32_t* out, int64_t n, BlockMt19937& gen) {
 }
 
 // The generator keeps the low 32 bits of the seed (two's complement for negatives).
-uint32_t low32(int64_t seed) { return static_cast<uint32_t>(static_cast<uint64_t>(seed)); }
+uint32_t low32(int64_t seed) {
+  return static_cast<uint32_t>(static_cast<uint64_t>(seed));
+}
 
 bool inside_out(int64_t n, TorchVersion version) {
   return version.has_large_randperm() && n >= kLargeRandpermThreshold;

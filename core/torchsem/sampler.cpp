@@ -211,13 +211,23 @@ SamplerKind parse_sampler_kind(const std::string& text) {
 }
 
 std::string to_string(AccelerateInput v) {
-  return v == AccelerateInput::DistributedSampler ? "distributed-sampler" : "loader";
+  switch (v) {
+    case AccelerateInput::Loader:
+      return "loader";
+    case AccelerateInput::DistributedSampler:
+      return "distributed-sampler";
+    case AccelerateInput::IterableDispatch:
+      return "iterable-dispatch";
+  }
+  return "loader";
 }
 
 AccelerateInput parse_accelerate_input(const std::string& text) {
-  for (auto v : {AccelerateInput::Loader, AccelerateInput::DistributedSampler})
+  for (auto v : {AccelerateInput::Loader, AccelerateInput::DistributedSampler,
+                 AccelerateInput::IterableDispatch})
     if (to_string(v) == text) return v;
-  throw InputError("--accelerate-input: '" + text + "' is not one of loader, distributed-sampler");
+  throw InputError("--accelerate-input: '" + text +
+                   "' is not one of loader, distributed-sampler, iterable-dispatch");
 }
 
 std::string to_string(AccelerateShuffle v) {

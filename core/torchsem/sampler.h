@@ -40,6 +40,9 @@ struct InnerSampler {
 enum class AccelerateInput {
   Loader,              // its own Sequential/RandomSampler: one shared order, sharded once
   DistributedSampler,  // a DistributedSampler: BatchSamplerShard shards each rank's shard again
+  // An IterableDataset: DataLoaderDispatcher (dispatch_batches, its default). Not reproduced:
+  // planning it is refused with what to record instead.
+  IterableDispatch,
 };
 
 // How a shuffled loader prepared by Accelerate draws its order (DataLoaderConfiguration).
