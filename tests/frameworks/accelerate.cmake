@@ -9,3 +9,8 @@ add_test(NAME frameworks_accelerate_prepare
                  $<TARGET_FILE:shardlens-cli>)
 set_tests_properties(frameworks_accelerate_prepare PROPERTIES
                      SKIP_RETURN_CODE 77 LABELS "frameworks;multi-process" TIMEOUT 300)
+add_test(NAME frameworks_accelerate_readme
+         COMMAND python3 ${SHARDLENS_FRAMEWORK_TESTS}/accelerate_readme.py
+                 $<TARGET_FILE:shardlens-cli>)
+set_tests_properties(frameworks_accelerate_readme PROPERTIES
+                     SKIP_RETURN_CODE 77 LABELS "frameworks;multi-process" TIMEOUT 300)
