@@ -21,6 +21,9 @@ struct Run {
 // BatchSampler's, i.e. the loader's.
 std::vector<Run> shard_runs(int64_t m, int64_t b, int64_t w, int64_t r, bool split, bool even,
                             bool drop_last) {
+  // One process: prepare() leaves the batch sampler as it is (no BatchSamplerShard), so a
+  // short last batch stays short whatever even_batches says.
+  if (w == 1) even = false;
   std::vector<Run> out;
   const int64_t full = m / b;         // full batches of the loader
   const int64_t last = m - full * b;  // the last batch's length (0: none short)
@@ -77,6 +80,11 @@ std::shared_ptr<const Order> loader_order(int64_t n, const SamplerConfig& c) {
       c.accelerate_shuffle == AccelerateShuffle::Seedable) {
     // DistributedSampler and SeedableRandomSampler: randperm(n) seeded seed + epoch.
     order->perm = randperm(n, c.seed + c.epoch, c.torch);
+  } else if (c.world_size == 1) {
+    // One process: prepare() leaves the RandomSampler without a generator, so every
+    // iteration draws from the global RNG twice, two 32-bit draws each: the DataLoader
+    // iterator's base seed, then the sampler's own seed for randperm(n).
+    order->perm = randperm(n, random_int64(c.seed, 4 * c.epoch + 2), c.torch);
   } else {
     // prepare() seeds the RandomSampler's generator with int64 random_() of the global RNG;
     // each iteration's RandomSampler.__iter__ draws randperm(n) and, run to its end, a

@@ -169,8 +169,9 @@ std::vector<uint32_t> randperm_nth(int64_t n, int64_t seed, int64_t index, Torch
   return out;
 }
 
-int64_t random_int64(int64_t seed) {
+int64_t random_int64(int64_t seed, int64_t skip) {
   BlockMt19937 gen(low32(seed));
+  for (int64_t k = 0; k < skip; ++k) gen();
   // random64(): the first draw is the high word; int64's random_() keeps it modulo 2^63.
   const uint64_t hi = gen();
   const uint64_t lo = gen();

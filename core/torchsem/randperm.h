@@ -26,9 +26,10 @@ std::vector<uint32_t> randperm(int64_t n, int64_t seed, TorchVersion version = {
 std::vector<uint32_t> randperm_nth(int64_t n, int64_t seed, int64_t index,
                                    TorchVersion version = {});
 
-// int(torch.empty((), dtype=torch.int64).random_()) as the first draw of a CPU generator
-// seeded `seed` (torch.manual_seed(seed)): how Accelerate seeds a loader's sampler generator.
-int64_t random_int64(int64_t seed);
+// int(torch.empty((), dtype=torch.int64).random_()) from a CPU generator seeded `seed`
+// (torch.manual_seed(seed)) after `skip` 32-bit draws: how Accelerate and a RandomSampler
+// without a generator seed the sampler's generator from the global RNG.
+int64_t random_int64(int64_t seed, int64_t skip = 0);
 
 // The two loops, exposed for tests.
 void randperm_swap_loop(uint32_t* out, int64_t n, uint32_t seed32);

@@ -65,16 +65,31 @@ CASES = [
     case(10, 8),                                # fewer samples than one round
 ]
 
+# One process: prepare() leaves the loader's batch sampler alone (no cycling), and the
+# default shuffle then seeds every iteration from the global RNG.
+CASES_ONE = [
+    case(11, 3),
+    case(11, 3, split=True),
+    case(10, 4, shuffle=True, epochs=3),
+    case(10, 4, shuffle=True, seedable=True, epochs=2),
+]
 
-def uneven(c):
+
+def world_cases(w):
+    return CASES if w == W else CASES_ONE
+
+
+def uneven(c, w):
     """Whether the ranks' step counts or batch sizes differ (from Accelerate's own class)."""
     from accelerate.data_loader import BatchSamplerShard
     from torch.utils.data import BatchSampler, DistributedSampler, SequentialSampler
+    if w == 1:
+        return False
     layouts = set()
-    for r in range(W):
-        inner = (DistributedSampler(range(c["n"]), num_replicas=W, rank=r, shuffle=False)
+    for r in range(w):
+        inner = (DistributedSampler(range(c["n"]), num_replicas=w, rank=r, shuffle=False)
                  if c["double"] else SequentialSampler(range(c["n"])))
-        shard = BatchSamplerShard(BatchSampler(inner, c["b"], c["drop"]), num_processes=W,
+        shard = BatchSamplerShard(BatchSampler(inner, c["b"], c["drop"]), num_processes=w,
                                   process_index=r, split_batches=c["split"],
                                   even_batches=c["even"])
         layouts.add(tuple(len(batch) for batch in shard))
@@ -98,25 +113,26 @@ def worker(out_dir):
             return i
 
     rank = int(os.environ["RANK"])
+    w = int(os.environ["WORLD_SIZE"])
     results = []
-    for c in CASES:
+    for c in world_cases(w):
         acc = Accelerator(cpu=True, dataloader_config=DataLoaderConfiguration(
             split_batches=c["split"], even_batches=c["even"],
             use_seedable_sampler=c["seedable"]))
-        assert acc.num_processes == W, acc.num_processes
+        assert acc.num_processes == w, acc.num_processes
         # The user's global seed, set right before the loader is made and prepared: the order
         # Accelerate's default shuffle draws then follows from it alone.
         torch.manual_seed(GLOBAL_SEED)
         dataset = Indices(c["n"])
         if c["double"]:
-            sampler = DistributedSampler(dataset, num_replicas=W, rank=rank, shuffle=c["shuffle"],
+            sampler = DistributedSampler(dataset, num_replicas=w, rank=rank, shuffle=c["shuffle"],
                                          seed=GLOBAL_SEED)
             loader = DataLoader(dataset, batch_size=c["b"], sampler=sampler, drop_last=c["drop"])
         else:
             loader = DataLoader(dataset, batch_size=c["b"], shuffle=c["shuffle"],
                                 drop_last=c["drop"])
         prepared = acc.prepare(loader)
-        run_gathers = not uneven(c)
+        run_gathers = not uneven(c, w)
         epochs = []
         for _ in range(c["epochs"]):
             local, gfm, gathered = [], [], []
@@ -139,12 +155,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-def launch(out_dir):
+def launch(out_dir, w):
     port = str(free_port())
     procs = []
-    for r in range(W):
+    for r in range(w):
         env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=port, RANK=str(r),
-                   WORLD_SIZE=str(W), LOCAL_RANK=str(r), LOCAL_WORLD_SIZE=str(W),
+                   WORLD_SIZE=str(w), LOCAL_RANK=str(r), LOCAL_WORLD_SIZE=str(w),
                    OMP_NUM_THREADS="1")
         procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker",
                                        out_dir], env=env))
@@ -159,11 +175,11 @@ def launch(out_dir):
     codes = [p.returncode for p in procs]
     if any(codes):
         raise AssertionError("Accelerate processes exited %s" % codes)
-    return [json.load(open(os.path.join(out_dir, "rank%d.json" % r))) for r in range(W)]
+    return [json.load(open(os.path.join(out_dir, "rank%d.json" % r))) for r in range(w)]
 
 
-def flags(c, epoch):
-    args = ["--sampler", "accelerate", "--world-size", str(W), "--batch-size", str(c["b"]),
+def flags(c, epoch, w):
+    args = ["--sampler", "accelerate", "--world-size", str(w), "--batch-size", str(c["b"]),
             "--epoch", str(epoch)]
     if c["split"]:
         args.append("--split-batches")
@@ -194,52 +210,57 @@ def main():
     start = time.time()
     failures = []
     checks = 0
-    with tempfile.TemporaryDirectory() as d:
-        ranks = launch(d)
-        for k, c in enumerate(CASES):
-            n = c["n"]
-            np.save(os.path.join(d, "labels%d.npy" % n),
-                    np.array([label_of(i) for i in range(n)], dtype=np.int64))
-            np.save(os.path.join(d, "preds%d.npy" % n),
-                    np.array([prediction_of(i) for i in range(n)], dtype=np.int64))
-            data = ["--dataset", "npy:%s/labels%d.npy" % (d, n),
-                    "--predictor", "npy:%s/preds%d.npy" % (d, n)]
-            for e in range(c["epochs"]):
-                where = "case %s epoch %d" % (c, e)
-                shards = frameworks.cli_json(cli, "shards", *data, *flags(c, e))
-                for r in range(W):
-                    checks += 1
-                    if shards["ranks"][r]["evaluated"] != ranks[r][k][e]["local"]:
-                        failures.append("%s rank %d: Accelerate %s..., ShardLens %s..." % (
-                            where, r, ranks[r][k][e]["local"][:12],
-                            shards["ranks"][r]["evaluated"][:12]))
-                real = ranks[0][k][e]
-                if e == 0:  # what Accelerate did, for the log
-                    print("n=%d B=%d split=%d even=%d drop=%d shuffle=%d seedable=%d double=%d: "
-                          "evaluated %d, gather_for_metrics %s, gather %s" % (
-                              n, c["b"], c["split"], c["even"], c["drop"], c["shuffle"],
-                              c["seedable"], c["double"],
-                              sum(len(ranks[r][k][0]["local"]) for r in range(W)),
-                              None if real["gfm"] is None else len(real["gfm"]),
-                              None if real["gather"] is None else len(real["gather"])))
-                for sync, key in (("gather-for-metrics", "gfm"), ("gather", "gather")):
-                    sim = frameworks.cli_json(cli, "simulate", *data, *flags(c, e), "--sync", sync)
-                    checks += 1
-                    if real[key] is None:
-                        pats = [f.get("pattern") for f in sim["diagnosis"]]
-                        if "uneven-steps" not in pats or sim.get("synced") is not None:
-                            failures.append("%s %s: uneven steps not diagnosed (%s)" % (
-                                where, sync, pats))
-                        continue
-                    if any(ranks[r][k][e][key] != real[key] for r in range(W)):
-                        failures.append("%s %s: ranks gathered differently" % (where, sync))
-                    if sim.get("synced") != matrix(real[key]):
-                        failures.append("%s %s: Accelerate total %d, ShardLens %s" % (
-                            where, sync, len(real[key]),
-                            None if sim.get("synced") is None else
-                            int(np.array(sim["synced"]).sum())))
+    cases = 0
+    for w in (W, 1):
+        with tempfile.TemporaryDirectory() as d:
+          ranks = launch(d, w)
+          for k, c in enumerate(world_cases(w)):
+              cases += 1
+              n = c["n"]
+              np.save(os.path.join(d, "labels%d.npy" % n),
+                      np.array([label_of(i) for i in range(n)], dtype=np.int64))
+              np.save(os.path.join(d, "preds%d.npy" % n),
+                      np.array([prediction_of(i) for i in range(n)], dtype=np.int64))
+              data = ["--dataset", "npy:%s/labels%d.npy" % (d, n),
+                      "--predictor", "npy:%s/preds%d.npy" % (d, n)]
+              for e in range(c["epochs"]):
+                  where = "case %s epoch %d" % (c, e)
+                  shards = frameworks.cli_json(cli, "shards", *data, *flags(c, e, w))
+                  for r in range(w):
+                      checks += 1
+                      if shards["ranks"][r]["evaluated"] != ranks[r][k][e]["local"]:
+                          failures.append("%s rank %d: Accelerate %s..., ShardLens %s..." % (
+                              where, r, ranks[r][k][e]["local"][:12],
+                              shards["ranks"][r]["evaluated"][:12]))
+                  real = ranks[0][k][e]
+                  if e == 0:  # what Accelerate did, for the log
+                      print("W=%d n=%d B=%d split=%d even=%d drop=%d shuffle=%d seedable=%d "
+                            "double=%d: "
+                            "evaluated %d, gather_for_metrics %s, gather %s" % (
+                                w, n, c["b"], c["split"], c["even"], c["drop"], c["shuffle"],
+                                c["seedable"], c["double"],
+                                sum(len(ranks[r][k][0]["local"]) for r in range(w)),
+                                None if real["gfm"] is None else len(real["gfm"]),
+                                None if real["gather"] is None else len(real["gather"])))
+                  for sync, key in (("gather-for-metrics", "gfm"), ("gather", "gather")):
+                      sim = frameworks.cli_json(cli, "simulate", *data, *flags(c, e, w),
+                                                "--sync", sync)
+                      checks += 1
+                      if real[key] is None:
+                          pats = [f.get("pattern") for f in sim["diagnosis"]]
+                          if "uneven-steps" not in pats or sim.get("synced") is not None:
+                              failures.append("%s %s: uneven steps not diagnosed (%s)" % (
+                                  where, sync, pats))
+                          continue
+                      if any(ranks[r][k][e][key] != real[key] for r in range(w)):
+                          failures.append("%s %s: ranks gathered differently" % (where, sync))
+                      if sim.get("synced") != matrix(real[key]):
+                          failures.append("%s %s: Accelerate total %d, ShardLens %s" % (
+                              where, sync, len(real[key]),
+                              None if sim.get("synced") is None else
+                              int(np.array(sim["synced"]).sum())))
     print("%d cases, %d checks (each rank's indices, gather_for_metrics and gather matrices "
-          "per epoch), %d mismatches, %.1f s" % (len(CASES), checks, len(failures),
+          "per epoch), %d mismatches, %.1f s" % (cases, checks, len(failures),
                                                 time.time() - start))
     for f in failures[:20]:
         print("MISMATCH", f)

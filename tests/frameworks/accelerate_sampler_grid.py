@@ -3,7 +3,8 @@
 Usage: accelerate_sampler_grid.py SHARDLENS_CLI. Runs in the framework venv (frameworks.py).
 
 No processes are needed: BatchSamplerShard(batch_sampler, num_processes=W, process_index=r)
-is instantiated for every rank, as accelerator.prepare() does, over the identity order, for
+is instantiated for every rank, as accelerator.prepare() does (with one process it leaves the
+loader's BatchSampler alone, and so does the grid), over the identity order, for
 an exhaustive small grid of (n, batch size, W, split_batches, even_batches, the loader's
 drop_last), and for the double-sharding mistake (the loader's sampler already a
 DistributedSampler, so BatchSamplerShard wraps each rank's DistributedSampler shard). Each
@@ -40,8 +41,10 @@ def accelerate_ranks(n, b, w, split, even, drop, double):
         else:
             inner = SequentialSampler(range(n))
             listed = list(range(n))
-        shard = BatchSamplerShard(BatchSampler(inner, b, drop), num_processes=w,
-                                  process_index=r, split_batches=split, even_batches=even)
+        shard = BatchSampler(inner, b, drop)
+        if w > 1:  # prepare() wraps the batch sampler only with several processes
+            shard = BatchSamplerShard(shard, num_processes=w, process_index=r,
+                                      split_batches=split, even_batches=even)
         indices, padding = [], []
         for j, batch in enumerate(shard):
             for i, value in enumerate(batch):
