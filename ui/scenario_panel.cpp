@@ -144,7 +144,9 @@ void ScenarioPanel::build() {
                   tr("The sampler Lightning wraps (lightning-wrapper): weighted-random is a "
                      "WeightedRandomSampler with replacement, uniform weights, its generator "
                      "seeded with the rank seed (or the seed)"));
-  m_shuffle = check(dist, "shuffle", tr("shuffle"), tr("Shuffle with randperm(seed + epoch)"));
+  m_shuffle = check(dist, "shuffle", tr("shuffle"),
+                    tr("Shuffle with randperm(seed + epoch); Accelerate's loader as the "
+                       "Accelerate shuffle says"));
   m_seed = spin(dist, "seed", std::numeric_limits<int>::min(), std::numeric_limits<int>::max(),
                 tr("Sampler seed (PL_GLOBAL_SEED or 0)"));
   m_epoch = spin(dist, "epoch", 0, 1000000, tr("set_epoch(): the shuffled order changes with it"));

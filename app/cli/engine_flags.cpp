@@ -63,9 +63,13 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& f) {
                  "recorded index list: npy:PATH, csv:PATH or i0,i1,...");
   cmd.add_option("--validations-per-epoch", f.validations_per_epoch,
                  "Lightning val_check_interval: validations in the epoch (each reported)");
-  cmd.add_flag("--shuffle", f.shuffle, "Shuffle the evaluation order (seed + epoch)");
+  cmd.add_flag("--shuffle", f.shuffle,
+               "Shuffle the evaluation order (seed + epoch; Accelerate: see "
+               "--accelerate-shuffle)");
   cmd.add_flag("--no-shuffle", f.no_shuffle, "Keep dataset order (default, as a val loader)");
-  cmd.add_option("--seed", f.seed, "Sampler seed (PL_GLOBAL_SEED)");
+  cmd.add_option("--seed", f.seed,
+                 "Sampler seed (PL_GLOBAL_SEED); Accelerate's default shuffle: the global "
+                 "torch.manual_seed");
   cmd.add_option("--epoch", f.epoch,
                  "Epoch passed to set_epoch; with --run, the epoch of the run to report");
   cmd.add_flag("--sampler-drop-last", f.sampler_drop_last, "DistributedSampler(drop_last=True)");
