@@ -130,12 +130,30 @@ void ScenarioPanel::build() {
   m_evenBatches = check(dist, "evenBatches", tr("even batches (Accelerate)"),
                         tr("Accelerate even_batches=True: the last round is completed with "
                            "samples from the start, so every rank runs the same steps"));
+  m_accelerateInput =
+      combo(dist, "accelerateInput",
+            enumNames({AccelerateInput::Loader, AccelerateInput::DistributedSampler}), false,
+            tr("What the loader given to accelerator.prepare() samples with. loader: its own "
+               "sampler, sharded once by Accelerate. distributed-sampler: it already had a "
+               "DistributedSampler (a common mistake): Accelerate shards each rank's shard again, "
+               "so each rank keeps 1/W of it (128 of 510 samples evaluated on 4 ranks); shuffle, "
+               "seed and the sampler's drop_last are then the DistributedSampler's"));
+  m_accelerateShuffle =
+      combo(dist, "accelerateShuffle",
+            enumNames({AccelerateShuffle::GlobalRng, AccelerateShuffle::Seedable}), false,
+            tr("How a shuffled Accelerate loader draws its order. global-rng: Accelerate's "
+               "default (use_seedable_sampler=False): prepare() seeds the sampler's generator from "
+               "the global RNG; the seed is torch.manual_seed's, exact only when nothing drew from "
+               "the RNG before prepare() (a recorded run is exact). seedable: "
+               "use_seedable_sampler=True (the HF Trainer's default): randperm(seed + epoch)"));
   m_inner = combo(dist, "innerSampler",
                   {QStringLiteral("sequential"), QStringLiteral("weighted-random")}, false,
                   tr("The sampler Lightning wraps (lightning-wrapper): weighted-random is a "
                      "WeightedRandomSampler with replacement, uniform weights, its generator "
                      "seeded with the rank seed (or the seed)"));
-  m_shuffle = check(dist, "shuffle", tr("shuffle"), tr("Shuffle with randperm(seed + epoch)"));
+  m_shuffle = check(dist, "shuffle", tr("shuffle"),
+                    tr("Shuffle with randperm(seed + epoch); Accelerate's loader as the "
+                       "Accelerate shuffle says"));
   m_seed = spin(dist, "seed", std::numeric_limits<int>::min(), std::numeric_limits<int>::max(),
                 tr("Sampler seed (PL_GLOBAL_SEED or 0)"));
   m_epoch = spin(dist, "epoch", 0, 1000000, tr("set_epoch(): the shuffled order changes with it"));
@@ -190,6 +208,8 @@ void ScenarioPanel::build() {
   f2->addRow(tr("Sanity"), sanityRow);
   f2->addRow(QString(), m_splitBatches);
   f2->addRow(QString(), m_evenBatches);
+  f2->addRow(tr("Prepared loader"), m_accelerateInput);
+  f2->addRow(tr("Accelerate shuffle"), m_accelerateShuffle);
   f2->addRow(tr("Inner sampler"), m_inner);
   m_validations = spin(dist, "validationsPerEpoch", 1, 1000,
                        tr("Lightning val_check_interval: validations in the epoch (the last one "

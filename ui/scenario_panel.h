@@ -74,6 +74,8 @@ class ScenarioPanel : public QWidget {
   QCheckBox* m_splitBatches = nullptr;
   QCheckBox* m_evenBatches = nullptr;
   QComboBox* m_inner = nullptr;
+  QComboBox* m_accelerateInput = nullptr;
+  QComboBox* m_accelerateShuffle = nullptr;
   QSpinBox* m_validations = nullptr;
 };
 

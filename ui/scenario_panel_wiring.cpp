@@ -114,6 +114,12 @@ void ScenarioPanel::wire() {
        [this](bool on) { m_scenario.sampler.split_batches = on; });
   bind(m_evenBatches, &QCheckBox::toggled,
        [this](bool on) { m_scenario.sampler.even_batches = on; });
+  bind(m_accelerateInput, &QComboBox::activated, [=, this](int) {
+    m_scenario.sampler.accelerate_input = parse_accelerate_input(textOf(m_accelerateInput));
+  });
+  bind(m_accelerateShuffle, &QComboBox::activated, [=, this](int) {
+    m_scenario.sampler.accelerate_shuffle = parse_accelerate_shuffle(textOf(m_accelerateShuffle));
+  });
   bind(m_validations, &QSpinBox::valueChanged,
        [this](int v) { m_scenario.validations_per_epoch = v; });
   bind(m_inner, &QComboBox::activated, [=, this](int) {
@@ -202,6 +208,8 @@ void ScenarioPanel::setScenario(const Scenario& s) {
   setComboText(m_sync, to_string(s.sync));
   m_splitBatches->setChecked(s.sampler.split_batches);
   m_evenBatches->setChecked(s.sampler.even_batches);
+  setComboText(m_accelerateInput, to_string(s.sampler.accelerate_input));
+  setComboText(m_accelerateShuffle, to_string(s.sampler.accelerate_shuffle));
   setComboText(m_inner, to_string(s.sampler.inner.kind));
   m_validations->setValue(s.validations_per_epoch);
   setComboText(m_dtype, to_string(s.dtype));

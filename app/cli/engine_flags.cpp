@@ -40,6 +40,18 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& f) {
                "Accelerate split_batches=True: each batch split into W slices of B / W");
   cmd.add_flag("--no-even-batches", f.no_even_batches,
                "Accelerate even_batches=False: no cycled completion of the last round");
+  cmd.add_option("--accelerate-input", f.accelerate_input,
+                 "What the loader given to accelerator.prepare() samples with: loader (its own "
+                 "sampler, default) | distributed-sampler (already a DistributedSampler: "
+                 "sharded twice, each rank keeps 1/W of its own shard; --shuffle/--seed/"
+                 "--sampler-drop-last are then the DistributedSampler's) | iterable-dispatch "
+                 "(an IterableDataset's DataLoaderDispatcher: refused, record the run "
+                 "instead)");
+  cmd.add_option("--accelerate-shuffle", f.accelerate_shuffle,
+                 "How Accelerate shuffles (--shuffle): global-rng (default, "
+                 "use_seedable_sampler=False: the generator prepare() seeds from the global "
+                 "RNG; --seed is the global seed, exact when nothing drew from the RNG before "
+                 "prepare) | seedable (use_seedable_sampler=True: randperm seeded seed + epoch)");
   cmd.add_option("--inner-sampler", f.inner_sampler,
                  "The sampler Lightning wraps (--sampler lightning-wrapper): sequential | "
                  "weighted-random | recorded");
@@ -51,9 +63,13 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& f) {
                  "recorded index list: npy:PATH, csv:PATH or i0,i1,...");
   cmd.add_option("--validations-per-epoch", f.validations_per_epoch,
                  "Lightning val_check_interval: validations in the epoch (each reported)");
-  cmd.add_flag("--shuffle", f.shuffle, "Shuffle the evaluation order (seed + epoch)");
+  cmd.add_flag("--shuffle", f.shuffle,
+               "Shuffle the evaluation order (seed + epoch; Accelerate: see "
+               "--accelerate-shuffle)");
   cmd.add_flag("--no-shuffle", f.no_shuffle, "Keep dataset order (default, as a val loader)");
-  cmd.add_option("--seed", f.seed, "Sampler seed (PL_GLOBAL_SEED)");
+  cmd.add_option("--seed", f.seed,
+                 "Sampler seed (PL_GLOBAL_SEED); Accelerate's default shuffle: the global "
+                 "torch.manual_seed");
   cmd.add_option("--epoch", f.epoch,
                  "Epoch passed to set_epoch; with --run, the epoch of the run to report");
   cmd.add_flag("--sampler-drop-last", f.sampler_drop_last, "DistributedSampler(drop_last=True)");
@@ -158,6 +174,10 @@ Scenario apply_engine_flags(const CLI::App& cmd, const EngineFlags& f, Scenario 
   if (given("--ignore-index")) s.ignore_index = f.ignore_index;
   if (f.split_batches) s.sampler.split_batches = true;
   if (f.no_even_batches) s.sampler.even_batches = false;
+  if (given("--accelerate-input"))
+    s.sampler.accelerate_input = parse_accelerate_input(f.accelerate_input);
+  if (given("--accelerate-shuffle"))
+    s.sampler.accelerate_shuffle = parse_accelerate_shuffle(f.accelerate_shuffle);
   if (given("--inner-sampler")) s.sampler.inner.kind = parse_inner_sampler_kind(f.inner_sampler);
   if (given("--inner-weights")) s.sampler.inner.weights = read_number_list<double>(f.inner_weights);
   if (given("--inner-num-samples")) {

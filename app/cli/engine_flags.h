@@ -23,6 +23,7 @@ struct EngineFlags {
   std::string format = "text";
   // Accelerate and Lightning's wrapped samplers.
   bool split_batches = false, no_even_batches = false;
+  std::string accelerate_input, accelerate_shuffle;
   std::string inner_sampler, inner_weights, inner_indices;
   int64_t inner_num_samples = 0;
   int validations_per_epoch = 1;

@@ -144,12 +144,14 @@ const std::map<Pattern, Entry>& catalogue() {
           "(Lightning resets it); or num_sanity_val_steps=0."}}}},
       {Pattern::GatherForMetricsMismatch,
        {"gather_for_metrics trimmed the wrong samples",
-        "Accelerate's gather_for_metrics drops the tail of the last gathered batch, which is "
-        "right for Accelerate's own batch sharding, but a DistributedSampler pads interleaved: "
-        "real samples were trimmed and padding duplicates kept.",
+        "Accelerate's gather_for_metrics keeps only the first len(dataset) % (batch_size x W) "
+        "items of the last gathered step, which is right when Accelerate alone sharded the "
+        "loader (its cycled padding sits there). A loader that was sharded otherwise (in "
+        "Accelerate: one that already had a DistributedSampler when it was prepared) has "
+        "real samples there: they were trimmed, and any padding elsewhere was kept.",
         {{"Accelerate",
-          "Prepare the dataloader with accelerator.prepare() (no DistributedSampler) "
-          "so padding sits where gather_for_metrics trims it."}}}},
+          "Give accelerator.prepare() the plain DataLoader (no DistributedSampler), so "
+          "Accelerate shards it once and its padding sits where gather_for_metrics trims it."}}}},
       {Pattern::IncompleteRun,
        {"Incomplete run: nothing was synchronized",
         "The run ended before its sync, so there is no reported matrix to check. The per-rank "
@@ -222,6 +224,8 @@ const char* pattern_id(Pattern p) {
       return "repeated-validation-subset";
     case Pattern::NothingRecorded:
       return "nothing-recorded";
+    case Pattern::AccelerateDoubleShard:
+      return "accelerate-double-shard";
     case Pattern::UnexplainedDifference:
       return "unexplained-difference";
   }

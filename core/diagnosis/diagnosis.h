@@ -39,6 +39,7 @@ enum class Pattern : uint8_t {
   WrapperOverlap,            // wrapper-overlap
   RepeatedValidationSubset,  // repeated-validation-subset
   NothingRecorded,           // nothing-recorded
+  AccelerateDoubleShard,     // accelerate-double-shard
   UnexplainedDifference,     // unexplained-difference
 };
 
@@ -89,6 +90,9 @@ struct DiagnosisInput {
   // The sampler, when the scenario was recorded: Accelerate's cycled padding and Lightning's
   // wrapper are told apart from DistributedSampler padding and seed divergence by it.
   std::optional<SamplerKind> sampler;
+  // With Accelerate's sampler: what the prepared loader sampled with (a DistributedSampler
+  // inside it is sharded twice).
+  std::optional<AccelerateInput> accelerate_input;
 };
 
 struct Diagnosis {

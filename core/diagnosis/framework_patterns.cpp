@@ -118,6 +118,20 @@ Finding describe_framework_pattern(Finding f) {
                   "validation with a sampler whose set_epoch you call with a validation "
                   "counter; one validation per epoch makes the limit's subset explicit."}};
       break;
+    case Pattern::AccelerateDoubleShard:
+      f.title = "Accelerate sharded a DistributedSampler's shard again";
+      f.explanation =
+          "The loader given to accelerator.prepare() already had a DistributedSampler. "
+          "Accelerate wraps its batch sampler in BatchSamplerShard all the same (it makes no "
+          "exception for it), so each rank keeps batches rank, rank + W, ... of its own "
+          "shard: about 1/W of the dataset is evaluated in all (128 of 510 samples on 4 "
+          "ranks with batches of 16), and gather_for_metrics, which trims the last step to "
+          "len(dataset) % (batch_size x W), can drop real samples too.";
+      f.fixes = {{"Accelerate",
+                  "Give accelerator.prepare() the plain DataLoader (shuffle=... and no "
+                  "sampler): Accelerate shards it once. Or keep the DistributedSampler and do "
+                  "not prepare the evaluation loader (then gather with torch.distributed)."}};
+      break;
     default:
       break;
   }
@@ -135,6 +149,12 @@ void classify_framework_patterns(const DiagnosisInput& in, Diagnosis& out) {
       refine(out, Pattern::PaddingDuplicates, Pattern::PlainGatherPadding, "");
       drop_within_rank_sanity_leak(in, out);
     }
+  }
+  // A DistributedSampler sharded again leaves most samples unseen with no batch limit: the
+  // missing samples are the double sharding's (gather_for_metrics' trim, if any, stays).
+  if (in.sampler && *in.sampler == SamplerKind::Accelerate && in.accelerate_input &&
+      *in.accelerate_input == AccelerateInput::DistributedSampler) {
+    refine(out, Pattern::BatchLimitSubset, Pattern::AccelerateDoubleShard, "");
   }
   if (in.sampler && *in.sampler == SamplerKind::LightningWrapper) {
     drop_within_rank_sanity_leak(in, out);

@@ -8,8 +8,9 @@
 
 namespace shardlens {
 
-// Fills title, explanation and fixes of plain-gather-padding, uneven-steps, wrapper-overlap
-// and repeated-validation-subset; returns `f` unchanged for any other pattern.
+// Fills title, explanation and fixes of plain-gather-padding, uneven-steps, wrapper-overlap,
+// repeated-validation-subset and accelerate-double-shard; returns `f` unchanged for any other
+// pattern.
 Finding describe_framework_pattern(Finding f);
 
 // Called by diagnose() once the generic findings are made: with Accelerate's sampler the

@@ -113,7 +113,10 @@ void complete_evaluation(Evaluation& e, Progress* progress, std::optional<Record
     d.reported_per_rank = e.reported_per_rank.empty() ? nullptr : &e.reported_per_rank;
     d.ignore_index = e.ignore_index;
     d.stats = &*stats;
-    if (e.provenance.scenario_recorded) d.sampler = e.scenario.sampler.kind;
+    if (e.provenance.scenario_recorded) {
+      d.sampler = e.scenario.sampler.kind;
+      d.accelerate_input = e.scenario.sampler.accelerate_input;
+    }
     e.diagnosis = diagnose(d);
   }
   int64_t records = 0;

@@ -50,6 +50,8 @@ json to_json(const Scenario& s) {
               {"ignore_index", s.ignore_index},
               {"split_batches", s.sampler.split_batches},
               {"even_batches", s.sampler.even_batches},
+              {"accelerate_input", to_string(s.sampler.accelerate_input)},
+              {"accelerate_shuffle", to_string(s.sampler.accelerate_shuffle)},
               {"inner_sampler", inner_to_json(s.sampler.inner)},
               {"validations_per_epoch", s.validations_per_epoch}};
 }
@@ -171,6 +173,8 @@ Scenario scenario_from_json(const json& j, const std::string& origin, const Scen
                                               "ignore_index",
                                               "split_batches",
                                               "even_batches",
+                                              "accelerate_input",
+                                              "accelerate_shuffle",
                                               "inner_sampler",
                                               "validations_per_epoch",
                                               "lesson"};
@@ -220,6 +224,14 @@ Scenario scenario_from_json(const json& j, const std::string& origin, const Scen
   if (has("ignore_index")) s.ignore_index = get_integer<int>(j, "ignore_index", origin);
   if (has("split_batches")) s.sampler.split_batches = get<bool>(j, "split_batches", origin);
   if (has("even_batches")) s.sampler.even_batches = get<bool>(j, "even_batches", origin);
+  if (has("accelerate_input")) {
+    const std::string text = get<std::string>(j, "accelerate_input", origin);
+    s.sampler.accelerate_input = in_file(origin, [&] { return parse_accelerate_input(text); });
+  }
+  if (has("accelerate_shuffle")) {
+    const std::string text = get<std::string>(j, "accelerate_shuffle", origin);
+    s.sampler.accelerate_shuffle = in_file(origin, [&] { return parse_accelerate_shuffle(text); });
+  }
   if (has("inner_sampler")) s.sampler.inner = inner_from_json(j.at("inner_sampler"), origin);
   if (has("validations_per_epoch")) {
     s.validations_per_epoch = get_integer<int>(j, "validations_per_epoch", origin);

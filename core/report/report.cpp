@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/report/metrics.h"
+#include "core/torchsem/accelerate_sampler.h"
 
 namespace shardlens {
 
@@ -128,6 +129,10 @@ json report_json(const Evaluation& e) {
   if (!p.complete) out["incomplete_reason"] = p.incomplete_reason;
   if (!e.failed_ranks.empty()) out["failed_ranks"] = e.failed_ranks;
   if (!p.sync_note.empty()) out["sync_note"] = p.sync_note;
+  if (!p.is_run()) {
+    const std::string note = accelerate_order_note(e.scenario.sampler);
+    if (!note.empty()) out["order_note"] = note;
+  }
   if (!p.file.empty()) out["run_file"] = p.file;
   const Diagnosis& d = e.diagnosis;
   out["summary"] = {{"reported_total", e.synced ? number(d.reported_total) : json(nullptr)},
@@ -249,6 +254,10 @@ std::string report_text(const Evaluation& e) {
       << d.distinct_evaluated << " distinct, " << d.duplicated_samples << " duplicated, "
       << d.missing_samples << " never evaluated\n";
   if (!e.provenance.sync_note.empty()) out << "note: " << e.provenance.sync_note << "\n";
+  if (!e.provenance.is_run()) {
+    const std::string note = accelerate_order_note(e.scenario.sampler);
+    if (!note.empty()) out << "note: " << note << "\n";
+  }
   if (!e.expected) out << "expected matrix unknown: " << e.expected_missing << "\n";
   if (e.synced) {
     out << "\nRow sums (observed vs expected)\n";

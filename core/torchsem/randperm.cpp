@@ -101,9 +101,10 @@ class BlockMt19937 {
 // position with a later one chosen by one 32-bit draw. Draws for the next positions do not
 // depend on the array, so each block's swap targets are computed first and prefetched a
 // fixed distance ahead of the swaps: the loop is bound by cache misses, not arithmetic.
-void randperm_swap_loop(uint32_t* out, int64_t n, uint32_t seed32) {
+namespace {
+
+void swap_loop(uint32_t* out, int64_t n, BlockMt19937& gen) {
   std::iota(out, out + n, 0u);
-  BlockMt19937 gen(seed32);
   constexpr int64_t kBlock = 256;
   constexpr int64_t kAhead = 32;  // swaps in flight: enough to cover a DRAM miss
   uint32_t targets[kBlock];
@@ -124,8 +125,7 @@ void randperm_swap_loop(uint32_t* out, int64_t n, uint32_t seed32) {
 }
 
 // PyTorch >= 2.7, n >= UINT32_MAX / 20: the inside-out shuffle with 64-bit draws.
-void randperm_inside_out_loop(uint32_t* out, int64_t n, uint32_t seed32) {
-  BlockMt19937 gen(seed32);
+void inside_out_loop(uint32_t* out, int64_t n, BlockMt19937& gen) {
   for (int64_t i = 0; i < n; ++i) {
     const uint64_t hi = gen();
     const uint64_t lo = gen();
@@ -136,21 +136,59 @@ void randperm_inside_out_loop(uint32_t* out, int64_t n, uint32_t seed32) {
   }
 }
 
+// The generator keeps the low 32 bits of the seed (two's complement for negatives).
+uint32_t low32(int64_t seed) {
+  return static_cast<uint32_t>(static_cast<uint64_t>(seed));
+}
+
+bool inside_out(int64_t n, TorchVersion version) {
+  return version.has_large_randperm() && n >= kLargeRandpermThreshold;
+}
+
+}  // namespace
+
+void randperm_swap_loop(uint32_t* out, int64_t n, uint32_t seed32) {
+  BlockMt19937 gen(seed32);
+  swap_loop(out, n, gen);
+}
+
+void randperm_inside_out_loop(uint32_t* out, int64_t n, uint32_t seed32) {
+  BlockMt19937 gen(seed32);
+  inside_out_loop(out, n, gen);
+}
+
 std::vector<uint32_t> randperm(int64_t n, int64_t seed, TorchVersion version) {
+  return randperm_nth(n, seed, 0, version);
+}
+
+std::vector<uint32_t> randperm_nth(int64_t n, int64_t seed, int64_t index, TorchVersion version) {
   if (n < 0 || n > kMaxSamples) {  // the permutation holds 32-bit indices
     throw InputError("randperm: n = " + std::to_string(n) + " is out of range");
   }
+  if (index < 0) throw InputError("randperm: the call index must not be negative");
   std::vector<uint32_t> out;
   reserve_huge(out, static_cast<size_t>(n));
   out.resize(static_cast<size_t>(n));
-  // The generator keeps the low 32 bits of the seed (two's complement for negatives).
-  const auto seed32 = static_cast<uint32_t>(static_cast<uint64_t>(seed));
-  if (version.has_large_randperm() && n >= kLargeRandpermThreshold) {
-    randperm_inside_out_loop(out.data(), n, seed32);
+  BlockMt19937 gen(low32(seed));
+  // Each earlier call consumed a fixed number of draws: n - 1 (one per swap), or two per
+  // position for the inside-out loop.
+  const int64_t per_call = inside_out(n, version) ? 2 * n : std::max<int64_t>(n - 1, 0);
+  for (int64_t k = 0; k < index * per_call; ++k) gen();
+  if (inside_out(n, version)) {
+    inside_out_loop(out.data(), n, gen);
   } else {
-    randperm_swap_loop(out.data(), n, seed32);
+    swap_loop(out.data(), n, gen);
   }
   return out;
+}
+
+int64_t random_int64(int64_t seed, int64_t skip) {
+  BlockMt19937 gen(low32(seed));
+  for (int64_t k = 0; k < skip; ++k) gen();
+  // random64(): the first draw is the high word; int64's random_() keeps it modulo 2^63.
+  const uint64_t hi = gen();
+  const uint64_t lo = gen();
+  return static_cast<int64_t>(((hi << 32) | lo) % (uint64_t{1} << 63));
 }
 
 }  // namespace shardlens

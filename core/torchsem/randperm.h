@@ -39,6 +39,16 @@ inline constexpr int64_t kLargeRandpermThreshold = 214748364;  // UINT32_MAX / 2
 // Returns the permutation as 32-bit indices (n must be < 2^32).
 std::vector<uint32_t> randperm(int64_t n, int64_t seed, TorchVersion version = {});
 
+// The `index`-th torch.randperm(n, g) (0: the first) after g.manual_seed(seed), every earlier
+// call on g having been a randperm(n) too: a RandomSampler's generator across epochs.
+std::vector<uint32_t> randperm_nth(int64_t n, int64_t seed, int64_t index,
+                                   TorchVersion version = {});
+
+// int(torch.empty((), dtype=torch.int64).random_()) from a CPU generator seeded `seed`
+// (torch.manual_seed(seed)) after `skip` 32-bit draws: how Accelerate and a RandomSampler
+// without a generator seed the sampler's generator from the global RNG.
+int64_t random_int64(int64_t seed, int64_t skip = 0);
+
 // The two loops, exposed for tests.
 void randperm_swap_loop(uint32_t* out, int64_t n, uint32_t seed32);
 void randperm_inside_out_loop(uint32_t* out, int64_t n, uint32_t seed32);

@@ -210,4 +210,34 @@ SamplerKind parse_sampler_kind(const std::string& text) {
                    "lightning-wrapper");
 }
 
+std::string to_string(AccelerateInput v) {
+  switch (v) {
+    case AccelerateInput::Loader:
+      return "loader";
+    case AccelerateInput::DistributedSampler:
+      return "distributed-sampler";
+    case AccelerateInput::IterableDispatch:
+      return "iterable-dispatch";
+  }
+  return "loader";
+}
+
+AccelerateInput parse_accelerate_input(const std::string& text) {
+  for (auto v : {AccelerateInput::Loader, AccelerateInput::DistributedSampler,
+                 AccelerateInput::IterableDispatch})
+    if (to_string(v) == text) return v;
+  throw InputError("--accelerate-input: '" + text +
+                   "' is not one of loader, distributed-sampler, iterable-dispatch");
+}
+
+std::string to_string(AccelerateShuffle v) {
+  return v == AccelerateShuffle::Seedable ? "seedable" : "global-rng";
+}
+
+AccelerateShuffle parse_accelerate_shuffle(const std::string& text) {
+  for (auto v : {AccelerateShuffle::GlobalRng, AccelerateShuffle::Seedable})
+    if (to_string(v) == text) return v;
+  throw InputError("--accelerate-shuffle: '" + text + "' is not one of global-rng, seedable");
+}
+
 }  // namespace shardlens

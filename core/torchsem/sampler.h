@@ -36,6 +36,30 @@ struct InnerSampler {
   bool operator==(const InnerSampler&) const = default;
 };
 
+// What the loader handed to accelerator.prepare() already samples with.
+enum class AccelerateInput {
+  Loader,              // its own Sequential/RandomSampler: one shared order, sharded once
+  DistributedSampler,  // a DistributedSampler: BatchSamplerShard shards each rank's shard again
+  // An IterableDataset: DataLoaderDispatcher (dispatch_batches, its default). Not reproduced:
+  // planning it is refused with what to record instead.
+  IterableDispatch,
+};
+
+// How a shuffled loader prepared by Accelerate draws its order (DataLoaderConfiguration).
+enum class AccelerateShuffle {
+  // use_seedable_sampler=False, Accelerate's default: prepare() seeds the RandomSampler's own
+  // generator with a draw from the global RNG (torch.manual_seed(seed)), and every iteration
+  // continues that generator (synchronised from rank 0).
+  GlobalRng,
+  // use_seedable_sampler=True (the HF Trainer's default): randperm seeded seed + epoch.
+  Seedable,
+};
+
+std::string to_string(AccelerateInput v);
+AccelerateInput parse_accelerate_input(const std::string& text);  // throws InputError
+std::string to_string(AccelerateShuffle v);
+AccelerateShuffle parse_accelerate_shuffle(const std::string& text);  // throws InputError
+
 std::string to_string(InnerSampler::Kind kind);
 InnerSampler::Kind parse_inner_sampler_kind(const std::string& text);  // throws InputError
 
@@ -52,6 +76,11 @@ struct SamplerConfig {
   // batches; even_batches completes the last round by cycling samples from the start.
   bool split_batches = false;
   bool even_batches = true;
+  AccelerateInput accelerate_input = AccelerateInput::Loader;
+  // shuffle with Accelerate's own samplers; `seed` is the user's global seed (GlobalRng) or
+  // the seedable sampler's, `epoch` the loader's iteration. A DistributedSampler inside
+  // (AccelerateInput::DistributedSampler) shuffles with its own seed + epoch instead.
+  AccelerateShuffle accelerate_shuffle = AccelerateShuffle::GlobalRng;
   InnerSampler inner;            // LightningWrapper: the sampler that is wrapped
   int64_t inner_iteration = -1;  // the wrapped sampler's pass (earlier iterations); -1: epoch
 };

@@ -12,6 +12,7 @@
 #include "core/sim/lessons.h"
 #include "core/torchsem/accelerate_sampler.h"
 #include "core/torchsem/loader.h"
+#include "core/torchsem/randperm.h"
 #include "core/torchsem/sync.h"
 
 using namespace shardlens;
@@ -55,13 +56,24 @@ TEST(Accelerate, EveryReferenceVector) {
   const auto vectors = load_vectors();
   ASSERT_EQ(vectors["cases"].size(), 66u);
   int with_gather = 0;
+  int one_process = 0;
   for (const auto& v : vectors["cases"]) {
+    // The vectors ran BatchSamplerShard(num_processes=1) itself, which cycles a short last
+    // batch; prepare() never builds it for one process (data_loader.py: no change without
+    // several processes), so ShardLens keeps the loader's own batches there: checked below
+    // and against the real prepare() by tests/frameworks/accelerate_sampler_grid.py.
+    if (v["world_size"].get<int>() == 1) {
+      ++one_process;
+      continue;
+    }
     SamplerConfig sampler;
     sampler.kind = SamplerKind::Accelerate;
     sampler.world_size = v["world_size"].get<int>();
     sampler.split_batches = v["split_batches"].get<bool>();
     sampler.even_batches = v["even_batches"].get<bool>();
     sampler.shuffle = v["shuffle"].get<bool>();
+    // The vectors' shuffled cases came from SeedableRandomSampler (use_seedable_sampler=True).
+    sampler.accelerate_shuffle = AccelerateShuffle::Seedable;
     sampler.seed = v["seed"].get<int64_t>();
     sampler.epoch = v["epoch"].get<int64_t>();
     LoaderConfig loader;
@@ -95,6 +107,15 @@ TEST(Accelerate, EveryReferenceVector) {
     EXPECT_EQ(kept, v["gather_for_metrics"].get<std::vector<int64_t>>()) << where;
   }
   EXPECT_GT(with_gather, 40);
+  EXPECT_EQ(one_process, 5);
+  // One process: the loader's batches as they are, the short last one kept short.
+  SamplerConfig one;
+  one.kind = SamplerKind::Accelerate;
+  one.world_size = 1;
+  LoaderConfig loader;
+  loader.batch_size = 3;
+  EXPECT_EQ(plan_shards(11, one, loader).sampler[0].indices(),
+            (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
 }
 
 TEST(Accelerate, RejectsWhatAccelerateRejects) {
@@ -235,4 +256,74 @@ TEST(Accelerate, LessonsAndTheirFixes) {
   s = load_preset("uneven-steps");
   s.sync = SyncStrategy::AllReduce;
   EXPECT_TRUE(simulate(s).diagnosis.correct);
+}
+
+// Defect 10: with the loader's drop_last and even_batches off, every dealt batch is a full
+// one, also when (n / B) % W == 0 and n % B > 0 (Accelerate 1.15's BatchSamplerShard: 66
+// samples, batches of 4, 4 ranks: 16 full batches dealt, all of 4, the 2 left dropped).
+TEST(Accelerate, DropLastWithoutEvenBatchesKeepsWholeBatches) {
+  SamplerConfig c;
+  c.kind = SamplerKind::Accelerate;
+  c.world_size = 4;
+  c.even_batches = false;
+  const AccelerateShards s = accelerate_shards(66, c, 4, true);
+  for (const RankSequence& r : s.ranks) EXPECT_EQ(r.size(), 16);
+  EXPECT_EQ(s.ranks[3].indices().back(), 63);
+}
+
+// The double-sharding mistake, as Accelerate 1.15 ran it in 4 processes
+// (tests/frameworks/accelerate_prepare.py): 128 of 510 samples, 126 after gather_for_metrics.
+TEST(Accelerate, DoubleShardingLessonNumbers) {
+  Scenario s = load_preset("accelerate-double-shard");
+  const Evaluation e = simulate(s);
+  ASSERT_TRUE(e.synced);
+  EXPECT_EQ(e.synced->total(), 126);
+  EXPECT_TRUE(has_pattern(e, Pattern::AccelerateDoubleShard));
+  s.sync = SyncStrategy::Gather;
+  EXPECT_EQ(simulate(s).synced->total(), 128);
+  // Rank 1 keeps batches 1 and 5 of its DistributedSampler shard 1, 5, 9, ...
+  SamplerConfig c = s.sampler;
+  const AccelerateShards shards = accelerate_shards(510, c, 16, false);
+  const auto rank1 = shards.ranks[1].indices();
+  ASSERT_EQ(rank1.size(), 32u);
+  EXPECT_EQ(rank1.front(), 1 + 16 * 4);
+  EXPECT_EQ(rank1[16], 1 + 80 * 4);
+  // dispatch_batches is refused with what to record instead.
+  c.accelerate_input = AccelerateInput::IterableDispatch;
+  EXPECT_THROW(accelerate_shards(510, c, 16, false), InputError);
+}
+
+// Accelerate's default shuffle, vectors from torch 2.15: torch.manual_seed(s), then
+// int(torch.empty((), dtype=torch.int64).random_()) seeds the RandomSampler's generator,
+// whose iterations are that generator's randperm calls 0, 2, 4, ... (each iteration draws a
+// second, empty-sliced randperm).
+TEST(Accelerate, GlobalRngShuffleMatchesTorch) {
+  EXPECT_EQ(random_int64(0), 900450186894289455);
+  EXPECT_EQ(random_int64(1234), 3532910284440527571);
+  EXPECT_EQ(random_int64(-7), 1027061218825561981);
+  const int64_t seed = random_int64(1234);
+  EXPECT_EQ(randperm_nth(10, seed, 0), (std::vector<uint32_t>{5, 2, 1, 3, 7, 0, 6, 8, 4, 9}));
+  EXPECT_EQ(randperm_nth(10, seed, 1), (std::vector<uint32_t>{5, 2, 1, 8, 4, 6, 7, 0, 9, 3}));
+  EXPECT_EQ(randperm_nth(10, seed, 2), (std::vector<uint32_t>{0, 6, 8, 3, 5, 4, 1, 2, 7, 9}));
+  SamplerConfig c;
+  c.kind = SamplerKind::Accelerate;
+  c.world_size = 2;
+  c.shuffle = true;
+  c.seed = 1234;
+  c.epoch = 2;
+  EXPECT_EQ(accelerate_shards(10, c, 5, false).ranks[1].indices(),
+            (std::vector<int64_t>{7, 4, 6, 3, 9}));
+  // One process: no generator of its own, each iteration seeds from the global RNG (a real
+  // Accelerator(cpu=True), torch.manual_seed(1234), prepare, three passes).
+  c.world_size = 1;
+  const std::vector<std::vector<int64_t>> passes = {{2, 1, 3, 6, 7, 9, 5, 4, 8, 0},
+                                                    {3, 0, 9, 5, 2, 6, 4, 7, 8, 1},
+                                                    {5, 0, 1, 4, 8, 6, 3, 9, 2, 7}};
+  for (int64_t e = 0; e < 3; ++e) {
+    c.epoch = e;
+    EXPECT_EQ(accelerate_shards(10, c, 4, false).ranks[0].indices(), passes[size_t(e)]);
+  }
+  EXPECT_FALSE(accelerate_order_note(c).empty());
+  c.accelerate_shuffle = AccelerateShuffle::Seedable;
+  EXPECT_TRUE(accelerate_order_note(c).empty());
 }

@@ -91,10 +91,14 @@ TEST(Scenario, JsonRoundTripOfAccelerateAndLightningSettings) {
   s.sampler.kind = SamplerKind::Accelerate;
   s.sampler.split_batches = true;
   s.sampler.even_batches = false;
+  s.sampler.accelerate_input = AccelerateInput::DistributedSampler;
+  s.sampler.accelerate_shuffle = AccelerateShuffle::Seedable;
   s.sync = SyncStrategy::Gather;
   s.validations_per_epoch = 3;
   Scenario back = scenario_from_json(to_json(s), "test");
   EXPECT_EQ(back.sampler.kind, SamplerKind::Accelerate);
+  EXPECT_EQ(back.sampler.accelerate_input, AccelerateInput::DistributedSampler);
+  EXPECT_EQ(back.sampler.accelerate_shuffle, AccelerateShuffle::Seedable);
   EXPECT_TRUE(back.sampler.split_batches);
   EXPECT_FALSE(back.sampler.even_batches);
   EXPECT_EQ(back.sync, SyncStrategy::Gather);
@@ -114,7 +118,12 @@ TEST(Scenario, JsonRoundTripOfAccelerateAndLightningSettings) {
   // An older scenario without the keys keeps the defaults.
   back = scenario_from_json(nlohmann::json{{"sampler", "accelerate"}}, "old.json");
   EXPECT_TRUE(back.sampler.even_batches);
+  EXPECT_EQ(back.sampler.accelerate_input, AccelerateInput::Loader);
+  EXPECT_EQ(back.sampler.accelerate_shuffle, AccelerateShuffle::GlobalRng);
   EXPECT_EQ(back.validations_per_epoch, 1);
+  EXPECT_THROW(scenario_from_json(nlohmann::json{{"accelerate_input", "twice"}}, "f"), InputError);
+  EXPECT_THROW(scenario_from_json(nlohmann::json{{"accelerate_shuffle", "magic"}}, "f"),
+               InputError);
   EXPECT_THROW(scenario_from_json(nlohmann::json{{"inner_sampler", {{"kind", "magic"}}}}, "f"),
                InputError);
   EXPECT_THROW(scenario_from_json(nlohmann::json{{"inner_sampler", {{"wieghts", {1}}}}}, "f"),

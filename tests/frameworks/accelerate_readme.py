@@ -1,0 +1,48 @@
+"""The README's Accelerate check, run exactly as the README shows it.
+
+Usage: accelerate_readme.py SHARDLENS_CLI. Extracts the script between the README's
+`accelerate-check` markers, runs it in a fresh directory with the venv's python (4 real
+Accelerate processes, then shardlens-cli), and compares its output with the lines the README
+says it prints.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import frameworks  # noqa: E402
+
+frameworks.require_venv()
+
+
+def main():
+    cli = os.path.abspath(sys.argv[1])
+    text = open(os.path.join(frameworks.ROOT, "README.md")).read()
+    block = re.search(r"<!-- accelerate-check begin -->\n```python\n(.*?)```\n"
+                      r"<!-- accelerate-check end -->\n\nIt prints:\n\n```\n(.*?)```", text,
+                      re.S)
+    if not block:
+        print("FAIL: README.md has no accelerate-check script followed by its output")
+        sys.exit(1)
+    script, printed = block.group(1), block.group(2)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "check_accelerate.py")
+        with open(path, "w") as f:
+            f.write(script)
+        proc = subprocess.run([sys.executable, path, cli], cwd=d, capture_output=True, text=True,
+                              timeout=240)
+    if proc.returncode != 0:
+        print("FAIL: the README's script exited %d:\n%s" % (proc.returncode, proc.stderr[-3000:]))
+        sys.exit(1)
+    if proc.stdout != printed:
+        print("FAIL: the README's script printed\n%s\nbut the README says\n%s" % (proc.stdout,
+                                                                                 printed))
+        sys.exit(1)
+    print(proc.stdout, end="")
+    print("the README's Accelerate script runs as shown")
+
+
+if __name__ == "__main__":
+    main()
