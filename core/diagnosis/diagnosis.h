@@ -38,6 +38,7 @@ enum class Pattern : uint8_t {
   UnevenSteps,               // uneven-steps
   WrapperOverlap,            // wrapper-overlap
   RepeatedValidationSubset,  // repeated-validation-subset
+  SamplerWithReplacement,    // sampler-with-replacement
   NothingRecorded,           // nothing-recorded
   UnexplainedDifference,     // unexplained-difference
 };
@@ -89,6 +90,16 @@ struct DiagnosisInput {
   // The sampler, when the scenario was recorded: Accelerate's cycled padding and Lightning's
   // wrapper are told apart from DistributedSampler padding and seed divergence by it.
   std::optional<SamplerKind> sampler;
+  // What Lightning's wrapper wrapped, when known. Whether that sampler draws with replacement
+  // (WeightedRandomSampler's default): its repeats within a rank are then its own draws, no
+  // sanity leak. Whether every rank listed the same draw (a simulation's plan knows it; for a
+  // run the records' padding tells, else `seed_everything_seed`): duplicates across ranks are
+  // then the draw's own, not ranks drawing their own lists.
+  std::optional<bool> inner_with_replacement;
+  std::optional<bool> ranks_share_list;
+  // The seed Lightning's sampler was given (PL_GLOBAL_SEED), as a recorder saw it; a non-zero
+  // one means seed_everything ran on every rank, which seeds their global generators alike.
+  std::optional<int64_t> seed_everything_seed;
 };
 
 struct Diagnosis {
