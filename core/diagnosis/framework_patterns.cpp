@@ -52,9 +52,10 @@ void drop_within_rank_sanity_leak(const DiagnosisInput& in, Diagnosis& d) {
 // The list Lightning's wrapper dealt out, as the records show it: rank r's k-th record is
 // position r + kW of the list its rank drew (sanity records aside), padding positions last.
 struct WrapperList {
-  int64_t draws = 0;     // positions of the list evaluated, padding excluded
-  int64_t distinct = 0;  // distinct samples among them
-  int64_t repeated = 0;  // samples drawn more than once
+  int64_t draws = 0;                      // positions of the list evaluated, padding excluded
+  int64_t distinct = 0;                   // distinct samples among them
+  int64_t repeated = 0;                   // samples drawn more than once
+  std::vector<int64_t> repeated_samples;  // the first kMaxListedSamples of them, in order
   // Whether the padding shows one list shared by every rank: a padding position p >= m (m:
   // the list's length) repeats position p mod m, which another rank evaluated. Known only
   // when every rank reached its padding.
@@ -78,7 +79,11 @@ WrapperList read_wrapper_list(const RecordSource& records) {
   for (const auto& [index, n] : times) {
     out.draws += n;
     out.repeated += n > 1;
+    if (n > 1) out.repeated_samples.push_back(index);
   }
+  std::sort(out.repeated_samples.begin(), out.repeated_samples.end());
+  if (out.repeated_samples.size() > kMaxListedSamples)
+    out.repeated_samples.resize(kMaxListedSamples);
   out.distinct = static_cast<int64_t>(times.size());
   const size_t size = per_rank.empty() ? 0 : per_rank.front().size();
   for (const auto& rank : per_rank)
@@ -168,11 +173,10 @@ void explain_wrapper(const DiagnosisInput& in, Diagnosis& d) {
     }
     at = std::min(at, kept.size());
     g.classes.insert(g.classes.end(), f.classes.begin(), f.classes.end());
-    if (g.samples.empty()) {
-      g.samples = f.samples;
-      g.sample_count = f.sample_count;
-    }
   }
+  // The samples the draw holds more than once (padding copies aside).
+  g.samples = list.repeated_samples;
+  g.sample_count = list.repeated;
   std::sort(g.classes.begin(), g.classes.end());
   g.classes.erase(std::unique(g.classes.begin(), g.classes.end()), g.classes.end());
   kept.insert(kept.begin() + std::ptrdiff_t(std::min(at, kept.size())), std::move(g));

@@ -120,6 +120,14 @@ TEST_P(WrapperDiagnosis, NamesTheRightPatterns) {
   const auto first = pattern_from_id(c.want.back());
   ASSERT_TRUE(first.has_value());
   EXPECT_NE(explanation(d, *first).find(c.words), std::string::npos) << explanation(d, *first);
+  for (const Finding& f : d.findings)
+    if (f.pattern == Pattern::SamplerWithReplacement) {
+      // The samples the evaluated part of the shared list holds more than once.
+      const std::vector<int64_t> want =
+          c.limit < 0 ? std::vector<int64_t>{3, 6, 8, 11, 15} : std::vector<int64_t>{3, 8, 11};
+      EXPECT_EQ(f.samples, want);
+      EXPECT_EQ(f.sample_count, int64_t(want.size()));
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(
