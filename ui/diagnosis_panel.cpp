@@ -1,6 +1,7 @@
 #include "ui/diagnosis_panel.h"
 
 #include <QScrollBar>
+#include <algorithm>
 
 #include "ui/render/heatmap_data.h"
 
@@ -35,6 +36,14 @@ QString diagnosisHtml(const Evaluation& e) {
         "is reported</font></h3>");
   } else if (!e.synced) {
     h += QObject::tr("<h3><font color=#b2182b>⚠ Incomplete run: no reported matrix</font></h3>");
+  } else if (std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) {
+               return f.pattern == Pattern::SamplerWithReplacement;
+             })) {
+    // The dataset's class counts are not what this sampler evaluates: "wrong" would blame
+    // DDP for the user's own draw.
+    h += QObject::tr(
+        "<h3><font color=#b2182b>⚠ The sampler draws with replacement: the rows follow its "
+        "draw, not the dataset</font></h3>");
   } else {
     h += QObject::tr("<h3><font color=#b2182b>⚠ The reported matrix is wrong</font></h3>");
   }

@@ -11,6 +11,7 @@
 #include <QStatusBar>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "core/runs/model_predictions.h"
 #include "ui/charts.h"
@@ -209,11 +210,21 @@ void MainWindow::onResult(ResultPtr result) {
   m_samples->clear();
   setRunView(m_result->eval.provenance.file.empty() ? nullptr : m_result);
   const Diagnosis& d = m_result->eval.diagnosis;
-  m_verdict->setText(d.correct ? tr("✓ Reported matrix correct")
-                     : !m_result->eval.synced
-                         ? tr("⚠ Incomplete run: nothing was reported")
-                         : tr("⚠ Reported matrix wrong: %n row(s) ≠ class count", nullptr,
-                              int(d.mismatched_rows.size())));
+  // A sampler drawing with replacement evaluates its draw, not the dataset: its rows differ
+  // from the class counts by design, which "wrong" would blame on DDP.
+  const bool resampled = std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) {
+    return f.pattern == Pattern::SamplerWithReplacement;
+  });
+  const int rows = int(d.mismatched_rows.size());
+  if (d.correct)
+    m_verdict->setText(tr("✓ Reported matrix correct"));
+  else if (!m_result->eval.synced)
+    m_verdict->setText(tr("⚠ Incomplete run: nothing was reported"));
+  else if (resampled)
+    m_verdict->setText(
+        tr("⚠ Sampler draws with replacement: %n row(s) follow its draw", nullptr, rows));
+  else
+    m_verdict->setText(tr("⚠ Reported matrix wrong: %n row(s) ≠ class count", nullptr, rows));
   m_verdict->setStyleSheet(d.correct ? QString()
                                      : QStringLiteral("color: #b2182b; font-weight: bold"));
   statusBar()->showMessage(

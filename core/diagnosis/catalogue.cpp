@@ -222,6 +222,8 @@ const char* pattern_id(Pattern p) {
       return "wrapper-overlap";
     case Pattern::RepeatedValidationSubset:
       return "repeated-validation-subset";
+    case Pattern::SamplerWithReplacement:
+      return "sampler-with-replacement";
     case Pattern::NothingRecorded:
       return "nothing-recorded";
     case Pattern::AccelerateDoubleShard:

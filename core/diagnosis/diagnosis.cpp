@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <unordered_set>
 
 #include "core/diagnosis/diagnosis.h"
 #include "core/diagnosis/framework_patterns.h"
@@ -366,16 +367,45 @@ void classify_missing(Classifier& c, const RecordStats& st, const SampleSet& mis
   c.add(Pattern::BatchLimitSubset, counts, &missing);
 }
 
+// Whether unflagged repeats within ranks are what a leaked sanity check leaves: the check
+// evaluated the first batches of epoch 0's order and the epoch evaluated them again from its
+// start, so every rank that repeats a sample begins with k records repeated at once
+// (x[0, k) == x[k, 2k)) and repeats nothing else (flagged padding aside). Repeats scattered
+// through a rank (a sampler drawing with replacement, Accelerate's cycled padding) are no such
+// evidence.
+bool repeats_are_a_leaked_prefix(const RecordSource& records) {
+  bool any = false;
+  for (int r = 0; r < records.world_size(); ++r) {
+    std::vector<int64_t> x;
+    for_each_record(records, r, [&](const Record& rec) {
+      if ((rec.flags & (kSanity | kPadding)) == 0) x.push_back(rec.index);
+    });
+    std::unordered_set<int64_t> seen;
+    size_t repeats = 0;
+    for (int64_t i : x) repeats += !seen.insert(i).second;
+    if (repeats == 0) continue;
+    if (2 * repeats > x.size() || !std::equal(x.begin(), x.begin() + std::ptrdiff_t(repeats),
+                                              x.begin() + std::ptrdiff_t(repeats)))
+      return false;
+    any = true;
+  }
+  return any;
+}
+
 void classify_sampling(Classifier& c, const RecordStats& st, const SampleSet& missing) {
+  const DiagnosisInput& in = c.in();
   const auto w = static_cast<int64_t>(st.rank_sizes.size());
+  // Flagged records are evidence of a sanity check; unflagged repeats only when they have its
+  // shape and no sampler drawing with replacement explains them.
   if (st.flagged_sanity.count > 0) {
     c.add(Pattern::SanityLeak,
           counted(st.flagged_sanity.count, "record", "evaluated in the sanity check") + ".",
           &st.flagged_sanity);
-  } else if (st.within_rank_duplicates.count > 0) {
+  } else if (st.within_rank_duplicates.count > 0 && !in.inner_with_replacement.value_or(false) &&
+             in.records && repeats_are_a_leaked_prefix(*in.records)) {
     c.add(Pattern::SanityLeak,
           counted(st.within_rank_duplicates.count, "sample", "evaluated twice by the same rank") +
-              ".",
+              ", each rank's first records again right after them.",
           &st.within_rank_duplicates);
   }
   const SampleSet& cross = st.cross_rank_duplicates;

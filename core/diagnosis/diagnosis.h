@@ -38,6 +38,7 @@ enum class Pattern : uint8_t {
   UnevenSteps,               // uneven-steps
   WrapperOverlap,            // wrapper-overlap
   RepeatedValidationSubset,  // repeated-validation-subset
+  SamplerWithReplacement,    // sampler-with-replacement
   NothingRecorded,           // nothing-recorded
   AccelerateDoubleShard,     // accelerate-double-shard
   UnexplainedDifference,     // unexplained-difference
@@ -93,6 +94,16 @@ struct DiagnosisInput {
   // With Accelerate's sampler: what the prepared loader sampled with (a DistributedSampler
   // inside it is sharded twice).
   std::optional<AccelerateInput> accelerate_input;
+  // What Lightning's wrapper wrapped, when known. Whether that sampler draws with replacement
+  // (WeightedRandomSampler's default): its repeats within a rank are then its own draws, no
+  // sanity leak. Whether every rank listed the same draw (a simulation's plan knows it; for a
+  // run the records' padding tells, else `seed_everything_seed`): duplicates across ranks are
+  // then the draw's own, not ranks drawing their own lists.
+  std::optional<bool> inner_with_replacement;
+  std::optional<bool> ranks_share_list;
+  // The seed Lightning's sampler was given (PL_GLOBAL_SEED), as a recorder saw it; a non-zero
+  // one means seed_everything ran on every rank, which seeds their global generators alike.
+  std::optional<int64_t> seed_everything_seed;
 };
 
 struct Diagnosis {

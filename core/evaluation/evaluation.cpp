@@ -40,6 +40,49 @@ void bincount_inputs(const DatasetInputs& in, const std::vector<uint8_t>& times,
   }
 }
 
+// What the sampler tells the diagnosis: a simulation's own scenario and plan, or the settings
+// a recorder saw in the user's run (imported dumps), whose names are the recorder's.
+void describe_sampler(const Evaluation& e, DiagnosisInput& d) {
+  if (e.provenance.scenario_recorded) {
+    const SamplerConfig& s = e.scenario.sampler;
+    d.sampler = s.kind;
+    d.accelerate_input = s.accelerate_input;
+    if (s.kind != SamplerKind::LightningWrapper) return;
+    if (s.inner.kind != InnerSampler::Kind::Recorded)
+      d.inner_with_replacement = s.inner.kind == InnerSampler::Kind::WeightedRandom;
+    if (e.plan && !e.plan->sampler.empty()) {
+      // Every rank walks the same order when its generator is seeded alike.
+      const auto& first = e.plan->sampler.front().segments;
+      d.ranks_share_list =
+          std::all_of(e.plan->sampler.begin(), e.plan->sampler.end(), [&](const RankSequence& r) {
+            return !r.segments.empty() && !first.empty() &&
+                   r.segments.front().order == first.front().order;
+          });
+    }
+    return;
+  }
+  if (!e.provenance.recorded || !e.provenance.recorded->sampler) return;
+  const RecordedSettings& r = *e.provenance.recorded;
+  const std::string& kind = *r.sampler;
+  if (kind == "distributed") {
+    d.sampler = SamplerKind::Distributed;
+  } else if (kind == "unrepeated") {
+    d.sampler = SamplerKind::Unrepeated;
+  } else if (kind == "none") {
+    d.sampler = SamplerKind::None;
+  } else if (kind == "accelerate") {
+    d.sampler = SamplerKind::Accelerate;
+  } else if (kind == "wrapper") {
+    d.sampler = SamplerKind::LightningWrapper;
+    // WeightedRandomSampler draws with replacement unless told otherwise, which the recorder
+    // does not see; a sequential inner sampler never repeats.
+    if (r.inner_sampler == "weighted_random") d.inner_with_replacement = true;
+    if (r.inner_sampler == "sequential") d.inner_with_replacement = false;
+    // Lightning gives its wrapper PL_GLOBAL_SEED (0 when seed_everything never ran).
+    d.seed_everything_seed = r.seed;
+  }
+}
+
 // The first cause only: a launcher lists the failed rank first and then every rank that
 // failed because of it, which the run banner shows in full.
 std::string first_cause(const std::string& reason) {
@@ -113,10 +156,7 @@ void complete_evaluation(Evaluation& e, Progress* progress, std::optional<Record
     d.reported_per_rank = e.reported_per_rank.empty() ? nullptr : &e.reported_per_rank;
     d.ignore_index = e.ignore_index;
     d.stats = &*stats;
-    if (e.provenance.scenario_recorded) {
-      d.sampler = e.scenario.sampler.kind;
-      d.accelerate_input = e.scenario.sampler.accelerate_input;
-    }
+    describe_sampler(e, d);
     e.diagnosis = diagnose(d);
   }
   int64_t records = 0;

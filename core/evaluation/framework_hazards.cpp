@@ -5,40 +5,7 @@
 
 namespace shardlens {
 
-namespace {
-
-// Lightning's wrapper whose ranks share one list (its generator seeded alike): the repeats
-// and gaps are the sampler's own draws with replacement, which one process would see too,
-// not ranks drawing their own lists.
-void explain_shared_wrapper_list(Evaluation& e) {
-  const ShardPlan& plan = *e.plan;
-  for (const RankSequence& r : plan.sampler) {
-    if (r.segments.empty() ||
-        r.segments.front().order != plan.sampler.front().segments.front().order)
-      return;
-  }
-  for (Finding& f : e.diagnosis.findings) {
-    if (f.pattern != Pattern::WrapperOverlap) continue;
-    Finding g = describe_pattern(Pattern::RankOverlap);
-    g.explanation =
-        "Every rank took its positions of the same list of the wrapped sampler (its generator "
-        "is seeded alike), so no rank drew its own list; the repeated and missing samples are "
-        "that sampler's draws with replacement, which a single process would count the same "
-        "way. " +
-        g.explanation;
-    g.classes = f.classes;
-    g.samples = f.samples;
-    g.sample_count = f.sample_count;
-    f = std::move(g);
-  }
-}
-
-}  // namespace
-
 void report_framework_hazards(Evaluation& e) {
-  if (e.plan && e.scenario.sampler.kind == SamplerKind::LightningWrapper &&
-      !e.plan->sampler.empty())
-    explain_shared_wrapper_list(e);
   if (!e.plan || !e.synced || e.scenario.sampler.kind != SamplerKind::Accelerate) return;
   if (!per_step_collective(e.scenario.sync) || !uneven_steps(*e.plan)) return;
   std::vector<int64_t> steps, sizes;

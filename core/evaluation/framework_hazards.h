@@ -9,8 +9,8 @@
 namespace shardlens {
 
 // Accelerate's even_batches=False with uneven ranks and a per-step gather: removes the
-// synced matrix (the real loop hangs) and diagnoses uneven-steps. Lightning's wrapper whose
-// ranks share one list: its overlap is the sampler's own draws, said so. No-op otherwise.
+// synced matrix (the real loop hangs) and diagnoses uneven-steps. No-op otherwise. (Lightning's
+// wrapper is told apart by the diagnosis itself, for runs and simulations alike.)
 void report_framework_hazards(Evaluation& e);
 
 // The validations of one epoch (Lightning's val_check_interval under DDP): when they all

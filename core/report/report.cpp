@@ -286,9 +286,20 @@ std::string report_text(const Evaluation& e) {
   }
   const bool nothing =
       !d.findings.empty() && d.findings.front().pattern == Pattern::NothingRecorded;
+  const bool resampled = std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) {
+    return f.pattern == Pattern::SamplerWithReplacement;
+  });
   if (nothing)
     out << "Verdict: NOTHING WAS RECORDED: the evaluation holds no records, so nothing can be "
            "checked.\n";
+  else if (e.synced && resampled)
+    // The class counts are not what this sampler evaluates: saying the rows are wrong
+    // against them would blame DDP for the user's own draw.
+    out << "Verdict: the reported matrix does not count the dataset: its sampler draws with "
+           "replacement, so "
+        << d.mismatched_rows.size()
+        << " row(s) differ from the class counts by that sampler's design; the findings say "
+           "what else, if anything, changed the counts.\n";
   else if (e.synced)
     out << "Verdict: the reported matrix is WRONG (" << d.mismatched_rows.size()
         << " row(s) differ from the class counts).\n";

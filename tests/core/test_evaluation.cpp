@@ -150,7 +150,7 @@ TEST(Evaluation, PatternIdsRoundTrip) {
   EXPECT_EQ(pattern_from_id("padding-duplicates"), Pattern::PaddingDuplicates);
   EXPECT_FALSE(pattern_from_id("no-such-pattern").has_value());
   EXPECT_EQ(pattern_from_id("accelerate-double-shard"), Pattern::AccelerateDoubleShard);
-  EXPECT_EQ(all_patterns().size(), 23u);
+  EXPECT_EQ(all_patterns().size(), 24u);
   EXPECT_FALSE(describe_pattern(Pattern::IncompleteRun).fixes.empty());
   for (Pattern p : all_patterns()) {  // every pattern has its text and fixes, and round-trips
     EXPECT_EQ(pattern_from_id(pattern_id(p)), p);

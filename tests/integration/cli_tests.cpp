@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/io/files.h"
 #include "core/io/npy.h"
@@ -148,6 +149,17 @@ TEST(Cli, LightningWrapperAndValidations) {
   bool overlap = false;
   for (const auto& f : j["diagnosis"]) overlap = overlap || f["pattern"] == "wrapper-overlap";
   EXPECT_TRUE(overlap) << r.out;
+  // One generator seeded alike: the ranks share one draw, whose repeats are the sampler's.
+  r =
+      run("diagnose --dataset synthetic:classes=4,per-class=25 --world-size 4 "
+          "--sampler lightning-wrapper --inner-sampler weighted-random --seed 5 --format json");
+  EXPECT_EQ(r.code, 1) << r.err;
+  j = nlohmann::json::parse(r.out);
+  std::set<std::string> named;
+  for (const auto& f : j["diagnosis"]) named.insert(f["pattern"].get<std::string>());
+  EXPECT_EQ(named.count("sampler-with-replacement"), 1u) << r.out;
+  for (const char* wrong : {"rank-overlap", "wrapper-overlap", "sanity-leak"})
+    EXPECT_EQ(named.count(wrong), 0u) << wrong << ": " << r.out;
   r =
       run("shards --dataset synthetic:classes=2,per-class=5 --world-size 2 "
           "--sampler lightning-wrapper --inner-sampler recorded --inner-indices 9,9,1 "

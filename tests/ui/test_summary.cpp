@@ -1,11 +1,12 @@
 // What the worker computes for the views: the shard summary behind the strip and the
-// per-rank chart, and the samples behind a cell.
+// per-rank chart, the samples behind a cell, and the diagnosis panel's headline.
 #include <QtTest>
 
 #include "core/runs/run_evaluation.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
 #include "ui/cell_index.h"
+#include "ui/diagnosis_panel.h"
 #include "ui/shard_summary.h"
 
 using namespace shardlens;
@@ -164,6 +165,17 @@ class TestSummary : public QObject {
             }
           }
     }
+  }
+
+  // Lightning's wrapper over a weighted sampler: ranks drawing their own lists is a wrong
+  // matrix; one shared list is the sampler's own draw, and the headline says so.
+  void diagnosisHeadlineOfAWrappedWeightedSampler() {
+    Scenario s = load_preset("wrapper-overlap");
+    QVERIFY(diagnosisHtml(simulate(s)).contains("The reported matrix is wrong"));
+    s.sampler.rank_seeds.clear();
+    const QString shared = diagnosisHtml(simulate(s));
+    QVERIFY2(shared.contains("The sampler draws with replacement"), qPrintable(shared));
+    QVERIFY(!shared.contains("The reported matrix is wrong"));
   }
 };
 
