@@ -169,6 +169,47 @@ def _class_ids(prediction, threshold=0.5):
                      % (list(shape), _SHAPES))
 
 
+def _is_tensor(value):
+    return hasattr(value, "detach") and hasattr(value, "device")
+
+
+def _flat(values):
+    """A tensor or ndarray flattened (a tensor stays on its device), else a list of ints."""
+    if _is_tensor(values):
+        return values.detach().reshape(-1)
+    if hasattr(values, "reshape") and hasattr(values, "dtype"):
+        return values.reshape(-1)
+    return _to_list(values)
+
+
+def _length(values):
+    return values.shape[0] if hasattr(values, "shape") else len(values)
+
+
+def _class_ids_lazy(prediction, threshold=0.5):
+    """_class_ids, without leaving the device for a tensor: the same reading, where the
+    binary "any score outside [0, 1]" test picks sigmoid per batch by torch.where on the
+    device instead of a Python branch (which would wait for the device)."""
+    if not _is_tensor(prediction):
+        return _class_ids(prediction, threshold)
+    p = prediction.detach()
+    shape = tuple(p.shape)
+    if len(shape) == 0:
+        p, shape = p.reshape(1), (1,)
+    if len(shape) == 2 and shape[1] == 1:
+        p, shape = p.reshape(-1), (shape[0],)
+    if len(shape) == 2:
+        return p.argmax(dim=1)
+    if len(shape) == 1:
+        if p.is_floating_point():
+            import torch
+            inside = ((p >= 0) & (p <= 1)).all()
+            return torch.where(inside, p, p.sigmoid()) > threshold
+        return p
+    raise ValueError("a prediction of shape %s cannot be read as class ids: expected %s"
+                     % (list(shape), _SHAPES))
+
+
 def _check_epoch(epoch):
     """None, or the epoch as a non-negative Python int (tensors and numpy scalars too)."""
     if epoch is None:
@@ -288,42 +329,99 @@ class ShardLensRecorder:
     def reset(self, epoch=None):
         """Starts a new epoch: clears the records, the matrix and the reported matrix.
         epoch: sets the explicit epoch (kept until changed; None keeps the current one)."""
-        self.index, self.target, self.prediction, self.flags = [], [], [], []
+        # A batch is kept as given (tensors stay on their device, unsynchronised) and read
+        # once, in save(): a per-batch .cpu()/.tolist() is a host sync per batch on a GPU.
+        self._chunks = []  # (index, target, prediction, flags or None, sanity, position)
+        self._count = 0
+        self._columns_cache = None
         self.matrix = None
         self.reported = None
+        self.metrics = None  # what the callback read from torchmetrics (metrics_json)
         if epoch is not None:
             self.epoch = _check_epoch(epoch)
 
-    def update(self, index, target, prediction, flags=None):
-        """Adds one batch. prediction: class ids [N] or scores/logits [N, C]."""
-        pred = _class_ids(prediction, self.threshold)
-        index, target = _to_list(index), _to_list(target)
-        if not (len(index) == len(target) == len(pred)):
-            raise ValueError("index, target and prediction lengths differ: %d, %d, %d"
-                             % (len(index), len(target), len(pred)))
-        if flags is not None:
-            flags = _to_list(flags)
-            if len(flags) != len(index):
-                raise ValueError("flags length %d != batch length %d" % (len(flags), len(index)))
-            if self.sanity:
-                flags = [f | SANITY for f in flags]
-        else:
-            flags = [self._position_flags(len(self.index) + k) for k in range(len(index))]
-        self.index += index
-        self.target += target
-        self.prediction += pred
-        self.flags += flags
+    @property
+    def count(self):
+        """Samples recorded since reset()."""
+        return self._count
 
-    def _position_flags(self, position):
-        flags = SANITY if self.sanity else 0
+    def update(self, index, target, prediction, flags=None):
+        """Adds one batch. prediction: class ids [N] or scores/logits [N, C]. Tensors are
+        reduced to class ids on their device and stay there until save()."""
+        pred = _class_ids_lazy(prediction, self.threshold)
+        index, target = _flat(index), _flat(target)
+        n = _length(target)
+        if not (_length(index) == n == _length(pred)):
+            raise ValueError("index, target and prediction lengths differ: %d, %d, %d"
+                             % (_length(index), n, _length(pred)))
+        if flags is not None:
+            flags = _flat(flags)
+            if _length(flags) != n:
+                raise ValueError("flags length %d != batch length %d" % (_length(flags), n))
+        self._chunks.append((index, target, pred, flags, self.sanity, self._count))
+        self._count += n
+        self._columns_cache = None
+
+    def _columns(self):
+        """index, target, prediction, flags of every record as numpy arrays: every tensor
+        of the epoch concatenated on its device and copied to the host in one transfer."""
+        import numpy as np
+        if self._columns_cache is not None:
+            return self._columns_cache
+        chunks = self._chunks
+        host = {}  # (column, chunk) -> ndarray of what was a tensor
+        devices = [v for c in chunks for v in c[:4] if _is_tensor(v)]
+        if devices:
+            import torch
+            device = devices[0].device
+            keys, pieces = [], []
+            for col in range(4):
+                for i, c in enumerate(chunks):
+                    if _is_tensor(c[col]):
+                        keys.append((col, i, c[col].numel()))
+                        pieces.append(c[col].reshape(-1).to(device=device, dtype=torch.int64))
+            flat = torch.cat(pieces).cpu().numpy()
+            at = 0
+            for col, i, n in keys:
+                host[(col, i)] = flat[at:at + n]
+                at += n
+
+        def column(col, dtype):
+            parts = [host[(col, i)] if (col, i) in host else np.asarray(c[col], dtype=np.int64)
+                     for i, c in enumerate(chunks)]
+            return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+
+        index, target, prediction = (column(k, np.int64) for k in range(3))
+        flags = np.zeros(self._count, np.uint8)
+        for i, (_, _, _, given, sanity, position) in enumerate(chunks):
+            n = _length(chunks[i][1])
+            part = flags[position:position + n]
+            if given is not None:
+                part |= (host[(3, i)] if (3, i) in host else np.asarray(given)).astype(np.uint8)
+            else:
+                part |= self._padding_flags(np.arange(position, position + n))
+            if sanity:
+                part |= SANITY
+        self._columns_cache = {"index": index, "target": target, "prediction": prediction,
+                               "flags": flags}
+        return self._columns_cache
+
+    def _padding_flags(self, positions):
+        import numpy as np
         s = self.sampler
-        if s is not None and hasattr(s, "num_replicas") and hasattr(s, "dataset"):
+        if s is not None and hasattr(s, "num_replicas") and hasattr(s, "dataset") and \
+                not getattr(s, "drop_last", False):
             # Sampler order position of the k-th sample of rank r is r + k * W; positions
             # past len(dataset) repeat the start of the order (DistributedSampler padding).
-            if not getattr(s, "drop_last", False) and \
-                    s.rank + position * s.num_replicas >= len(s.dataset):
-                flags |= PADDING
-        return flags
+            padded = s.rank + positions * s.num_replicas >= len(s.dataset)
+            return np.where(padded, PADDING, 0).astype(np.uint8)
+        return np.zeros(len(positions), np.uint8)
+
+    # The records as Python lists (read back; save() does not need them).
+    index = property(lambda self: self._columns()["index"].tolist())
+    target = property(lambda self: self._columns()["target"].tolist())
+    prediction = property(lambda self: self._columns()["prediction"].tolist())
+    flags = property(lambda self: self._columns()["flags"].tolist())
 
     def set_matrix(self, matrix):
         """The rank's own accumulated confusion matrix (e.g. a metric's local state)."""
@@ -335,21 +433,25 @@ class ShardLensRecorder:
 
     def local_matrix(self):
         """Confusion matrix of this rank's records (row = target, column = prediction)."""
+        return self._local_matrix().tolist()
+
+    def _local_matrix(self):
+        import numpy as np
         c = self.num_classes
-        m = [[0] * c for _ in range(c)]
-        for t, p in zip(self.target, self.prediction):
-            if 0 <= t < c and 0 <= p < c:
-                m[t][p] += 1
-        return m
+        cols = self._columns()
+        t, p = cols["target"], cols["prediction"]
+        inside = (t >= 0) & (t < c) & (p >= 0) & (p < c)
+        return np.bincount(t[inside] * c + p[inside], minlength=c * c).reshape(c, c)
 
     # -- saving ---------------------------------------------------------------------------
     def _arrays(self, epoch):
         """name -> (nested list or ndarray/tensor, kind) of everything the dump holds."""
+        cols = self._columns()
         out = {
-            "index": (self.index, "i8"),
-            "target": (self.target, "i8"),
-            "prediction": (self.prediction, "i8"),
-            "flags": (self.flags, "u1"),
+            "index": (cols["index"], "i8"),
+            "target": (cols["target"], "i8"),
+            "prediction": (cols["prediction"], "i8"),
+            "flags": (cols["flags"], "u1"),
             "rank": (self.rank, "i8"),
             "world_size": (self.world_size, "i8"),
             "epoch": (epoch, "i8"),
@@ -368,7 +470,7 @@ class ShardLensRecorder:
         if self.matrix is not None:
             out["matrix"] = (self.matrix, "m")
         elif self.num_classes is not None:
-            out["matrix"] = (self.local_matrix(), "i8")
+            out["matrix"] = (self._local_matrix(), "i8")
         if self.reported is not None:
             out["reported"] = (self.reported, "m")
         settings = self.settings if self.settings is not None else self._plain_settings(
@@ -412,7 +514,7 @@ class ShardLensRecorder:
         is written (a dump of nothing would import as an evaluation that is exact)."""
         if epoch is not None:
             self.epoch = _check_epoch(epoch)
-        if not self.index:
+        if not self._count:
             warnings.warn("ShardLens: no records on rank %d, no dump written" % self.rank,
                           ShardLensWarning, stacklevel=2)
             return []
@@ -858,7 +960,7 @@ class ShardLensCallback(_CallbackBase):
                     "no dataset index: validation_step returns none and the loader's "
                     "sampler (%s) cannot be replayed; return the index (IndexedDataset, "
                     "keys={'index': ...})" % _kind_name(part.sampler))
-        start = len(part.recorder.index)
+        start = part.recorder.count
         if start + count > len(part.order):
             raise _Unreadable("the loader yielded more samples (%d) than its sampler orders "
                               "(%d)" % (start + count, len(part.order)))
@@ -880,13 +982,14 @@ class ShardLensCallback(_CallbackBase):
             return
         try:
             index, target, pred = self._read(outputs, batch)
-            ids = _class_ids(pred, part.recorder.threshold)
-            target = _to_list(target)
-            if len(ids) != len(target):
+            ids = _class_ids_lazy(pred, part.recorder.threshold)
+            target = _flat(target)
+            if _length(ids) != _length(target):
                 raise _Unreadable("%d predictions for %d targets (prediction shape %s)" % (
-                    len(ids), len(target), list(getattr(pred, "shape", [len(ids)]))))
+                    _length(ids), _length(target),
+                    list(getattr(pred, "shape", [_length(ids)]))))
             if index is None:
-                index = self._indices(part, len(target))
+                index = self._indices(part, _length(target))
             part.recorder.update(index, target, ids)
         except Exception as e:  # whatever it is, fit goes on and no dump says "exact"
             part.failed = str(e)
@@ -926,7 +1029,7 @@ class ShardLensCallback(_CallbackBase):
                 rec = part.recorder
                 if part.failed:
                     continue
-                if not rec.index:
+                if not rec.count:
                     self._say(("empty", d), "dataloader %d recorded no samples: no dump" % d)
                     continue
                 written += rec.save()
