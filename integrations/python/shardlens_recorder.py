@@ -473,6 +473,17 @@ class ShardLensRecorder:
             out["matrix"] = (self._local_matrix(), "i8")
         if self.reported is not None:
             out["reported"] = (self.reported, "m")
+        if self.metrics:
+            # metrics_json lists them; metric<i>_state_<k> / metric<i>_compute hold the values.
+            listed = []
+            for i, (name, m) in enumerate(sorted(self.metrics.items())):
+                entry = {"name": name, "class": m["class"], "stream": m["stream"],
+                         "state": sorted(m["state"]), "compute": "metric%d_compute" % i}
+                for k, v in m["state"].items():
+                    out["metric%d_state_%s" % (i, k)] = (v, "m")
+                out["metric%d_compute" % i] = (m["compute"], "m")
+                listed.append(entry)
+            out["metrics_json"] = (list(json.dumps(listed).encode("utf-8")), "u1")
         settings = self.settings if self.settings is not None else self._plain_settings(
             epoch, dataset_size)
         out["settings_json"] = (list(json.dumps(settings, sort_keys=True).encode("utf-8")), "u1")
@@ -694,6 +705,168 @@ def _callback_base():
 _CallbackBase, LIGHTNING = _callback_base()  # LIGHTNING: the module used, or None
 
 
+# -- torchmetrics: what an unchanged LightningModule's metrics see ----------------------------
+# Class name -> how its update() turns preds into class ids (torchmetrics 1.x: multiclass
+# metrics take argmax over dim 1 when preds has one more dimension than target; binary ones
+# apply sigmoid when any score lies outside [0, 1], then > threshold).
+_KNOWN_METRICS = {
+    "MulticlassConfusionMatrix": "multiclass", "MulticlassAccuracy": "multiclass",
+    "MulticlassF1Score": "multiclass", "MulticlassFBetaScore": "multiclass",
+    "MulticlassPrecision": "multiclass", "MulticlassRecall": "multiclass",
+    "MulticlassStatScores": "multiclass",
+    "BinaryConfusionMatrix": "binary", "BinaryAccuracy": "binary", "BinaryF1Score": "binary",
+    "BinaryFBetaScore": "binary", "BinaryPrecision": "binary", "BinaryRecall": "binary",
+    "BinaryStatScores": "binary",
+}
+# Metrics whose compute() is the confusion matrix itself: the reported matrix.
+_MATRIX_METRICS = ("MulticlassConfusionMatrix", "BinaryConfusionMatrix")
+
+
+def _is_torchmetric(module):
+    return any(k.__name__ == "Metric" and k.__module__.startswith("torchmetrics")
+               for k in type(module).__mro__)
+
+
+def _metric_kind(metric):
+    """(known class name, "multiclass" | "binary"), or (None, None) for a metric not read."""
+    for k in type(metric).__mro__:
+        if k.__name__ in _KNOWN_METRICS and k.__module__.startswith("torchmetrics"):
+            return k.__name__, _KNOWN_METRICS[k.__name__]
+    return None, None
+
+
+class _Watched:
+    """One metric instance whose bound update() the callback wraps for one evaluation."""
+
+    def __init__(self, name, metric, cls, kind):
+        self.name, self.metric, self.cls, self.kind = name, metric, cls, kind
+        self.original = None  # the instance's own update (torchmetrics' wrapped one)
+        self.loader = None  # the dataloader_idx whose batches updated it
+        self.failed = None
+
+    @property
+    def num_classes(self):
+        return 2 if self.kind == "binary" else getattr(self.metric, "num_classes", None)
+
+
+class _MetricWatch:
+    """Wraps the update() of every known torchmetrics metric of a LightningModule for one
+    evaluation and keeps, per batch, the (target, class ids) each saw, on their device.
+    The wrapper is an instance attribute over torchmetrics' own (itself an instance
+    attribute set in Metric.__init__), so forward(), MetricCollection and direct update()
+    calls all pass through it, and restoring it leaves the metric as it was."""
+
+    def __init__(self):
+        self.watched = []
+        self.unknown = []  # (name, class) of metrics the callback does not read
+        self.pending = {}  # name -> [(target, ids)] of the batch under way
+        self._memo = []  # (preds, kind, threshold, ids): one reduction per tensor per batch
+
+    def attach(self, module):
+        for name, m in module.named_modules():
+            if not _is_torchmetric(m):
+                continue
+            cls, kind = _metric_kind(m)
+            if cls is None:
+                self.unknown.append((name, type(m).__name__))
+                continue
+            w = _Watched(name, m, cls, kind)
+            if getattr(m, "ignore_index", None) is not None:
+                w.failed = ("%s (%s) has ignore_index=%s: it drops samples, so its records "
+                            "cannot be matched to dataset indices" % (name, cls, m.ignore_index))
+            w.original = m.__dict__.get("update")
+            if w.original is None:  # not torchmetrics' instance-level wrapper: leave it
+                continue
+            m.update = self._wrapper(w)
+            self.watched.append(w)
+
+    def detach(self):
+        for w in self.watched:
+            if w.original is not None:
+                w.metric.update = w.original
+        self.watched, self.pending, self._memo = [], {}, []
+
+    def _wrapper(self, w):
+        def update(*args, **kwargs):
+            out = w.original(*args, **kwargs)  # first: torchmetrics' own checks raise as before
+            if w.failed is None:
+                try:
+                    self._seen(w, args, kwargs)
+                except Exception as e:  # said by the callback; never the user's error
+                    w.failed = "%s (%s): %s" % (w.name, w.cls, e)
+            return out
+        return update
+
+    def _seen(self, w, args, kwargs):
+        preds = args[0] if args else kwargs.get("preds")
+        target = args[1] if len(args) > 1 else kwargs.get("target")
+        if not (_is_tensor(preds) and _is_tensor(target)):
+            raise ValueError("update() got no (preds, target) tensors")
+        threshold = getattr(w.metric, "threshold", 0.5)
+        for p, kind, thr, ids in self._memo:
+            if p is preds and kind == w.kind and thr == threshold:
+                break
+        else:
+            ids = self._reduce(w, preds.detach(), target, threshold)
+            self._memo.append((preds, w.kind, threshold, ids))
+        self.pending.setdefault(w.name, []).append((target.detach().reshape(-1), ids))
+
+    @staticmethod
+    def _reduce(w, preds, target, threshold):
+        if w.kind == "multiclass":
+            if preds.ndim == target.ndim + 1:
+                preds = preds.argmax(dim=1)
+            if preds.ndim != 1 or target.ndim != 1:
+                raise ValueError("multidimensional inputs (preds %s, target %s): one record "
+                                 "per sample is needed" % (list(preds.shape), list(target.shape)))
+            return preds
+        if preds.numel() != target.numel() or target.ndim > 1 and target.shape[1:].numel() > 1:
+            raise ValueError("multidimensional binary inputs (preds %s, target %s)"
+                             % (list(preds.shape), list(target.shape)))
+        preds = preds.reshape(-1)
+        if preds.is_floating_point():
+            import torch
+            inside = ((preds >= 0) & (preds <= 1)).all()  # stays on the device: no sync
+            preds = torch.where(inside, preds, preds.sigmoid()) > threshold
+        return preds
+
+    def take(self):
+        """The batch's {name: [(target, ids)]}, cleared for the next batch."""
+        pending, self.pending, self._memo = self.pending, {}, []
+        return pending
+
+    def stream(self, pending):
+        """The metric whose inputs a loader records: a confusion matrix first (its compute()
+        is the reported matrix), else the first metric updated, in the module's order."""
+        order = [w for w in self.watched if w.name in pending and w.failed is None]
+        for w in order:
+            if w.cls in _MATRIX_METRICS:
+                return w
+        return order[0] if order else None
+
+    def results(self):
+        """[(watched, local state {name: tensor on the host}, compute() on the host)] of every
+        metric updated in this evaluation. compute() syncs across ranks (all_gather), so every
+        rank calls it on the same metrics in the same order; the result is cached by
+        torchmetrics, so the module's own compute() returns it without a second sync."""
+        out = []
+        for w in self.watched:
+            m = w.metric
+            if int(getattr(m, "_update_count", 0) or 0) == 0:
+                continue
+            state = {}
+            for k in getattr(m, "_defaults", {}):
+                v = getattr(m, k, None)
+                if _is_tensor(v):
+                    state[k] = v.detach().cpu()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                value = m.compute()
+            if _is_tensor(value):
+                value = value.detach().cpu()
+            out.append((w, state, value))
+        return out
+
 _DEFAULT_KEYS = {
     "prediction": ("prediction", "preds", "pred", "logits", "probs", "y_hat", "output"),
     "target": ("target", "targets", "y", "label", "labels"),
@@ -738,6 +911,7 @@ class _Part:
         self.loader = loader
         self.sampler = sampler
         self.order = None  # replayed dataset indices, on the first batch that needs them
+        self.stream = None  # the _Watched metric whose inputs this loader records
         self.failed = None  # why this part is not saved
 
 
@@ -769,9 +943,13 @@ class ShardLensCallback(_CallbackBase):
     stages: any of "validate" and "test". sanity: False skips the sanity check.
     """
 
-    def __init__(self, recorder, stages=("validate", "test"), sanity=True, keys=None,
-                 batch_target=None, threshold=None):
+    def __init__(self, recorder="shardlens_runs", stages=("validate", "test"), sanity=True,
+                 keys=None, batch_target=None, threshold=None, metrics=True):
         super().__init__()
+        if isinstance(recorder, (str, bytes, os.PathLike)):  # ShardLensCallback("runs/")
+            recorder = ShardLensRecorder(os.fspath(recorder))
+        self.metrics = metrics  # False: only what validation_step returns is read
+        self._watch = None
         unknown = set(stages) - {"validate", "test"}
         if unknown:
             raise ValueError("unknown stages: %s" % sorted(unknown))
@@ -981,6 +1159,8 @@ class ShardLensCallback(_CallbackBase):
         if part.failed:
             return
         try:
+            if self._record_metric_inputs(part, d):
+                return
             index, target, pred = self._read(outputs, batch)
             ids = _class_ids_lazy(pred, part.recorder.threshold)
             target = _flat(target)
@@ -996,15 +1176,78 @@ class ShardLensCallback(_CallbackBase):
             self._say(("read", str(e)), "%s; dataloader %d of this %s is not recorded "
                       "(no dump is written for it)" % (e, dataloader_idx or 0, self._stage))
 
+    def _record_metric_inputs(self, part, d):
+        """Records what the module's metrics saw in this batch; False when none saw it (then
+        the step's return value is read, the explicit way)."""
+        pending = self._watch.take() if self._watch is not None else {}
+        if not pending:
+            return False
+        for w in self._watch.watched:
+            if w.name in pending:
+                w.loader = d
+        if part.stream is None:
+            part.stream = self._watch.stream(pending)
+            if part.stream is None:
+                return False
+        w = part.stream
+        if w.failed:
+            raise _Unreadable(w.failed)
+        if w.name not in pending:
+            raise _Unreadable("%s (%s) was not updated in a batch of dataloader %d" % (
+                w.name, w.cls, d))
+        rec = part.recorder
+        if rec.num_classes is None and w.num_classes is not None:
+            rec.num_classes = int(w.num_classes)
+            if rec.settings is not None:
+                rec.settings["num_classes"] = rec.num_classes
+        for target, ids in pending[w.name]:
+            rec.update(self._indices(part, _length(target)), target, ids)
+        return True
+
+    def _metric_results(self):
+        """Every updated metric's per-rank state and synced compute(), into the dump of the
+        loader that updated it; a confusion-matrix stream's compute() is the reported one."""
+        if not self._recording or self._watch is None:
+            return
+        try:
+            results = self._watch.results()
+        except Exception as e:
+            self._say(("compute", str(e)), "reading the metrics' compute() failed: %s; "
+                      "the dumps hold no reported matrix" % e)
+            return
+        for w, state, value in results:
+            part = self._parts.get(w.loader if w.loader is not None else 0)
+            if part is None or part.recorder is None:
+                continue
+            rec = part.recorder
+            if rec.metrics is None:
+                rec.metrics = {}
+            rec.metrics[w.name] = {"class": w.cls, "state": state, "compute": value,
+                                   "stream": part.stream is w}
+            if part.stream is w and w.cls in _MATRIX_METRICS:
+                rec.set_reported(value)
+
     # -- one evaluation --------------------------------------------------------------------
-    def _start(self, trainer, stage):
+    def _start(self, trainer, stage, pl_module=None):
         self._trainer = trainer
         self._stage = stage
         sanity = bool(getattr(trainer, "sanity_checking", False))
         self._recording = stage in self.stages and (self.sanity or not sanity)
         self._parts = {}
+        self._detach()
         if not self._recording:
             return
+        if self.metrics and pl_module is not None:
+            self._watch = _MetricWatch()
+            try:
+                self._watch.attach(pl_module)
+            except Exception as e:
+                self._detach()
+                self._say(("attach", str(e)), "cannot watch the module's metrics: %s" % e)
+            for name, cls in (self._watch.unknown if self._watch else []):
+                self._say(("unknown", name), "metric %s (%s) is not one ShardLens reads "
+                          "(%s): it is not recorded" % (name, cls, ", ".join(
+                              sorted(_KNOWN_METRICS))))
         rec = self.recorder
         epoch = int(getattr(trainer, "current_epoch", 0) or 0)
         key = (stage, sanity, epoch)
@@ -1019,7 +1262,16 @@ class ShardLensCallback(_CallbackBase):
         if rec._world_size is None and getattr(trainer, "world_size", None) is not None:
             rec._world_size = int(trainer.world_size)
 
+    def _detach(self):
+        if self._watch is not None:
+            for w in self._watch.watched:
+                if w.failed:
+                    self._say(("metric", w.name), "%s; not recorded" % w.failed)
+            self._watch.detach()
+            self._watch = None
+
     def _end(self):
+        self._detach()
         if not self._recording:
             return []
         self._recording = False
@@ -1050,7 +1302,12 @@ class ShardLensCallback(_CallbackBase):
 
     # Lightning 2.x hook signatures (lightning.pytorch.Callback).
     def on_validation_epoch_start(self, trainer, pl_module):
-        self._start(trainer, "validate")
+        self._start(trainer, "validate", pl_module)
+
+    def on_validation_epoch_end(self, trainer, pl_module):
+        # Callbacks' hooks run before the LightningModule's: its metrics still hold the
+        # evaluation's state here, before the module's own compute() and reset().
+        self._metric_results()
 
     def on_validation_batch_end(self, trainer, pl_module, outputs, batch, batch_idx,
                                 dataloader_idx=0):
@@ -1060,7 +1317,10 @@ class ShardLensCallback(_CallbackBase):
         self._end()
 
     def on_test_epoch_start(self, trainer, pl_module):
-        self._start(trainer, "test")
+        self._start(trainer, "test", pl_module)
+
+    def on_test_epoch_end(self, trainer, pl_module):
+        self._metric_results()
 
     def on_test_batch_end(self, trainer, pl_module, outputs, batch, batch_idx,
                           dataloader_idx=0):
@@ -1068,3 +1328,6 @@ class ShardLensCallback(_CallbackBase):
 
     def on_test_end(self, trainer, pl_module):
         self._end()
+
+    def on_exception(self, trainer, pl_module, exception):
+        self._detach()  # the metrics get their own update() back
