@@ -73,7 +73,8 @@ import warnings
 
 __version__ = "0.1.0"
 __all__ = ["ShardLensRecorder", "IndexedDataset", "PADDING", "SANITY", "ShardLensCallback",
-           "LIGHTNING", "accelerate_padding_flags", "ShardLensWarning", "SETTINGS_KEYS"]
+           "LIGHTNING", "accelerate_padding_flags", "ShardLensWarning", "ShardLensVerdictError",
+           "SETTINGS_KEYS"]
 
 PADDING = 1  # a DistributedSampler padding duplicate
 SANITY = 2  # evaluated during Lightning's sanity check
@@ -89,6 +90,10 @@ SETTINGS_KEYS = ("framework", "sampler", "inner_sampler", "shuffle", "seed", "sa
 
 class ShardLensWarning(UserWarning):
     """What the recorder could not record, and why (said once, on rank 0)."""
+
+
+class ShardLensVerdictError(RuntimeError):
+    """fail_on_wrong=True: the diagnosis of a validation whose reported matrix is wrong."""
 
 
 def accelerate_padding_flags(step, rank, world_size, batch_size, dataset_size, length,
@@ -867,6 +872,78 @@ class _MetricWatch:
             out.append((w, state, value))
         return out
 
+# -- the verdict: rank 0 imports every rank's dump and diagnoses it --------------------------
+def _find_cli(cli):
+    """The shardlens-cli to run: cli=, else $SHARDLENS_CLI, else the one on PATH, or None."""
+    import shutil
+    for candidate in (cli, os.environ.get("SHARDLENS_CLI"), shutil.which("shardlens-cli")):
+        if candidate and os.path.exists(candidate):
+            return candidate
+    return None
+
+
+def _wait_for(paths, timeout):
+    """Without torch.distributed, rank 0 polls until every rank's dump exists (atomic
+    renames: a path that exists is complete)."""
+    import time
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if all(os.path.exists(p) for p in paths):
+            return []
+        time.sleep(0.05)
+    return [p for p in paths if not os.path.exists(p)]
+
+
+def _run_json(cli, *args):
+    import subprocess
+    proc = subprocess.run([cli, *args, "--format", "json"], capture_output=True, text=True)
+    if proc.returncode not in (0, 1):  # diagnose exits 1 on a wrong matrix
+        raise RuntimeError("%s %s exited %d: %s" % (os.path.basename(cli), args[0],
+                                                    proc.returncode, proc.stderr.strip()[-500:]))
+    return json.loads(proc.stdout) if proc.stdout.strip() else {}
+
+
+def _verdict_of(report, run):
+    """rows_wrong, duplicates, never_evaluated, patterns and the one line printed."""
+    if "epochs" in report and report["epochs"]:
+        report = report["epochs"][0]
+    rows = report.get("row_sums") or {}
+    summary = report.get("summary") or {}
+    v = {"rows_wrong": len(rows.get("mismatched") or []),
+         "duplicates": int(summary.get("duplicated_samples") or 0),
+         "never_evaluated": int(summary.get("missing_samples") or 0),
+         "patterns": sorted({d.get("pattern") for d in report.get("diagnosis") or []
+                             if d.get("pattern")}),
+         "correct": bool(report.get("correct")), "classes": report.get("classes"),
+         "synced": report.get("synced"), "expected": report.get("expected") or
+         report.get("expected_distinct"), "run": run}
+    if v["correct"] and not v["patterns"]:
+        v["line"] = "ShardLens: the reported matrix is exact (%s classes); see %s" % (
+            v["classes"], run)
+    else:
+        v["line"] = "ShardLens: %d of %s rows != class counts, %d duplicated, %d never " \
+            "evaluated: %s; see %s" % (v["rows_wrong"], v["classes"], v["duplicates"],
+                                       v["never_evaluated"],
+                                       ", ".join(v["patterns"]) or "no pattern named", run)
+    return v
+
+
+def _heatmap(synced, expected, cell=16):
+    """An RGB uint8 image (H, W, 3) of synced - expected: red where the synced matrix counts
+    more, blue where fewer, white where equal (numpy only)."""
+    import numpy as np
+    s = np.asarray(synced, dtype=np.float64)
+    e = np.asarray(expected, dtype=np.float64) if expected is not None else np.zeros_like(s)
+    d = s - e
+    scale = max(float(np.abs(d).max()), 1.0)
+    t = d / scale
+    rgb = np.ones(d.shape + (3,))
+    rgb[..., 1] -= np.abs(t)
+    rgb[..., 2] -= np.clip(t, 0, 1)
+    rgb[..., 0] -= np.clip(-t, 0, 1)
+    cell = max(1, min(cell, 1024 // max(1, d.shape[0])))
+    return (np.kron(rgb, np.ones((cell, cell, 1))) * 255).astype(np.uint8)
+
 _DEFAULT_KEYS = {
     "prediction": ("prediction", "preds", "pred", "logits", "probs", "y_hat", "output"),
     "target": ("target", "targets", "y", "label", "labels"),
@@ -944,8 +1021,14 @@ class ShardLensCallback(_CallbackBase):
     """
 
     def __init__(self, recorder="shardlens_runs", stages=("validate", "test"), sanity=True,
-                 keys=None, batch_target=None, threshold=None, metrics=True):
+                 keys=None, batch_target=None, threshold=None, metrics=True, verdict=True,
+                 cli=None, fail_on_wrong=False, wait_timeout=120.0):
         super().__init__()
+        self.verdict = verdict  # rank 0 imports and diagnoses each validation's dumps
+        self.cli = cli
+        self.fail_on_wrong = fail_on_wrong
+        self.wait_timeout = wait_timeout
+        self.verdicts = []  # rank 0: what each diagnosed evaluation said
         if isinstance(recorder, (str, bytes, os.PathLike)):  # ShardLensCallback("runs/")
             recorder = ShardLensRecorder(os.fspath(recorder))
         self.metrics = metrics  # False: only what validation_step returns is read
@@ -1270,10 +1353,86 @@ class ShardLensCallback(_CallbackBase):
             self._watch.detach()
             self._watch = None
 
+    def _conclude(self, trainer, pl_module, written):
+        """Every rank: wait until all dumps are written; rank 0: import, diagnose, log and
+        print; with fail_on_wrong every rank stops with rank 0's diagnosis."""
+        if not self.verdict or written is None or getattr(trainer, "sanity_checking", False):
+            return  # the sanity check's few batches are recorded, not judged
+        dist = None
+        try:
+            import torch.distributed as dist
+            if not (dist.is_available() and dist.is_initialized()):
+                dist = None
+        except ImportError:
+            pass
+        if dist is not None:
+            dist.barrier()  # every rank's dump is renamed into place before rank 0 reads
+        failure = None
+        if int(getattr(trainer, "global_rank", 0) or 0) == 0:
+            try:
+                failure = self._diagnose(trainer, pl_module, written, dist is None)
+            except Exception as e:  # the verdict is a service: it never stops fit itself
+                self._say(("verdict", str(e)), "no verdict: %s" % e)
+        if self.fail_on_wrong:
+            if dist is not None:
+                box = [failure]
+                dist.broadcast_object_list(box, src=0)
+                failure = box[0]
+            if failure:
+                raise ShardLensVerdictError(failure)
+
+    def _diagnose(self, trainer, pl_module, written, poll):
+        cli = _find_cli(self.cli)
+        if cli is None:
+            self._say("cli", "shardlens-cli not found (cli=, $SHARDLENS_CLI or PATH): the "
+                      "dumps are written, no verdict is printed or logged")
+            return None
+        world = int(getattr(trainer, "world_size", 1) or 1)
+        failures = []
+        for path in written:
+            if not path.endswith(".npz") and path[:-3] + ".npz" in written:
+                continue  # one verdict per evaluation, from the .npz when both are written
+            stem, ext = path.rsplit("_rank", 1)[0], os.path.splitext(path)[1]
+            files = ["%s_rank%d%s" % (stem, r, ext) for r in range(world)]
+            missing = _wait_for(files, self.wait_timeout if poll else 0)
+            if missing:
+                self._say(("missing", stem), "no verdict for %s: no dump from %s" % (
+                    os.path.basename(stem), ", ".join(os.path.basename(m) for m in missing)))
+                continue
+            run = stem + ".slrun"
+            _run_json(cli, "import", *files, "--out", run)
+            v = _verdict_of(_run_json(cli, "diagnose", "--run", run), run)
+            self.verdicts.append(v)
+            print(v["line"], flush=True)
+            self._log(trainer, v)
+            if not (v["correct"] and not v["patterns"]):
+                failures.append(v["line"])
+        return "\n".join(failures) or None
+
+    def _log(self, trainer, v):
+        """The verdict through the Trainer's loggers (TensorBoard, CSV, W&B, ...)."""
+        step = int(getattr(trainer, "global_step", 0) or 0)
+        scalars = {"shardlens/" + k: float(v[k])
+                   for k in ("rows_wrong", "duplicates", "never_evaluated")}
+        text = ", ".join(v["patterns"]) or "none"
+        for logger in getattr(trainer, "loggers", None) or []:
+            try:
+                logger.log_metrics(scalars, step=step)
+                experiment = getattr(logger, "experiment", None)
+                if hasattr(experiment, "add_text"):
+                    experiment.add_text("shardlens/patterns", text, step)
+                if hasattr(experiment, "add_image") and v["synced"] is not None:
+                    experiment.add_image("shardlens/synced_minus_expected",
+                                         _heatmap(v["synced"], v["expected"]), step,
+                                         dataformats="HWC")
+            except Exception as e:
+                self._say(("log", type(logger).__name__),
+                          "cannot log the verdict to %s: %s" % (type(logger).__name__, e))
+
     def _end(self):
         self._detach()
         if not self._recording:
-            return []
+            return None
         self._recording = False
         written = []
         try:
@@ -1314,7 +1473,7 @@ class ShardLensCallback(_CallbackBase):
         self._batch(trainer, outputs, batch, dataloader_idx)
 
     def on_validation_end(self, trainer, pl_module):
-        self._end()
+        self._conclude(trainer, pl_module, self._end())
 
     def on_test_epoch_start(self, trainer, pl_module):
         self._start(trainer, "test", pl_module)
@@ -1327,7 +1486,7 @@ class ShardLensCallback(_CallbackBase):
         self._batch(trainer, outputs, batch, dataloader_idx)
 
     def on_test_end(self, trainer, pl_module):
-        self._end()
+        self._conclude(trainer, pl_module, self._end())
 
     def on_exception(self, trainer, pl_module, exception):
         self._detach()  # the metrics get their own update() back

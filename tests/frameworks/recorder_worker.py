@@ -16,6 +16,7 @@ import traceback
 import torch
 import torch.nn.functional as F
 import lightning.pytorch as L
+from lightning.pytorch.loggers import TensorBoardLogger
 from torch.utils.data import DataLoader, Dataset
 from torchmetrics.classification import (BinaryConfusionMatrix, MulticlassAUROC,
                                          MulticlassAccuracy, MulticlassConfusionMatrix,
@@ -145,6 +146,8 @@ def count_host_transfers():
 CONFIGS = {
     # shuffled, 3 batches of 4 per rank of 26: batch-limit-subset and shuffled-eval.
     "limited": dict(limit=3, epochs=2, sanity=2, shuffle=True),
+    # the same, but fail_on_wrong=True: the first validation's diagnosis stops fit.
+    "fail": dict(limit=3, epochs=2, sanity=0, shuffle=True, fail_on_wrong=True),
 }
 
 
@@ -159,8 +162,9 @@ def main():
     trainer = L.Trainer(
         accelerator="cpu", devices=W, strategy="ddp", limit_val_batches=cfg["limit"],
         num_sanity_val_steps=cfg["sanity"], max_epochs=cfg["epochs"], limit_train_batches=2,
-        callbacks=[ORACLE, ShardLensCallback(os.path.join(out, "runs"))],
-        logger=False, enable_checkpointing=False, enable_progress_bar=False,
+        callbacks=[ORACLE, ShardLensCallback(os.path.join(out, "runs"),
+                                             fail_on_wrong=cfg.get("fail_on_wrong", False))],
+        logger=TensorBoardLogger(out, name="tb", version=0), enable_checkpointing=False, enable_progress_bar=False,
         enable_model_summary=False, default_root_dir=out)
     try:
         trainer.fit(Module(), train_dataloaders=DataLoader(Items(), batch_size=4),
