@@ -1,0 +1,6 @@
+# ShardLensCallback("runs/") on an unchanged LightningModule (issue 23): real 4-rank
+# Lightning Trainers (gloo) with torchmetrics metrics and a TensorBoardLogger; ~1 min.
+add_test(NAME frameworks.recorder_metrics
+  COMMAND python3 ${SHARDLENS_FRAMEWORK_TESTS}/recorder_metrics.py $<TARGET_FILE:shardlens-cli>)
+set_tests_properties(frameworks.recorder_metrics PROPERTIES SKIP_RETURN_CODE 77
+  TIMEOUT 600 LABELS "frameworks;multi-process")
