@@ -737,6 +737,12 @@ class _AccelerateWatch:
             self._failed = str(e)
             self._say(("record", str(e)), "%s; this evaluation is not recorded" % e)
         out = self.original(input_data, *args, **kwargs)
+        if not self._failed:
+            try:  # what the metric is fed: the reported matrix, kept on the device
+                self._gathered.append(self._read(out)[1:])
+            except Exception:
+                self._gathered = None
+                self._failed = "gather_for_metrics returned what the watch cannot read"
         state = getattr(self.accelerator, "gradient_state", None)
         if state is not None and getattr(state, "end_of_dataloader", False):
             self._finish()
@@ -747,6 +753,7 @@ class _AccelerateWatch:
         rec.reset(epoch=self._evaluations)
         self._evaluations += 1
         self._loader, self._failed, self._step, self._order = loader, None, 0, None
+        self._gathered = []  # (predictions, targets) as gather_for_metrics returned them
         batch_sampler = getattr(loader, "batch_sampler", None)
         self._batch_size = getattr(batch_sampler, "batch_size", None) or \
             getattr(loader, "total_batch_size", None)
@@ -774,19 +781,7 @@ class _AccelerateWatch:
             self._start(loader)
         if self._failed:
             return
-        index = None
-        if isinstance(data, dict):
-            pred = _pick(data, ("predictions",) + _DEFAULT_KEYS["prediction"])
-            target = _pick(data, ("references",) + _DEFAULT_KEYS["target"])
-            index = _pick(data, _DEFAULT_KEYS["index"])
-        elif isinstance(data, (list, tuple)) and len(data) in (2, 3):
-            index, pred, target = data if len(data) == 3 else (None,) + tuple(data)
-        else:
-            raise _Unreadable("gather_for_metrics got %s: pass (predictions, targets), "
-                              "(index, predictions, targets) or a dict" % type(data).__name__)
-        if pred is None or target is None:
-            raise _Unreadable("gather_for_metrics got no predictions/targets (keys %s)"
-                              % sorted(map(str, data)))
+        index, pred, target = self._read(data)
         rec = self.recorder
         target = _flat(target)
         n = _length(target)
@@ -804,6 +799,37 @@ class _AccelerateWatch:
         rec.update(index, target, pred, flags=flags)
         self._step += 1
 
+    @staticmethod
+    def _read(data):
+        """(index or None, predictions, targets) of what gather_for_metrics is given."""
+        if isinstance(data, dict):
+            index = _pick(data, _DEFAULT_KEYS["index"])
+            pred = _pick(data, ("predictions",) + _DEFAULT_KEYS["prediction"])
+            target = _pick(data, ("references",) + _DEFAULT_KEYS["target"])
+        elif isinstance(data, (list, tuple)) and len(data) in (2, 3):
+            index, pred, target = data if len(data) == 3 else (None,) + tuple(data)
+        else:
+            raise _Unreadable("gather_for_metrics got %s: pass (predictions, targets), "
+                              "(index, predictions, targets) or a dict" % type(data).__name__)
+        if pred is None or target is None:
+            raise _Unreadable("gather_for_metrics got no predictions/targets (keys %s)"
+                              % sorted(map(str, data)))
+        return index, pred, target
+
+    def _reported(self):
+        """The matrix of everything gather_for_metrics returned: one bincount, one transfer."""
+        import torch
+        if not self._gathered:
+            return None
+        preds = torch.cat([_class_ids_lazy(p, self.recorder.threshold).reshape(-1).long()
+                           for p, _ in self._gathered])
+        target = torch.cat([_flat(t).long() for _, t in self._gathered])
+        c = self.recorder.num_classes
+        if c is None:  # class ids were gathered, not scores: the largest id seen tells
+            c = self.recorder.num_classes = int(torch.maximum(preds.max(), target.max())) + 1
+        inside = (target >= 0) & (target < c) & (preds >= 0) & (preds < c)
+        return torch.bincount((target * c + preds)[inside], minlength=c * c).reshape(c, c).cpu()
+
     def _finish(self):
         """Every rank writes its dump and waits for the others; rank 0 gives the verdict."""
         rec, acc = self.recorder, self.accelerator
@@ -811,6 +837,7 @@ class _AccelerateWatch:
         written = []
         try:
             if not self._failed and rec.count:
+                rec.set_reported(self._reported())
                 if rec.settings is not None and rec.num_classes is not None:
                     rec.settings["num_classes"] = rec.num_classes
                 written = rec.save()
