@@ -1633,7 +1633,14 @@ class ShardLensCallback(_CallbackBase):
                 if not rec.count:
                     self._say(("empty", d), "dataloader %d recorded no samples: no dump" % d)
                     continue
-                written += rec.save()
+                try:
+                    written += rec.save()
+                except Exception as e:  # a full disk, a read-only directory: fit goes on
+                    partial = [rec.path(f) for f in rec.formats if os.path.exists(rec.path(f))]
+                    for path in partial:  # one format written, the other not: neither
+                        os.unlink(path)
+                    self._say(("save", d), "cannot write the dump of dataloader %d (%s): %s; "
+                              "this evaluation is not recorded" % (d, rec.path(rec.formats[0]), e))
             if not self._parts:
                 self._say("nothing", "no %s batch reached the callback: no dump" % self._stage)
         finally:

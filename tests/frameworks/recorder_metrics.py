@@ -11,6 +11,8 @@ a TensorBoardLogger) twice:
     shuffled-eval; the TensorBoard event file holds shardlens/ scalars, the patterns' text and
     the heatmap image.
   fail: fail_on_wrong=True stops fit with the diagnosis as the error.
+  badout: rank 2's dumps cannot be written: fit finishes, rank 0 names the missing dumps once
+    per validation, no run file (nothing that would read as exact).
 """
 import glob
 import json
@@ -123,12 +125,26 @@ def failing(out, cli):
     print("fail_on_wrong: fit stopped with ShardLensVerdictError")
 
 
+def bad_output(out, cli):
+    rc, log = run("badout", out, cli)
+    assert rc == 0, log[-5000:]
+    for e in range(2):
+        said = "no verdict for eval_epoch%d: no dump from eval_epoch%d_rank2.npz" % (e, e)
+        check("said once: " + said, log.count(said), 1)
+    runs = os.path.join(out, "runs")
+    check("dumps of the ranks that could write", sorted(os.listdir(runs)), sorted(
+        "eval_epoch%d_rank%d.npz" % (e, r) for e in range(2) for r in (0, 1, 3)))
+    assert not [line for line in log.splitlines() if line.startswith("ShardLens: ")]
+    print("a rank that cannot write: fit finished, rank 0 named the missing dumps, no run")
+
+
 def main():
     cli = os.path.abspath(sys.argv[1])
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
         limited(os.path.join(tmp, "limited"), cli)
         failing(os.path.join(tmp, "fail"), cli)
+        bad_output(os.path.join(tmp, "badout"), cli)
     print("PASS")
 
 

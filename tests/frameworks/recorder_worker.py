@@ -146,6 +146,9 @@ CONFIGS = {
     "limited": dict(limit=3, epochs=2, sanity=2, shuffle=True),
     # the same, but fail_on_wrong=True: the first validation's diagnosis stops fit.
     "fail": dict(limit=3, epochs=2, sanity=0, shuffle=True, fail_on_wrong=True),
+    # rank 2 cannot write its dumps (its directory lies under a file): fit goes on, rank 0
+    # names the missing dumps, no run file is made.
+    "badout": dict(limit=3, epochs=2, sanity=0, shuffle=False, bad_rank=2),
 }
 
 
@@ -157,10 +160,16 @@ def main():
     count_host_transfers()
     from shardlens_recorder import ShardLensCallback
     ORACLE = Oracle(out)
+    runs = os.path.join(out, "runs")
+    # Lightning's launcher starts ranks 1.. with LOCAL_RANK set; rank 0 is this process.
+    if str(cfg.get("bad_rank")) == os.environ.get("LOCAL_RANK"):
+        blocker = os.path.join(out, "not_a_directory")
+        open(blocker, "w").close()
+        runs = os.path.join(blocker, "runs")
     trainer = L.Trainer(
         accelerator="cpu", devices=W, strategy="ddp", limit_val_batches=cfg["limit"],
         num_sanity_val_steps=cfg["sanity"], max_epochs=cfg["epochs"], limit_train_batches=2,
-        callbacks=[ORACLE, ShardLensCallback(os.path.join(out, "runs"),
+        callbacks=[ORACLE, ShardLensCallback(runs,
                                              fail_on_wrong=cfg.get("fail_on_wrong", False))],
         logger=TensorBoardLogger(out, name="tb", version=0), enable_checkpointing=False, enable_progress_bar=False,
         enable_model_summary=False, default_root_dir=out)
