@@ -974,16 +974,20 @@ class _MetricWatch:
 
     def _wrapper(self, w):
         def update(*args, **kwargs):
-            out = w.original(*args, **kwargs)  # first: torchmetrics' own checks raise as before
             if w.failed is None:
                 try:
-                    self._seen(w, args, kwargs)
+                    args, kwargs = self._seen(w, args, kwargs)
                 except Exception as e:  # said by the callback; never the user's error
                     w.failed = "%s (%s): %s" % (w.name, w.cls, e)
-            return out
+            return w.original(*args, **kwargs)
         return update
 
     def _seen(self, w, args, kwargs):
+        """Records the batch's (target, class ids) and returns the arguments to pass on.
+        A multiclass metric given scores gets the class ids the callback computed instead:
+        torchmetrics would take the same argmax over dim 1 of the same tensor first, so its
+        state is the same, and the argmax is computed once for the batch, not once more for
+        ShardLens (at 1000 classes the argmax is most of the recording's cost)."""
         preds = args[0] if args else kwargs.get("preds")
         target = args[1] if len(args) > 1 else kwargs.get("target")
         if not (_is_tensor(preds) and _is_tensor(target)):
@@ -996,6 +1000,17 @@ class _MetricWatch:
             ids = self._reduce(w, preds.detach(), target, threshold)
             self._memo.append((preds, w.kind, threshold, ids))
         self.pending.setdefault(w.name, []).append((target.detach().reshape(-1), ids))
+        if w.kind == "multiclass" and preds.ndim == 2 and target.ndim == 1 and \
+                getattr(w.metric, "top_k", 1) in (None, 1) and \
+                preds.shape[1] == getattr(w.metric, "num_classes", None) and \
+                not preds.requires_grad:
+            # Class ids in place of scores: only where torchmetrics' result cannot differ
+            # (top-1, the metric's own class count; a wrong shape still reaches its checks).
+            if args:
+                args = (ids,) + tuple(args[1:])
+            else:
+                kwargs = dict(kwargs, preds=ids)
+        return args, kwargs
 
     @staticmethod
     def _reduce(w, preds, target, threshold):

@@ -3,7 +3,7 @@
 Usage: recorder_metrics.py SHARDLENS_CLI. Runs recorder_worker.py (4 CPU ranks over gloo,
 a TensorBoardLogger) twice:
   limited: shuffled loader, limit_val_batches=3, sanity 2, 2 epochs. Per rank and
-    validation, the dump's indices are the items the dataset served, its matrix is the
+    validation, the watched metrics hold what unwatched twins of them hold (state, compute()), the dump's indices are the items the dataset served, its matrix is the
     MulticlassConfusionMatrix's own state, its reported matrix that metric's compute(); the
     BinaryConfusionMatrix's and F1's states are in the dump too; the recorder's host
     transfers do not grow with batches (0 per batch); the MulticlassAUROC is named once, on
@@ -64,6 +64,9 @@ def limited(out, cli):
                   d["index"].tolist(), o["fetched"][:n])
             check("%s rank %d: matrix = the metric's state" % (name, r),
                   d["matrix"].tolist(), o["local"])
+            check("%s rank %d: watched metric = its unwatched twin" % (name, r),
+                  (o["local"], o["synced"], o["acc"]),
+                  (o["twin_local"], o["twin_synced"], o["twin_acc"]))
             check("%s rank %d: reported = compute()" % (name, r),
                   d["reported"].tolist(), o["synced"])
             listed = {m["name"]: (i, m) for i, m in

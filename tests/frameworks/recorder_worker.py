@@ -59,6 +59,10 @@ class Module(L.LightningModule):
         self.acc = MulticlassAccuracy(C, average="micro")
         self.is_two = BinaryConfusionMatrix()
         self.auroc = MulticlassAUROC(C)  # not one ShardLens reads: said once, ignored
+        # The oracle's twins, outside the module's registered children: ShardLens does not
+        # see them, so they show what the metrics hold without it.
+        object.__setattr__(self, "twins", {"confmat": MulticlassConfusionMatrix(C),
+                                           "acc": MulticlassAccuracy(C, average="micro")})
 
     def forward(self, x):
         return self.lin(x)
@@ -74,6 +78,8 @@ class Module(L.LightningModule):
         x, y = batch
         logits = self(x)
         self.val_metrics["confmat"].update(logits, y)
+        self.twins["confmat"].update(logits, y)
+        self.twins["acc"].update(logits, y)
         self.val_metrics["f1"].update(logits, y)
         self.acc(logits, y)  # forward: update through the same wrapper
         self.is_two.update(logits[:, 2] - logits.max(1).values, (y == 2).long())
@@ -112,8 +118,15 @@ class Oracle(L.Callback):
                "local": m.confmat.tolist(), "binary_local": pl_module.is_two.confmat.tolist(),
                "f1_tp": pl_module.val_metrics["f1"].tp.tolist()}
         rec["synced"] = m.compute().tolist()
+        twins = pl_module.twins
+        rec["twin_local"] = twins["confmat"].confmat.tolist()
+        rec["twin_synced"] = twins["confmat"].compute().tolist()
+        rec["twin_acc"] = float(twins["acc"].compute())
+        for t in twins.values():
+            t.reset()
         rec["binary_synced"] = pl_module.is_two.compute().tolist()
         rec["acc"] = float(pl_module.acc.compute())
+        rec["logged_acc"] = None
         self.records.append(rec)
         path = os.path.join(self.out, "oracle_rank%d.json" % trainer.global_rank)
         with open(path, "w") as f:
