@@ -71,7 +71,7 @@ import os
 import tempfile
 import warnings
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # = CMakeLists.txt project VERSION; pyproject.toml reads it
 __all__ = ["ShardLensRecorder", "IndexedDataset", "PADDING", "SANITY", "ShardLensCallback",
            "LIGHTNING", "accelerate_padding_flags", "ShardLensWarning", "ShardLensVerdictError", "watch",
            "SETTINGS_KEYS"]

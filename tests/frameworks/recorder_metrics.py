@@ -37,6 +37,7 @@ def run(config, out, cli):
                OMP_NUM_THREADS="1", PYTHONWARNINGS="default", SHARDLENS_CLI=cli)
     for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT", "PL_GLOBAL_SEED"):
         env.pop(var, None)
+    os.makedirs(out, exist_ok=True)
     start = time.time()
     proc = subprocess.run([sys.executable, os.path.join(HERE, "recorder_worker.py"), config,
                            out], capture_output=True, text=True, timeout=400, env=env)

@@ -176,6 +176,7 @@ def main():
     runs = os.path.join(out, "runs")
     # Lightning's launcher starts ranks 1.. with LOCAL_RANK set; rank 0 is this process.
     if str(cfg.get("bad_rank")) == os.environ.get("LOCAL_RANK"):
+        os.makedirs(out, exist_ok=True)
         blocker = os.path.join(out, "not_a_directory")
         open(blocker, "w").close()
         runs = os.path.join(blocker, "runs")
