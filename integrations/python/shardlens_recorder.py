@@ -1124,11 +1124,12 @@ def _verdict_of(report, run):
     return v
 
 
-def _judge(cli, files, run):
-    """Imports one evaluation's dumps (every rank's) into RUN, diagnoses it, prints the line."""
+def _judge(cli, files, run, say=None):
+    """Imports one evaluation's dumps (every rank's) into RUN, diagnoses it, prints the line
+    (through say, e.g. a progress bar's print, so it gets a line of its own)."""
     _run_json(cli, "import", *files, "--out", run)
     v = _verdict_of(_run_json(cli, "diagnose", "--run", run), run)
-    print(v["line"], flush=True)
+    (say or (lambda line: print(line, flush=True)))(v["line"])
     return v
 
 
@@ -1607,7 +1608,8 @@ class ShardLensCallback(_CallbackBase):
                 self._say(("missing", stem), "no verdict for %s: no dump from %s" % (
                     os.path.basename(stem), ", ".join(os.path.basename(m) for m in missing)))
                 continue
-            v = _judge(cli, files, stem + ".slrun")
+            bar = getattr(trainer, "progress_bar_callback", None)
+            v = _judge(cli, files, stem + ".slrun", getattr(bar, "print", None))
             self.verdicts.append(v)
             self._log(trainer, v)
             if not (v["correct"] and not v["patterns"]):
