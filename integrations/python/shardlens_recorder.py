@@ -26,9 +26,16 @@ Plain torch.distributed::
 
 Lightning (the callback works without Lightning installed: its base is then a plain class)::
 
-    trainer = Trainer(callbacks=[ShardLensCallback(ShardLensRecorder("dumps", num_classes=10))])
-    # validation_step returns its logits (targets: the batch's last element; indices: replayed
-    # from the sampler Lightning injected), or (logits, y), or a dict: see ShardLensCallback.
+    trainer = Trainer(callbacks=[ShardLensCallback("runs/")])   # the LightningModule unchanged
+    # The module's torchmetrics classification metrics are watched (their update() inputs,
+    # per-rank states and synced compute()); indices are replayed from the sampler Lightning
+    # injected; rank 0 imports, diagnoses, prints and logs the verdict of every validation.
+    # Without such metrics: validation_step returns its logits (targets: the batch's last
+    # element), or (logits, y), or a dict: see ShardLensCallback.
+
+Accelerate::
+
+    accelerator.gather_for_metrics = watch(accelerator, "runs/")   # see watch()
 
 Hugging Face Accelerate (and the HF Trainer's evaluation loop): record each rank's own batch
 before it is gathered, flag Accelerate's cycled even_batches padding, and keep the matrix
@@ -1200,6 +1207,17 @@ class _Part:
 class ShardLensCallback(_CallbackBase):
     """A Lightning callback recording every validation/test batch; each rank saves one dump
     per evaluation: stage, sanity check, epoch, validation within the epoch and loader.
+
+    ShardLensCallback("runs/") (a directory, or a ShardLensRecorder) on an unchanged module:
+    during each evaluation the update() of every torchmetrics classification metric of the
+    module (_KNOWN_METRICS) is wrapped, and what the first confusion matrix (else the first
+    metric) updated in a batch saw is recorded; every updated metric's per-rank state and
+    synced compute() go into the dump (metrics_json), a confusion matrix's compute() as the
+    reported matrix. metrics=False, or keys= / batch_target=, reads validation_step's return
+    value instead (below). verdict=True: after each validation (not the sanity check) rank 0
+    imports the ranks' dumps into {stem}.slrun with shardlens-cli (cli=, $SHARDLENS_CLI or
+    PATH), diagnoses it, prints one line and logs shardlens/* to the Trainer's loggers;
+    fail_on_wrong=True then raises ShardLensVerdictError on every rank when it is wrong.
 
     What validation_step (test_step) may return:
       - a dict: the prediction under "prediction", "preds", "pred", "logits", "probs",
