@@ -1,4 +1,4 @@
-"""The README's Lightning and Accelerate examples, run as users run them, from the package
+"""The README's Lightning, Accelerate and plain-PyTorch examples, run as users run them, from the package
 pip installs.
 
 Usage: recorder_examples.py SHARDLENS_CLI. Installs integrations/python with the venv's pip
@@ -7,7 +7,8 @@ venv is not touched), checks the installed version is CMakeLists.txt's project V
 each README block marked `<!-- example: integrations/python/examples/X.py -->` must be X.py
 verbatim, and X.py runs with only the installed package on PYTHONPATH: the Lightning one as
 a 4-rank CPU fit (Lightning launches the ranks), the Accelerate one as 4 processes (the
-variables torchrun sets). Each must print rank 0's verdict lines and leave a run file.
+variables torchrun sets), each printing rank 0's verdict lines and leaving a run file; the
+plain-PyTorch one as 4 processes whose dumps import and diagnose with the CLI.
 """
 import glob
 import os
@@ -86,27 +87,52 @@ def lightning(target, cli, tmp):
 def accelerate(target, cli, tmp):
     work = os.path.join(tmp, "accelerate")
     os.makedirs(work)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = str(s.getsockname()[1])
-    start, procs = time.time(), []
-    for r in range(4):
-        env = dict(env_for(target, cli), RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE="4",
-                   LOCAL_WORLD_SIZE="4", MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
-        procs.append(subprocess.Popen([sys.executable, os.path.join(
-            EXAMPLES, "accelerate_example.py")], cwd=work, env=env, text=True,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT))
-    logs = [p.communicate(timeout=300)[0] for p in procs]
-    assert [p.returncode for p in procs] == [0] * 4, "\n".join(log[-3000:] for log in logs)
+    start = time.time()
+    logs = processes("accelerate_example.py", target, cli, work)
     lines = verdicts(logs[0], 1, work)
     assert lines[0].startswith("ShardLens: the reported matrix is exact"), lines
     print("accelerate_example.py (4 processes, %.0f s): %s" % (time.time() - start, lines[0]))
 
 
+def processes(script, target, cli, work):
+    """SCRIPT as 4 processes with the variables torchrun sets; their combined output."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    procs = []
+    for r in range(4):
+        env = dict(env_for(target, cli), RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE="4",
+                   LOCAL_WORLD_SIZE="4", MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+        procs.append(subprocess.Popen([sys.executable, os.path.join(EXAMPLES, script)],
+                                      cwd=work, env=env, text=True, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT))
+    logs = [p.communicate(timeout=300)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, "\n".join(log[-3000:] for log in logs)
+    return logs
+
+
+def plain_torch(target, cli, tmp):
+    """The explicit recorder: dumps every epoch, imported and diagnosed as the README says."""
+    work = os.path.join(tmp, "torch")
+    os.makedirs(work)
+    start = time.time()
+    processes("torch_example.py", target, cli, work)
+    files = sorted(glob.glob(os.path.join(work, "runs", "eval_epoch1_rank*.npz")))
+    assert len(files) == 4, files
+    run = os.path.join(work, "e1.slrun")
+    r = subprocess.run([cli, "import", *files, "--out", run], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = frameworks.cli_json(cli, "diagnose", "--run", run)
+    report = report["epochs"][0] if "epochs" in report else report
+    pads = sorted({d["pattern"] for d in report.get("diagnosis", [])})
+    print("torch_example.py (4 processes, %.0f s): 2 epochs of dumps; diagnose: %s, patterns %s"
+          % (time.time() - start, "correct" if report.get("correct") else "wrong", pads))
+
+
 def main():
     cli = os.path.abspath(sys.argv[1])
     blocks = readme_blocks()
-    for name in ("lightning_example.py", "accelerate_example.py"):
+    for name in ("lightning_example.py", "accelerate_example.py", "torch_example.py"):
         with open(os.path.join(EXAMPLES, name)) as f:
             assert blocks.get(name) == f.read(), "README's block for %s is not the file" % name
     with tempfile.TemporaryDirectory() as tmp:
@@ -114,6 +140,7 @@ def main():
         print("pip install --target: shardlens_recorder %s (= CMakeLists.txt VERSION)" % version)
         lightning(target, cli, tmp)
         accelerate(target, cli, tmp)
+        plain_torch(target, cli, tmp)
     print("PASS")
 
 

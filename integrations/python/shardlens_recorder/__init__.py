@@ -77,7 +77,8 @@ __version__ = "0.1.0"  # = CMakeLists.txt project VERSION; pyproject.toml reads 
 
 # The package is split by what each part talks to: the recorder and dump format (_core), the
 # verdict through shardlens-cli (_verdict), torchmetrics (_metrics), Accelerate
-# (_accelerate) and Lightning (_lightning); `import shardlens_recorder` gives all of it.
+# (_accelerate) and Lightning (_callback: not named *lightning*, whose warnings Lightning
+# prints without their category); `import shardlens_recorder` gives all of it.
 __all__ = ["ShardLensRecorder", "IndexedDataset", "PADDING", "SANITY", "ShardLensCallback",
            "LIGHTNING", "accelerate_padding_flags", "ShardLensWarning", "ShardLensVerdictError",
            "watch", "SETTINGS_KEYS"]
@@ -101,7 +102,7 @@ from ._metrics import (  # noqa: F401
     _KNOWN_METRICS)
 from ._accelerate import (  # noqa: F401
     watch)
-from ._lightning import (  # noqa: F401
+from ._callback import (  # noqa: F401
     ShardLensCallback,
     LIGHTNING,
     _CallbackBase)
