@@ -1,5 +1,3 @@
-import os
-
 import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
