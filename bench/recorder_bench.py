@@ -88,6 +88,41 @@ def metric_loop(classes, samples, watched, out):
     return _clock() - start
 
 
+def cuda_sync_check(classes, batches_n=20):
+    """On a GPU: the per-batch paths (recorder.update with logits, the metric watch) run
+    under torch.cuda.set_sync_debug_mode("error"), which raises on any operation that waits
+    for the device; save() (the one transfer) runs after it is switched off."""
+    from torchmetrics.classification import MulticlassConfusionMatrix
+    dev = torch.device("cuda")
+    logits = torch.randn(B, classes, device=dev)
+    y = torch.randint(0, classes, (B,), device=dev)
+    with tempfile.TemporaryDirectory() as out:
+        rec = after.ShardLensRecorder(out, num_classes=classes, rank=0, world_size=1)
+        metric = MulticlassConfusionMatrix(classes, validate_args=False).to(dev)
+        holder = torch.nn.Module()
+        holder.cm = metric
+        watch = after._MetricWatch()
+        watch.attach(holder)
+        mrec = after.ShardLensRecorder(out, name="watch", num_classes=classes, rank=0,
+                                       world_size=1)
+        torch.cuda.synchronize()
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            for k in range(batches_n):
+                index = torch.arange(k * B, (k + 1) * B, device=dev)
+                rec.update(index, y, logits)
+                metric.update(logits, y)
+                for target, ids in watch.take()["cm"]:
+                    mrec.update(index, target, ids)
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+        rec.save()
+        mrec.save()
+        watch.detach()
+    print("RESULT cuda_sync_check classes=%d batches=%d syncs_per_batch=0" % (classes,
+                                                                          batches_n))
+
+
 def best(repeats, run):
     return min(run() for _ in range(repeats))
 
@@ -98,7 +133,13 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--baseline", help="the recorder before issue 23 (a .py file)")
     ap.add_argument("--classes", type=int, nargs="+", default=[100, 1000])
+    ap.add_argument("--cuda-sync-check", action="store_true",
+                    help="on a GPU: fail if a per-batch path waits for the device")
     args = ap.parse_args()
+    if args.cuda_sync_check:
+        for classes in args.classes:
+            cuda_sync_check(classes)
+        return
     torch.set_num_threads(1)
     before = load(args.baseline, "recorder_before") if args.baseline else None
     n = args.samples // B * B
