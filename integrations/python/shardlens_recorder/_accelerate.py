@@ -102,7 +102,10 @@ class _AccelerateWatch:
     def _record(self, data):
         loader = getattr(getattr(self.accelerator, "gradient_state", None),
                          "active_dataloader", None)
-        if loader is not self._loader or self._loader is None:
+        if loader is None:  # no end_of_dataloader would ever end this evaluation
+            raise _Unreadable("gather_for_metrics was called outside a loader "
+                              "accelerator.prepare() made: where an evaluation ends is unknown")
+        if loader is not self._loader:
             self._start(loader)
         if self._failed:
             return
