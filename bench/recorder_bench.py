@@ -11,8 +11,9 @@ one torch thread. The bare loop is what an evaluation does per batch of 256: log
   watch:  MulticlassConfusionMatrix.update(logits, target) per batch (torchmetrics) bare, and
           with the update() wrapper ShardLensCallback puts on it plus the recording of what
           it saw (the callback's per-batch path), + save().
-Times are CPU seconds of the process (best of R). Prints one RESULT line per class count: overhead = (loop with - bare loop) / samples, and
-the ratio with / bare.
+Times are CPU seconds of the process (best of R). Prints one RESULT line per class count:
+overhead = (loop with - bare loop) / samples, and the ratio with / bare. --cuda-sync-check (on
+a GPU) instead runs the per-batch paths under torch.cuda's sync debug mode "error".
 """
 import argparse
 import importlib.util

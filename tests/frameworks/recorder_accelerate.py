@@ -5,7 +5,8 @@ processes (gloo; RANK/WORLD_SIZE/MASTER_* as torchrun sets them), 103 samples in
 Accelerate's even_batches pads the last round with samples from the start. Per rank and
 evaluation, the dump's indices are the items the loader fetched, its padded copies are
 flagged, the records without the padding give the matrix torchmetrics computed from
-gather_for_metrics, which the dump holds as reported; rank 0 printed one verdict line per evaluation.
+gather_for_metrics, which the dump holds as reported; rank 0 printed one verdict line per
+evaluation.
 """
 import json
 import os

@@ -1,5 +1,5 @@
-"""The README's Lightning, Accelerate and plain-PyTorch examples, run as users run them, from the package
-pip installs.
+"""The README's Lightning, Accelerate and plain-PyTorch examples, run as users run them, from
+the package pip installs.
 
 Usage: recorder_examples.py SHARDLENS_CLI. Installs integrations/python with the venv's pip
 into a temporary --target (offline: --no-build-isolation --no-deps --no-index; the shared

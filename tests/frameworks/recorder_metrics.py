@@ -3,7 +3,8 @@
 Usage: recorder_metrics.py SHARDLENS_CLI. Runs recorder_worker.py (4 CPU ranks over gloo,
 a TensorBoardLogger) twice:
   limited: shuffled loader, limit_val_batches=3, sanity 2, 2 epochs. Per rank and
-    validation, the watched metrics hold what unwatched twins of them hold (state, compute()), the dump's indices are the items the dataset served, its matrix is the
+    validation, the watched metrics hold what unwatched twins of them hold (state,
+    compute()), the dump's indices are the items the dataset served, its matrix is the
     MulticlassConfusionMatrix's own state, its reported matrix that metric's compute(); the
     BinaryConfusionMatrix's and F1's states are in the dump too; the recorder's host
     transfers do not grow with batches (0 per batch); the MulticlassAUROC is named once, on

@@ -185,7 +185,8 @@ def main():
         num_sanity_val_steps=cfg["sanity"], max_epochs=cfg["epochs"], limit_train_batches=2,
         callbacks=[ORACLE, ShardLensCallback(runs,
                                              fail_on_wrong=cfg.get("fail_on_wrong", False))],
-        logger=TensorBoardLogger(out, name="tb", version=0), enable_checkpointing=False, enable_progress_bar=False,
+        logger=TensorBoardLogger(out, name="tb", version=0), enable_checkpointing=False,
+        enable_progress_bar=False,
         enable_model_summary=False, default_root_dir=out)
     try:
         trainer.fit(Module(), train_dataloaders=DataLoader(Items(), batch_size=4),

@@ -35,7 +35,8 @@ class Model(L.LightningModule):  # nothing in here knows about ShardLens
 
 if __name__ == "__main__":
     g = torch.Generator().manual_seed(0)
-    data = TensorDataset(torch.randn(1000, 16, generator=g), torch.randint(0, 10, (1000,), generator=g))
+    data = TensorDataset(torch.randn(1000, 16, generator=g),
+                         torch.randint(0, 10, (1000,), generator=g))
     trainer = L.Trainer(accelerator="cpu", devices=4, max_epochs=2, limit_val_batches=2,
                         callbacks=[ShardLensCallback("runs/")])  # the one line
     trainer.fit(Model(), DataLoader(data, batch_size=64), DataLoader(data, batch_size=64))

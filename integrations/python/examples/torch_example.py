@@ -24,4 +24,5 @@ for epoch in range(2):
     rec.set_reported(confmat)
     rec.save()  # runs/eval_epoch<e>_rank<r>.npz
 dist.destroy_process_group()
-# then: shardlens-cli import runs/eval_epoch1_rank*.npz --out e1.slrun && shardlens-cli diagnose --run e1.slrun
+# then: shardlens-cli import runs/eval_epoch1_rank*.npz --out e1.slrun
+#       shardlens-cli diagnose --run e1.slrun
