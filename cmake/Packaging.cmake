@@ -33,8 +33,10 @@ install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 #   pip install --no-build-isolation /usr/share/shardlens/python
 # (setup.py builds outside the tree, so it installs from this read-only copy.)
 install(FILES integrations/python/pyproject.toml integrations/python/setup.py
-              integrations/python/shardlens_recorder.py
         DESTINATION ${CMAKE_INSTALL_DATADIR}/shardlens/python)
+install(DIRECTORY integrations/python/shardlens_recorder
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/shardlens/python
+        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME shardlens)

@@ -150,3 +150,18 @@ print(f"  CPU seconds: ShardLens {core_cpu:.3f}, peer {peer_cpu:.3f}, randperm +
 print(f"  peak RSS, simulate n = {big_n}: {rss:.0f} MB in {big_wall:.1f} s "
       f"(target < 1024 MB: {verdict(rss < 1024)})")
 PYEOF
+
+# The Python recorder's cost per sample beside the bare evaluation loop, before (the recorder
+# as it was before issue 23, commit 4f3246a) and after; the venv's python when there is one
+# (torchmetrics: the callback's update() wrapper), else $PY.
+REC_PY=$PY
+[[ -x build/venv/bin/python ]] && REC_PY=build/venv/bin/python
+before_py=$(mktemp --suffix=.py)
+trap 'rm -f "$before_py"' EXIT
+echo
+echo "== The Python recorder (bench/recorder_bench.py, $REC_PY): microseconds a sample"
+if git show 4f3246a:integrations/python/shardlens_recorder.py >"$before_py" 2>/dev/null; then
+  "$REC_PY" bench/recorder_bench.py --repeats "$REPEATS" --baseline "$before_py"
+else
+  "$REC_PY" bench/recorder_bench.py --repeats "$REPEATS"
+fi

@@ -50,6 +50,7 @@ LIGHTNING2_HOOKS = {
     "on_test_epoch_end": ["trainer", "pl_module"],
     "on_test_start": ["trainer", "pl_module"],
     "on_test_end": ["trainer", "pl_module"],
+    "on_exception": ["trainer", "pl_module", "exception"],
     "on_test_batch_start": ["trainer", "pl_module", "batch", "batch_idx", "dataloader_idx=0"],
     "on_test_batch_end": ["trainer", "pl_module", "outputs", "batch", "batch_idx",
                           "dataloader_idx=0"],

@@ -22,7 +22,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 SRC = os.path.join(ROOT, "integrations", "python")
-SHIPPED = ["pyproject.toml", "setup.py", "shardlens_recorder.py"]  # cmake/Packaging.cmake
+SHIPPED = ["pyproject.toml", "setup.py", "shardlens_recorder"]  # cmake/Packaging.cmake
 
 PROBE = r"""
 import importlib.util, sys
@@ -87,7 +87,11 @@ def copy_source(tmp):
     src = os.path.join(tmp, "src")
     os.makedirs(src)
     for name in SHIPPED:
-        shutil.copy(os.path.join(SRC, name), src)
+        if os.path.isdir(os.path.join(SRC, name)):
+            shutil.copytree(os.path.join(SRC, name), os.path.join(src, name),
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy(os.path.join(SRC, name), src)
     return src
 
 

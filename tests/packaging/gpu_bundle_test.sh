@@ -16,7 +16,7 @@ fail() { echo "FAILED: $*"; exit 1; }
 bytes=$(du -sb "$bundle" | cut -f1)
 [ "$bytes" -lt $((64 * 1024 * 1024)) ] || fail "bundle is $bytes bytes"
 for f in gpu-check MANIFEST.txt src/CMakeLists.txt src/scripts/gpu-check.sh \
-  src/scripts/modern_oracles.py src/integrations/python/shardlens_recorder.py \
+  src/scripts/modern_oracles.py src/integrations/python/shardlens_recorder/__init__.py \
   src/core/cuda/confusion_kernel.cu deps/include/nlohmann/json.hpp deps/include/CLI/CLI.hpp \
   deps/include/zip.h deps/include/zipconf.h deps/include/zlib.h \
   deps/share/cmake/nlohmann_json/nlohmann_jsonConfig.cmake deps/share/cmake/CLI11/CLI11Config.cmake \

@@ -1,0 +1,176 @@
+"""What recording costs an evaluation loop, in microseconds a sample, at 100 and 1000 classes.
+
+Usage: recorder_bench.py [--samples N] [--repeats R] [--baseline PATH]. One process, CPU,
+one torch thread. The bare loop is what an evaluation does per batch of 256: logits -> argmax
+-> the batch's confusion-matrix bincount added to a running matrix. Beside it, side by side:
+  before: the same loop + ShardLensRecorder.update(index, target, logits) of PATH (the
+          recorder as main had it before issue 23: a list of Python ints per batch), + save();
+  after:  the same loop + this tree's ShardLensRecorder.update(index, target, logits), +
+          save() (one transfer, one bincount, one file); after_ids: given the loop's own class
+          ids instead of the logits (no second argmax);
+  watch:  MulticlassConfusionMatrix.update(logits, target) per batch (torchmetrics) bare, and
+          with the update() wrapper ShardLensCallback puts on it plus the recording of what
+          it saw (the callback's per-batch path), + save().
+Times are CPU seconds of the process (best of R). Prints one RESULT line per class count:
+overhead = (loop with - bare loop) / samples, and the ratio with / bare. --cuda-sync-check (on
+a GPU) instead runs the per-batch paths under torch.cuda's sync debug mode "error".
+"""
+import argparse
+import importlib.util
+import os
+import sys
+import tempfile
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integrations", "python"))
+import shardlens_recorder as after  # noqa: E402
+
+B = 256
+
+
+def _clock():
+    # CPU time of this (one-threaded) process: on a shared, loaded machine wall time says
+    # how much of a core the process got, CPU time what it did.
+    return time.process_time()
+POOL = 8  # distinct batches, cycled: memory stays small at 1000 classes
+
+
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def batches(classes, samples):
+    g = torch.Generator().manual_seed(0)
+    pool = [(torch.randn(B, classes, generator=g), torch.randint(0, classes, (B,), generator=g))
+            for _ in range(POOL)]
+    for k in range(samples // B):
+        logits, y = pool[k % POOL]
+        yield torch.arange(k * B, (k + 1) * B), logits, y
+
+
+def loop(classes, samples, recorder=None, ids=False):
+    cm = torch.zeros(classes * classes, dtype=torch.int64)
+    start = _clock()
+    for index, logits, y in batches(classes, samples):
+        pred = logits.argmax(1)
+        cm += torch.bincount(y * classes + pred, minlength=classes * classes)
+        if recorder is not None:  # ids: the loop's own class ids, else its logits
+            recorder.update(index, y, pred if ids else logits)
+    if recorder is not None:
+        recorder.save()
+    return _clock() - start
+
+
+def metric_loop(classes, samples, watched, out):
+    from torchmetrics.classification import MulticlassConfusionMatrix
+    metric = MulticlassConfusionMatrix(classes, validate_args=False)
+    rec = None
+    if watched:
+        watch = after._MetricWatch()
+        holder = torch.nn.Module()
+        holder.cm = metric
+        watch.attach(holder)
+        rec = after.ShardLensRecorder(out, num_classes=classes, rank=0, world_size=1)
+    start = _clock()
+    for index, logits, y in batches(classes, samples):
+        metric.update(logits, y)
+        if watched:  # what ShardLensCallback.on_validation_batch_end does with it
+            for target, ids in watch.take()["cm"]:
+                rec.update(index, target, ids)
+    if watched:
+        rec.save()
+        watch.detach()
+    return _clock() - start
+
+
+def cuda_sync_check(classes, batches_n=20):
+    """On a GPU: the per-batch paths (recorder.update with logits, the metric watch) run
+    under torch.cuda.set_sync_debug_mode("error"), which raises on any operation that waits
+    for the device; save() (the one transfer) runs after it is switched off."""
+    from torchmetrics.classification import MulticlassConfusionMatrix
+    dev = torch.device("cuda")
+    logits = torch.randn(B, classes, device=dev)
+    y = torch.randint(0, classes, (B,), device=dev)
+    with tempfile.TemporaryDirectory() as out:
+        rec = after.ShardLensRecorder(out, num_classes=classes, rank=0, world_size=1)
+        metric = MulticlassConfusionMatrix(classes, validate_args=False).to(dev)
+        holder = torch.nn.Module()
+        holder.cm = metric
+        watch = after._MetricWatch()
+        watch.attach(holder)
+        mrec = after.ShardLensRecorder(out, name="watch", num_classes=classes, rank=0,
+                                       world_size=1)
+        torch.cuda.synchronize()
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            for k in range(batches_n):
+                index = torch.arange(k * B, (k + 1) * B, device=dev)
+                rec.update(index, y, logits)
+                metric.update(logits, y)
+                for target, ids in watch.take()["cm"]:
+                    mrec.update(index, target, ids)
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+        rec.save()
+        mrec.save()
+        watch.detach()
+    print("RESULT cuda_sync_check classes=%d batches=%d syncs_per_batch=0" % (classes,
+                                                                          batches_n))
+
+
+def best(repeats, run):
+    return min(run() for _ in range(repeats))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--samples", type=int, default=B * 400)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--baseline", help="the recorder before issue 23 (a .py file)")
+    ap.add_argument("--classes", type=int, nargs="+", default=[100, 1000])
+    ap.add_argument("--cuda-sync-check", action="store_true",
+                    help="on a GPU: fail if a per-batch path waits for the device")
+    args = ap.parse_args()
+    if args.cuda_sync_check:
+        for classes in args.classes:
+            cuda_sync_check(classes)
+        return
+    torch.set_num_threads(1)
+    before = load(args.baseline, "recorder_before") if args.baseline else None
+    n = args.samples // B * B
+    with tempfile.TemporaryDirectory() as out:
+        for classes in args.classes:
+            def rec(module):
+                return module.ShardLensRecorder(out, num_classes=classes, rank=0, world_size=1)
+            bare = best(args.repeats, lambda: loop(classes, n))
+            new = best(args.repeats, lambda: loop(classes, n, rec(after)))
+            new_ids = best(args.repeats, lambda: loop(classes, n, rec(after), ids=True))
+            old = best(args.repeats, lambda: loop(classes, n, rec(before))) if before else None
+            try:
+                import torchmetrics  # noqa: F401
+            except ImportError:  # Debian's torch alone: the explicit recorder only
+                mbare = None
+            else:
+                mbare = best(args.repeats, lambda: metric_loop(classes, n, False, out))
+                mwatch = best(args.repeats, lambda: metric_loop(classes, n, True, out))
+            us = lambda t, base: (t - base) / n * 1e6  # noqa: E731
+            line = "RESULT classes=%d samples=%d bare_us=%.3f after_us=%.3f after_ratio=%.3f" % (
+                classes, n, bare / n * 1e6, us(new, bare), new / bare)
+            line += " after_ids_us=%.3f after_ids_ratio=%.3f" % (us(new_ids, bare), new_ids / bare)
+            if old is not None:
+                line += " before_us=%.3f before_ratio=%.3f speedup=%.1f" % (
+                    us(old, bare), old / bare, us(old, bare) / max(us(new, bare), 1e-9))
+            if mbare is not None:
+                line += " metric_bare_us=%.3f watch_us=%.3f watch_ratio=%.3f" % (
+                    mbare / n * 1e6, us(mwatch, mbare), mwatch / mbare)
+            print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,28 @@
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+from shardlens_recorder import IndexedDataset, ShardLensRecorder
+
+dist.init_process_group("gloo")  # RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT from torchrun
+g = torch.Generator().manual_seed(0)
+data = IndexedDataset(TensorDataset(torch.randn(1000, 16, generator=g),
+                                    torch.randint(0, 10, (1000,), generator=g)))
+loader = DataLoader(data, batch_size=64, sampler=DistributedSampler(data, shuffle=True))
+model = torch.nn.Linear(16, 10)
+rec = ShardLensRecorder("runs", num_classes=10, sampler=loader.sampler)
+for epoch in range(2):
+    loader.sampler.set_epoch(epoch)  # the recorder takes the epoch from sampler.epoch
+    rec.reset()
+    confmat = torch.zeros(10, 10, dtype=torch.int64)
+    with torch.no_grad():
+        for index, x, y in loader:
+            logits = model(x)
+            confmat += torch.bincount(y * 10 + logits.argmax(1), minlength=100).reshape(10, 10)
+            rec.update(index, y, logits)  # kept as tensors: no host transfer per batch
+    dist.all_reduce(confmat)  # the matrix this evaluation reports
+    rec.set_reported(confmat)
+    rec.save()  # runs/eval_epoch<e>_rank<r>.npz
+dist.destroy_process_group()
+# then: shardlens-cli import runs/eval_epoch1_rank*.npz --out e1.slrun
+#       shardlens-cli diagnose --run e1.slrun

@@ -1,0 +1,148 @@
+"""The README's Lightning, Accelerate and plain-PyTorch examples, run as users run them, from
+the package pip installs.
+
+Usage: recorder_examples.py SHARDLENS_CLI. Installs integrations/python with the venv's pip
+into a temporary --target (offline: --no-build-isolation --no-deps --no-index; the shared
+venv is not touched), checks the installed version is CMakeLists.txt's project VERSION, then:
+each README block marked `<!-- example: integrations/python/examples/X.py -->` must be X.py
+verbatim, and X.py runs with only the installed package on PYTHONPATH: the Lightning one as
+a 4-rank CPU fit (Lightning launches the ranks), the Accelerate one as 4 processes (the
+variables torchrun sets), each printing rank 0's verdict lines and leaving a run file; the
+plain-PyTorch one as 4 processes whose dumps import and diagnose with the CLI.
+"""
+import glob
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import frameworks  # noqa: E402
+
+frameworks.require_venv()
+
+EXAMPLES = os.path.join(frameworks.RECORDER_DIR, "examples")
+
+
+def readme_blocks():
+    with open(os.path.join(frameworks.ROOT, "README.md")) as f:
+        text = f.read()
+    found = re.findall(r"<!-- example: (\S+) -->\n```python\n(.*?)```", text, re.S)
+    return {os.path.basename(path): code for path, code in found}
+
+
+def install(tmp):
+    src = os.path.join(tmp, "src")
+    shutil.copytree(frameworks.RECORDER_DIR, src, ignore=shutil.ignore_patterns(
+        "__pycache__", "examples"))
+    target = os.path.join(tmp, "target")
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "--target", target,
+                        "--no-build-isolation", "--no-deps", "--no-index", src],
+                       capture_output=True, text=True,
+                       env=dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    with open(os.path.join(frameworks.ROOT, "CMakeLists.txt")) as f:
+        want = re.search(r"project\s*\(\s*\w+\s+VERSION\s+([0-9.]+)", f.read()).group(1)
+    dist = glob.glob(os.path.join(target, "shardlens_recorder-*.dist-info"))
+    assert [os.path.basename(d) for d in dist] == ["shardlens_recorder-%s.dist-info" % want], dist
+    return target, want
+
+
+def env_for(target, cli):
+    env = dict(os.environ, PYTHONPATH=target, OMP_NUM_THREADS="1", SHARDLENS_CLI=cli)
+    for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT", "PL_GLOBAL_SEED"):
+        env.pop(var, None)
+    return env
+
+
+def verdicts(log, count, where):
+    lines = ["ShardLens: " + line.split("ShardLens: ", 1)[1] for line in log.splitlines()
+             if "ShardLens: " in line and "Warning" not in line]
+    assert len(lines) == count, "%s: %d verdict lines, want %d:\n%s" % (where, len(lines),
+                                                                        count, log[-4000:])
+    for line in lines:
+        assert os.path.exists(os.path.join(where, line.rsplit("see ", 1)[1])), line
+    return lines
+
+
+def lightning(target, cli, tmp):
+    work = os.path.join(tmp, "lightning")
+    os.makedirs(work)
+    start = time.time()
+    r = subprocess.run([sys.executable, os.path.join(EXAMPLES, "lightning_example.py")],
+                       cwd=work, capture_output=True, text=True, timeout=400,
+                       env=env_for(target, cli))
+    log = r.stdout + r.stderr
+    assert r.returncode == 0, log[-5000:]
+    lines = verdicts(log, 2, work)
+    assert all("batch-limit-subset" in line for line in lines), lines
+    print("lightning_example.py (4 ranks, %.0f s): %s" % (time.time() - start, lines[0]))
+
+
+def accelerate(target, cli, tmp):
+    work = os.path.join(tmp, "accelerate")
+    os.makedirs(work)
+    start = time.time()
+    logs = processes("accelerate_example.py", target, cli, work)
+    lines = verdicts(logs[0], 1, work)
+    assert lines[0].startswith("ShardLens: the reported matrix is exact"), lines
+    print("accelerate_example.py (4 processes, %.0f s): %s" % (time.time() - start, lines[0]))
+
+
+def processes(script, target, cli, work):
+    """SCRIPT as 4 processes with the variables torchrun sets; their combined output."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    procs = []
+    for r in range(4):
+        env = dict(env_for(target, cli), RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE="4",
+                   LOCAL_WORLD_SIZE="4", MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+        procs.append(subprocess.Popen([sys.executable, os.path.join(EXAMPLES, script)],
+                                      cwd=work, env=env, text=True, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT))
+    logs = [p.communicate(timeout=300)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 4, "\n".join(log[-3000:] for log in logs)
+    return logs
+
+
+def plain_torch(target, cli, tmp):
+    """The explicit recorder: dumps every epoch, imported and diagnosed as the README says."""
+    work = os.path.join(tmp, "torch")
+    os.makedirs(work)
+    start = time.time()
+    processes("torch_example.py", target, cli, work)
+    files = sorted(glob.glob(os.path.join(work, "runs", "eval_epoch1_rank*.npz")))
+    assert len(files) == 4, files
+    run = os.path.join(work, "e1.slrun")
+    r = subprocess.run([cli, "import", *files, "--out", run], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = frameworks.cli_json(cli, "diagnose", "--run", run)
+    report = report["epochs"][0] if "epochs" in report else report
+    pads = sorted({d["pattern"] for d in report.get("diagnosis", [])})
+    print("torch_example.py (4 processes, %.0f s): 2 epochs of dumps; diagnose: %s, patterns %s"
+          % (time.time() - start, "correct" if report.get("correct") else "wrong", pads))
+
+
+def main():
+    cli = os.path.abspath(sys.argv[1])
+    blocks = readme_blocks()
+    for name in ("lightning_example.py", "accelerate_example.py", "torch_example.py"):
+        with open(os.path.join(EXAMPLES, name)) as f:
+            assert blocks.get(name) == f.read(), "README's block for %s is not the file" % name
+    with tempfile.TemporaryDirectory() as tmp:
+        target, version = install(tmp)
+        print("pip install --target: shardlens_recorder %s (= CMakeLists.txt VERSION)" % version)
+        lightning(target, cli, tmp)
+        accelerate(target, cli, tmp)
+        plain_torch(target, cli, tmp)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+"""ShardLensCallback("runs/") on an unchanged LightningModule, against real Lightning.
+
+Usage: recorder_metrics.py SHARDLENS_CLI. Runs recorder_worker.py (4 CPU ranks over gloo,
+a TensorBoardLogger) twice:
+  limited: shuffled loader, limit_val_batches=3, sanity 2, 2 epochs. Per rank and
+    validation, the watched metrics hold what unwatched twins of them hold (state,
+    compute()), the dump's indices are the items the dataset served, its matrix is the
+    MulticlassConfusionMatrix's own state, its reported matrix that metric's compute(); the
+    BinaryConfusionMatrix's and F1's states are in the dump too; the recorder's host
+    transfers do not grow with batches (0 per batch); the MulticlassAUROC is named once, on
+    rank 0; rank 0 printed one verdict line per validation naming batch-limit-subset and
+    shuffled-eval; the TensorBoard event file holds shardlens/ scalars, the patterns' text and
+    the heatmap image.
+  fail: fail_on_wrong=True stops fit with the diagnosis as the error.
+  badout: rank 2's dumps cannot be written: fit finishes, rank 0 names the missing dumps once
+    per validation, no run file (nothing that would read as exact).
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import frameworks  # noqa: E402
+
+frameworks.require_venv()
+import numpy as np  # noqa: E402
+
+W = 4
+PER_VALIDATION = set()  # host transfers per validation (setup + end), whatever the batches
+
+
+def run(config, out, cli):
+    env = dict(os.environ, PYTHONPATH=frameworks.RECORDER_DIR + os.pathsep + HERE,
+               OMP_NUM_THREADS="1", PYTHONWARNINGS="default", SHARDLENS_CLI=cli)
+    for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT", "PL_GLOBAL_SEED"):
+        env.pop(var, None)
+    os.makedirs(out, exist_ok=True)
+    start = time.time()
+    proc = subprocess.run([sys.executable, os.path.join(HERE, "recorder_worker.py"), config,
+                           out], capture_output=True, text=True, timeout=400, env=env)
+    print("%s: 4-rank Trainer ran in %.0f s (exit %d)" % (config, time.time() - start,
+                                                         proc.returncode), flush=True)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def check(what, got, want):
+    if got != want:
+        raise AssertionError("%s:\n  got  %s\n  want %s" % (what, got, want))
+
+
+def limited(out, cli):
+    rc, log = run("limited", out, cli)
+    assert rc == 0, log[-5000:]
+    oracle = {r: json.load(open(os.path.join(out, "oracle_rank%d.json" % r))) for r in range(W)}
+    names = ["eval_sanity_epoch0", "eval_epoch0", "eval_epoch1"]
+    for v, name in enumerate(names):
+        for r in range(W):
+            o = oracle[r][v]
+            d = np.load(os.path.join(out, "runs", "%s_rank%d.npz" % (name, r)))
+            n = len(d["index"])
+            check("%s rank %d: indices = the items served" % (name, r),
+                  d["index"].tolist(), o["fetched"][:n])
+            check("%s rank %d: matrix = the metric's state" % (name, r),
+                  d["matrix"].tolist(), o["local"])
+            check("%s rank %d: watched metric = its unwatched twin" % (name, r),
+                  (o["local"], o["synced"], o["acc"]),
+                  (o["twin_local"], o["twin_synced"], o["twin_acc"]))
+            check("%s rank %d: reported = compute()" % (name, r),
+                  d["reported"].tolist(), o["synced"])
+            listed = {m["name"]: (i, m) for i, m in
+                      enumerate(json.loads(bytes(d["metrics_json"]).decode()))}
+            i, m = listed["is_two"]
+            check("binary state", d["metric%d_state_confmat" % i].tolist(), o["binary_local"])
+            check("binary compute", d["metric%d_compute" % i].tolist(), o["binary_synced"])
+            i, m = listed["val_metrics.f1"]
+            check("f1 tp state", d["metric%d_state_tp" % i].tolist(), o["f1_tp"])
+            check("stream", [k for k, (_, e) in listed.items() if e["stream"]],
+                  ["val_metrics.confmat"])
+            assert "auroc" not in listed
+            s = json.loads(bytes(d["settings_json"]).decode())
+            check("settings", (s["num_classes"], s["shuffle"], s["limit_batches"],
+                               s["world_size"]), (5, True, "3" if v else "3", W))
+            calls = o["host_calls"]
+            check("%s rank %d: host transfers after each batch (0 per batch)" % (name, r),
+                  calls[2:], [calls[1]] * (len(calls) - 2))
+            PER_VALIDATION.add(calls[-1])
+    check("unknown metric said once", log.count("metric auroc (MulticlassAUROC)"), 1)
+    lines = ["ShardLens: " + line.split("ShardLens: ", 1)[1] for line in log.splitlines()
+             if "ShardLens: " in line and "Warning" not in line]
+    check("one verdict line per validation", len(lines), 2)
+    for e, line in enumerate(lines):
+        assert "batch-limit-subset" in line and "shuffled-eval" in line, line
+        assert line.endswith("eval_epoch%d.slrun" % e), line
+        assert os.path.exists(line.rsplit("see ", 1)[1]), line
+    print("verdict:", lines[0])
+    print("host transfers by the recorder: 0 per batch; per validation %s" % sorted(PER_VALIDATION))
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    acc = EventAccumulator(glob.glob(os.path.join(out, "tb", "version_0"))[0],
+                           size_guidance={"images": 0, "tensors": 0})
+    acc.Reload()
+    tags = acc.Tags()
+    never = [e.value for e in acc.Scalars("shardlens/never_evaluated")]
+    check("never_evaluated scalars", never, [55.0, 55.0])
+    check("rows_wrong scalars", [e.value for e in acc.Scalars("shardlens/rows_wrong")],
+          [0.0, 0.0])
+    check("duplicates", [e.value for e in acc.Scalars("shardlens/duplicates")], [0.0, 0.0])
+    texts = [t for t in tags.get("tensors", []) if t.startswith("shardlens/patterns")]
+    assert texts, tags
+    text = acc.Tensors(texts[0])[0].tensor_proto.string_val[0].decode()
+    assert "batch-limit-subset" in text, text
+    images = acc.Images("shardlens/synced_minus_expected")
+    check("heatmap images", len(images), 2)
+    import io
+    from PIL import Image
+    img = Image.open(io.BytesIO(images[0].encoded_image_string))
+    check("heatmap size", img.size, (80, 80))
+    print("TensorBoard: scalars %s, text %r, %d images %s" % (
+        sorted(t for t in tags["scalars"] if t.startswith("shardlens/")), text, len(images),
+        img.size))
+
+
+def failing(out, cli):
+    rc, log = run("fail", out, cli)
+    assert rc != 0, "fail_on_wrong did not stop fit:\n" + log[-3000:]
+    assert "ShardLensVerdictError: ShardLens: 0 of 5 rows" in log, log[-3000:]
+    assert "batch-limit-subset" in log.split("ShardLensVerdictError", 1)[1][:400]
+    print("fail_on_wrong: fit stopped with ShardLensVerdictError")
+
+
+def bad_output(out, cli):
+    rc, log = run("badout", out, cli)
+    assert rc == 0, log[-5000:]
+    for e in range(2):
+        said = "no verdict for eval_epoch%d: no dump from eval_epoch%d_rank2.npz" % (e, e)
+        check("said once: " + said, log.count(said), 1)
+    runs = os.path.join(out, "runs")
+    check("dumps of the ranks that could write", sorted(os.listdir(runs)), sorted(
+        "eval_epoch%d_rank%d.npz" % (e, r) for e in range(2) for r in (0, 1, 3)))
+    assert not ["ShardLens: " + line.split("ShardLens: ", 1)[1] for line in log.splitlines()
+             if "ShardLens: " in line and "Warning" not in line]
+    print("a rank that cannot write: fit finished, rank 0 named the missing dumps, no run")
+
+
+def main():
+    cli = os.path.abspath(sys.argv[1])
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        limited(os.path.join(tmp, "limited"), cli)
+        failing(os.path.join(tmp, "fail"), cli)
+        bad_output(os.path.join(tmp, "badout"), cli)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
