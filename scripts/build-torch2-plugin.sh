@@ -15,6 +15,8 @@
 # skip; under CI=true that is an error (exit 1), as in scripts/venv.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/ccache_env.sh
+source scripts/ccache_env.sh
 python=${1:-build/venv/bin/python}
 dir=${2:-build/torch2}
 core=${3:-build/default}

@@ -19,6 +19,8 @@ PACKAGES=(
 
 # shellcheck source=scripts/install_packages.sh
 source scripts/install_packages.sh
+# shellcheck source=scripts/ccache_env.sh
+source scripts/ccache_env.sh
 install_packages "${PACKAGES[@]}"
 
 presets=("$@")
