@@ -93,6 +93,9 @@ def limited(out, cli):
              if "ShardLens: " in line and "Warning" not in line]
     check("one verdict line per validation", len(lines), 2)
     for e, line in enumerate(lines):
+        assert line.startswith("ShardLens: rows not checked against the true class counts "
+                               "(dataset labels unknown: pass labels=...); 0 duplicated, 55 "
+                               "never evaluated: "), line
         assert "batch-limit-subset" in line and "shuffled-eval" in line, line
         assert line.endswith("eval_epoch%d.slrun" % e), line
         assert os.path.exists(line.rsplit("see ", 1)[1]), line
@@ -105,8 +108,7 @@ def limited(out, cli):
     tags = acc.Tags()
     never = [e.value for e in acc.Scalars("shardlens/never_evaluated")]
     check("never_evaluated scalars", never, [55.0, 55.0])
-    check("rows_wrong scalars", [e.value for e in acc.Scalars("shardlens/rows_wrong")],
-          [0.0, 0.0])
+    assert "shardlens/rows_wrong" not in tags["scalars"], tags["scalars"]  # not checked
     check("duplicates", [e.value for e in acc.Scalars("shardlens/duplicates")], [0.0, 0.0])
     texts = [t for t in tags.get("tensors", []) if t.startswith("shardlens/patterns")]
     assert texts, tags
@@ -126,9 +128,21 @@ def limited(out, cli):
 def failing(out, cli):
     rc, log = run("fail", out, cli)
     assert rc != 0, "fail_on_wrong did not stop fit:\n" + log[-3000:]
-    assert "ShardLensVerdictError: ShardLens: 0 of 5 rows" in log, log[-3000:]
+    import recorder_worker as worker
+    truth = [worker.label(worker.PERM[j]) for j in range(worker.N)]  # Subset index j
+    runs = os.path.join(out, "runs")
+    check("labels written beside the dumps",
+          np.load(os.path.join(runs, "eval_labels_val_dl0.npy")).tolist(), truth)
+    evaluated = np.concatenate([np.load(os.path.join(runs, "eval_epoch0_rank%d.npz" % r))[
+        "index"] for r in range(W)])
+    true_counts = np.bincount(truth, minlength=5)
+    seen_counts = np.bincount([truth[i] for i in evaluated], minlength=5)
+    wrong = int((true_counts != seen_counts).sum())
+    said = "ShardLensVerdictError: ShardLens: %d of 5 rows != class counts" % wrong
+    assert said in log, (said, log[-3000:])
     assert "batch-limit-subset" in log.split("ShardLensVerdictError", 1)[1][:400]
-    print("fail_on_wrong: fit stopped with ShardLensVerdictError")
+    print("fail_on_wrong: fit stopped with %s (%d evaluated, true counts %s, evaluated %s)"
+          % (said, len(evaluated), true_counts.tolist(), seen_counts.tolist()))
 
 
 def bad_output(out, cli):
@@ -145,10 +159,40 @@ def bad_output(out, cli):
     print("a rank that cannot write: fit finished, rank 0 named the missing dumps, no run")
 
 
+def labels_argument(tmp):
+    """labels= in every accepted form becomes the same int64 .npy; others are refused."""
+    sys.path.insert(0, frameworks.RECORDER_DIR)
+    import torch
+    from shardlens_recorder._verdict import _dataset_labels, _labels_file
+    want = [2, 0, 1, 1, 4]
+    np.save(os.path.join(tmp, "given.npy"), np.array(want, dtype=np.int32))
+    for form in (want, torch.tensor(want), np.array(want, dtype=np.uint8),
+                 np.array(want, dtype=np.float32), os.path.join(tmp, "given.npy")):
+        path = _labels_file(form, 5, os.path.join(tmp, "out.npy"))
+        got = np.load(path)
+        check("labels= %s" % type(form).__name__, (got.dtype.name, got.tolist()),
+              ("int64", want))
+    for bad in (want[:4], [0.5] * 5, [[1]] * 5, [-1, 0, 0, 0, 0], ["a"] * 5):
+        check("labels= %r refused" % (bad,), _labels_file(bad, 5, os.path.join(tmp, "x.npy")),
+              None)
+
+    class Tv:  # torchvision style, under a Subset
+        targets = torch.tensor(want)
+
+        def __len__(self):
+            return 5
+    sub = torch.utils.data.Subset(Tv(), [4, 0])
+    check("Subset of a dataset with targets", _dataset_labels(sub).tolist(), [4, 2])
+    check("no labels attribute", _dataset_labels(torch.utils.data.TensorDataset(
+        torch.zeros(3))), None)
+    print("labels=: list, tensor, ndarray, .npy path written as int64; bad ones refused")
+
+
 def main():
     cli = os.path.abspath(sys.argv[1])
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
+        labels_argument(tmp)
         limited(os.path.join(tmp, "limited"), cli)
         failing(os.path.join(tmp, "fail"), cli)
         bad_output(os.path.join(tmp, "badout"), cli)

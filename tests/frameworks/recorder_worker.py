@@ -45,6 +45,24 @@ class Items(Dataset):
         return F.one_hot(torch.tensor(prediction(i)), C).float(), torch.tensor(label(i))
 
 
+class Labeled(Dataset):
+    """torchvision style: the labels as a `targets` attribute, served under a Subset-like
+    wrapper (.dataset + .indices) whose index j is Items' index PERM[j]: the callback reads
+    the true class counts from them, unwrapping the Subset."""
+
+    def __init__(self):
+        self.targets = [label(i) for i in range(N)]
+
+    def __len__(self):
+        return N
+
+    def __getitem__(self, i):
+        return Items()[i]
+
+
+PERM = [(j * 37) % N for j in range(N)]  # 37 is prime to 103: a permutation
+
+
 class Module(L.LightningModule):
     """What a user writes: metrics as attributes and in a ModuleDict, nothing returned but
     the loss."""
@@ -157,8 +175,9 @@ def count_host_transfers():
 CONFIGS = {
     # shuffled, 3 batches of 4 per rank of 26: batch-limit-subset and shuffled-eval.
     "limited": dict(limit=3, epochs=2, sanity=2, shuffle=True),
-    # the same, but fail_on_wrong=True: the first validation's diagnosis stops fit.
-    "fail": dict(limit=3, epochs=2, sanity=0, shuffle=True, fail_on_wrong=True),
+    # the same, but fail_on_wrong=True: the first validation's diagnosis stops fit; the
+    # validation set is Subset(Labeled(), PERM): the dataset's labels are known.
+    "fail": dict(limit=3, epochs=2, sanity=0, shuffle=True, fail_on_wrong=True, subset=True),
     # rank 2 cannot write its dumps (its directory lies under a file): fit goes on, rank 0
     # names the missing dumps, no run file is made.
     "badout": dict(limit=3, epochs=2, sanity=0, shuffle=False, bad_rank=2),
@@ -188,9 +207,10 @@ def main():
         logger=TensorBoardLogger(out, name="tb", version=0), enable_checkpointing=False,
         enable_progress_bar=False,
         enable_model_summary=False, default_root_dir=out)
+    val = torch.utils.data.Subset(Labeled(), PERM) if cfg.get("subset") else Items()
     try:
         trainer.fit(Module(), train_dataloaders=DataLoader(Items(), batch_size=4),
-                    val_dataloaders=DataLoader(Items(), batch_size=4, shuffle=cfg["shuffle"]))
+                    val_dataloaders=DataLoader(val, batch_size=4, shuffle=cfg["shuffle"]))
     except BaseException:
         traceback.print_exc()
         raise

@@ -18,24 +18,25 @@ from ._core import (
     _pick,
     _versions,
     accelerate_padding_flags)
-from ._verdict import _find_cli, _judge
+from ._verdict import _find_cli, _judge, _labels_file
 
 
 # -- Hugging Face Accelerate: one line around gather_for_metrics ------------------------------
 def watch(accelerator, out_dir="shardlens_runs", name="eval", cli=None, fail_on_wrong=False,
-          verdict=True, num_classes=None):
+          verdict=True, num_classes=None, labels=None):
     """`accelerator.gather_for_metrics = shardlens_recorder.watch(accelerator, "runs/")`:
     every call records the rank's own (pre-gather) batch (predictions, targets) and Accelerate's
     even_batches padding; at the end of each evaluation loader every rank writes its dump and
     rank 0 imports, diagnoses and prints the verdict. What is passed: (predictions, targets),
     (index, predictions, targets) or a dict ("predictions"/"references"/... keys). Without an
     index the loader's order is replayed (a SequentialSampler's)."""
-    return _AccelerateWatch(accelerator, out_dir, name, cli, fail_on_wrong, verdict,
+    return _AccelerateWatch(accelerator, out_dir, name, cli, fail_on_wrong, verdict, labels,
                             num_classes)
 
 
 class _AccelerateWatch:
-    def __init__(self, accelerator, out_dir, name, cli, fail_on_wrong, verdict, num_classes):
+    def __init__(self, accelerator, out_dir, name, cli, fail_on_wrong, verdict, labels,
+                 num_classes):
         original = accelerator.gather_for_metrics
         self.original = getattr(original, "original", original)  # watched twice: once
         self.accelerator = accelerator
@@ -44,6 +45,8 @@ class _AccelerateWatch:
                                           world_size=accelerator.num_processes)
         self.cli, self.fail_on_wrong, self.verdict = cli, fail_on_wrong, verdict
         self.verdicts = []
+        self.labels = labels  # one label per dataset index: the true class counts
+        self._labels_file = None
         self._said = set()
         self._loader = None
         self._evaluations = 0
@@ -158,6 +161,19 @@ class _AccelerateWatch:
         inside = (target >= 0) & (target < c) & (preds >= 0) & (preds < c)
         return torch.bincount((target * c + preds)[inside], minlength=c * c).reshape(c, c).cpu()
 
+    def _labels(self):
+        """The int64 .npy of labels= beside the dumps, written once; None without labels=."""
+        if self.labels is None:
+            return None
+        if self._labels_file is None:
+            rec = self.recorder
+            path = os.path.join(rec.out_dir, "%s_labels.npy" % rec.name)
+            self._labels_file = _labels_file(self.labels, rec.dataset_size, path) or ""
+            if not self._labels_file:
+                self._say("labels", "labels= is not one integer class id per dataset index "
+                          "(%s samples): rows are not checked" % rec.dataset_size)
+        return self._labels_file or None
+
     def _finish(self):
         """Every rank writes its dump and waits for the others; rank 0 gives the verdict."""
         rec, acc = self.recorder, self.accelerator
@@ -187,11 +203,13 @@ class _AccelerateWatch:
                         self._say(("missing", stem), "no verdict: no dump from %s" % ", ".join(
                             os.path.basename(m) for m in missing))
                     else:
-                        v = _judge(cli, files, stem + ".slrun")
+                        v = _judge(cli, files, stem + ".slrun", labels=self._labels())
                         self.verdicts.append(v)
                         if getattr(acc, "trackers", None):
+                            # rows_wrong is None (not logged) when unchecked
                             acc.log({"shardlens/" + k: float(v[k]) for k in
-                                     ("rows_wrong", "duplicates", "never_evaluated")})
+                                     ("rows_wrong", "duplicates", "never_evaluated")
+                                     if v[k] is not None})
                         if not (v["correct"] and not v["patterns"]):
                             failure = v["line"]
             except Exception as e:

@@ -20,7 +20,8 @@ from ._core import (
     _sampler_dataset_size,
     _sampler_settings,
     _versions)
-from ._verdict import _find_cli, _heatmap, _judge, _wait_for
+from ._verdict import (_dataset_labels, _find_cli, _heatmap, _judge, _labels_file,
+                       _wait_for)
 from ._metrics import _KNOWN_METRICS, _MATRIX_METRICS, _MetricWatch
 
 
@@ -66,6 +67,7 @@ class _Part:
         self.order = None  # replayed dataset indices, on the first batch that needs them
         self.stream = None  # the _Watched metric whose inputs this loader records
         self.failed = None  # why this part is not saved
+        self.dataset = getattr(loader, "dataset", None)
 
 
 class ShardLensCallback(_CallbackBase):
@@ -109,8 +111,13 @@ class ShardLensCallback(_CallbackBase):
 
     def __init__(self, recorder="shardlens_runs", stages=("validate", "test"), sanity=True,
                  keys=None, batch_target=None, threshold=None, metrics=None, verdict=True,
-                 cli=None, fail_on_wrong=False, wait_timeout=120.0):
+                 cli=None, fail_on_wrong=False, wait_timeout=120.0, labels=None):
         super().__init__()
+        # The true class counts: labels= (one label per dataset index: a sequence, tensor,
+        # ndarray or a .npy path), else the loader's dataset's own targets/labels attribute.
+        self.labels = labels
+        self._labels_files = {}  # key -> the int64 .npy written beside the dumps, or ""
+        self._labels_of = {}  # stem of an evaluation's dumps -> its labels .npy
         self.verdict = verdict  # rank 0 imports and diagnoses each validation's dumps
         self.cli = cli
         self.fail_on_wrong = fail_on_wrong
@@ -491,7 +498,8 @@ class ShardLensCallback(_CallbackBase):
                     os.path.basename(stem), ", ".join(os.path.basename(m) for m in missing)))
                 continue
             bar = getattr(trainer, "progress_bar_callback", None)
-            v = _judge(cli, files, stem + ".slrun", getattr(bar, "print", None))
+            v = _judge(cli, files, stem + ".slrun", getattr(bar, "print", None),
+                       self._labels_of.get(stem))
             self.verdicts.append(v)
             self._log(trainer, v)
             if not (v["correct"] and not v["patterns"]):
@@ -501,8 +509,12 @@ class ShardLensCallback(_CallbackBase):
     def _log(self, trainer, v):
         """The verdict through the Trainer's loggers (TensorBoard, CSV, W&B, ...)."""
         step = int(getattr(trainer, "global_step", 0) or 0)
+        # rows_wrong is None when the rows were not checked (dataset labels unknown): it is
+        # then not logged at all, so no point (a 0 or a NaN a chart may draw or drop) reads
+        # as a count of rows; the line printed says why.
         scalars = {"shardlens/" + k: float(v[k])
-                   for k in ("rows_wrong", "duplicates", "never_evaluated")}
+                   for k in ("rows_wrong", "duplicates", "never_evaluated")
+                   if v[k] is not None}
         text = ", ".join(v["patterns"]) or "none"
         for logger in getattr(trainer, "loggers", None) or []:
             try:
@@ -517,6 +529,32 @@ class ShardLensCallback(_CallbackBase):
             except Exception as e:
                 self._say(("log", type(logger).__name__),
                           "cannot log the verdict to %s: %s" % (type(logger).__name__, e))
+
+    def _labels_path(self, part, d):
+        """Rank 0: the int64 .npy of this loader's dataset labels beside its dumps (written
+        once per run and dataset), or None when they are not known exactly."""
+        rec = part.recorder
+        size = rec.dataset_size
+        if self.labels is not None:
+            key, labels, name = "user", self.labels, "%s_labels.npy" % rec.name
+        else:
+            key = (self._stage, d, id(part.dataset), size)
+            labels = _dataset_labels(part.dataset) if part.dataset is not None else None
+            name = "%s_labels_%s_dl%d.npy" % (rec.name, "test" if self._stage == "test"
+                                              else "val", d)
+        if key not in self._labels_files:
+            path = None
+            if labels is not None:
+                try:
+                    path = _labels_file(labels, size, os.path.join(rec.out_dir, name))
+                except Exception as e:
+                    self._say(("labels", str(e)), "cannot write the dataset labels: %s" % e)
+            if path is None and self.labels is not None:
+                self._say(("labels", d), "labels= is not one integer class id per dataset "
+                          "index of dataloader %d (%s samples): its rows are not checked" % (
+                              d, size))
+            self._labels_files[key] = path or ""
+        return self._labels_files[key] or None
 
     def _end(self):
         self._detach()
@@ -533,7 +571,12 @@ class ShardLensCallback(_CallbackBase):
                     self._say(("empty", d), "dataloader %d recorded no samples: no dump" % d)
                     continue
                 try:
-                    written += rec.save()
+                    paths = rec.save()
+                    written += paths
+                    if self.verdict and int(getattr(self._trainer, "global_rank", 0) or 0) == 0:
+                        labels = self._labels_path(part, d)
+                        for path in paths:
+                            self._labels_of[path.rsplit("_rank", 1)[0]] = labels
                 except Exception as e:  # a full disk, a read-only directory: fit goes on
                     partial = [rec.path(f) for f in rec.formats if os.path.exists(rec.path(f))]
                     for path in partial:  # one format written, the other not: neither

@@ -36,15 +36,86 @@ def _run_json(cli, *args):
     return json.loads(proc.stdout) if proc.stdout.strip() else {}
 
 
+def _labels_file(labels, size, path):
+    """Writes the dataset's labels (one integer per dataset index) as an int64 .npy at path
+    for `import --dataset npy:PATH`; None (nothing written) when they are not exactly that.
+    labels: a sequence, tensor or ndarray, or the path of a .npy holding one."""
+    import numpy as np
+    if isinstance(labels, (str, bytes, os.PathLike)):
+        labels = np.load(os.fspath(labels), allow_pickle=False)
+    elif hasattr(labels, "detach"):  # a torch tensor
+        labels = labels.detach().cpu().numpy()
+    try:
+        arr = np.asarray(labels)
+    except Exception:
+        return None
+    if arr.ndim != 1 or (size is not None and len(arr) != size) or len(arr) == 0:
+        return None
+    if arr.dtype.kind not in "iu":
+        if arr.dtype.kind != "f" or not np.all(np.isfinite(arr)) or \
+                not np.array_equal(arr, np.round(arr)):
+            return None  # floats that are not integers: not class ids
+    arr = arr.astype(np.int64)
+    if arr.min() < 0:
+        return None
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    tmp = path + ".tmp.npy"
+    np.save(tmp, arr)
+    os.replace(tmp, path)
+    return path
+
+
+def _dataset_labels(dataset):
+    """The dataset's own labels, exactly, when it holds them: a `targets` or `labels`
+    attribute of len(dataset) (torchvision style), through Subset-like wrappers (.dataset +
+    .indices); else None. Never iterates the dataset."""
+    import numpy as np
+    try:
+        size = len(dataset)
+    except Exception:
+        return None
+    for name in ("targets", "labels"):
+        got = getattr(dataset, name, None)
+        if got is None or isinstance(got, (str, bytes)) or callable(got):
+            continue
+        if hasattr(got, "detach"):
+            got = got.detach().cpu().numpy()
+        try:
+            arr = np.asarray(got)
+        except Exception:
+            continue
+        if arr.ndim == 1 and len(arr) == size and arr.dtype.kind in "iu":
+            return arr
+    inner, indices = getattr(dataset, "dataset", None), getattr(dataset, "indices", None)
+    if inner is not None and indices is not None:
+        base = _dataset_labels(inner)
+        if base is not None:
+            try:
+                idx = np.asarray(indices, dtype=np.int64)
+            except Exception:
+                return None
+            if idx.ndim == 1 and len(idx) == size and (not len(idx) or
+                                                        0 <= idx.min() <= idx.max() < len(base)):
+                return base[idx]
+    return None
+
+
 def _verdict_of(report, run):
-    """rows_wrong, duplicates, never_evaluated, patterns and the one line printed."""
+    """rows_wrong, duplicates, never_evaluated, patterns and the one line printed.
+    rows_wrong is None when the rows were not checked against the true class counts: the
+    import had no dataset (no "dataset" in the report, the class counts are those of the
+    distinct samples evaluated) and some samples were never evaluated, so those counts are
+    not the dataset's."""
     if "epochs" in report and report["epochs"]:
         report = report["epochs"][0]
     rows = report.get("row_sums") or {}
     summary = report.get("summary") or {}
-    v = {"rows_wrong": len(rows.get("mismatched") or []),
+    never = int(summary.get("missing_samples") or 0)
+    checked = bool(report.get("dataset")) or never == 0
+    v = {"rows_wrong": len(rows.get("mismatched") or []) if checked else None,
+         "labels_known": bool(report.get("dataset")),
          "duplicates": int(summary.get("duplicated_samples") or 0),
-         "never_evaluated": int(summary.get("missing_samples") or 0),
+         "never_evaluated": never,
          "patterns": sorted({d.get("pattern") for d in report.get("diagnosis") or []
                              if d.get("pattern")}),
          "correct": bool(report.get("correct")), "classes": report.get("classes"),
@@ -53,6 +124,11 @@ def _verdict_of(report, run):
     if v["correct"] and not v["patterns"]:
         v["line"] = "ShardLens: the reported matrix is exact (%s classes); see %s" % (
             v["classes"], run)
+    elif v["rows_wrong"] is None:
+        v["line"] = "ShardLens: rows not checked against the true class counts (dataset " \
+            "labels unknown: pass labels=...); %d duplicated, %d never evaluated: %s; see %s" % (
+                v["duplicates"], v["never_evaluated"],
+                ", ".join(v["patterns"]) or "no pattern named", run)
     else:
         v["line"] = "ShardLens: %d of %s rows != class counts, %d duplicated, %d never " \
             "evaluated: %s; see %s" % (v["rows_wrong"], v["classes"], v["duplicates"],
@@ -61,10 +137,12 @@ def _verdict_of(report, run):
     return v
 
 
-def _judge(cli, files, run, say=None):
-    """Imports one evaluation's dumps (every rank's) into RUN, diagnoses it, prints the line
-    (through say, e.g. a progress bar's print, so it gets a line of its own)."""
-    _run_json(cli, "import", *files, "--out", run)
+def _judge(cli, files, run, say=None, labels=None):
+    """Imports one evaluation's dumps (every rank's) into RUN (labels: an int64 .npy of the
+    dataset's labels, the true class counts), diagnoses it, prints the line (through say,
+    e.g. a progress bar's print, so it gets a line of its own)."""
+    _run_json(cli, "import", *files, "--out", run,
+              *(["--dataset", "npy:" + labels] if labels else []))
     v = _verdict_of(_run_json(cli, "diagnose", "--run", run), run)
     (say or (lambda line: print(line, flush=True)))(v["line"])
     return v
