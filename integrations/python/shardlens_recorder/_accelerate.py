@@ -29,7 +29,9 @@ def watch(accelerator, out_dir="shardlens_runs", name="eval", cli=None, fail_on_
     even_batches padding; at the end of each evaluation loader every rank writes its dump and
     rank 0 imports, diagnoses and prints the verdict. What is passed: (predictions, targets),
     (index, predictions, targets) or a dict ("predictions"/"references"/... keys). Without an
-    index the loader's order is replayed (a SequentialSampler's)."""
+    index the loader's order is replayed (a SequentialSampler's). labels: one integer label per
+    dataset index (sequence, tensor, ndarray or .npy path), imported as the true class counts;
+    without it a run that skipped samples is said not to have its rows checked."""
     return _AccelerateWatch(accelerator, out_dir, name, cli, fail_on_wrong, verdict, labels,
                             num_classes)
 

@@ -107,6 +107,13 @@ class ShardLensCallback(_CallbackBase):
     d into recorders[d].
 
     stages: any of "validate" and "test". sanity: False skips the sanity check.
+
+    labels: the dataset's labels, one integer per dataset index (a sequence, tensor, ndarray
+    or a .npy path); without it, the loader's dataset's own `targets`/`labels` attribute when
+    it is one integer per index (through Subset-like .dataset + .indices). They are written
+    once as an int64 .npy beside the dumps and imported as --dataset npy:FILE, so rows are
+    compared with the true class counts. Unknown, and some samples never evaluated: the line
+    says the rows were not checked and shardlens/rows_wrong is not logged.
     """
 
     def __init__(self, recorder="shardlens_runs", stages=("validate", "test"), sanity=True,
