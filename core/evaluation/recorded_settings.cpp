@@ -96,6 +96,10 @@ RecordedSettings parse_recorded_settings(const std::string& text, const std::str
   r.integer("num_classes", s.num_classes);
   r.integer("epoch", s.epoch);
   r.integer("global_step", s.global_step);
+  r.boolean("even_batches", s.even_batches);
+  r.boolean("split_batches", s.split_batches);
+  r.text("accelerate_input", s.accelerate_input);
+  r.text("accelerate_shuffle", s.accelerate_shuffle);
   r.versions(s.versions);
   if (s.batch_size && *s.batch_size < 1)
     throw InputError(origin + ": settings_json: 'batch_size' must be at least 1");
@@ -149,6 +153,10 @@ std::string recorded_settings_text(const RecordedSettings& s) {
   if (s.limit_batches) add("limit " + *s.limit_batches);
   if (s.sanity_steps) add("sanity steps " + std::to_string(*s.sanity_steps));
   if (s.val_check_interval) add("val_check_interval " + *s.val_check_interval);
+  if (s.even_batches) add("even_batches " + yes_no(*s.even_batches));
+  if (s.split_batches) add("split_batches " + yes_no(*s.split_batches));
+  if (s.accelerate_input) add("prepared loader " + *s.accelerate_input);
+  if (s.accelerate_shuffle) add("shuffle " + *s.accelerate_shuffle);
   if (s.stage) add("stage " + *s.stage);
   for (const auto& [name, version] : s.versions) add(name + " " + version);
   return out.empty() ? std::string("(nothing recorded)") : out;

@@ -35,6 +35,13 @@ struct RecordedSettings {
   std::optional<int64_t> num_classes;
   std::optional<int64_t> epoch;
   std::optional<int64_t> global_step;
+  // Accelerate's prepared loader: BatchSamplerShard's even_batches and split_batches, what the
+  // prepared loader sampled with ("loader" | "distributed-sampler") and how it shuffled
+  // ("global-rng" | "seedable"), as `--accelerate-input` / `--accelerate-shuffle` name them.
+  std::optional<bool> even_batches;
+  std::optional<bool> split_batches;
+  std::optional<std::string> accelerate_input;
+  std::optional<std::string> accelerate_shuffle;
   std::map<std::string, std::string> versions;  // "torch", "lightning", "torchmetrics", ...
 };
 

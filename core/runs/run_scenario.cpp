@@ -26,6 +26,25 @@ int validations_in_epoch(const std::vector<const Evaluation*>& runs, const Evalu
   out.notes.emplace_back(text);
 }
 
+// Accelerate's BatchSamplerShard settings, as the recorder's watch() read them off the
+// prepared loader; each one not recorded keeps Accelerate's default, said in a note.
+void set_accelerate(const RecordedSettings& r, LikeScenario& out) {
+  SamplerConfig& s = out.scenario.sampler;
+  s.even_batches = r.even_batches.value_or(true);
+  s.split_batches = r.split_batches.value_or(false);
+  if (!r.even_batches || !r.split_batches)
+    note(out,
+         "Accelerate's even_batches or split_batches was not recorded: the default "
+         "(even_batches on, split_batches off) assumed");
+  try {
+    if (r.accelerate_input) s.accelerate_input = parse_accelerate_input(*r.accelerate_input);
+    if (r.accelerate_shuffle)
+      s.accelerate_shuffle = parse_accelerate_shuffle(*r.accelerate_shuffle);
+  } catch (const InputError& e) {
+    out.unknown.push_back({"--accelerate-input", e.what()});
+  }
+}
+
 // The recorder's sampler names (settings_json) as the simulation's.
 void set_sampler(const RecordedSettings& r, LikeScenario& out) {
   SamplerConfig& s = out.scenario.sampler;
@@ -54,9 +73,7 @@ void set_sampler(const RecordedSettings& r, LikeScenario& out) {
     s.kind = SamplerKind::None;
   } else if (kind == "accelerate") {
     s.kind = SamplerKind::Accelerate;
-    note(out,
-         "Accelerate's even_batches and split_batches were not recorded: their defaults "
-         "(even_batches on, split_batches off) assumed");
+    set_accelerate(r, out);
   } else {
     out.unknown.push_back(
         {"--sampler", "the run's sampler is " +

@@ -14,7 +14,6 @@ per-step gather (it hangs): ShardLens must diagnose them `uneven-steps` instead.
 """
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -149,14 +148,8 @@ def worker(out_dir):
         json.dump(results, f)
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def launch(out_dir, w):
-    port = str(free_port())
+    port = str(frameworks.free_port())
     procs = []
     for r in range(w):
         env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=port, RANK=str(r),

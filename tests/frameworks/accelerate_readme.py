@@ -31,8 +31,9 @@ def main():
         path = os.path.join(d, "check_accelerate.py")
         with open(path, "w") as f:
             f.write(script)
+        env = dict(os.environ, MASTER_PORT=str(frameworks.free_port()))
         proc = subprocess.run([sys.executable, path, cli], cwd=d, capture_output=True, text=True,
-                              timeout=240)
+                              timeout=240, env=env)
     if proc.returncode != 0:
         print("FAIL: the README's script exited %d:\n%s" % (proc.returncode, proc.stderr[-3000:]))
         sys.exit(1)

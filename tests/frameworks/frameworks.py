@@ -40,6 +40,24 @@ def require_venv():
     os.execv(VENV_PYTHON, [VENV_PYTHON] + sys.argv)
 
 
+def free_port():
+    """A loopback port for MASTER_PORT, outside the kernel's ephemeral range: a port taken
+    from that range (bind to 0) can be handed out again as the source port of another test's
+    gloo connections before rank 0 binds it, which ctest -j2 made happen."""
+    import random
+    import socket
+    low, _ = (int(v) for v in open("/proc/sys/net/ipv4/ip_local_port_range").read().split())
+    for _ in range(200):
+        port = random.randrange(20000, min(low, 32768))
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("no free loopback port in 20000..%d" % low)
+
+
 def versions():
     import importlib.metadata as m
     out = {}

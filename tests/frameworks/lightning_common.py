@@ -62,6 +62,7 @@ def launch(config, out, timeout=420):
                    OMP_NUM_THREADS="1", PYTHONWARNINGS="default")
         for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT", "PL_GLOBAL_SEED"):
             env.pop(var, None)
+        env["MASTER_PORT"] = str(frameworks.free_port())  # Lightning launches there
         proc = subprocess.run([sys.executable, os.path.join(HERE, "lightning_worker.py"),
                                config, out], capture_output=True, text=True, timeout=timeout,
                               env=env)

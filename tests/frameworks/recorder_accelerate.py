@@ -10,7 +10,6 @@ evaluation.
 """
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,14 +25,8 @@ import numpy as np  # noqa: E402
 W, C = 4, 5
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def launch(out, cli):
-    port = str(free_port())
+    port = str(frameworks.free_port())
     procs = []
     start = time.time()
     for r in range(W):

@@ -14,7 +14,6 @@ import glob
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -57,6 +56,7 @@ def env_for(target, cli):
     env = dict(os.environ, PYTHONPATH=target, OMP_NUM_THREADS="1", SHARDLENS_CLI=cli)
     for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT", "PL_GLOBAL_SEED"):
         env.pop(var, None)
+    env["MASTER_PORT"] = str(frameworks.free_port())  # Lightning launches there
     return env
 
 
@@ -96,9 +96,7 @@ def accelerate(target, cli, tmp):
 
 def processes(script, target, cli, work):
     """SCRIPT as 4 processes with the variables torchrun sets; their combined output."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = str(s.getsockname()[1])
+    port = str(frameworks.free_port())
     procs = []
     for r in range(4):
         env = dict(env_for(target, cli), RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE="4",

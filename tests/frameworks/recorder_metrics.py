@@ -38,6 +38,7 @@ def run(config, out, cli):
                OMP_NUM_THREADS="1", PYTHONWARNINGS="default", SHARDLENS_CLI=cli)
     for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT", "PL_GLOBAL_SEED"):
         env.pop(var, None)
+    env["MASTER_PORT"] = str(frameworks.free_port())  # Lightning launches there
     os.makedirs(out, exist_ok=True)
     start = time.time()
     proc = subprocess.run([sys.executable, os.path.join(HERE, "recorder_worker.py"), config,

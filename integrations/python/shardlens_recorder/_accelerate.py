@@ -21,6 +21,31 @@ from ._core import (
 from ._verdict import _find_cli, _judge, _labels_file
 
 
+def _prepared_loader_settings(batch_sampler, inner):
+    """What prepare() made of the loader, as `simulate --like` reads it: BatchSamplerShard's
+    even_batches / split_batches and the loader's drop_last, whether the loader already held a
+    DistributedSampler (sharded twice), and how it shuffles. The seed of Accelerate's default
+    shuffle is a draw from the global RNG, so it is recorded only for SeedableRandomSampler
+    (its own seed) and a DistributedSampler (seed + epoch)."""
+    name = _kind_name(inner)
+    out = {"even_batches": getattr(batch_sampler, "even_batches", None),
+           "split_batches": getattr(batch_sampler, "split_batches", None),
+           "loader_drop_last": getattr(getattr(batch_sampler, "batch_sampler", batch_sampler),
+                                       "drop_last", None)}
+    if hasattr(inner, "num_replicas") and hasattr(inner, "rank"):  # a DistributedSampler
+        out.update(accelerate_input="distributed-sampler", shuffle=bool(inner.shuffle),
+                   seed=int(inner.seed), sampler_epoch=int(inner.epoch),
+                   sampler_drop_last=bool(inner.drop_last))
+        return out
+    out["accelerate_input"] = "loader"
+    if name == "SeedableRandomSampler":
+        out.update(accelerate_shuffle="seedable", seed=getattr(inner, "initial_seed", None),
+                   sampler_epoch=getattr(inner, "epoch", None))
+    elif name == "RandomSampler":
+        out["accelerate_shuffle"] = "global-rng"
+    return out
+
+
 # -- Hugging Face Accelerate: one line around gather_for_metrics ------------------------------
 def watch(accelerator, out_dir="shardlens_runs", name="eval", cli=None, fail_on_wrong=False,
           verdict=True, num_classes=None, labels=None):
@@ -99,6 +124,7 @@ class _AccelerateWatch:
                          "batch_size": self._batch_size, "world_size": rec.world_size,
                          "rank": rec.rank, "dataset_size": self._size, "stage": "validate",
                          "epoch": rec.epoch, "versions": _versions()})
+        settings.update(_prepared_loader_settings(batch_sampler, inner))
         rec.settings = settings
         if _kind_name(inner) == "SequentialSampler" and batch_sampler is not None:
             # This rank's batches, dealt again: a sequential order draws nothing.

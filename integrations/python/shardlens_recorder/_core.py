@@ -16,7 +16,8 @@ SETTINGS_KEYS = ("framework", "sampler", "inner_sampler", "shuffle", "seed", "sa
                  "sampler_drop_last", "loader_drop_last", "batch_size", "limit_batches",
                  "sanity_steps", "sanity", "stage", "dataloader_idx", "validation_in_epoch",
                  "val_check_interval", "world_size", "rank", "dataset_size", "num_classes",
-                 "epoch", "global_step", "versions")
+                 "epoch", "global_step", "even_batches", "split_batches", "accelerate_input",
+                 "accelerate_shuffle", "versions")
 
 
 class ShardLensWarning(UserWarning):
