@@ -1,16 +1,16 @@
 # Accelerate 1.15 as the oracle of --sampler accelerate and its gathers (accelerate_*.py).
-add_test(NAME frameworks_accelerate_sampler_grid
+add_test(NAME frameworks.accelerate_sampler_grid
          COMMAND python3 ${SHARDLENS_FRAMEWORK_TESTS}/accelerate_sampler_grid.py
                  $<TARGET_FILE:shardlens-cli>)
-set_tests_properties(frameworks_accelerate_sampler_grid PROPERTIES
+set_tests_properties(frameworks.accelerate_sampler_grid PROPERTIES
                      SKIP_RETURN_CODE 77 LABELS "frameworks;multi-process" TIMEOUT 300)
-add_test(NAME frameworks_accelerate_prepare
+add_test(NAME frameworks.accelerate_prepare
          COMMAND python3 ${SHARDLENS_FRAMEWORK_TESTS}/accelerate_prepare.py
                  $<TARGET_FILE:shardlens-cli>)
-set_tests_properties(frameworks_accelerate_prepare PROPERTIES
+set_tests_properties(frameworks.accelerate_prepare PROPERTIES
                      SKIP_RETURN_CODE 77 LABELS "frameworks;multi-process" TIMEOUT 300)
-add_test(NAME frameworks_accelerate_readme
+add_test(NAME frameworks.accelerate_readme
          COMMAND python3 ${SHARDLENS_FRAMEWORK_TESTS}/accelerate_readme.py
                  $<TARGET_FILE:shardlens-cli>)
-set_tests_properties(frameworks_accelerate_readme PROPERTIES
+set_tests_properties(frameworks.accelerate_readme PROPERTIES
                      SKIP_RETURN_CODE 77 LABELS "frameworks;multi-process" TIMEOUT 300)
