@@ -85,7 +85,8 @@ void register_compare(CLI::App& app) {
       "compare",
       "Compare two evaluations (run files, RUN.slrun@EPOCH, scenario files or presets); exit 1 "
       "when their reported matrices differ");
-  cmd->add_option("a", args->a, "First: RUN.slrun[@EPOCH[#K]], SCENARIO.json or a preset")->required();
+  cmd->add_option("a", args->a, "First: RUN.slrun[@EPOCH[#K]], SCENARIO.json or a preset")
+      ->required();
   cmd->add_option("b", args->b, "Second: the same kinds")->required();
   add_format_flag(*cmd, args->format);
   cmd->callback([args] { run_compare(*args); });
