@@ -488,6 +488,16 @@ OrderKey order_key(const RunMeta& m) {
           m.dataloader_idx.value_or(-1), validate ? std::string() : m.stage};
 }
 
+// A multi-evaluation meta.json names the format and a version this build can read.
+void check_format(const json& j, const std::string& origin, int64_t supported) {
+  if (string_field(j, "format", origin) != kRunFormatName)
+    fail(origin, "meta.json: not a ShardLens run file (format is not 'shardlens-run')");
+  const int64_t version = int_field(j, "format_version", origin, 1, 1 << 20);
+  if (version > supported)
+    fail(origin, "run file format version " + std::to_string(version) +
+                     " is newer than this ShardLens supports (" + std::to_string(supported) + ")");
+}
+
 std::string evaluation_prefix(size_t k) {
   return "eval" + std::to_string(k) + "_";
 }
@@ -495,13 +505,7 @@ std::string evaluation_prefix(size_t k) {
 // Version 3: a list of evaluations, each under "eval<k>_" with its own meta.json.
 std::vector<RunFile> run_evaluations_from_members(const std::map<std::string, std::string>& members,
                                                   const json& j, const std::string& origin) {
-  if (string_field(j, "format", origin) != kRunFormatName)
-    fail(origin, "meta.json: not a ShardLens run file (format is not 'shardlens-run')");
-  const int64_t version = int_field(j, "format_version", origin, 1, 1 << 20);
-  if (version > kRunFormatVersionEvaluations)
-    fail(origin, "run file format version " + std::to_string(version) +
-                     " is newer than this ShardLens supports (" +
-                     std::to_string(kRunFormatVersionEvaluations) + ")");
+  check_format(j, origin, kRunFormatVersionEvaluations);
   const json& list = field(j, "evaluations", origin);
   if (!list.is_array() || list.empty() || list.size() > size_t(kMaxEpochs))
     fail(origin, "meta.json: 'evaluations' is not a non-empty list");
@@ -544,13 +548,7 @@ std::vector<RunFile> run_epochs_from_members(const std::map<std::string, std::st
     return run_evaluations_from_members(members, j, origin);
   if (!j.is_object() || !j.contains("epochs")) return {parse_run_members(members, origin)};
   // Several epochs: each one's members prefixed "epoch<e>_", with their own meta.json.
-  if (string_field(j, "format", origin) != kRunFormatName)
-    fail(origin, "meta.json: not a ShardLens run file (format is not 'shardlens-run')");
-  const int64_t version = int_field(j, "format_version", origin, 1, 1 << 20);
-  if (version > kRunFormatVersionEpochs)
-    fail(origin, "run file format version " + std::to_string(version) +
-                     " is newer than this ShardLens supports (" +
-                     std::to_string(kRunFormatVersionEpochs) + ")");
+  check_format(j, origin, kRunFormatVersionEpochs);
   const std::vector<int64_t> epochs = int_list(j, "epochs", origin, kMaxEpochs);
   if (epochs.empty()) fail(origin, "meta.json: 'epochs' is empty");
   std::set<std::string> claimed = {"meta.json"};
