@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/runs/import.h"
+#include "core/runfile/import.h"
 #include "fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

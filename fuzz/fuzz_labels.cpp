@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/model/labels.h"
+#include "core/dataset/labels.h"
 #include "core/sim/specs.h"
 #include "fuzz/fuzz_util.h"
 

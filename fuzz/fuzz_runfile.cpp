@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/runs/runfile.h"
+#include "core/runfile/runfile.h"
 #include "fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -14,7 +14,7 @@
 #include "core/io/files.h"
 #include "core/io/npy.h"
 #include "core/io/npz.h"
-#include "core/runs/runfile.h"
+#include "core/runfile/runfile.h"
 #include "fuzz/fuzz_util.h"
 #include "tests/common/small_run.h"
 

@@ -7,7 +7,7 @@
 #include <QtConcurrent>
 
 #include "core/model/types.h"
-#include "core/runs/run_evaluation.h"
+#include "core/runfile/run_evaluation.h"
 #include "core/sim/validations.h"
 
 namespace shardlens::ui {

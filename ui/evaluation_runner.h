@@ -10,7 +10,7 @@
 #include <memory>
 #include <mutex>
 
-#include "core/runs/runfile.h"
+#include "core/runfile/runfile.h"
 #include "core/sim/engine.h"
 #include "ui/job_progress.h"
 #include "ui/shard_summary.h"

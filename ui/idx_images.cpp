@@ -1,35 +1,11 @@
 #include "ui/idx_images.h"
 
-#include <QFileInfo>
-
-#include "core/sim/specs.h"
+#include "core/dataset/dataset_images.h"
 
 namespace shardlens::ui {
 
 QString idxImagesPath(const std::string& spec) {
-  const QString s = QString::fromStdString(spec);
-  const auto firstExisting = [](const QStringList& candidates) {
-    for (const QString& c : candidates)
-      if (QFileInfo::exists(c)) return c;
-    return QString();
-  };
-  if (s.startsWith(QLatin1String("fashion-mnist:"))) {
-    const QString dir = QString::fromStdString(fashion_mnist_dir());
-    const QString stem =
-        s.section(QLatin1Char(':'), 1).section(QLatin1Char(','), 0, 0) == QLatin1String("train")
-            ? QStringLiteral("train-images-idx3-ubyte")
-            : QStringLiteral("t10k-images-idx3-ubyte");
-    return firstExisting({dir + '/' + stem + ".gz", dir + '/' + stem});
-  }
-  if (s.startsWith(QLatin1String("idx:"))) {
-    QString labels = s.mid(4).section(QLatin1Char(','), 0, 0);
-    QString images = labels;
-    images.replace(QLatin1String("labels-idx1"), QLatin1String("images-idx3"));
-    images.replace(QLatin1String("labels"), QLatin1String("images"));
-    if (images == labels) return {};
-    return firstExisting({images});
-  }
-  return {};
+  return QString::fromStdString(existing_dataset_images(spec));
 }
 
 QImage IdxImageCache::image(const QString& path, int64_t index) {

@@ -13,7 +13,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "core/runs/model_predictions.h"
+#include "core/realrun/model_predictions.h"
 #include "ui/charts.h"
 #include "ui/diagnosis_panel.h"
 #include "ui/heatmap_view.h"

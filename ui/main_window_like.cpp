@@ -1,11 +1,11 @@
 // Run > Simulate this run: the open run's recorded settings as a scenario
-// (core/runs/run_scenario.h, shared with `shardlens-cli simulate --like`), shown in the
+// (core/sim/run_scenario.h, shared with `shardlens-cli simulate --like`), shown in the
 // scenario panel and compared with the run.
 #include <QApplication>
 #include <QFileInfo>
 #include <QStatusBar>
 
-#include "core/runs/run_scenario.h"
+#include "core/sim/run_scenario.h"
 #include "ui/compare_dialog.h"
 #include "ui/main_window.h"
 #include "ui/scenario_panel.h"

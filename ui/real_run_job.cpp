@@ -10,8 +10,9 @@
 #include <QTimer>
 #include <QtConcurrent>
 
-#include "core/runs/real_run.h"
-#include "core/runs/torch_plugin.h"
+#include "core/dataset/dataset_images.h"
+#include "core/realrun/real_run.h"
+#include "core/realrun/torch_plugin.h"
 #include "core/sim/engine.h"
 #include "core/sim/specs.h"
 #include "shardlens/config.h"
@@ -41,16 +42,16 @@ QString realRunRefusal(const RealRunRequest& r) {
         .arg(QString::fromStdString(why_not));
   }
   try {
-    const Spec spec = parse_spec(r.scenario.dataset, "--dataset");
-    if (spec.kind != "fashion-mnist" && spec.kind != "idx") {
+    if (!dataset_has_inputs(r.scenario.dataset)) {
       return QCoreApplication::translate(
                  "RealRun",
                  "The dataset %1 has labels but no inputs: %2 labels cannot be fed to a "
                  "model.\n\nChoose fashion-mnist:test (or :train), or idx:PATH with its "
                  "images file next to the labels, in the scenario panel.")
-          .arg(QString::fromStdString(r.scenario.dataset), QString::fromStdString(spec.kind));
+          .arg(QString::fromStdString(r.scenario.dataset),
+               QString::fromStdString(parse_spec(r.scenario.dataset, "--dataset").kind));
     }
-    images_path_for(r.scenario.dataset);
+    dataset_images_path(r.scenario.dataset);
   } catch (const std::exception& e) {
     return QString::fromStdString(e.what());
   }

@@ -1,6 +1,6 @@
 #pragma once
 // Run > Run for real…: the scenario on screen evaluated by real rank processes. The engine is
-// `shardlens-cli run` (core/runs/rank_launcher.h), started as a child process so the ranks
+// `shardlens-cli run` (core/realrun/rank_launcher.h), started as a child process so the ranks
 // are its children, never the GUI's: it reports each rank's progress as lines on stderr
 // (SHARDLENS_PROGRESS=lines), and SIGTERM cancels it, the ranks end and what arrived is
 // written as an incomplete run. Then the same settings are simulated with the `model:`

@@ -8,7 +8,7 @@
 #include <QVBoxLayout>
 
 #include "core/report/report.h"
-#include "core/runs/run_evaluation.h"
+#include "core/runfile/run_evaluation.h"
 
 namespace shardlens::ui {
 

@@ -10,7 +10,7 @@
 #include "app/cli/engine_flags.h"
 #include "core/model/types.h"
 #include "core/report/compare.h"
-#include "core/runs/run_evaluation.h"
+#include "core/runfile/run_evaluation.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
 

@@ -11,9 +11,9 @@
 #include "core/model/limits.h"
 #include "core/model/types.h"
 #include "core/report/report.h"
-#include "core/runs/import.h"
-#include "core/runs/run_evaluation.h"
-#include "core/runs/torch_plugin.h"
+#include "core/runfile/import.h"
+#include "core/runfile/run_evaluation.h"
+#include "core/realrun/torch_plugin.h"
 #include "shardlens/config.h"
 
 namespace shardlens::cli {

@@ -1,6 +1,6 @@
 // `shardlens-cli predict`: a TorchScript model's predicted class of every index of a dataset,
 // written as an int64 .npy (what `--predictor npy:FILE` and numpy read). The same predictions
-// and cache as the `model:` predictor (core/runs/model_predictions.h).
+// and cache as the `model:` predictor (core/realrun/model_predictions.h).
 #include <iostream>
 #include <memory>
 
@@ -8,7 +8,7 @@
 #include "app/cli/terminal_progress.h"
 #include "core/io/files.h"
 #include "core/io/npy.h"
-#include "core/runs/model_predictions.h"
+#include "core/realrun/model_predictions.h"
 #include "core/sim/specs.h"
 
 namespace shardlens::cli {

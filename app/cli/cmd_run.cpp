@@ -11,8 +11,8 @@
 #include "app/cli/terminal_progress.h"
 #include "core/model/types.h"
 #include "core/report/report.h"
-#include "core/runs/run_evaluation.h"
-#include "core/runs/torch_plugin.h"
+#include "core/runfile/run_evaluation.h"
+#include "core/realrun/torch_plugin.h"
 #include "core/sim/lessons.h"
 #include "shardlens/config.h"
 

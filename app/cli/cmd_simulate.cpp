@@ -9,7 +9,7 @@
 #include "app/cli/like.h"
 #include "core/report/export.h"
 #include "core/report/report.h"
-#include "core/runs/run_evaluation.h"
+#include "core/runfile/run_evaluation.h"
 #include "core/sim/engine.h"
 
 namespace shardlens::cli {

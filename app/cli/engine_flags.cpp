@@ -10,7 +10,7 @@
 #include "core/io/npy.h"
 #include "core/model/types.h"
 #include "core/report/report.h"
-#include "core/runs/run_evaluation.h"
+#include "core/runfile/run_evaluation.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
 #include "core/sim/validations.h"

@@ -8,8 +8,8 @@
 #include "core/model/types.h"
 #include "core/report/compare.h"
 #include "core/report/report.h"
-#include "core/runs/run_evaluation.h"
-#include "core/runs/run_scenario.h"
+#include "core/runfile/run_evaluation.h"
+#include "core/sim/run_scenario.h"
 
 namespace shardlens::cli {
 

@@ -1,6 +1,6 @@
 #pragma once
 // `simulate --like RUN.slrun`: the simulation of a recorded run's own settings
-// (core/runs/run_scenario.h), flags given on top, compared with the run per rank and synced.
+// (core/sim/run_scenario.h), flags given on top, compared with the run per rank and synced.
 #include <CLI/CLI.hpp>
 #include <string>
 

@@ -4,7 +4,7 @@
 
 #include "app/cli/commands.h"
 #include "core/model/types.h"
-#include "core/runs/model_predictions.h"
+#include "core/realrun/model_predictions.h"
 #include "shardlens/config.h"
 
 int main(int argc, char** argv) {

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "core/model/progress.h"
-#include "core/runs/launcher_env.h"
+#include "core/platform/launcher_env.h"
 
 namespace shardlens::cli {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/diagnosis/stats.h"
-#include "core/model/dataset_inputs.h"
+#include "core/dataset/dataset_inputs.h"
 #include "core/model/matrix.h"
 #include "core/model/records.h"
 #include "core/torchsem/sampler.h"

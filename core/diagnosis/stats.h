@@ -10,7 +10,7 @@
 #include <set>
 #include <vector>
 
-#include "core/model/dataset_inputs.h"
+#include "core/dataset/dataset_inputs.h"
 #include "core/model/matrix.h"
 #include "core/model/progress.h"
 #include "core/model/records.h"

@@ -7,7 +7,7 @@
 
 #include "core/evaluation/evaluation.h"
 #include "core/evaluation/scenario.h"
-#include "core/model/dataset_inputs.h"
+#include "core/dataset/dataset_inputs.h"
 #include "core/model/matrix.h"
 #include "core/model/progress.h"
 #include "core/model/records.h"

@@ -57,20 +57,4 @@ std::vector<int32_t> predict_noisy(const Labels& labels, const NoisyParams& p, P
   return out;
 }
 
-void validate_predictions(const std::vector<int32_t>& predictions, const Labels& labels,
-                          const std::string& origin) {
-  if (predictions.size() != labels.targets.size()) {
-    throw InputError(origin + ": " + std::to_string(predictions.size()) +
-                     " predictions for a dataset of " + std::to_string(labels.size()) +
-                     " samples (one per dataset index expected)");
-  }
-  for (size_t i = 0; i < predictions.size(); ++i) {
-    if (predictions[i] < 0 || predictions[i] >= labels.num_classes) {
-      throw InputError(origin + ": prediction " + std::to_string(predictions[i]) + " at index " +
-                       std::to_string(i) + " is not a class in [0, " +
-                       std::to_string(labels.num_classes) + ")");
-    }
-  }
-}
-
 }  // namespace shardlens

@@ -5,7 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "core/model/labels.h"
+#include "core/dataset/labels.h"
+#include "core/dataset/predictions_file.h"
 #include "core/model/progress.h"
 
 namespace shardlens {
@@ -23,8 +24,5 @@ int32_t noisy_prediction(const NoisyParams& p, int64_t index, int32_t target, in
 
 std::vector<int32_t> predict_perfect(const Labels& labels);
 std::vector<int32_t> predict_noisy(const Labels& labels, const NoisyParams& p, Progress* progress);
-// Recorded predictions must have one value per dataset index, each in [0, classes).
-void validate_predictions(const std::vector<int32_t>& predictions, const Labels& labels,
-                          const std::string& origin);
 
 }  // namespace shardlens

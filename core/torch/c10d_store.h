@@ -1,11 +1,11 @@
 #pragma once
-// The run's store (core/runs/rank_protocol.h) over a c10d store: FileStore, TCPStore and
+// The run's store (core/realrun/rank_protocol.h) over a c10d store: FileStore, TCPStore and
 // their PrefixStore views. Includes c10d headers, so only core/torch's LibTorch translation
 // units (torch_ranks.cpp, gloo_ranks.cpp) include it.
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
-#include "core/runs/rank_protocol.h"
+#include "core/realrun/rank_protocol.h"
 
 namespace shardlens {
 

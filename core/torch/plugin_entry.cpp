@@ -1,6 +1,6 @@
 // The plugin's entry point: a table of the LibTorch-backed functions (see
-// core/runs/torch_plugin.h). No LibTorch headers here.
-#include "core/runs/torch_plugin.h"
+// core/realrun/torch_plugin.h). No LibTorch headers here.
+#include "core/realrun/torch_plugin.h"
 #include "core/torch/model.h"
 #include "core/torch/pt_dump.h"
 

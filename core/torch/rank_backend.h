@@ -2,10 +2,10 @@
 // The collective backends of a rank (`--backend`), chosen by name with make_rank_backend:
 // Gloo (gloo_ranks.cpp, LibTorch's ProcessGroupGloo) or NCCL with the CUDA batch counter
 // (nccl_ranks.cpp, compiled only when SHARDLENS_HAS_CUDA). No LibTorch or CUDA types here;
-// the interfaces are core/runs/rank_services.h.
+// the interfaces are core/realrun/rank_services.h.
 #include <string>
 
-#include "core/runs/rank_services.h"
+#include "core/realrun/rank_services.h"
 
 namespace shardlens {
 

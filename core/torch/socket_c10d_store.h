@@ -1,5 +1,5 @@
 #pragma once
-// core/runs/socket_store.h as a c10d::Store, so ProcessGroupGloo rendezvous over a store
+// core/platform/socket_store.h as a c10d::Store, so ProcessGroupGloo rendezvous over a store
 // that listens on one address only. The server, when this process hosts it, lives as long
 // as the store. Included by torch_ranks.cpp only.
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "core/runs/socket_store.h"
+#include "core/platform/socket_store.h"
 
 namespace shardlens {
 

@@ -1,15 +1,15 @@
 // The LibTorch side of a real run: c10d stores (FileStore by default, TCPStore when an
 // address is given) behind RankStore, the TorchScript model behind BatchClassifier, and the
 // backends by name (rank_backend.h). The launcher, the ranks' loop and the real
-// synchronisation are core/runs/rank_launcher.h, rank_loop.h and rank_sync.h.
+// synchronisation are core/realrun/rank_launcher.h, rank_loop.h and rank_sync.h.
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <chrono>
 
-#include "core/runs/launcher_env.h"
-#include "core/runs/rank_launcher.h"
-#include "core/runs/real_run.h"
+#include "core/platform/launcher_env.h"
+#include "core/realrun/rank_launcher.h"
+#include "core/realrun/real_run.h"
 #include "core/torch/c10d_store.h"
 #include "core/torch/model.h"
 #include "core/torch/rank_backend.h"

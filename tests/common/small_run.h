@@ -1,7 +1,7 @@
 #pragma once
 // A small complete run shared by the run-file tests and the fuzz corpus generator:
 // W = 2, C = 3, four records each; rank 1 evaluates index 0 twice (padding).
-#include "core/runs/runfile.h"
+#include "core/runfile/runfile.h"
 
 namespace shardlens::test {
 

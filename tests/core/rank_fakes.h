@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "core/model/counter.h"
-#include "core/runs/rank_protocol.h"
-#include "core/runs/rank_services.h"
+#include "core/realrun/rank_protocol.h"
+#include "core/realrun/rank_services.h"
 
 namespace shardlens::test {
 

@@ -13,8 +13,8 @@
 #include "core/evaluation/scenario.h"
 #include "core/io/files.h"
 #include "core/report/export.h"
-#include "core/runs/run_evaluation.h"
-#include "core/runs/runfile.h"
+#include "core/runfile/run_evaluation.h"
+#include "core/runfile/runfile.h"
 #include "test_io_util.h"
 
 namespace shardlens {

@@ -10,7 +10,7 @@
 #include "core/report/compare.h"
 #include "core/report/export.h"
 #include "core/report/report.h"
-#include "core/runs/run_evaluation.h"
+#include "core/runfile/run_evaluation.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
 #include "tests/common/small_run.h"

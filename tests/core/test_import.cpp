@@ -10,10 +10,10 @@
 
 #include "core/io/npy.h"
 #include "core/io/npz.h"
-#include "core/model/labels.h"
+#include "core/dataset/labels.h"
 #include "core/model/types.h"
-#include "core/runs/import.h"
-#include "core/runs/run_evaluation.h"
+#include "core/runfile/import.h"
+#include "core/runfile/run_evaluation.h"
 #include "core/sim/specs.h"
 
 namespace fs = std::filesystem;

@@ -13,9 +13,9 @@
 #include "core/model/types.h"
 #include "core/report/compare.h"
 #include "core/report/report.h"
-#include "core/runs/import.h"
-#include "core/runs/run_evaluation.h"
-#include "core/runs/run_scenario.h"
+#include "core/runfile/import.h"
+#include "core/runfile/run_evaluation.h"
+#include "core/sim/run_scenario.h"
 #include "core/sim/engine.h"
 #include "core/sim/specs.h"
 

@@ -1,12 +1,12 @@
-// Where a rank sits, from each launcher's variables (core/runs/launcher_env.h), and which
-// address its Gloo pairs bind (core/runs/bind_address.h).
+// Where a rank sits, from each launcher's variables (core/platform/launcher_env.h), and which
+// address its Gloo pairs bind (core/platform/bind_address.h).
 #include <map>
 
 #include <gtest/gtest.h>
 
 #include "core/model/types.h"
-#include "core/runs/bind_address.h"
-#include "core/runs/launcher_env.h"
+#include "core/platform/bind_address.h"
+#include "core/platform/launcher_env.h"
 
 using namespace shardlens;
 

@@ -11,10 +11,10 @@
 
 #include "core/io/files.h"
 #include "core/io/npz.h"
-#include "core/model/labels.h"
+#include "core/dataset/labels.h"
 #include "core/model/limits.h"
-#include "core/runs/import.h"
-#include "core/runs/runfile.h"
+#include "core/runfile/import.h"
+#include "core/runfile/runfile.h"
 #include "core/sim/specs.h"
 #include "core/torchsem/sampler.h"
 #include "tests/common/small_run.h"

@@ -11,7 +11,7 @@
 #include "core/io/npy.h"
 #include "core/io/npz.h"
 #include "core/model/memory_budget.h"
-#include "core/runs/import.h"
+#include "core/runfile/import.h"
 #include "test_io_util.h"
 
 namespace shardlens {

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "core/runs/rank_launcher.h"
+#include "core/realrun/rank_launcher.h"
 #include "tests/core/rank_fakes.h"
 
 using namespace shardlens;

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/runs/rank_protocol.h"
+#include "core/realrun/rank_protocol.h"
 #include "tests/core/rank_fakes.h"
 
 using namespace shardlens;

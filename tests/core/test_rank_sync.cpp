@@ -7,9 +7,10 @@
 #include <numeric>
 #include <set>
 
-#include "core/runs/rank_launcher.h"
-#include "core/runs/rank_loop.h"
-#include "core/runs/rank_sync.h"
+#include "core/dataset/dataset_images.h"
+#include "core/realrun/rank_launcher.h"
+#include "core/realrun/rank_loop.h"
+#include "core/realrun/rank_sync.h"
 #include "core/torchsem/sync.h"
 #include "tests/core/rank_fakes.h"
 
@@ -341,9 +342,9 @@ TEST(RankLoop, RanksPublishWhatAssemblyNeeds) {
 }
 
 TEST(RankLoop, ImagesOfADatasetSpec) {
-  EXPECT_EQ(images_path_for("idx:/data/noise-labels-idx1-ubyte"), "/data/noise-images-idx3-ubyte");
-  EXPECT_THROW(images_path_for("idx:/data/labels.bin"), InputError);
-  EXPECT_THROW(images_path_for("synthetic:classes=2,per-class=1"), InputError);
+  EXPECT_EQ(dataset_images_path("idx:/data/noise-labels-idx1-ubyte"), "/data/noise-images-idx3-ubyte");
+  EXPECT_THROW(dataset_images_path("idx:/data/labels.bin"), InputError);
+  EXPECT_THROW(dataset_images_path("synthetic:classes=2,per-class=1"), InputError);
 }
 
 }  // namespace

@@ -19,8 +19,8 @@
 #include "core/io/npz.h"
 #include "core/io/sha256.h"
 #include "core/model/types.h"
-#include "core/runs/run_evaluation.h"
-#include "core/runs/runfile.h"
+#include "core/runfile/run_evaluation.h"
+#include "core/runfile/runfile.h"
 #include "core/sim/engine.h"
 #include "tests/common/small_run.h"
 

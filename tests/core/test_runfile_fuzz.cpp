@@ -9,7 +9,7 @@
 #include "core/io/files.h"
 #include "core/io/npz.h"
 #include "core/model/types.h"
-#include "core/runs/runfile.h"
+#include "core/runfile/runfile.h"
 #include "test_io_util.h"
 
 using namespace shardlens;

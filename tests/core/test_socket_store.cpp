@@ -1,4 +1,4 @@
-// The run's own network store (core/runs/socket_store.h): c10d's semantics over real
+// The run's own network store (core/platform/socket_store.h): c10d's semantics over real
 // sockets, and that it listens on the one address it is given.
 #include <arpa/inet.h>
 #include <sys/socket.h>
@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/runs/socket_store.h"
+#include "core/platform/socket_store.h"
 
 using namespace shardlens;
 using namespace std::chrono_literals;

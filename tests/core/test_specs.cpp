@@ -9,7 +9,7 @@
 #include "core/evaluation/scenario.h"
 #include "core/io/npy.h"
 #include "core/model/types.h"
-#include "core/runs/model_predictions.h"
+#include "core/realrun/model_predictions.h"
 #include "core/sim/predictor.h"
 #include "core/sim/specs.h"
 #include "test_io_util.h"

@@ -10,8 +10,8 @@
 
 #include "core/io/npy.h"
 #include "core/io/npz.h"
-#include "core/runs/run_evaluation.h"
-#include "core/runs/runfile.h"
+#include "core/runfile/run_evaluation.h"
+#include "core/runfile/runfile.h"
 #include "core/sim/engine.h"
 #include "tests/common/run_command.h"
 

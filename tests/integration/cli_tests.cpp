@@ -12,8 +12,8 @@
 
 #include "core/io/files.h"
 #include "core/io/npy.h"
-#include "core/runs/run_evaluation.h"
-#include "core/runs/runfile.h"
+#include "core/runfile/run_evaluation.h"
+#include "core/runfile/runfile.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
 #include "core/sim/specs.h"

@@ -16,7 +16,7 @@
 #include <cerrno>
 #include <optional>
 
-#include "core/runs/runfile.h"
+#include "core/runfile/runfile.h"
 #include "core/sim/specs.h"
 #include "shardlens/config.h"
 #include "tests/ui/ui_test_util.h"

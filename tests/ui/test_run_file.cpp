@@ -15,8 +15,8 @@
 
 #include "core/evaluation/recorded_settings.h"
 #include "core/evaluation/scenario.h"
-#include "core/runs/run_evaluation.h"
-#include "core/runs/runfile.h"
+#include "core/runfile/run_evaluation.h"
+#include "core/runfile/runfile.h"
 #include "core/sim/engine.h"
 #include "tests/ui/ui_test_util.h"
 #include "ui/cell_info.h"

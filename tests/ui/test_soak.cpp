@@ -17,8 +17,8 @@
 #include <cstdio>
 #include <fstream>
 
-#include "core/runs/run_evaluation.h"
-#include "core/runs/runfile.h"
+#include "core/runfile/run_evaluation.h"
+#include "core/runfile/runfile.h"
 #include "core/sim/engine.h"
 #include "tests/ui/ui_test_util.h"
 #include "ui/main_window.h"

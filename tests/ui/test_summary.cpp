@@ -2,7 +2,7 @@
 // per-rank chart, the samples behind a cell, and the diagnosis panel's headline.
 #include <QtTest>
 
-#include "core/runs/run_evaluation.h"
+#include "core/runfile/run_evaluation.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
 #include "ui/cell_index.h"

@@ -1,0 +1,40 @@
+#pragma once
+// Dataset spec strings, as the CLI and scenario files write them:
+//   synthetic:classes=10,per-class=50 | synthetic:counts=3,5,7 |
+//   synthetic:classes=10,n=1000,zipf=1.2 | fashion-mnist:test | fashion-mnist:train |
+//   idx:PATH | npy:PATH | csv:PATH; every kind takes ",names=PATH" (class names)
+//   and ",first=N" or ",indices=FILE.npy" (a subset, indexed from 0 like a torch Subset).
+// The one reading of a spec's options (`spec_int`, `spec_double`, `spec_allow_only`) serves
+// the predictor specs of core/sim/specs.h too.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/dataset/labels.h"
+#include "core/model/progress.h"
+
+namespace shardlens {
+
+struct Spec {
+  std::string kind;                            // text before the first ':'
+  std::string path;                            // for file kinds: text after ':' up to options
+  std::map<std::string, std::string> options;  // key=value pairs
+};
+
+// Parses "kind:key=value,key=value" or "kind:PATH[,key=value...]". `flag` names the flag in
+// errors ("--dataset").
+Spec parse_spec(const std::string& text, const std::string& flag);
+
+// Option `key` of `spec` as an integer in [lo, hi] / as a number; InputError naming `flag`.
+int64_t spec_int(const Spec& spec, const std::string& key, const std::string& flag, int64_t lo,
+                 int64_t hi);
+double spec_double(const Spec& spec, const std::string& key, const std::string& flag);
+// InputError naming `flag` for any option of `spec` not in `keys`.
+void spec_allow_only(const Spec& spec, const std::vector<std::string>& keys,
+                     const std::string& flag);
+
+std::string fashion_mnist_dir();  // /usr/share/datasets/fashion-mnist unless overridden
+
+Labels load_labels(const std::string& spec, Progress* progress = nullptr);
+
+}  // namespace shardlens

@@ -1,0 +1,501 @@
+#include "core/platform/socket_store.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <list>
+#include <map>
+#include <optional>
+#include <thread>
+
+#include "core/model/limits.h"
+
+namespace shardlens {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+enum Op : uint8_t {
+  kSet = 1,
+  kGet = 2,  // key, timeout_ms
+  kAdd = 3,  // key, delta (decimal text)
+  kCompareSet = 4,
+  kDelete = 5,
+  kCheck = 6,    // keys...
+  kNumKeys = 7,  //
+  kWait = 8,     // timeout_ms, keys...
+};
+enum Status : uint8_t { kOk = 0, kTimedOut = 1, kError = 2 };
+
+Bytes bytes_of(const std::string& s) {
+  return Bytes(s.begin(), s.end());
+}
+std::string text_of(const Bytes& b) {
+  return std::string(b.begin(), b.end());
+}
+
+Bytes encode_u64(uint64_t v) {
+  Bytes b(8);
+  for (int i = 0; i < 8; ++i) b[size_t(i)] = uint8_t(v >> (8 * i));
+  return b;
+}
+uint64_t decode_u64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t(p[i]) << (8 * i);
+  return v;
+}
+
+Bytes encode_frame(uint8_t op, const std::vector<Bytes>& items) {
+  size_t size = 5;
+  for (const Bytes& b : items) size += 8 + b.size();
+  Bytes out;
+  out.reserve(size);
+  out.push_back(op);
+  const uint32_t n = uint32_t(items.size());
+  for (int i = 0; i < 4; ++i) out.push_back(uint8_t(n >> (8 * i)));
+  for (const Bytes& b : items) {
+    const Bytes len = encode_u64(b.size());
+    out.insert(out.end(), len.begin(), len.end());
+    out.insert(out.end(), b.begin(), b.end());
+  }
+  return out;
+}
+
+// Parses one whole frame from the front of `buf`. Returns the bytes it takes, or 0 when the
+// frame is not complete yet; throws std::runtime_error on a frame no peer of ours sends.
+size_t parse_frame(const Bytes& buf, uint8_t& op, std::vector<Bytes>& items) {
+  if (buf.size() < 5) return 0;
+  op = buf[0];
+  uint32_t n = 0;
+  for (int i = 0; i < 4; ++i) n |= uint32_t(buf[size_t(1 + i)]) << (8 * i);
+  if (n > (1u << 20)) throw std::runtime_error("a frame of " + std::to_string(n) + " items");
+  size_t at = 5;
+  items.clear();
+  for (uint32_t i = 0; i < n; ++i) {
+    if (buf.size() < at + 8) return 0;
+    const uint64_t len = decode_u64(buf.data() + at);
+    if (len > kMaxStoreValueBytes)
+      throw std::runtime_error("a value of " + std::to_string(len) + " bytes");
+    at += 8;
+    if (buf.size() - at < len) return 0;
+    items.emplace_back(buf.begin() + long(at), buf.begin() + long(at + len));
+    at += size_t(len);
+  }
+  return at;
+}
+
+void send_all(int fd, const Bytes& data) {
+  size_t sent = 0;
+  while (sent < data.size()) {
+    const ssize_t k = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) throw std::runtime_error(k < 0 ? std::strerror(errno) : "connection closed");
+    sent += size_t(k);
+  }
+}
+
+struct AddrInfo {
+  addrinfo* list = nullptr;
+  ~AddrInfo() {
+    if (list) freeaddrinfo(list);
+  }
+};
+
+std::string numeric_host(const sockaddr* sa, socklen_t len) {
+  char host[NI_MAXHOST] = {};
+  if (getnameinfo(sa, len, host, sizeof host, nullptr, 0, NI_NUMERICHOST) != 0) return "?";
+  return host;
+}
+
+// addrinfo of host:port for TCP; throws RunFailure naming the host when it does not resolve.
+void resolve(const std::string& host, int port, AddrInfo& out) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  const std::string service = std::to_string(port);
+  const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &out.list);
+  if (rc != 0 || !out.list)
+    throw RunFailure("cannot resolve the store address '" + host + "': " + gai_strerror(rc));
+}
+
+uint64_t millis(std::chrono::milliseconds d) {
+  return uint64_t(std::max<int64_t>(0, d.count()));
+}
+
+std::string join_keys(const std::vector<std::string>& keys) {
+  std::string s;
+  for (const std::string& k : keys) s += (s.empty() ? "" : ", ") + k;
+  return s;
+}
+
+}  // namespace
+
+// --- server ----------------------------------------------------------------------------------
+
+struct SocketStoreServer::State {
+  struct Waiter {
+    int fd;
+    uint8_t op;  // kGet (answers the value) or kWait (answers nothing)
+    std::vector<std::string> keys;
+    Clock::time_point deadline;
+  };
+
+  int listen_fd = -1;
+  int wake[2] = {-1, -1};
+  int port = 0;
+  std::string address;
+  std::map<std::string, Bytes> data;
+  std::map<int, Bytes> clients;  // fd -> bytes received, not yet a whole frame
+  std::list<Waiter> waiters;
+  std::thread thread;
+
+  ~State() {
+    for (auto& [fd, _] : clients) ::close(fd);
+    for (int fd : {listen_fd, wake[0], wake[1]})
+      if (fd >= 0) ::close(fd);
+  }
+
+  bool has_all(const std::vector<std::string>& keys) const {
+    return std::all_of(keys.begin(), keys.end(), [&](const auto& k) { return data.count(k); });
+  }
+
+  void reply(int fd, uint8_t status, const std::vector<Bytes>& items) {
+    try {
+      send_all(fd, encode_frame(status, items));
+    } catch (const std::exception&) {
+      // The client went away; its end of the poll loop closes it.
+    }
+  }
+
+  void serve_waiters() {
+    const auto now = Clock::now();
+    for (auto it = waiters.begin(); it != waiters.end();) {
+      if (has_all(it->keys)) {
+        reply(it->fd, kOk,
+              it->op == kGet ? std::vector<Bytes>{data[it->keys[0]]} : std::vector<Bytes>{});
+      } else if (now >= it->deadline) {
+        reply(it->fd, kTimedOut, {});
+      } else {
+        ++it;
+        continue;
+      }
+      it = waiters.erase(it);
+    }
+  }
+
+  void handle(int fd, uint8_t op, std::vector<Bytes>& items) {
+    auto need = [&](size_t n) {
+      if (items.size() < n) throw std::runtime_error("a request with too few items");
+    };
+    switch (op) {
+      case kSet:
+        need(2);
+        data[text_of(items[0])] = std::move(items[1]);
+        return reply(fd, kOk, {});
+      case kGet: {
+        need(2);
+        const std::string key = text_of(items[0]);
+        const auto wait = std::chrono::milliseconds(
+            items[1].size() == 8 ? int64_t(decode_u64(items[1].data()) & INT64_MAX) : 0);
+        if (auto it = data.find(key); it != data.end()) return reply(fd, kOk, {it->second});
+        waiters.push_back({fd, kGet, {key}, Clock::now() + wait});
+        return;
+      }
+      case kAdd: {
+        need(2);
+        const std::string key = text_of(items[0]);
+        int64_t value = 0;
+        try {
+          if (auto it = data.find(key); it != data.end()) value = std::stoll(text_of(it->second));
+          value += std::stoll(text_of(items[1]));
+        } catch (const std::exception&) {
+          return reply(fd, kError, {bytes_of("the value of '" + key + "' is not an integer")});
+        }
+        data[key] = bytes_of(std::to_string(value));
+        return reply(fd, kOk, {bytes_of(std::to_string(value))});
+      }
+      case kCompareSet: {
+        need(3);
+        const std::string key = text_of(items[0]);
+        auto it = data.find(key);
+        if (it == data.end()) {
+          if (!items[1].empty()) return reply(fd, kOk, {items[1]});
+          data[key] = items[2];
+          return reply(fd, kOk, {items[2]});
+        }
+        if (it->second == items[1]) it->second = items[2];
+        return reply(fd, kOk, {it->second});
+      }
+      case kDelete:
+        need(1);
+        return reply(fd, kOk, {bytes_of(data.erase(text_of(items[0])) ? "1" : "0")});
+      case kCheck: {
+        std::vector<std::string> keys;
+        for (const Bytes& b : items) keys.push_back(text_of(b));
+        return reply(fd, kOk, {bytes_of(has_all(keys) ? "1" : "0")});
+      }
+      case kNumKeys:
+        return reply(fd, kOk, {bytes_of(std::to_string(data.size()))});
+      case kWait: {
+        need(1);
+        const auto wait = std::chrono::milliseconds(
+            items[0].size() == 8 ? int64_t(decode_u64(items[0].data()) & INT64_MAX) : 0);
+        std::vector<std::string> keys;
+        for (size_t i = 1; i < items.size(); ++i) keys.push_back(text_of(items[i]));
+        if (has_all(keys)) return reply(fd, kOk, {});
+        waiters.push_back({fd, kWait, std::move(keys), Clock::now() + wait});
+        return;
+      }
+      default:
+        throw std::runtime_error("an unknown request " + std::to_string(op));
+    }
+  }
+
+  void drop(int fd) {
+    waiters.remove_if([fd](const Waiter& w) { return w.fd == fd; });
+    clients.erase(fd);
+    ::close(fd);
+  }
+
+  // Reads what the client sent; handles each whole request. False: the client is gone.
+  bool receive(int fd) {
+    uint8_t chunk[65536];
+    const ssize_t k = ::recv(fd, chunk, sizeof chunk, 0);
+    if (k < 0 && (errno == EINTR || errno == EAGAIN)) return true;
+    if (k <= 0) return false;
+    Bytes& buf = clients[fd];
+    buf.insert(buf.end(), chunk, chunk + k);
+    try {
+      uint8_t op = 0;
+      std::vector<Bytes> items;
+      while (const size_t used = parse_frame(buf, op, items)) {
+        buf.erase(buf.begin(), buf.begin() + long(used));
+        handle(fd, op, items);
+      }
+    } catch (const std::exception&) {
+      return false;  // not one of our clients: hang up on it
+    }
+    return true;
+  }
+
+  void loop() {
+    for (;;) {
+      std::vector<pollfd> fds = {{wake[0], POLLIN, 0}, {listen_fd, POLLIN, 0}};
+      for (const auto& [fd, _] : clients) fds.push_back({fd, POLLIN, 0});
+      int wait_ms = -1;
+      const auto now = Clock::now();
+      for (const Waiter& w : waiters) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(w.deadline - now).count();
+        const int ms = int(std::clamp<int64_t>(left + 1, 0, 60000));
+        wait_ms = wait_ms < 0 ? ms : std::min(wait_ms, ms);
+      }
+      if (::poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR) return;
+      if (fds[0].revents) return;  // the destructor asks to stop
+      if (fds[1].revents & POLLIN) {
+        const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd >= 0) {
+          const int one = 1;
+          ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+          clients[fd];
+        }
+      }
+      for (size_t i = 2; i < fds.size(); ++i) {
+        if (fds[i].revents && !receive(fds[i].fd)) drop(fds[i].fd);
+      }
+      serve_waiters();
+    }
+  }
+};
+
+SocketStoreServer::SocketStoreServer(const std::string& address, int port)
+    : m_state(std::make_unique<State>()) {
+  State& s = *m_state;
+  AddrInfo ai;
+  resolve(address, port, ai);
+  std::string why = "no address";
+  for (addrinfo* a = ai.list; a; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) {
+      why = std::strerror(errno);
+      continue;
+    }
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (a->ai_family == AF_INET6) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 4096) == 0) {
+      s.listen_fd = fd;
+      break;
+    }
+    why = std::strerror(errno);
+    if (errno == EADDRNOTAVAIL) why += " (it is not an address of this host)";
+    ::close(fd);
+  }
+  if (s.listen_fd < 0) {
+    throw RunFailure("cannot listen on " + address + ":" + std::to_string(port) + ": " + why);
+  }
+  sockaddr_storage bound{};
+  socklen_t len = sizeof bound;
+  ::getsockname(s.listen_fd, reinterpret_cast<sockaddr*>(&bound), &len);
+  s.address = numeric_host(reinterpret_cast<sockaddr*>(&bound), len);
+  s.port = bound.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                                       : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  if (::pipe2(s.wake, O_CLOEXEC) != 0)
+    throw RunFailure(std::string("cannot start the store: ") + std::strerror(errno));
+  s.thread = std::thread([&s] { s.loop(); });
+}
+
+SocketStoreServer::~SocketStoreServer() {
+  const char stop = 1;
+  if (::write(m_state->wake[1], &stop, 1) < 0) {
+    // The pipe cannot be full or closed here; if it were, join() would wait forever, so
+    // fall back on closing the listener, which poll() reports too.
+    ::shutdown(m_state->listen_fd, SHUT_RDWR);
+  }
+  m_state->thread.join();
+}
+
+int SocketStoreServer::port() const {
+  return m_state->port;
+}
+const std::string& SocketStoreServer::address() const {
+  return m_state->address;
+}
+
+// --- client ----------------------------------------------------------------------------------
+
+SocketStoreClient::SocketStoreClient(const std::string& address, int port,
+                                     std::chrono::milliseconds timeout)
+    : m_where(address + ":" + std::to_string(port)), m_timeout(timeout) {
+  const auto deadline = Clock::now() + timeout;
+  std::string why;
+  for (auto pause = std::chrono::milliseconds(20);;
+       pause = std::min(pause * 2, std::chrono::milliseconds(500))) {
+    AddrInfo ai;
+    resolve(address, port, ai);
+    for (addrinfo* a = ai.list; a && m_fd < 0; a = a->ai_next) {
+      const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+      if (fd < 0) {
+        why = std::strerror(errno);
+        continue;
+      }
+      if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+        m_fd = fd;
+      } else {
+        why = std::strerror(errno);
+        ::close(fd);
+      }
+    }
+    if (m_fd >= 0) break;
+    if (Clock::now() + pause > deadline) {
+      throw RunFailure("cannot reach the store at " + m_where + " within " +
+                       std::to_string(timeout.count() / 1000) + " s: " + why);
+    }
+    std::this_thread::sleep_for(pause);
+  }
+  const int one = 1;
+  ::setsockopt(m_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+SocketStoreClient::~SocketStoreClient() {
+  if (m_fd >= 0) ::close(m_fd);
+}
+
+std::vector<Bytes> SocketStoreClient::call(uint8_t op, const std::vector<Bytes>& items) {
+  std::lock_guard lock(m_mutex);
+  // The server answers a wait when it ends; past that (plus slack) the server is lost.
+  std::chrono::milliseconds longest = m_timeout;
+  if (op == kGet && items.size() == 2)
+    longest = std::chrono::milliseconds(decode_u64(items[1].data()));
+  if (op == kWait) longest = std::chrono::milliseconds(decode_u64(items[0].data()));
+  const auto give_up = longest + std::chrono::seconds(10);
+  timeval tv{};
+  tv.tv_sec = long(give_up.count() / 1000);
+  tv.tv_usec = long(give_up.count() % 1000) * 1000;
+  ::setsockopt(m_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  try {
+    send_all(m_fd, encode_frame(op, items));
+  } catch (const std::exception& e) {
+    throw RunFailure("cannot reach the store at " + m_where + ": " + e.what());
+  }
+  Bytes buf;
+  uint8_t chunk[65536];
+  uint8_t status = 0;
+  std::vector<Bytes> reply;
+  for (;;) {
+    if (parse_frame(buf, status, reply)) break;
+    const ssize_t k = ::recv(m_fd, chunk, sizeof chunk, 0);
+    if (k < 0 && errno == EINTR) continue;
+    if (k == 0) throw RunFailure("the store at " + m_where + " closed the connection");
+    if (k < 0) {
+      throw RunFailure("the store at " + m_where + " did not answer: " +
+                       (errno == EAGAIN ? std::string("no reply in time") : std::strerror(errno)));
+    }
+    buf.insert(buf.end(), chunk, chunk + k);
+  }
+  if (status == kTimedOut) throw RunFailure("timed out in the store at " + m_where);
+  if (status != kOk) {
+    throw RunFailure("the store at " + m_where + " refused a request" +
+                     (reply.empty() ? "" : ": " + text_of(reply[0])));
+  }
+  return reply;
+}
+
+void SocketStoreClient::set(const std::string& key, const Bytes& value) {
+  call(kSet, {bytes_of(key), value});
+}
+
+Bytes SocketStoreClient::get(const std::string& key) {
+  try {
+    return call(kGet, {bytes_of(key), encode_u64(millis(m_timeout))}).at(0);
+  } catch (const RunFailure& e) {
+    throw RunFailure(std::string(e.what()) + " (waiting for key '" + key + "')");
+  }
+}
+
+int64_t SocketStoreClient::add(const std::string& key, int64_t delta) {
+  return std::stoll(text_of(call(kAdd, {bytes_of(key), bytes_of(std::to_string(delta))}).at(0)));
+}
+
+Bytes SocketStoreClient::compare_set(const std::string& key, const Bytes& expected,
+                                     const Bytes& desired) {
+  return call(kCompareSet, {bytes_of(key), expected, desired}).at(0);
+}
+
+bool SocketStoreClient::remove(const std::string& key) {
+  return text_of(call(kDelete, {bytes_of(key)}).at(0)) == "1";
+}
+
+bool SocketStoreClient::check(const std::vector<std::string>& keys) {
+  std::vector<Bytes> items;
+  for (const std::string& k : keys) items.push_back(bytes_of(k));
+  return text_of(call(kCheck, items).at(0)) == "1";
+}
+
+int64_t SocketStoreClient::num_keys() {
+  return std::stoll(text_of(call(kNumKeys, {}).at(0)));
+}
+
+void SocketStoreClient::wait(const std::vector<std::string>& keys,
+                             std::chrono::milliseconds timeout) {
+  std::vector<Bytes> items = {encode_u64(millis(timeout))};
+  for (const std::string& k : keys) items.push_back(bytes_of(k));
+  try {
+    call(kWait, items);
+  } catch (const RunFailure& e) {
+    throw RunFailure(std::string(e.what()) + " (waiting for " + join_keys(keys) + ")");
+  }
+}
+
+}  // namespace shardlens

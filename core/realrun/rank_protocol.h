@@ -1,0 +1,59 @@
+#pragma once
+// What the ranks of a real run and their launcher say to each other through the store: the
+// store itself (an interface: c10d stores in core/torch, an in-memory one in tests), its
+// keys, and the little-endian fixed-width encodings of records and matrices. No LibTorch.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/model/matrix.h"
+#include "core/model/records.h"
+#include "core/platform/store.h"
+
+namespace shardlens {
+
+// --- keys, under kRunStorePrefix ------------------------------------------------------------
+
+inline constexpr const char* kRunStorePrefix = "shardlens/";
+inline std::string key_records(int rank) {
+  return "rank" + std::to_string(rank) + "/records";
+}
+inline std::string key_matrix(int rank) {
+  return "rank" + std::to_string(rank) + "/matrix";
+}
+inline std::string key_done(int rank) {
+  return "rank" + std::to_string(rank) + "/done";
+}
+inline std::string key_error(int rank) {
+  return "rank" + std::to_string(rank) + "/error";
+}
+inline constexpr const char* kKeySynced = "synced";
+inline constexpr const char* kKeySyncNote = "sync_note";
+
+// check() that answers false when the store cannot be asked.
+bool has_key(RankStore& store, const std::string& key);
+// set() that throws RunFailure "cannot reach the store: ..." on failure.
+void publish(RankStore& store, const std::string& key, const Bytes& value);
+
+// The first line of an exception's (often multi-line) message.
+std::string first_line(const std::string& s);
+
+// --- values ----------------------------------------------------------------------------------
+// records: uint64 count, then per record int64 index, int32 target, int32 prediction,
+//          uint8 flags (17 bytes);
+// matrix:  int32 classes, then classes x classes float64 cells, row-major;
+// text:    the UTF-8 bytes.
+// Decoders throw RunFailure naming what is wrong when the bytes are not exactly that.
+
+Bytes encode_records(const std::vector<Record>& records);
+std::vector<Record> decode_records(const Bytes& bytes);
+Bytes encode_matrix(const Matrix& m);
+// `classes`: the size every matrix of the run has.
+Matrix decode_matrix(const Bytes& bytes, int32_t classes);
+Bytes encode_text(const std::string& text);
+std::string decode_text(const Bytes& bytes);
+
+}  // namespace shardlens

@@ -1,0 +1,875 @@
+#include "core/runfile/import.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <tuple>
+#include <unordered_set>
+
+#include "core/dataset/dataset_spec.h"
+#include "core/dataset/labels.h"
+#include "core/dataset/predictions_file.h"
+#include "core/io/csv.h"
+#include "core/io/files.h"
+#include "core/io/npy.h"
+#include "core/io/npz.h"
+#include "core/model/limits.h"
+#include "core/model/memory_budget.h"
+#include "core/model/types.h"
+
+namespace shardlens {
+namespace {
+
+[[noreturn]] void fail(const std::string& origin, const std::string& what) {
+  throw InputError(origin + ": " + what);
+}
+
+// Users name arrays after their own code; accept the common spellings.
+const std::map<std::string, std::vector<std::string>>& aliases() {
+  static const std::map<std::string, std::vector<std::string>> table = {
+      {"rank", {"rank", "ranks"}},
+      {"index", {"index", "indices", "idx", "dataset_index"}},
+      {"target", {"target", "targets", "label", "labels", "y"}},
+      {"prediction", {"prediction", "predictions", "pred", "preds"}},
+      {"flags", {"flags"}},
+      {"matrix", {"matrix", "confmat", "local_matrix"}},
+      {"reported", {"reported", "synced", "reported_matrix"}},
+      {"world_size", {"world_size"}},
+      {"dataset_size", {"dataset_size"}},
+      {"batch_size", {"batch_size"}},
+      {"epoch", {"epoch"}},
+      {"sanity", {"sanity"}},
+      {"validation_in_epoch", {"validation_in_epoch"}},
+      {"dataloader_idx", {"dataloader_idx"}},
+      {"settings_json", {"settings_json"}},
+  };
+  return table;
+}
+
+const DumpArray* find(const DumpArrays& arrays, const std::string& key, const std::string& origin) {
+  const DumpArray* found = nullptr;
+  std::string found_name;
+  for (const std::string& name : aliases().at(key)) {
+    auto it = arrays.find(name);
+    if (it == arrays.end()) continue;
+    if (found) fail(origin, "both '" + found_name + "' and '" + name + "' given for " + key);
+    found = &it->second;
+    found_name = name;
+  }
+  return found;
+}
+
+std::vector<int64_t> integers_of(const DumpArray& a, const std::string& name,
+                                 const std::string& origin) {
+  if (a.integral) return a.ints;
+  std::vector<int64_t> out(a.reals.size());
+  for (size_t i = 0; i < a.reals.size(); ++i) {
+    const double v = a.reals[i];
+    if (!(v == std::floor(v)) || std::fabs(v) > 9e15)
+      fail(origin, "'" + name + "' holds the non-integer value " + std::to_string(v) + " at " +
+                       std::to_string(i));
+    out[i] = static_cast<int64_t>(v);
+  }
+  return out;
+}
+
+std::optional<int64_t> scalar(const DumpArrays& arrays, const std::string& key,
+                              const std::string& origin, int64_t lo, int64_t hi) {
+  const DumpArray* a = find(arrays, key, origin);
+  if (!a) return std::nullopt;
+  if (a->size() != 1) fail(origin, "'" + key + "' must be a single number");
+  const int64_t v = integers_of(*a, key, origin)[0];
+  if (v < lo || v > hi) fail(origin, "'" + key + "' = " + std::to_string(v) + " is out of range");
+  return v;
+}
+
+Matrix matrix_of(const DumpArray& a, const std::string& name, const std::string& origin) {
+  if (a.shape.size() != 2 || a.shape[0] != a.shape[1] || a.shape[0] < 1 || a.shape[0] > kMaxClasses)
+    fail(origin, "'" + name + "' is not a square C x C matrix");
+  Matrix m;
+  m.classes = static_cast<int32_t>(a.shape[0]);
+  if (a.integral) {
+    m.cells.assign(a.ints.begin(), a.ints.end());
+  } else {
+    m.cells = a.reals;
+  }
+  for (size_t i = 0; i < m.cells.size(); ++i) {
+    if (!std::isfinite(m.cells[i]))
+      fail(origin, "'" + name + "' holds " + (std::isnan(m.cells[i]) ? "NaN" : "an infinity") +
+                       " at row " + std::to_string(i / size_t(m.classes)) + ", column " +
+                       std::to_string(i % size_t(m.classes)));
+  }
+  return m;
+}
+
+// How to name a subset of the dataset when a run evaluated one.
+std::string subset_hint(const std::string& dataset, std::optional<int64_t> size = std::nullopt) {
+  const std::string n = size ? std::to_string(*size) : std::string("N");
+  return "; if the run evaluated a subset, give --dataset " + dataset + ",first=" + n +
+         " (the first " + n + " samples) or " + dataset + ",indices=FILE.npy (the ones listed)";
+}
+
+// A --predictions file as a predictor spec (by extension: .csv, else .npy).
+std::string predictions_spec(const std::string& path) {
+  const bool csv = path.size() > 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
+  return (csv ? "csv:" : "npy:") + path;
+}
+
+// Epoch from a file name such as "eval_epoch2_rank0.npz" when the dump has no epoch array.
+std::optional<int64_t> epoch_from_name(const std::string& path) {
+  static const std::regex pattern("epoch[_-]?([0-9]{1,9})", std::regex::icase);
+  const std::string stem = std::filesystem::path(path).stem().string();
+  std::smatch match;
+  if (!std::regex_search(stem, match, pattern)) return std::nullopt;
+  return std::stoll(match[1].str());
+}
+
+// Rank from a file name such as "val_rank3.npz" when the dump has no rank array.
+std::optional<int> rank_from_name(const std::string& path) {
+  static const std::regex pattern("rank[_-]?([0-9]{1,5})", std::regex::icase);
+  const std::string stem = std::filesystem::path(path).stem().string();
+  std::smatch match;
+  if (!std::regex_search(stem, match, pattern)) return std::nullopt;
+  return std::stoi(match[1].str());
+}
+
+// Argmax over each row of [N, C] scores (first maximum, as torch.argmax on CPU).
+std::vector<int64_t> argmax_rows(const DumpArray& a, const std::string& origin) {
+  const int64_t n = a.shape[0], c = a.shape[1];
+  if (c < 1) fail(origin, "'prediction' scores have no classes");
+  std::vector<int64_t> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t best = 0;
+    for (int64_t k = 1; k < c; ++k) {
+      const size_t at = size_t(i * c + k), at_best = size_t(i * c + best);
+      const double v = a.integral ? double(a.ints[at]) : a.reals[at];
+      const double b = a.integral ? double(a.ints[at_best]) : a.reals[at_best];
+      if (v > b) best = k;
+    }
+    out[size_t(i)] = best;
+  }
+  return out;
+}
+
+void check_rank(int64_t r, const std::string& origin) {
+  if (r < 0 || r >= kMaxWorldSize) fail(origin, "rank " + std::to_string(r) + " is out of range");
+}
+
+// Values an array holds, from its shape (the same as size() once its values are read).
+uint64_t shape_count(const DumpArray& a) {
+  uint64_t n = 1;
+  for (int64_t d : a.shape) n *= uint64_t(d);  // checked by the readers
+  return n;
+}
+
+// The checks on the arrays' shapes alone, in the order dump_from_arrays makes them: run on
+// the .npy headers of an .npz before any data is inflated, so an array that disagrees with
+// the others costs nothing however large it claims to be.
+void check_dump_shapes(const DumpArrays& arrays, const std::string& origin) {
+  const DumpArray* index = find(arrays, "index", origin);
+  const DumpArray* target = find(arrays, "target", origin);
+  const DumpArray* prediction = find(arrays, "prediction", origin);
+  if (!index || !target || !prediction) {
+    fail(origin, "a dump needs arrays 'index', 'target' and 'prediction' (missing: " +
+                     std::string(!index ? "index " : "") + (!target ? "target " : "") +
+                     (!prediction ? "prediction" : "") + ")");
+  }
+  if (index->shape.size() != 1) fail(origin, "'index' is not a 1-D array");
+  if (target->shape.size() != 1) fail(origin, "'target' is not a 1-D array");
+  const uint64_t n = shape_count(*index);
+  uint64_t preds = 0;
+  if (prediction->shape.size() == 2 && !prediction->integral) {
+    if (uint64_t(prediction->shape[0]) != n)
+      fail(origin, "'prediction' scores do not have one row per index");
+    preds = n;
+  } else if (prediction->shape.size() == 1) {
+    preds = shape_count(*prediction);
+  } else {
+    fail(origin, "'prediction' must be 1-D class ids or 2-D float scores");
+  }
+  if (shape_count(*target) != n || preds != n) {
+    fail(origin, "index, target and prediction have different lengths (" + std::to_string(n) +
+                     ", " + std::to_string(shape_count(*target)) + ", " + std::to_string(preds) +
+                     ")");
+  }
+  if (const DumpArray* f = find(arrays, "flags", origin); f && shape_count(*f) != n)
+    fail(origin, "'flags' has " + std::to_string(shape_count(*f)) + " entries for " +
+                     std::to_string(n) + " records");
+  if (const DumpArray* r = find(arrays, "rank", origin)) {
+    const uint64_t count = shape_count(*r);
+    if (count != n && !(count == 1 && n != 1))
+      fail(origin, "'rank' is neither one number nor one per record");
+  }
+  for (const char* key : {"world_size", "dataset_size", "epoch", "sanity", "batch_size",
+                          "validation_in_epoch", "dataloader_idx"}) {
+    if (const DumpArray* a = find(arrays, key, origin); a && shape_count(*a) != 1)
+      fail(origin, "'" + std::string(key) + "' must be a single number");
+  }
+  if (const DumpArray* a = find(arrays, "settings_json", origin);
+      a && (a->shape.size() != 1 || !a->integral))
+    fail(origin, "'settings_json' is not a 1-D uint8 array of UTF-8 JSON");
+  for (const char* key : {"matrix", "reported"}) {
+    const DumpArray* a = find(arrays, key, origin);
+    if (a && (a->shape.size() != 2 || a->shape[0] != a->shape[1] || a->shape[0] < 1 ||
+              a->shape[0] > kMaxClasses))
+      fail(origin, "'" + std::string(key) + "' is not a square C x C matrix");
+  }
+}
+
+// What reading the arrays into a dump takes: each array's values as 64-bit numbers and the
+// integer copy made of them, then one record (and its rank) per index.
+uint64_t dump_memory(const DumpArrays& arrays, const std::string& origin) {
+  uint64_t bytes = 0;
+  for (const auto& [name, a] : arrays) bytes += shape_count(a) * 8 * 2;
+  const DumpArray* index = find(arrays, "index", origin);
+  const uint64_t n = index ? shape_count(*index) : 0;
+  return bytes + n * (2 * sizeof(Record) + sizeof(int));
+}
+
+DumpArray array_from_npy(const std::string& bytes, const std::string& origin) {
+  const NpyHeader header = parse_npy_header(bytes, origin);
+  DumpArray a;
+  const char kind = header.descr.size() >= 2 ? header.descr[1] : '?';
+  if (kind == 'f') {
+    a.integral = false;
+    a.reals = npy_doubles_from_bytes(bytes, origin, &a.shape);
+  } else {
+    a.ints = npy_integers_from_bytes(bytes, origin, &a.shape);
+  }
+  return a;
+}
+
+// A table whose columns are rank, index, target, prediction [, flags] (.npy and .csv).
+RankDump dump_from_columns(const std::vector<std::vector<int64_t>>& columns,
+                           const std::string& origin) {
+  RankDump d;
+  d.origin = origin;
+  const size_t n = columns[0].size();
+  d.ranks.reserve(n);
+  d.records.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    check_rank(columns[0][i], origin);
+    const int64_t target = columns[2][i], pred = columns[3][i];
+    if (target < INT32_MIN || target > INT32_MAX || pred < INT32_MIN || pred > INT32_MAX)
+      fail(origin, "row " + std::to_string(i) + ": target or prediction out of range");
+    uint8_t flags = 0;
+    if (columns.size() > 4) {
+      if (columns[4][i] < 0 || columns[4][i] > 255)
+        fail(origin, "row " + std::to_string(i) + ": flags out of range");
+      flags = static_cast<uint8_t>(columns[4][i]);
+    }
+    d.ranks.push_back(static_cast<int>(columns[0][i]));
+    d.records.push_back(
+        Record{columns[1][i], static_cast<int32_t>(target), static_cast<int32_t>(pred), flags});
+  }
+  return d;
+}
+
+// The settings_json array as text: one byte per value.
+std::string settings_text(const DumpArray& a, const std::string& origin) {
+  std::string text;
+  text.reserve(a.ints.size());
+  for (int64_t v : a.ints) {
+    if (v < 0 || v > 255) fail(origin, "'settings_json' holds a value that is not a byte");
+    text.push_back(static_cast<char>(v));
+  }
+  return text;
+}
+
+// A setting given both as an array and in settings_json: they must agree. Returns either.
+template <class T>
+std::optional<T> agreed(std::optional<T> array, std::optional<T> recorded, const char* key,
+                        const std::string& origin) {
+  if (array && recorded && *array != *recorded)
+    fail(origin, std::string("'") + key + "' disagrees with settings_json's '" + key + "'");
+  return array ? array : recorded;
+}
+
+// Every per-dump setting, from its array or else settings_json: the one place that reads them.
+void read_evaluation_keys(const DumpArrays& arrays, const std::string& origin, RankDump& d) {
+  if (const DumpArray* a = find(arrays, "settings_json", origin))
+    d.settings = parse_recorded_settings(settings_text(*a, origin), origin);
+  const RecordedSettings s = d.settings.value_or(RecordedSettings{});
+  if (s.world_size && (*s.world_size < 1 || *s.world_size > kMaxWorldSize))
+    fail(origin,
+         "settings_json: 'world_size' = " + std::to_string(*s.world_size) + " is out of range");
+  const auto world = agreed(scalar(arrays, "world_size", origin, 1, kMaxWorldSize), s.world_size,
+                            "world_size", origin);
+  if (world) d.world_size = int(*world);
+  d.dataset_size = agreed(scalar(arrays, "dataset_size", origin, 0, INT64_MAX), s.dataset_size,
+                          "dataset_size", origin);
+  d.epoch = agreed(scalar(arrays, "epoch", origin, 0, INT64_MAX), s.epoch, "epoch", origin);
+  std::optional<bool> sanity;
+  if (auto v = scalar(arrays, "sanity", origin, 0, 1)) sanity = *v == 1;
+  d.sanity = agreed(sanity, s.sanity, "sanity", origin).value_or(false);
+  d.batch_size = agreed(scalar(arrays, "batch_size", origin, 1, INT64_MAX), s.batch_size,
+                        "batch_size", origin);
+  d.validation_in_epoch = agreed(scalar(arrays, "validation_in_epoch", origin, 0, INT32_MAX),
+                                 s.validation_in_epoch, "validation_in_epoch", origin);
+  d.dataloader_idx = agreed(scalar(arrays, "dataloader_idx", origin, 0, INT32_MAX),
+                            s.dataloader_idx, "dataloader_idx", origin);
+  if (d.validation_in_epoch && *d.validation_in_epoch > INT32_MAX)
+    fail(origin, "'validation_in_epoch' is out of range");
+  if (d.dataloader_idx && *d.dataloader_idx > INT32_MAX)
+    fail(origin, "'dataloader_idx' is out of range");
+  d.stage = s.stage.value_or("");
+  if (s.rank) {
+    for (int r : d.ranks)
+      if (r != *s.rank)
+        fail(origin, "holds rank " + std::to_string(r) + " but settings_json says rank " +
+                         std::to_string(*s.rank));
+  }
+}
+
+}  // namespace
+
+RankDump dump_from_arrays(const DumpArrays& arrays, const std::string& origin) {
+  // The shapes first, as for an .npz before its data is read (a .pt arrives whole); the
+  // size checks below stay for arrays whose values do not match their shape.
+  check_dump_shapes(arrays, origin);  // every array is there, index and target 1-D
+  RankDump d;
+  d.origin = origin;
+  const DumpArray* index = find(arrays, "index", origin);
+  const DumpArray* target = find(arrays, "target", origin);
+  const DumpArray* prediction = find(arrays, "prediction", origin);
+  const size_t n = static_cast<size_t>(index->size());
+  std::vector<int64_t> preds;
+  if (prediction->shape.size() == 2 && !prediction->integral) {
+    if (size_t(prediction->shape[0]) != n)
+      fail(origin, "'prediction' scores do not have one row per index");
+    preds = argmax_rows(*prediction, origin);
+  } else if (prediction->shape.size() == 1) {
+    preds = integers_of(*prediction, "prediction", origin);
+  } else {
+    fail(origin, "'prediction' must be 1-D class ids or 2-D float scores");
+  }
+  const auto idx = integers_of(*index, "index", origin);
+  const auto tgt = integers_of(*target, "target", origin);
+  if (tgt.size() != n || preds.size() != n) {
+    fail(origin, "index, target and prediction have different lengths (" + std::to_string(n) +
+                     ", " + std::to_string(tgt.size()) + ", " + std::to_string(preds.size()) + ")");
+  }
+  std::vector<int64_t> flags;
+  if (const DumpArray* f = find(arrays, "flags", origin)) {
+    flags = integers_of(*f, "flags", origin);
+    if (flags.size() != n)
+      fail(origin, "'flags' has " + std::to_string(flags.size()) + " entries for " +
+                       std::to_string(n) + " records");
+  }
+  std::vector<int64_t> ranks;
+  if (const DumpArray* r = find(arrays, "rank", origin)) {
+    ranks = integers_of(*r, "rank", origin);
+    if (ranks.size() == 1 && n != 1) ranks.assign(n, ranks[0]);
+    if (ranks.size() != n) fail(origin, "'rank' is neither one number nor one per record");
+  } else {
+    const auto from_name = rank_from_name(origin);
+    if (!from_name)
+      fail(origin,
+           "no 'rank' array, and the file name does not say the rank (e.g. dump_rank0.npz)");
+    ranks.assign(n, *from_name);
+  }
+  d.ranks.reserve(n);
+  d.records.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    check_rank(ranks[i], origin);
+    if (tgt[i] < INT32_MIN || tgt[i] > INT32_MAX || preds[i] < INT32_MIN || preds[i] > INT32_MAX)
+      fail(origin, "record " + std::to_string(i) + ": target or prediction out of range");
+    uint8_t fl = 0;
+    if (!flags.empty()) {
+      if (flags[i] < 0 || flags[i] > 255)
+        fail(origin, "record " + std::to_string(i) + ": flags out of range");
+      fl = static_cast<uint8_t>(flags[i]);
+    }
+    d.ranks.push_back(static_cast<int>(ranks[i]));
+    d.records.push_back(
+        Record{idx[i], static_cast<int32_t>(tgt[i]), static_cast<int32_t>(preds[i]), fl});
+  }
+  read_evaluation_keys(arrays, origin, d);
+  if (const DumpArray* m = find(arrays, "matrix", origin)) {
+    std::set<int> distinct(d.ranks.begin(), d.ranks.end());
+    if (distinct.size() > 1) fail(origin, "'matrix' given in a dump that holds several ranks");
+    d.rank_matrix = matrix_of(*m, "matrix", origin);
+  }
+  if (const DumpArray* m = find(arrays, "reported", origin))
+    d.reported = matrix_of(*m, "reported", origin);
+  return d;
+}
+
+RankDump read_npz_dump(const std::string& path) {
+  NpzArchive archive = NpzArchive::open_file(path);
+  // Every array's header first (a few bytes each, sizes checked against the members), so
+  // arrays that disagree, or a dump too large for the memory budget, are refused before
+  // any data is inflated.
+  DumpArrays arrays;
+  std::vector<std::string> names;
+  for (const NpzEntry& e : archive.entries()) {
+    if (!e.name.ends_with(".npy")) continue;  // e.g. meta.json
+    const NpyHeader h = archive.npy_header(e.name);
+    DumpArray& a = arrays[e.name.substr(0, e.name.size() - 4)];
+    a.shape = h.shape;
+    a.integral = !(h.descr.size() >= 2 && h.descr[1] == 'f');
+    names.push_back(e.name);
+  }
+  check_dump_shapes(arrays, path);
+  check_load_budget(path, dump_memory(arrays, path), "its arrays and the records built from them");
+  for (const std::string& name : names) {
+    const std::string where = path + ": member " + name;
+    arrays[name.substr(0, name.size() - 4)] = array_from_npy(archive.read(name), where);
+  }
+  return dump_from_arrays(arrays, path);
+}
+
+RankDump read_npy_dump(const std::string& path) {
+  const std::string bytes = read_file_bytes(path);
+  const NpyHeader header = parse_npy_header(bytes, path);
+  // The values as int64, one column each, then the records (its size is checked against
+  // the file's by the reader below; this bounds what is built from it).
+  const uint64_t values_count = npy_value_count(header);
+  const uint64_t rows = header.shape.empty() ? 1 : uint64_t(header.shape[0]);
+  check_load_budget(path, bytes.size() + values_count * 16 + rows * (2 * sizeof(Record) + 4),
+                    "its values as 64-bit integers and the records built from them");
+  std::vector<int64_t> shape;
+  const auto values = npy_integers_from_bytes(bytes, path, &shape);
+  if (shape.size() != 2 || (shape[1] != 4 && shape[1] != 5)) {
+    fail(path,
+         "a .npy dump must be an integer array [N, 4] or [N, 5] with columns rank, index, "
+         "target, prediction [, flags]");
+  }
+  const size_t n = size_t(shape[0]), w = size_t(shape[1]);
+  std::vector<std::vector<int64_t>> columns(w, std::vector<int64_t>(n));
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t k = 0; k < w; ++k) columns[k][i] = values[i * w + k];
+  }
+  return dump_from_columns(columns, path);
+}
+
+RankDump read_csv_dump(const std::string& path) {
+  const CsvTable table = read_csv(path);
+  std::vector<std::vector<int64_t>> columns;
+  const std::vector<std::string> keys = {"rank", "index", "target", "prediction", "flags"};
+  if (table.header.empty()) {
+    const size_t width = table.rows.empty() ? 0 : table.rows[0].size();
+    if (width != 4 && width != 5)
+      fail(path,
+           "without a header a dump needs 4 or 5 columns: rank, index, target, prediction [, "
+           "flags]");
+    for (size_t k = 0; k < width; ++k) {
+      CsvTable single;
+      single.lines = table.lines;
+      for (const auto& row : table.rows) single.rows.push_back({row[k]});
+      columns.push_back(csv_integer_column(single, {}, path));
+    }
+  } else {
+    for (const std::string& key : keys) {
+      std::vector<std::string> names = aliases().at(key);
+      bool present = false;
+      for (const auto& name : names) present = present || table.column(name) >= 0;
+      if (!present) {
+        if (key == "flags") break;
+        fail(path, "no '" + key + "' column (the header needs rank, index, target, prediction)");
+      }
+      columns.push_back(csv_integer_column(table, names, path));
+    }
+  }
+  if (columns.empty() || columns[0].empty()) fail(path, "no records");
+  return dump_from_columns(columns, path);
+}
+
+namespace {
+
+// A dump without records reads as an exact evaluation of nothing: refused, naming each.
+void refuse_empty_dumps(const std::vector<RankDump>& dumps) {
+  std::string empty;  // one line, every empty file named
+  for (const RankDump& d : dumps)
+    if (d.records.empty()) empty += (empty.empty() ? "" : "; ") + d.origin + ": holds no records";
+  if (empty.empty()) return;
+  throw InputError(empty +
+                   " (index, target and prediction are empty). Hint: the recorder could not "
+                   "read validation_step's output: return a dict with index, target and "
+                   "prediction, or tell ShardLensCallback its keys");
+}
+
+std::vector<RankDump> read_dumps(const std::vector<std::string>& paths,
+                                 const ImportOptions& options, Progress* progress) {
+  if (paths.empty()) throw InputError("import: no dump files given");
+  std::vector<RankDump> dumps;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    step(progress, "reading dumps", double(i) / double(paths.size()));
+    const std::string& path = paths[i];
+    std::string ext = std::filesystem::path(path).extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    if (ext == ".npz") {
+      dumps.push_back(read_npz_dump(path));
+    } else if (ext == ".npy") {
+      dumps.push_back(read_npy_dump(path));
+    } else if (ext == ".csv") {
+      dumps.push_back(read_csv_dump(path));
+    } else if (ext == ".pt" || ext == ".pth") {
+      if (!options.pt_reader)
+        fail(path,
+             ".pt dumps need LibTorch, which this build of ShardLens does not have; save the dump "
+             "as .npz");
+      dumps.push_back(dump_from_arrays(options.pt_reader(path), path));
+    } else {
+      fail(path, "unknown dump format '" + ext + "' (expected .npz, .npy, .csv or .pt)");
+    }
+  }
+  step(progress, "reading dumps", 1.0);
+  refuse_empty_dumps(dumps);
+  for (RankDump& d : dumps)
+    if (!d.epoch) d.epoch = epoch_from_name(d.origin);
+  return dumps;
+}
+
+}  // namespace
+
+RunFile import_dumps(const std::vector<std::string>& paths, const ImportOptions& options,
+                     Progress* progress) {
+  return import_dumps(read_dumps(paths, options, progress), options);
+}
+
+namespace {
+
+// What every dump of one evaluation recorded about it, into the run's meta: the ranks must
+// agree (their settings but the rank, their epoch, stage, validation, dataloader, dataset size).
+void carry_evaluation_settings(const std::vector<RankDump>& dumps, RunMeta& m) {
+  const RankDump* first = nullptr;
+  for (const RankDump& d : dumps) {
+    if (!first) {
+      first = &d;
+      continue;
+    }
+    auto disagree = [&](const std::string& what) {
+      fail(d.origin, what + " disagrees with " + first->origin + "'s");
+    };
+    if (d.settings && first->settings) {
+      std::string key;
+      if (!same_evaluation_settings(*d.settings, *first->settings, &key))
+        disagree("settings_json '" + key + "'");
+    } else if (d.settings.has_value() != first->settings.has_value()) {
+      disagree(std::string("settings_json (") + (d.settings ? "given" : "absent") + ")");
+    }
+    if (d.epoch != first->epoch) disagree("the epoch");
+    if (d.stage != first->stage) disagree("the stage");
+    if (d.validation_in_epoch != first->validation_in_epoch) disagree("validation_in_epoch");
+    if (d.dataloader_idx != first->dataloader_idx) disagree("dataloader_idx");
+    if (d.dataset_size && first->dataset_size && *d.dataset_size != *first->dataset_size)
+      disagree("dataset_size " + std::to_string(*d.dataset_size));
+  }
+  if (!first) return;
+  m.recorded = first->settings;
+  // The torch the user's run used is the run's torch version: it chooses the semantics
+  // a re-simulation imitates (TorchVersion::parse_recorded reads it when a run is opened).
+  if (m.torch_version.empty() && m.recorded) {
+    if (auto it = m.recorded->versions.find("torch"); it != m.recorded->versions.end())
+      m.torch_version = it->second;
+  }
+  m.stage = first->stage;
+  m.validation_in_epoch = first->validation_in_epoch;
+  m.dataloader_idx = first->dataloader_idx;
+}
+
+// Which evaluation of a run a dump belongs to, in run order (evaluation_before's).
+using EvaluationKey = std::tuple<int64_t, int, int64_t, int64_t, std::string>;
+EvaluationKey key_of(const RankDump& d) {
+  const bool validate = d.stage.empty() || d.stage == "validate";
+  const int stage = validate ? 0 : d.stage == "test" ? 1 : 2;
+  return {d.epoch.value_or(0), stage, d.validation_in_epoch.value_or(-1),
+          d.dataloader_idx.value_or(-1), validate ? std::string() : d.stage};
+}
+
+}  // namespace
+
+ImportedRun import_epochs(const std::vector<std::string>& paths, const ImportOptions& options,
+                          Progress* progress) {
+  std::vector<RankDump> dumps = read_dumps(paths, options, progress);
+  ImportedRun out;
+  // A Lightning sanity check is not part of an epoch's metric (Lightning resets the metric
+  // after it); it is kept apart by the recorder and left out here.
+  size_t sanity = 0;
+  std::erase_if(dumps, [&](const RankDump& d) { return d.sanity && ++sanity; });
+  if (sanity > 0)
+    out.notes.push_back("left out " + std::to_string(sanity) +
+                        " sanity-check dump(s): the sanity check is not part of an epoch's metric");
+  if (dumps.empty()) throw InputError("import: only sanity-check dumps were given");
+  std::string with, without;  // a dump that names its epoch, one that does not
+  int64_t with_epoch = 0;
+  // Validation and dataloader numbers tell evaluations apart only when there are several.
+  std::set<int64_t> validations, loaders;
+  for (const RankDump& d : dumps) {
+    validations.insert(d.validation_in_epoch.value_or(0));
+    loaders.insert(d.dataloader_idx.value_or(0));
+  }
+  std::map<EvaluationKey, std::vector<RankDump>> groups;
+  for (RankDump& d : dumps) {
+    if (d.epoch) {
+      with = d.origin;
+      with_epoch = *d.epoch;
+    } else {
+      without = d.origin;
+    }
+    if (validations.size() < 2) d.validation_in_epoch.reset();
+    if (loaders.size() < 2) d.dataloader_idx.reset();
+    groups[key_of(d)].push_back(std::move(d));
+  }
+  if (!with.empty() && !without.empty())
+    fail(without, "names no epoch, but " + with + " does (epoch " + std::to_string(with_epoch) +
+                      "); give every dump its epoch");
+  for (auto& [key, group] : groups) {
+    step(progress, "importing evaluations", double(out.epochs.size()) / double(groups.size()));
+    RunFile run = import_dumps(group, options);
+    if (!with.empty()) run.meta.epoch = group.front().epoch;
+    if (groups.size() > 1 && !run.meta.epoch) run.meta.epoch = 0;
+    out.epochs.push_back(std::move(run));
+  }
+  return out;
+}
+
+RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& options) {
+  refuse_empty_dumps(dumps);
+  RunFile run;
+  RunMeta& m = run.meta;
+  m.source = "imported";
+  m.backend = "import";
+  m.ignore_index = options.ignore_index;
+  carry_evaluation_settings(dumps, m);
+
+  // World size: declared by the dumps (they must agree), by the user, or the largest rank.
+  std::optional<int> world = options.world_size;
+  std::string world_origin = "--world-size";
+  int max_rank = -1;
+  for (const RankDump& d : dumps) {
+    if (d.world_size) {
+      if (world && *world != *d.world_size) {
+        fail(d.origin, "world size " + std::to_string(*d.world_size) + " disagrees with " +
+                           world_origin + " (" + std::to_string(*world) + ")");
+      }
+      world = d.world_size;
+      world_origin = d.origin;
+    }
+    for (int r : d.ranks) max_rank = std::max(max_rank, r);
+  }
+  const int w = world ? *world : max_rank + 1;
+  if (w < 1) throw InputError("import: the dumps hold no records and do not say the world size");
+  if (max_rank >= w) {
+    throw InputError("import: a dump holds rank " + std::to_string(max_rank) +
+                     " but the world size is " + std::to_string(w));
+  }
+  m.world_size = w;
+
+  // Each rank's records come from exactly one file, so a dump given twice is not merged.
+  std::vector<std::string> owner(static_cast<size_t>(w));
+  run.records.ranks.resize(size_t(w));
+  std::vector<std::optional<Matrix>> provided(static_cast<size_t>(w));
+  // What each rank reported itself: a dump's `reported` is its (lowest) rank's.
+  std::vector<std::optional<Matrix>> reported(static_cast<size_t>(w));
+  std::vector<std::string> reported_origin(static_cast<size_t>(w));
+  for (const RankDump& d : dumps) {
+    std::set<int> mine(d.ranks.begin(), d.ranks.end());
+    if (d.ranks.empty() && (d.rank_matrix || d.reported)) {
+      if (auto r = rank_from_name(d.origin)) mine.insert(*r);
+    }
+    if (d.reported && !mine.empty() && *mine.begin() < w) {
+      reported[size_t(*mine.begin())] = d.reported;
+      reported_origin[size_t(*mine.begin())] = d.origin;
+    }
+    for (int r : mine) {
+      if (r >= w)
+        fail(d.origin,
+             "rank " + std::to_string(r) + " is outside the world size " + std::to_string(w));
+      if (!owner[size_t(r)].empty())
+        fail(d.origin, "rank " + std::to_string(r) + " also appears in " + owner[size_t(r)]);
+      owner[size_t(r)] = d.origin;
+      if (d.rank_matrix) provided[size_t(r)] = d.rank_matrix;
+    }
+    for (size_t i = 0; i < d.records.size(); ++i)
+      run.records.ranks[size_t(d.ranks[i])].push_back(d.records[i]);
+    if (d.batch_size) m.batch_size = d.batch_size;
+  }
+
+  // Classes: the dataset's, the user's, or what the records and matrices show.
+  std::optional<Labels> labels;
+  if (!options.dataset.empty()) labels = load_labels(options.dataset);
+  m.dataset = options.dataset;
+  // One prediction per dataset index: every prediction is known, so is the expected matrix.
+  std::optional<std::vector<int32_t>> predictions;
+  if (!options.predictions.empty()) {
+    if (!labels) throw InputError("--predictions: needs --dataset (the labels they predict)");
+    predictions = read_predictions_file(
+        parse_spec(predictions_spec(options.predictions), "--predictions"), *labels);
+  }
+  int32_t classes = options.classes.value_or(0);
+  if (options.classes && (classes < 1 || classes > kMaxClasses))
+    throw InputError("import: --classes " + std::to_string(classes) + " is out of range [1, " +
+                     std::to_string(kMaxClasses) + "]");
+  if (labels) {
+    if (classes && classes != labels->num_classes)
+      throw InputError("import: --classes " + std::to_string(classes) +
+                       " disagrees with the dataset's " + std::to_string(labels->num_classes));
+    classes = labels->num_classes;
+  }
+  std::string classes_origin;  // the dump whose values gave the class count, when inferred
+  // The recorder's num_classes (the metric's): a class no record shows still counts.
+  if (!classes && m.recorded && m.recorded->num_classes) {
+    if (*m.recorded->num_classes < 1 || *m.recorded->num_classes > kMaxClasses)
+      fail(dumps.front().origin, "settings_json: 'num_classes' = " +
+                                     std::to_string(*m.recorded->num_classes) + " is out of range");
+    classes = static_cast<int32_t>(*m.recorded->num_classes);
+  }
+  if (!classes) {
+    int64_t top = 0;
+    auto raise = [&](int64_t count, const RankDump& d) {
+      if (count > top) {
+        top = count;
+        classes_origin = d.origin;
+      }
+    };
+    for (const RankDump& d : dumps) {
+      for (const Record& rec : d.records) {
+        // In 64 bits: a target of INT32_MAX + 1 overflows int.
+        if (rec.target != options.ignore_index) raise(int64_t(rec.target) + 1, d);
+        raise(int64_t(rec.prediction) + 1, d);
+      }
+      if (d.reported) raise(d.reported->classes, d);
+      if (d.rank_matrix) raise(d.rank_matrix->classes, d);
+    }
+    if (top < 1 || top > kMaxClasses)
+      throw InputError("import: cannot tell the number of classes; give --classes");
+    classes = static_cast<int32_t>(top);
+  }
+  // One C x C matrix per rank plus the synced one. A single large class id in a small dump
+  // implies C, so bound the memory before allocating it.
+  const uint64_t cells = uint64_t(classes) * uint64_t(classes);
+  if (cells > kMaxImportMatrixCells / uint64_t(w + 1)) {
+    const std::string need =
+        std::to_string(cells * uint64_t(w + 1) * sizeof(double) >> 20) + " MiB, more than the " +
+        std::to_string(kMaxImportMatrixCells * sizeof(double) >> 20) + " MiB limit";
+    const std::string shape = std::to_string(w + 1) + " matrices of " + std::to_string(classes) +
+                              " x " + std::to_string(classes) + " (one per rank of " +
+                              std::to_string(w) + ", and the synced one)";
+    if (classes_origin.empty())
+      throw InputError("import: " + std::to_string(classes) + " classes need " + shape + ": " +
+                       need);
+    fail(classes_origin, "class id " + std::to_string(classes - 1) + " implies " +
+                             std::to_string(classes) + " classes, and " + shape + " would take " +
+                             need + "; check the target and prediction values, or give --classes");
+  }
+  {
+    const std::string shape = std::to_string(w + 1) + " matrices of " + std::to_string(classes) +
+                              " x " + std::to_string(classes);
+    check_load_budget(classes_origin.empty() ? std::string("import") : classes_origin,
+                      cells * uint64_t(w + 1) * sizeof(double), shape);
+  }
+  m.classes = classes;
+
+  for (const RankDump& d : dumps) {
+    for (size_t i = 0; i < d.records.size(); ++i) {
+      const Record& rec = d.records[i];
+      auto where = [&] {
+        return "record " + std::to_string(i) + " (rank " + std::to_string(d.ranks[i]) + "): ";
+      };
+      if ((rec.target < 0 || rec.target >= classes) && rec.target != options.ignore_index)
+        fail(d.origin, where() + "target " + std::to_string(rec.target) + " outside [0, " +
+                           std::to_string(classes) + ")");
+      if (rec.prediction < 0 || rec.prediction >= classes)
+        fail(d.origin, where() + "prediction " + std::to_string(rec.prediction) + " outside [0, " +
+                           std::to_string(classes) + ")");
+      if (rec.index < 0)
+        fail(d.origin, where() + "negative dataset index " + std::to_string(rec.index));
+      if (rec.index >= kMaxSamples)
+        fail(d.origin, where() + "dataset index " + std::to_string(rec.index) +
+                           " is beyond the largest dataset ShardLens handles (2^32-1 samples); "
+                           "are these dataset indices?");
+      if (labels) {
+        if (rec.index >= labels->size())
+          fail(d.origin, where() + "dataset index " + std::to_string(rec.index) +
+                             " beyond the dataset's " + std::to_string(labels->size()) +
+                             " samples" + subset_hint(options.dataset));
+        if (predictions && rec.prediction != (*predictions)[size_t(rec.index)])
+          fail(d.origin, where() + "prediction " + std::to_string(rec.prediction) +
+                             " at dataset index " + std::to_string(rec.index) + " but " +
+                             options.predictions + " says " +
+                             std::to_string((*predictions)[size_t(rec.index)]));
+        const int32_t truth = labels->targets[size_t(rec.index)];
+        if (rec.target != truth && rec.target != options.ignore_index)
+          fail(d.origin, where() + "target " + std::to_string(rec.target) + " at dataset index " +
+                             std::to_string(rec.index) + " but the dataset says " +
+                             std::to_string(truth) +
+                             " (wrong --dataset, or the dump's indices are not dataset indices)");
+      }
+    }
+    if (d.dataset_size && labels && *d.dataset_size != labels->size())
+      fail(d.origin, "dataset_size " + std::to_string(*d.dataset_size) + " but the dataset has " +
+                         std::to_string(labels->size()) + " samples" +
+                         subset_hint(options.dataset, *d.dataset_size));
+    if (d.dataset_size) m.dataset_size = std::max(m.dataset_size, *d.dataset_size);
+    for (const auto* mat :
+         {d.reported ? &*d.reported : nullptr, d.rank_matrix ? &*d.rank_matrix : nullptr}) {
+      if (mat && mat->classes != classes)
+        fail(d.origin, "a " + std::to_string(mat->classes) + " x " + std::to_string(mat->classes) +
+                           " matrix for " + std::to_string(classes) + " classes");
+    }
+  }
+
+  // True class counts: from the dataset, or estimated from the distinct samples seen.
+  if (labels) {
+    m.class_counts = labels->class_counts();
+    m.class_names = labels->class_names;
+    m.dataset_size = labels->size();
+    m.class_counts_source = "dataset";
+  } else {
+    m.class_counts.assign(size_t(classes), 0);
+    std::unordered_set<int64_t> seen;
+    for (const auto& rank : run.records.ranks) {
+      for (const Record& rec : rank) {
+        if (rec.target >= 0 && rec.target < classes && seen.insert(rec.index).second)
+          ++m.class_counts[size_t(rec.target)];
+      }
+    }
+    int64_t max_index = -1;
+    for (const auto& rank : run.records.ranks)
+      for (const Record& rec : rank) max_index = std::max(max_index, rec.index);
+    const bool declared = m.dataset_size > 0;
+    if (declared && max_index >= m.dataset_size)
+      throw InputError("import: dataset index " + std::to_string(max_index) +
+                       " beyond the declared dataset_size " + std::to_string(m.dataset_size));
+    // Without a declared size, the dataset has at least max_index + 1 samples.
+    if (!declared) m.dataset_size = max_index + 1;
+    m.class_counts_source = "distinct-records";
+  }
+
+  // Checked after the per-file checks so a broken dump is reported as such, not as a gap.
+  for (int r = 0; r < w; ++r) {
+    if (owner[size_t(r)].empty())
+      throw InputError("import: no dump holds rank " + std::to_string(r) + " (world size " +
+                       std::to_string(w) + ")");
+  }
+  run.per_rank = matrices_from_records(run.records, classes, options.ignore_index);
+  for (int r = 0; r < w; ++r) {
+    if (provided[size_t(r)]) run.per_rank[size_t(r)] = *provided[size_t(r)];
+  }
+  // The logged matrix is the lowest rank's report (rank 0's, as Lightning logs it); ranks that
+  // report something else are kept for the diagnosis (`unsynced`).
+  for (int r = 0; r < w; ++r) {
+    if (!reported[size_t(r)]) continue;
+    if (!run.has_synced()) run.synced = *reported[size_t(r)];
+    run.reported_per_rank = reported;
+  }
+  if (predictions) {
+    Matrix expected(classes);
+    for (size_t i = 0; i < predictions->size(); ++i)
+      expected.at(labels->targets[i], (*predictions)[i]) += 1;
+    run.expected = std::move(expected);
+  }
+  if (!run.has_synced()) {
+    run.synced = Matrix(classes);
+    for (const Matrix& mat : run.per_rank) run.synced += mat;
+  }
+  validate_run(run, "import");
+  return run;
+}
+
+}  // namespace shardlens

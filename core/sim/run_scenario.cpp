@@ -1,0 +1,255 @@
+#include "core/sim/run_scenario.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/model/types.h"
+#include "core/sim/engine.h"
+#include "core/sim/specs.h"
+
+namespace shardlens {
+namespace {
+
+// How many validations the epoch of `runs[which]` had: its validation numbers among the
+// evaluations of the same epoch, stage and dataloader.
+int validations_in_epoch(const std::vector<const Evaluation*>& runs, const Evaluation& run) {
+  int count = 1;
+  for (const Evaluation* p : runs)
+    if (const Evaluation& e = *p;
+        e.epoch == run.epoch && e.stage == run.stage && e.dataloader == run.dataloader)
+      count = std::max(count, e.validation + 1);
+  return count;
+}
+
+// Out of line: GCC 12 warns falsely (-Warray-bounds) about string literals pushed inline.
+[[gnu::noinline]] void note(LikeScenario& out, const char* text) {
+  out.notes.emplace_back(text);
+}
+
+// Accelerate's BatchSamplerShard settings, as the recorder's watch() read them off the
+// prepared loader; each one not recorded keeps Accelerate's default, said in a note.
+void set_accelerate(const RecordedSettings& r, LikeScenario& out) {
+  SamplerConfig& s = out.scenario.sampler;
+  s.even_batches = r.even_batches.value_or(true);
+  s.split_batches = r.split_batches.value_or(false);
+  if (!r.even_batches || !r.split_batches)
+    note(out,
+         "Accelerate's even_batches or split_batches was not recorded: the default "
+         "(even_batches on, split_batches off) assumed");
+  try {
+    if (r.accelerate_input) s.accelerate_input = parse_accelerate_input(*r.accelerate_input);
+    if (r.accelerate_shuffle)
+      s.accelerate_shuffle = parse_accelerate_shuffle(*r.accelerate_shuffle);
+  } catch (const InputError& e) {
+    out.unknown.push_back({"--accelerate-input", e.what()});
+  }
+}
+
+// The recorder's sampler names (settings_json) as the simulation's.
+void set_sampler(const RecordedSettings& r, LikeScenario& out) {
+  SamplerConfig& s = out.scenario.sampler;
+  const std::string kind = r.sampler.value_or("");
+  if (kind == "distributed") {
+    s.kind = SamplerKind::Distributed;
+  } else if (kind == "wrapper") {
+    s.kind = SamplerKind::LightningWrapper;
+    const std::string inner = r.inner_sampler.value_or("");
+    if (inner == "sequential") {
+      s.inner.kind = InnerSampler::Kind::Sequential;
+    } else if (inner == "weighted_random") {
+      s.inner.kind = InnerSampler::Kind::WeightedRandom;
+      note(out,
+           "the wrapped WeightedRandomSampler's weights were not recorded: uniform weights over "
+           "the dataset assumed (pass --inner-weights and --inner-num-samples)");
+    } else {
+      out.unknown.push_back({"--inner-sampler",
+                             "the sampler Lightning wrapped is " +
+                                 (inner.empty() ? std::string("not recorded") : "'" + inner + "'") +
+                                 " (give --inner-sampler recorded --inner-indices FILE)"});
+    }
+  } else if (kind == "unrepeated") {
+    s.kind = SamplerKind::Unrepeated;
+  } else if (kind == "none") {
+    s.kind = SamplerKind::None;
+  } else if (kind == "accelerate") {
+    s.kind = SamplerKind::Accelerate;
+    set_accelerate(r, out);
+  } else {
+    out.unknown.push_back(
+        {"--sampler", "the run's sampler is " +
+                          (kind.empty() ? std::string("not recorded")
+                                        : "'" + kind + "', which ShardLens does not model")});
+  }
+}
+
+}  // namespace
+
+LikeScenario scenario_like(const std::vector<Evaluation>& runs, size_t which,
+                           const std::string& origin) {
+  std::vector<const Evaluation*> all;
+  for (const Evaluation& e : runs) all.push_back(&e);
+  return scenario_like(all, which, origin);
+}
+
+LikeScenario scenario_like(const std::vector<const Evaluation*>& runs, size_t which,
+                           const std::string& origin) {
+  const Evaluation& run = *runs.at(which);
+  LikeScenario out;
+  Scenario& s = out.scenario;
+  if (run.provenance.scenario_recorded) {
+    // Made by ShardLens (a saved simulation, `shardlens-cli run`): its own scenario.
+    s = run.scenario;
+    return out;
+  }
+  if (!run.provenance.recorded)
+    throw InputError(origin +
+                     ": records no settings (no scenario, and its dumps carry no settings_json: "
+                     "an older recorder, or dumps written by hand), so there is nothing to "
+                     "simulate it like; simulate with explicit flags (--world-size, --batch-size, "
+                     "--sampler, --shuffle, --seed, --epoch, --limit-batches) and compare the "
+                     "result with `shardlens-cli compare`");
+  const RecordedSettings& r = *run.provenance.recorded;
+  const std::string stem = std::filesystem::path(origin).stem().string();
+  s.name = stem + "-like";
+  s.title = "Simulation like " + stem + " (" + evaluation_label(run) + ")";
+  s.dataset = run.dataset;
+  s.predictor.clear();  // the run's own predictions unless one is given
+  s.ignore_index = run.ignore_index;
+  s.sampler.world_size = int(r.world_size.value_or(run.world_size));
+  set_sampler(r, out);
+  if (r.shuffle) {
+    s.sampler.shuffle = *r.shuffle;
+  } else {
+    out.unknown.push_back({"--shuffle", "whether the sampler shuffled was not recorded"});
+  }
+  if (r.seed) {
+    s.sampler.seed = *r.seed;
+  } else if (s.sampler.shuffle || s.sampler.inner.kind == InnerSampler::Kind::WeightedRandom) {
+    out.unknown.push_back({"--seed", "the sampler's seed was not recorded"});
+  }
+  if (r.sampler_epoch) {
+    s.sampler.epoch = *r.sampler_epoch;
+  } else {
+    s.sampler.epoch = run.epoch;
+    out.notes.push_back("the sampler's epoch was not recorded: the run's epoch " +
+                        std::to_string(run.epoch) + " assumed");
+  }
+  s.sampler.drop_last = r.sampler_drop_last.value_or(false);
+  s.loader.drop_last = r.loader_drop_last.value_or(false);
+  if (const auto b = r.batch_size ? r.batch_size : run.batch_size) {
+    s.loader.batch_size = *b;
+  } else {
+    out.unknown.push_back({"--batch-size", "the loader's batch size was not recorded"});
+  }
+  try {
+    if (r.limit_batches) s.loader.limit = BatchLimit::parse(*r.limit_batches);
+  } catch (const InputError&) {
+    out.unknown.push_back({"--limit-batches", "the recorded limit '" + *r.limit_batches +
+                                                  "' is not an int or a fraction"});
+  }
+  if (r.sanity_steps) s.loader.sanity_steps = int(std::min<int64_t>(*r.sanity_steps, 1 << 20));
+  if (auto it = r.versions.find("torch"); it != r.versions.end()) {
+    try {
+      s.sampler.torch = TorchVersion::parse(it->second);
+    } catch (const InputError&) {
+      out.notes.push_back("torch version '" + it->second + "' not understood: " +
+                          s.sampler.torch.to_string() + " assumed (pass --torch-version)");
+    }
+  } else {
+    out.notes.push_back("torch's version was not recorded: " + s.sampler.torch.to_string() +
+                        "'s semantics assumed (pass --torch-version)");
+  }
+  if (r.framework == "accelerate")
+    out.notes.push_back("the reduction was not recorded: all-reduce assumed (pass --sync)");
+  s.validations_per_epoch = validations_in_epoch(runs, run);
+  return out;
+}
+
+std::shared_ptr<const DatasetInputs> inputs_like(const Evaluation& run, const Scenario& s,
+                                                 bool use_predictor, const std::string& origin) {
+  if (use_predictor) {
+    if (s.dataset.empty())
+      throw InputError(origin + ": the run does not name its dataset; pass --dataset SPEC");
+    return load_inputs(s);
+  }
+  // The run's own predictions (and targets): one per dataset index, first record wins.
+  const int64_t n = run.dataset_size;
+  std::vector<int32_t> prediction(size_t(n), -1), target(size_t(n), -1);
+  for (int r = 0; r < run.records->world_size(); ++r)
+    for_each_record(*run.records, r, [&](const Record& rec) {
+      if (rec.index < 0 || rec.index >= n || prediction[size_t(rec.index)] >= 0) return;
+      prediction[size_t(rec.index)] = rec.prediction;
+      target[size_t(rec.index)] = rec.target;
+    });
+  const int64_t unknown = std::count(prediction.begin(), prediction.end(), -1);
+  if (n == 0 || unknown > 0)
+    throw InputError(origin + ": " + std::to_string(unknown) + " of " + std::to_string(n) +
+                     " samples were never evaluated, so the run does not know their "
+                     "predictions; pass --predictor (e.g. npy:PREDICTIONS.npy, one prediction "
+                     "per dataset index) and --dataset if the run does not name it");
+  auto labels = std::make_shared<Labels>();
+  if (!s.dataset.empty()) {
+    *labels = load_labels(s.dataset);
+    if (labels->size() != n || labels->num_classes != run.classes())
+      throw InputError(origin + ": " + s.dataset + " has " + std::to_string(labels->size()) +
+                       " samples of " + std::to_string(labels->num_classes) + " classes, the run " +
+                       std::to_string(n) + " of " + std::to_string(run.classes()));
+  } else {
+    for (int32_t t : target)
+      if (t < 0 || t >= run.classes())
+        throw InputError(origin +
+                         ": a recorded target is outside the classes (ignore_index?); "
+                         "pass --dataset SPEC for the true classes");
+    labels->targets = std::move(target);
+    labels->num_classes = run.classes();
+    labels->source = origin + " (targets as recorded)";
+    if (run.class_names != class_names_or_numbers({}, run.classes()))
+      labels->class_names = run.class_names;
+  }
+  return make_inputs(std::move(labels), std::move(prediction));
+}
+
+Evaluation simulate_like(const Scenario& s, const Evaluation& run,
+                         std::shared_ptr<const DatasetInputs> inputs) {
+  Scenario one = s;
+  // The wrapped sampler's pass, as simulate_validations numbers it.
+  if (s.validations_per_epoch > 1 && run.validation >= 0)
+    one.sampler.inner_iteration = s.sampler.epoch * s.validations_per_epoch + run.validation;
+  Evaluation e = evaluate(one, std::move(inputs));
+  e.validation = run.validation;
+  e.dataloader = run.dataloader;
+  e.stage = run.stage;
+  return e;
+}
+
+std::string scenario_flags(const Scenario& s) {
+  std::string out;
+  auto add = [&](const std::string& flag, const std::string& value = "") {
+    out += (out.empty() ? "" : " ") + flag + (value.empty() ? "" : " " + value);
+  };
+  if (!s.dataset.empty()) add("--dataset", s.dataset);
+  if (!s.predictor.empty()) add("--predictor", s.predictor);
+  add("--world-size", std::to_string(s.sampler.world_size));
+  add("--batch-size", std::to_string(s.loader.batch_size));
+  add("--sampler", to_string(s.sampler.kind));
+  if (s.sampler.kind == SamplerKind::LightningWrapper)
+    add("--inner-sampler", to_string(s.sampler.inner.kind));
+  if (s.sampler.kind == SamplerKind::Accelerate) {
+    if (s.sampler.split_batches) add("--split-batches");
+    if (!s.sampler.even_batches) add("--no-even-batches");
+  }
+  add(s.sampler.shuffle ? "--shuffle" : "--no-shuffle");
+  add("--seed", std::to_string(s.sampler.seed));
+  add("--epoch", std::to_string(s.sampler.epoch));
+  if (s.sampler.drop_last) add("--sampler-drop-last");
+  if (s.loader.drop_last) add("--loader-drop-last");
+  add("--limit-batches", s.loader.limit.to_string());
+  add("--sanity-steps", std::to_string(s.loader.sanity_steps));
+  if (s.validations_per_epoch > 1)
+    add("--validations-per-epoch", std::to_string(s.validations_per_epoch));
+  add("--sync", to_string(s.sync));
+  add("--torch-version", s.sampler.torch.to_string());
+  return out;
+}
+
+}  // namespace shardlens

@@ -1,0 +1,51 @@
+#pragma once
+// A recorded run as a scenario (`simulate --like RUN.slrun`, the GUI's *Simulate this run*):
+// the settings the run recorded (its scenario when ShardLens made it, else the recorder's
+// settings_json) become a Scenario, and the run's own predictions its inputs when every
+// dataset index was evaluated, so the simulation can be compared with the run rank by rank.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/evaluation/evaluation.h"
+#include "core/evaluation/scenario.h"
+#include "core/dataset/dataset_inputs.h"
+
+namespace shardlens {
+
+// A setting the run did not record, and the flag that supplies it.
+struct UnknownSetting {
+  std::string flag;  // "--seed", "--batch-size", ...
+  std::string what;  // why it is needed
+};
+
+struct LikeScenario {
+  Scenario scenario;
+  std::vector<UnknownSetting> unknown;  // the simulation needs these before it can run
+  std::vector<std::string> notes;       // what was assumed (defaults the run did not record)
+};
+
+// The scenario of `runs[which]` (one evaluation of a run file; the others say how many
+// validations its epoch had). Throws InputError "ORIGIN: ..." when the run records no
+// settings at all.
+LikeScenario scenario_like(const std::vector<const Evaluation*>& runs, size_t which,
+                           const std::string& origin);
+LikeScenario scenario_like(const std::vector<Evaluation>& runs, size_t which,
+                           const std::string& origin);
+
+// The inputs of a simulation like `run`: from the scenario's dataset and predictor specs when
+// `use_predictor` (a predictor was given or recorded), else the run's own predictions (and
+// its targets, when the dataset is not named), which needs every dataset index evaluated.
+// Throws InputError "ORIGIN: ... pass --predictor / --dataset" saying what is missing.
+std::shared_ptr<const DatasetInputs> inputs_like(const Evaluation& run, const Scenario& s,
+                                                 bool use_predictor, const std::string& origin);
+
+// The simulation of one evaluation of the run (its validation within the epoch included).
+Evaluation simulate_like(const Scenario& s, const Evaluation& run,
+                         std::shared_ptr<const DatasetInputs> inputs);
+
+// The scenario as shardlens-cli flags ("--world-size 4 --batch-size 8 --sampler distributed
+// --shuffle --seed 42 --epoch 1 ..."), so a user can type the simulation again.
+std::string scenario_flags(const Scenario& s);
+
+}  // namespace shardlens
