@@ -6,11 +6,13 @@
 
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include "core/runs/rank_launcher.h"
 #include "core/runs/rank_loop.h"
 #include "core/runs/rank_sync.h"
 #include "core/torchsem/sync.h"
+#include "tests/common/test_rows.h"
 #include "tests/core/rank_fakes.h"
 
 using namespace shardlens;
@@ -88,36 +90,54 @@ const std::vector<SyncStrategy> kStrategies = {
     SyncStrategy::GatherZeroPad,   SyncStrategy::GatherTrim, SyncStrategy::GatherForMetrics,
     SyncStrategy::NormalizeThenSum};
 
-TEST(RankSync, EveryStrategyOverTheWireEqualsTheEngine) {
-  const StoredRecords records = uneven_records();
-  for (SyncStrategy strategy : kStrategies) {
-    for (CounterDtype dtype : {CounterDtype::Int64, CounterDtype::Float32, CounterDtype::Float16,
-                               CounterDtype::BFloat16}) {
-      for (int ignore : {-1, 0}) {
-        SCOPED_TRACE(to_string(strategy) + " " + to_string(dtype) + " ignore " +
-                     std::to_string(ignore));
-        Scenario s = scenario(strategy, dtype);
-        s.ignore_index = ignore;
-        const Synced got = sync_over_threads(s, records, 9);
+const std::vector<CounterDtype> kDtypes = {CounterDtype::Int64, CounterDtype::Float32,
+                                           CounterDtype::Float16, CounterDtype::BFloat16};
 
-        std::vector<Matrix> per_rank;
-        for (const auto& rank : records.ranks) per_rank.push_back(output_of(rank, ignore).local);
-        SyncInputs in;
-        in.per_rank = &per_rank;
-        in.records = &records;
-        in.dataset_size = 9;
-        in.batch_size = 2;
-        in.ignore_index = ignore;
-        in.dtype = dtype;
-        const Matrix engine = synchronize(strategy, in);
-        for (int r = 0; r < 3; ++r) {
-          EXPECT_EQ(got.per_rank[size_t(r)].reported.cells, engine.cells) << "rank " << r;
-          EXPECT_EQ(got.per_rank[size_t(r)].note, "") << "rank " << r;
-        }
-      }
-    }
+// Every rank's own matrix, as the engine receives it.
+std::vector<Matrix> engine_inputs(const StoredRecords& records, int ignore_index) {
+  std::vector<Matrix> per_rank;
+  for (const auto& rank : records.ranks) per_rank.push_back(output_of(rank, ignore_index).local);
+  return per_rank;
+}
+
+// One row per strategy, counter dtype and ignore_index (-1: none; 0: class 0 ignored).
+using WireRow = std::tuple<SyncStrategy, CounterDtype, int>;
+
+class RankSyncOverTheWire : public ::testing::TestWithParam<WireRow> {};
+
+std::string wire_row_name(const ::testing::TestParamInfo<WireRow>& info) {
+  const auto& [strategy, dtype, ignore] = info.param;
+  return shardlens::test::row_name(
+      to_string(strategy) + "_" + to_string(dtype) +
+      (ignore < 0 ? "_no_ignore" : "_ignore" + std::to_string(ignore)));
+}
+
+TEST_P(RankSyncOverTheWire, EqualsTheEngine) {
+  const auto& [strategy, dtype, ignore] = GetParam();
+  const StoredRecords records = uneven_records();
+  Scenario s = scenario(strategy, dtype);
+  s.ignore_index = ignore;
+  const Synced got = sync_over_threads(s, records, 9);
+
+  const std::vector<Matrix> per_rank = engine_inputs(records, ignore);
+  SyncInputs in;
+  in.per_rank = &per_rank;
+  in.records = &records;
+  in.dataset_size = 9;
+  in.batch_size = 2;
+  in.ignore_index = ignore;
+  in.dtype = dtype;
+  const Matrix engine = synchronize(strategy, in);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(got.per_rank[size_t(r)].reported.cells, engine.cells) << "rank " << r;
+    EXPECT_EQ(got.per_rank[size_t(r)].note, "") << "rank " << r;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(EveryStrategy, RankSyncOverTheWire,
+                         ::testing::Combine(::testing::ValuesIn(kStrategies),
+                                            ::testing::ValuesIn(kDtypes), ::testing::Values(-1, 0)),
+                         wire_row_name);
 
 // The same data by hand: 9 records, rank sizes 4, 3, 2.
 TEST(RankSync, StrategiesReportWhatTheyShouldByHand) {
@@ -179,24 +199,30 @@ TEST(RankSync, FloatCountersSumInTheirDtypeOnTheWire) {
   EXPECT_EQ(exact.per_rank[0].reported.at(0, 0), 2050);
 }
 
-TEST(RankSync, ABackendWithoutTheDtypeFallsBackToTheEngineWithANote) {
+// One row per strategy that sums floats on the wire.
+class RankSyncWithoutBFloat16 : public ::testing::TestWithParam<SyncStrategy> {};
+
+TEST_P(RankSyncWithoutBFloat16, FallsBackToTheEngineWithANote) {
+  const SyncStrategy strategy = GetParam();
   const StoredRecords records = uneven_records();
-  for (SyncStrategy strategy : {SyncStrategy::AllReduce, SyncStrategy::Double}) {
-    SCOPED_TRACE(to_string(strategy));
-    const Scenario s = scenario(strategy, CounterDtype::BFloat16);
-    const Synced got = sync_over_threads(s, records, 9, /*sums_bfloat16=*/false);
-    std::vector<Matrix> per_rank;
-    for (const auto& rank : records.ranks) per_rank.push_back(output_of(rank, -1).local);
-    SyncInputs in;
-    in.per_rank = &per_rank;
-    in.dtype = CounterDtype::BFloat16;
-    EXPECT_EQ(got.per_rank[1].reported.cells, synchronize(strategy, in).cells);
-    EXPECT_NE(got.per_rank[0].note.find("cannot all_reduce bfloat16"), std::string::npos)
-        << got.per_rank[0].note;
-    // The per-rank matrices still crossed the wire; no float all_reduce did.
-    EXPECT_EQ(got.steps, std::vector<std::string>{"double all_gather of the per-rank matrices"});
-  }
+  const Scenario s = scenario(strategy, CounterDtype::BFloat16);
+  const Synced got = sync_over_threads(s, records, 9, /*sums_bfloat16=*/false);
+  const std::vector<Matrix> per_rank = engine_inputs(records, -1);
+  SyncInputs in;
+  in.per_rank = &per_rank;
+  in.dtype = CounterDtype::BFloat16;
+  EXPECT_EQ(got.per_rank[1].reported.cells, synchronize(strategy, in).cells);
+  EXPECT_NE(got.per_rank[0].note.find("cannot all_reduce bfloat16"), std::string::npos)
+      << got.per_rank[0].note;
+  // The per-rank matrices still crossed the wire; no float all_reduce did.
+  EXPECT_EQ(got.steps, std::vector<std::string>{"double all_gather of the per-rank matrices"});
 }
+
+INSTANTIATE_TEST_SUITE_P(ABackendWithoutTheDtype, RankSyncWithoutBFloat16,
+                         ::testing::Values(SyncStrategy::AllReduce, SyncStrategy::Double),
+                         [](const ::testing::TestParamInfo<SyncStrategy>& info) {
+                           return shardlens::test::row_name(to_string(info.param));
+                         });
 
 TEST(RankSync, ACollectiveFailureReachesTheCaller) {
   class Failing : public RankCollectives {
