@@ -66,6 +66,11 @@ struct ReferenceCase {
   nlohmann::json vector;
 };
 
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const ReferenceCase& row, std::ostream* os) {
+  *os << row.name;
+}
+
 std::vector<ReferenceCase> multi_process_reference_cases() {
   std::vector<ReferenceCase> rows;
   for (const auto& v : reference_vectors()["cases"]) {

@@ -29,11 +29,39 @@ struct Float32Row {
   double value;
 };
 
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const Float32Row& row, std::ostream* os) {
+  *os << row.name;
+}
+
 class Float32Counter : public ::testing::TestWithParam<Float32Row> {};
 
-std::string dtype_name(const ::testing::TestParamInfo<CounterDtype>& info) {
-  return shardlens::test::row_name(to_string(info.param));
+// One row per float dtype: the count where adding one no longer changes the counter.
+struct StallRow {
+  std::string name;
+  CounterDtype dtype;
+  double stall;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const StallRow& row, std::ostream* os) {
+  *os << row.name;
 }
+
+class CounterStall : public ::testing::TestWithParam<StallRow> {};
+
+// The 16-bit dtypes, one row each.
+struct DtypeRow {
+  std::string name;
+  CounterDtype dtype;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const DtypeRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
+class SixteenBitCounter : public ::testing::TestWithParam<DtypeRow> {};
 
 }  // namespace
 
@@ -66,15 +94,6 @@ TEST(Counter, BFloat16MatchesBitRounding) {
   }
 }
 
-// One row per float dtype: the count where adding one no longer changes the counter.
-struct StallRow {
-  std::string name;
-  CounterDtype dtype;
-  double stall;
-};
-
-class CounterStall : public ::testing::TestWithParam<StallRow> {};
-
 TEST_P(CounterStall, AddingOneStallsAtTheDocumentedCount) {
   const auto& [name, dtype, stall] = GetParam();
   EXPECT_EQ(stall_count(dtype), stall);
@@ -104,18 +123,19 @@ TEST(Counter, ParseNames) {
 }
 
 // Every finite 16-bit pattern decodes to a value of its dtype that encodes back to itself,
-// and positive patterns are ordered like their values (the IEEE layout). One row per dtype.
-class SixteenBitCounter : public ::testing::TestWithParam<CounterDtype> {};
-
+// and positive patterns are ordered like their values (the IEEE layout).
 TEST_P(SixteenBitCounter, PatternsRoundTrip) {
-  const CounterDtype dtype = GetParam();
+  const CounterDtype dtype = GetParam().dtype;
   double previous = -1;
   for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
     const double v = from_bits16(uint16_t(bits), dtype);
     if (std::isnan(v)) continue;
-    if (v != 0.0) ASSERT_EQ(to_bits16(v, dtype), bits) << bits;
-    if (std::isfinite(v) && v != 0.0 && std::fabs(v) >= 1)
+    if (v != 0.0) {
+      ASSERT_EQ(to_bits16(v, dtype), bits) << bits;
+    }
+    if (std::isfinite(v) && v != 0.0 && std::fabs(v) >= 1) {
       ASSERT_EQ(round_to_dtype(std::fabs(v), dtype), std::fabs(v)) << bits;
+    }
     if (bits < 0x8000 && bits > 0) {
       ASSERT_GT(v, previous) << bits;
       previous = v;
@@ -124,8 +144,9 @@ TEST_P(SixteenBitCounter, PatternsRoundTrip) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, SixteenBitCounter,
-                         ::testing::Values(CounterDtype::Float16, CounterDtype::BFloat16),
-                         dtype_name);
+                         ::testing::Values(DtypeRow{"float16", CounterDtype::Float16},
+                                           DtypeRow{"bfloat16", CounterDtype::BFloat16}),
+                         shardlens::test::NamedRow());
 
 TEST(Counter, SixteenBitKnownPatterns) {
   EXPECT_EQ(to_bits16(1.0, CounterDtype::Float16), 0x3c00);

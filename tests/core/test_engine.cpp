@@ -5,7 +5,7 @@
 #include <map>
 #include <mutex>
 #include <string>
-#include <tuple>
+#include <vector>
 
 #include "core/model/types.h"
 #include "core/sim/engine.h"
@@ -45,19 +45,35 @@ TEST(Engine, CorrectScenarioIsDiagnosedCorrect) {
   EXPECT_EQ(e.expected->row_sums(), std::vector<double>(10, 50.0));
 }
 
+namespace {
+
 // One row per shuffle and batch limit: 3 ranks, batches of 7, epoch 2.
-using SettingsRow = std::tuple<bool, const char*>;
+struct SettingsRow {
+  std::string name;
+  bool shuffle;
+  const char* limit;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const SettingsRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
+std::vector<SettingsRow> settings_rows() {
+  std::vector<SettingsRow> rows;
+  for (bool shuffle : {false, true})
+    for (const char* limit : {"all", "3", "0.5"})
+      rows.push_back(
+          {std::string(shuffle ? "shuffled" : "in_order") + "_limit_" + limit, shuffle, limit});
+  return shardlens::test::with_unique_names(std::move(rows));
+}
 
 class EnginePerRank : public ::testing::TestWithParam<SettingsRow> {};
 
-std::string settings_row_name(const ::testing::TestParamInfo<SettingsRow>& info) {
-  const auto& [shuffle, limit] = info.param;
-  return shardlens::test::row_name(std::string(shuffle ? "shuffled" : "in_order") + "_limit_" +
-                                   limit);
-}
+}  // namespace
 
 TEST_P(EnginePerRank, MatricesEqualDirectCounts) {
-  const auto& [shuffle, limit] = GetParam();
+  const auto& [name, shuffle, limit] = GetParam();
   Scenario s = base(3, 7);
   s.sampler.shuffle = shuffle;
   s.sampler.epoch = 2;
@@ -71,10 +87,8 @@ TEST_P(EnginePerRank, MatricesEqualDirectCounts) {
   EXPECT_EQ(e.synced, sum);
 }
 
-INSTANTIATE_TEST_SUITE_P(AcrossSettings, EnginePerRank,
-                         ::testing::Combine(::testing::Bool(),
-                                            ::testing::Values("all", "3", "0.5")),
-                         settings_row_name);
+INSTANTIATE_TEST_SUITE_P(AcrossSettings, EnginePerRank, ::testing::ValuesIn(settings_rows()),
+                         shardlens::test::NamedRow());
 
 TEST(Engine, PaddingAddsTheFirstSamplesOfTheOrder) {
   const Evaluation e = simulate(base());  // 510 samples, 4 ranks: 2 padding duplicates
@@ -236,14 +250,28 @@ TEST(Engine, AccumulationProgressMovesBeforeTheEnd) {
   EXPECT_EQ(last, 1.0);
 }
 
+namespace {
+
 // Cancelled part-way through: the exception reaches the caller (no std::terminate from a
 // worker thread), and a float counter's batch-by-batch path stops the same way. One row per
 // counter dtype.
-class EngineCancel : public ::testing::TestWithParam<CounterDtype> {};
+struct DtypeRow {
+  std::string name;
+  CounterDtype dtype;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const DtypeRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
+class EngineCancel : public ::testing::TestWithParam<DtypeRow> {};
+
+}  // namespace
 
 TEST_P(EngineCancel, InsideTheAccumulationStopsEveryWorker) {
   Scenario s = large_scenario();
-  s.dtype = GetParam();
+  s.dtype = GetParam().dtype;
   RecordingProgress progress("accumulating", 0.1);
   EXPECT_THROW(simulate(s, &progress), Cancelled);
   double furthest = 0;
@@ -255,7 +283,6 @@ TEST_P(EngineCancel, InsideTheAccumulationStopsEveryWorker) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryPath, EngineCancel,
-                         ::testing::Values(CounterDtype::Int64, CounterDtype::Float16),
-                         [](const ::testing::TestParamInfo<CounterDtype>& info) {
-                           return shardlens::test::row_name(to_string(info.param));
-                         });
+                         ::testing::Values(DtypeRow{"int64", CounterDtype::Int64},
+                                           DtypeRow{"float16", CounterDtype::Float16}),
+                         shardlens::test::NamedRow());

@@ -26,13 +26,25 @@ TEST(BatchLimit, FractionGivingZeroBatchesIsAnError) {
   EXPECT_NO_THROW(BatchLimit::parse("0.1").apply(10));
 }
 
+namespace {
+
 // limit_batches texts Lightning refuses, one row each, named by what is wrong.
 struct LimitTextRow {
   std::string name;
   const char* text;
 };
 
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const LimitTextRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
 class MalformedBatchLimit : public ::testing::TestWithParam<LimitTextRow> {};
+
+// Every kind of limit: all, a batch count, a fraction, the float 1.0.
+class BatchLimitText : public ::testing::TestWithParam<LimitTextRow> {};
+
+}  // namespace
 
 TEST_P(MalformedBatchLimit, IsRejected) {
   EXPECT_THROW(BatchLimit::parse(GetParam().text), InputError);
@@ -44,9 +56,6 @@ INSTANTIATE_TEST_SUITE_P(
                       LimitTextRow{"Word", "abc"}, LimitTextRow{"TrailingLetter", "10x"},
                       LimitTextRow{"NegativeFraction", "-0.5"}, LimitTextRow{"NotANumber", "nan"}),
     shardlens::test::NamedRow());
-
-// Every kind of limit: all, a batch count, a fraction, the float 1.0.
-class BatchLimitText : public ::testing::TestWithParam<LimitTextRow> {};
 
 TEST_P(BatchLimitText, RoundTrips) {
   const char* text = GetParam().text;

@@ -204,6 +204,11 @@ struct MutationSeedRow {
   std::string (*bytes)();
 };
 
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const MutationSeedRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
 class MutatedNpy : public ::testing::TestWithParam<MutationSeedRow> {};
 
 TEST_P(MutatedNpy, IsReadOrRefusedWithoutCrashing) {
@@ -273,6 +278,11 @@ struct IntegerFileRow {
   std::vector<int64_t> want;
 };
 
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const IntegerFileRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
 std::vector<IntegerFileRow> integer_file_rows() {
   std::vector<IntegerFileRow> rows;
   for (const int width : {1, 2, 4, 8}) {
@@ -309,6 +319,11 @@ INSTANTIATE_TEST_SUITE_P(NpyOracle, NumpyIntegerFile, ::testing::ValuesIn(intege
 struct FileRow {
   std::string name;
 };
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const FileRow& row, std::ostream* os) {
+  *os << row.name;
+}
 
 class NumpyFloatFile : public ::testing::TestWithParam<FileRow> {};
 

@@ -39,6 +39,11 @@ struct ReferenceRow {
   nlohmann::json vector;
 };
 
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const ReferenceRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
 std::vector<ReferenceRow> reference_rows() {
   std::vector<ReferenceRow> rows;
   for (const auto& v : reference_vectors()["randperm"])
@@ -142,13 +147,22 @@ TEST(Randperm, VersionSelectsLoopOnlyAboveThreshold) {
   EXPECT_FALSE(TorchVersion::parse("1.13").has_large_randperm());
 }
 
+namespace {
+
 // torch.__version__ texts that name no version: one row each, named by what is wrong.
 struct BadVersionRow {
   std::string name;
   const char* text;
 };
 
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const BadVersionRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
 class BadTorchVersion : public ::testing::TestWithParam<BadVersionRow> {};
+
+}  // namespace
 
 TEST_P(BadTorchVersion, IsAnInputError) {
   EXPECT_THROW(TorchVersion::parse(GetParam().text), InputError);
@@ -169,6 +183,8 @@ TEST(Randperm, VersionTextKeepsMajorAndMinor) {
   EXPECT_EQ(TorchVersion::parse("2.7.1+cu121").to_string(), "2.7");
 }
 
+namespace {
+
 // torch.__version__ as pip, conda, Debian and source builds print it.
 struct VersionTextRow {
   std::string name;
@@ -176,7 +192,14 @@ struct VersionTextRow {
   const char* want;
 };
 
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const VersionTextRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
 class TorchVersionOfRealTorch : public ::testing::TestWithParam<VersionTextRow> {};
+
+}  // namespace
 
 TEST_P(TorchVersionOfRealTorch, IsMajorAndMinor) {
   EXPECT_EQ(TorchVersion::parse(GetParam().text).to_string(), GetParam().want);

@@ -6,7 +6,6 @@
 
 #include <numeric>
 #include <set>
-#include <tuple>
 
 #include "core/runs/rank_launcher.h"
 #include "core/runs/rank_loop.h"
@@ -101,19 +100,33 @@ std::vector<Matrix> engine_inputs(const StoredRecords& records, int ignore_index
 }
 
 // One row per strategy, counter dtype and ignore_index (-1: none; 0: class 0 ignored).
-using WireRow = std::tuple<SyncStrategy, CounterDtype, int>;
+struct WireRow {
+  std::string name;
+  SyncStrategy strategy;
+  CounterDtype dtype;
+  int ignore;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const WireRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
+std::vector<WireRow> wire_rows() {
+  std::vector<WireRow> rows;
+  for (SyncStrategy strategy : kStrategies)
+    for (CounterDtype dtype : kDtypes)
+      for (int ignore : {-1, 0})
+        rows.push_back({to_string(strategy) + "_" + to_string(dtype) +
+                            (ignore < 0 ? "_no_ignore" : "_ignore" + std::to_string(ignore)),
+                        strategy, dtype, ignore});
+  return shardlens::test::with_unique_names(std::move(rows));
+}
 
 class RankSyncOverTheWire : public ::testing::TestWithParam<WireRow> {};
 
-std::string wire_row_name(const ::testing::TestParamInfo<WireRow>& info) {
-  const auto& [strategy, dtype, ignore] = info.param;
-  return shardlens::test::row_name(
-      to_string(strategy) + "_" + to_string(dtype) +
-      (ignore < 0 ? "_no_ignore" : "_ignore" + std::to_string(ignore)));
-}
-
 TEST_P(RankSyncOverTheWire, EqualsTheEngine) {
-  const auto& [strategy, dtype, ignore] = GetParam();
+  const auto& [name, strategy, dtype, ignore] = GetParam();
   const StoredRecords records = uneven_records();
   Scenario s = scenario(strategy, dtype);
   s.ignore_index = ignore;
@@ -134,10 +147,8 @@ TEST_P(RankSyncOverTheWire, EqualsTheEngine) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryStrategy, RankSyncOverTheWire,
-                         ::testing::Combine(::testing::ValuesIn(kStrategies),
-                                            ::testing::ValuesIn(kDtypes), ::testing::Values(-1, 0)),
-                         wire_row_name);
+INSTANTIATE_TEST_SUITE_P(EveryStrategy, RankSyncOverTheWire, ::testing::ValuesIn(wire_rows()),
+                         shardlens::test::NamedRow());
 
 // The same data by hand: 9 records, rank sizes 4, 3, 2.
 TEST(RankSync, StrategiesReportWhatTheyShouldByHand) {
@@ -200,10 +211,20 @@ TEST(RankSync, FloatCountersSumInTheirDtypeOnTheWire) {
 }
 
 // One row per strategy that sums floats on the wire.
-class RankSyncWithoutBFloat16 : public ::testing::TestWithParam<SyncStrategy> {};
+struct StrategyRow {
+  std::string name;
+  SyncStrategy strategy;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const StrategyRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
+class RankSyncWithoutBFloat16 : public ::testing::TestWithParam<StrategyRow> {};
 
 TEST_P(RankSyncWithoutBFloat16, FallsBackToTheEngineWithANote) {
-  const SyncStrategy strategy = GetParam();
+  const SyncStrategy strategy = GetParam().strategy;
   const StoredRecords records = uneven_records();
   const Scenario s = scenario(strategy, CounterDtype::BFloat16);
   const Synced got = sync_over_threads(s, records, 9, /*sums_bfloat16=*/false);
@@ -219,10 +240,9 @@ TEST_P(RankSyncWithoutBFloat16, FallsBackToTheEngineWithANote) {
 }
 
 INSTANTIATE_TEST_SUITE_P(ABackendWithoutTheDtype, RankSyncWithoutBFloat16,
-                         ::testing::Values(SyncStrategy::AllReduce, SyncStrategy::Double),
-                         [](const ::testing::TestParamInfo<SyncStrategy>& info) {
-                           return shardlens::test::row_name(to_string(info.param));
-                         });
+                         ::testing::Values(StrategyRow{"all_reduce", SyncStrategy::AllReduce},
+                                           StrategyRow{"double", SyncStrategy::Double}),
+                         shardlens::test::NamedRow());
 
 TEST(RankSync, ACollectiveFailureReachesTheCaller) {
   class Failing : public RankCollectives {

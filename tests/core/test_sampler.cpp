@@ -52,6 +52,11 @@ struct ReferenceRow {
   nlohmann::json vector;
 };
 
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const ReferenceRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
 std::vector<ReferenceRow> reference_rows() {
   std::vector<ReferenceRow> rows;
   for (const auto& v : reference_vectors()["distributed_sampler"]) {

@@ -45,13 +45,23 @@ TEST(Specs, SyntheticLabels) {
   EXPECT_EQ(counts, (std::vector<int64_t>{438, 219, 146, 109, 88}));
 }
 
+namespace {
+
 // Dataset specs that name no dataset, one row each, named by what is wrong.
 struct BadSpecRow {
   std::string name;
   const char* spec;
 };
 
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const BadSpecRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
 class BadDatasetSpec : public ::testing::TestWithParam<BadSpecRow> {};
+class BadModelPredictorSpec : public ::testing::TestWithParam<BadSpecRow> {};
+
+}  // namespace
 
 TEST_P(BadDatasetSpec, IsAnInputError) {
   EXPECT_THROW(load_labels(GetParam().spec), InputError);
@@ -282,8 +292,6 @@ TEST(Specs, ModelPredictorSpecs) {
   EXPECT_EQ(gpu.model_path, "/tmp/a,b.pt");
   EXPECT_EQ(gpu.device, "cuda:1");
 }
-
-class BadModelPredictorSpec : public ::testing::TestWithParam<BadSpecRow> {};
 
 TEST_P(BadModelPredictorSpec, IsAnInputError) {
   EXPECT_THROW(parse_model_predictor(GetParam().spec), InputError);
