@@ -100,7 +100,7 @@ TEST_P(RandpermOfSize, IsAPermutation) {
 INSTANTIATE_TEST_SUITE_P(ManySizes, RandpermOfSize,
                          ::testing::Values(0, 1, 2, 3, 31, 32, 33, 1000, 4097), size_name);
 
-// The blocked, prefetching loop must equal the textbook loop of docs/.
+// The blocked, prefetching loop must equal the textbook loop written out here.
 TEST_P(SwapLoopOfSize, EqualsTextbookLoop) {
   const int64_t n = GetParam();
   std::vector<uint32_t> want(static_cast<size_t>(n));
