@@ -14,15 +14,21 @@
 #include "core/torchsem/loader.h"
 #include "core/torchsem/randperm.h"
 #include "core/torchsem/sync.h"
+#include "tests/common/test_rows.h"
 
 using namespace shardlens;
 
 namespace {
 
-nlohmann::json load_vectors() {
-  std::ifstream in(SHARDLENS_TEST_DATA_DIR "/reference/accelerate_vectors.json");
-  EXPECT_TRUE(in) << "accelerate_vectors.json cannot be read";
-  return nlohmann::json::parse(in);
+// Read once, when the rows are made (before main); unreadable or not JSON gives no cases,
+// which ReferenceVectorsCoverTheGrid reports.
+const nlohmann::json& reference_vectors() {
+  static const nlohmann::json vectors = [] {
+    std::ifstream in(SHARDLENS_TEST_DATA_DIR "/reference/accelerate_vectors.json");
+    nlohmann::json parsed = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    return parsed.is_discarded() ? nlohmann::json{{"cases", nlohmann::json::array()}} : parsed;
+  }();
+  return vectors;
 }
 
 std::vector<std::vector<int64_t>> batches_of(const std::vector<int64_t>& indices, int64_t b) {
@@ -50,65 +56,105 @@ bool has_pattern(const Evaluation& e, Pattern p) {
   return false;
 }
 
+// One row per multi-process case of the vectors, named by its settings. The vectors also ran
+// BatchSamplerShard(num_processes=1) itself, which cycles a short last batch; prepare() never
+// builds it for one process (data_loader.py: no change without several processes), so
+// ShardLens keeps the loader's own batches there: checked by OneProcessKeepsTheLoadersBatches
+// and against the real prepare() by tests/frameworks/accelerate_sampler_grid.py.
+struct ReferenceCase {
+  std::string name;
+  nlohmann::json vector;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const ReferenceCase& row, std::ostream* os) {
+  *os << row.name;
+}
+
+std::vector<ReferenceCase> multi_process_reference_cases() {
+  std::vector<ReferenceCase> rows;
+  for (const auto& v : reference_vectors()["cases"]) {
+    if (v["world_size"].get<int>() == 1) continue;
+    auto flag = [&](const char* key, const char* word) {
+      return v[key].get<bool>() ? std::string("_") + word : std::string();
+    };
+    rows.push_back({"n" + v["n"].dump() + "_world" + v["world_size"].dump() + "_batch" +
+                        v["batch_size"].dump() + flag("split_batches", "split") +
+                        flag("even_batches", "even") + flag("drop_last", "droplast") +
+                        (v["shuffle"].get<bool>() ? "_shuffle_seed" + v["seed"].dump() : "") +
+                        "_epoch" + v["epoch"].dump(),
+                    v});
+  }
+  return shardlens::test::with_unique_names(std::move(rows));
+}
+
+class AccelerateReference : public ::testing::TestWithParam<ReferenceCase> {};
+
 }  // namespace
 
-TEST(Accelerate, EveryReferenceVector) {
-  const auto vectors = load_vectors();
-  ASSERT_EQ(vectors["cases"].size(), 66u);
+TEST_P(AccelerateReference, BatchesAndGatherForMetricsEqualAccelerates) {
+  const nlohmann::json& v = GetParam().vector;
+  SamplerConfig sampler;
+  sampler.kind = SamplerKind::Accelerate;
+  sampler.world_size = v["world_size"].get<int>();
+  sampler.split_batches = v["split_batches"].get<bool>();
+  sampler.even_batches = v["even_batches"].get<bool>();
+  sampler.shuffle = v["shuffle"].get<bool>();
+  // The vectors' shuffled cases came from SeedableRandomSampler (use_seedable_sampler=True).
+  sampler.accelerate_shuffle = AccelerateShuffle::Seedable;
+  sampler.seed = v["seed"].get<int64_t>();
+  sampler.epoch = v["epoch"].get<int64_t>();
+  LoaderConfig loader;
+  loader.batch_size = v["batch_size"].get<int64_t>();
+  loader.drop_last = v["drop_last"].get<bool>();
+  const int64_t n = v["n"].get<int64_t>();
+  const ShardPlan plan = plan_shards(n, sampler, loader);
+  ASSERT_EQ(plan.world_size, sampler.world_size);
+  for (int r = 0; r < plan.world_size; ++r) {
+    const auto want = v["ranks"][size_t(r)].get<std::vector<std::vector<int64_t>>>();
+    EXPECT_EQ(batches_of(plan.sampler[size_t(r)].indices(), plan.batch_size), want) << "rank " << r;
+    EXPECT_EQ(plan.evaluated[size_t(r)].batches, int64_t(want.size()));
+  }
+  // gather_for_metrics: null where a per-step gather would hang or fail.
+  EXPECT_EQ(v["gather_for_metrics"].is_null(), uneven_steps(plan));
+  if (v["gather_for_metrics"].is_null()) return;
+  StoredRecords records;
+  for (int r = 0; r < plan.world_size; ++r) {
+    std::vector<Record> rank;
+    for (int64_t i : plan.evaluated[size_t(r)].sequence.indices()) rank.push_back({i, 0, 0, 0});
+    records.ranks.push_back(rank);
+  }
+  std::vector<int64_t> kept;
+  for (const Record& rec :
+       gather_for_metrics_records(records, n, plan.batch_size, plan_exhausted(plan, loader))) {
+    kept.push_back(rec.index);
+  }
+  EXPECT_EQ(kept, v["gather_for_metrics"].get<std::vector<int64_t>>());
+}
+
+INSTANTIATE_TEST_SUITE_P(Vectors, AccelerateReference,
+                         ::testing::ValuesIn(multi_process_reference_cases()),
+                         shardlens::test::NamedRow());
+
+// The rows above are every multi-process case: 66 cases, 5 of one process, over 40 gathered.
+TEST(Accelerate, ReferenceVectorsCoverTheGrid) {
+  const auto& cases = reference_vectors()["cases"];
+  ASSERT_EQ(cases.size(), 66u);
   int with_gather = 0;
   int one_process = 0;
-  for (const auto& v : vectors["cases"]) {
-    // The vectors ran BatchSamplerShard(num_processes=1) itself, which cycles a short last
-    // batch; prepare() never builds it for one process (data_loader.py: no change without
-    // several processes), so ShardLens keeps the loader's own batches there: checked below
-    // and against the real prepare() by tests/frameworks/accelerate_sampler_grid.py.
-    if (v["world_size"].get<int>() == 1) {
+  for (const auto& v : cases) {
+    if (v["world_size"].get<int>() == 1)
       ++one_process;
-      continue;
-    }
-    SamplerConfig sampler;
-    sampler.kind = SamplerKind::Accelerate;
-    sampler.world_size = v["world_size"].get<int>();
-    sampler.split_batches = v["split_batches"].get<bool>();
-    sampler.even_batches = v["even_batches"].get<bool>();
-    sampler.shuffle = v["shuffle"].get<bool>();
-    // The vectors' shuffled cases came from SeedableRandomSampler (use_seedable_sampler=True).
-    sampler.accelerate_shuffle = AccelerateShuffle::Seedable;
-    sampler.seed = v["seed"].get<int64_t>();
-    sampler.epoch = v["epoch"].get<int64_t>();
-    LoaderConfig loader;
-    loader.batch_size = v["batch_size"].get<int64_t>();
-    loader.drop_last = v["drop_last"].get<bool>();
-    const int64_t n = v["n"].get<int64_t>();
-    const std::string where = v.dump().substr(0, 200);
-    const ShardPlan plan = plan_shards(n, sampler, loader);
-    ASSERT_EQ(plan.world_size, sampler.world_size) << where;
-    for (int r = 0; r < plan.world_size; ++r) {
-      const auto want = v["ranks"][size_t(r)].get<std::vector<std::vector<int64_t>>>();
-      EXPECT_EQ(batches_of(plan.sampler[size_t(r)].indices(), plan.batch_size), want)
-          << where << " rank " << r;
-      EXPECT_EQ(plan.evaluated[size_t(r)].batches, int64_t(want.size())) << where;
-    }
-    // gather_for_metrics: null where a per-step gather would hang or fail.
-    EXPECT_EQ(v["gather_for_metrics"].is_null(), uneven_steps(plan)) << where;
-    if (v["gather_for_metrics"].is_null()) continue;
-    ++with_gather;
-    StoredRecords records;
-    for (int r = 0; r < plan.world_size; ++r) {
-      std::vector<Record> rank;
-      for (int64_t i : plan.evaluated[size_t(r)].sequence.indices()) rank.push_back({i, 0, 0, 0});
-      records.ranks.push_back(rank);
-    }
-    std::vector<int64_t> kept;
-    for (const Record& rec :
-         gather_for_metrics_records(records, n, plan.batch_size, plan_exhausted(plan, loader))) {
-      kept.push_back(rec.index);
-    }
-    EXPECT_EQ(kept, v["gather_for_metrics"].get<std::vector<int64_t>>()) << where;
+    else if (!v["gather_for_metrics"].is_null())
+      ++with_gather;
   }
   EXPECT_GT(with_gather, 40);
   EXPECT_EQ(one_process, 5);
-  // One process: the loader's batches as they are, the short last one kept short.
+  EXPECT_EQ(multi_process_reference_cases().size(), cases.size() - 5);
+}
+
+// One process: the loader's batches as they are, the short last one kept short.
+TEST(Accelerate, OneProcessKeepsTheLoadersBatches) {
   SamplerConfig one;
   one.kind = SamplerKind::Accelerate;
   one.world_size = 1;

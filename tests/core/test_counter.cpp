@@ -4,9 +4,11 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "core/model/counter.h"
 #include "core/model/types.h"
+#include "tests/common/test_rows.h"
 
 using namespace shardlens;
 
@@ -21,14 +23,61 @@ double bfloat16_reference(float x) {
   return std::bit_cast<float>(bits);
 }
 
+// Values around float32's 24-bit mantissa, one row each.
+struct Float32Row {
+  std::string name;
+  double value;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const Float32Row& row, std::ostream* os) {
+  *os << row.name;
+}
+
+class Float32Counter : public ::testing::TestWithParam<Float32Row> {};
+
+// One row per float dtype: the count where adding one no longer changes the counter.
+struct StallRow {
+  std::string name;
+  CounterDtype dtype;
+  double stall;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const StallRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
+class CounterStall : public ::testing::TestWithParam<StallRow> {};
+
+// The 16-bit dtypes, one row each.
+struct DtypeRow {
+  std::string name;
+  CounterDtype dtype;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const DtypeRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
+class SixteenBitCounter : public ::testing::TestWithParam<DtypeRow> {};
+
 }  // namespace
 
-TEST(Counter, Float32MatchesHardwareRounding) {
-  for (double v : {16777216.0, 16777217.0, 16777219.0, 33554435.0, 12345678.9, 1.0, 0.0}) {
-    EXPECT_EQ(round_to_dtype(v, CounterDtype::Float32), static_cast<double>(static_cast<float>(v)))
-        << v;
-  }
+TEST_P(Float32Counter, MatchesHardwareRounding) {
+  const double v = GetParam().value;
+  EXPECT_EQ(round_to_dtype(v, CounterDtype::Float32), static_cast<double>(static_cast<float>(v)));
 }
+
+INSTANTIATE_TEST_SUITE_P(Values, Float32Counter,
+                         ::testing::Values(Float32Row{"TwoToThe24", 16777216.0},
+                                           Float32Row{"TwoToThe24PlusOne", 16777217.0},
+                                           Float32Row{"TwoToThe24PlusThree", 16777219.0},
+                                           Float32Row{"TwoToThe25PlusThree", 33554435.0},
+                                           Float32Row{"Fraction", 12345678.9},
+                                           Float32Row{"One", 1.0}, Float32Row{"Zero", 0.0}),
+                         shardlens::test::NamedRow());
 
 TEST(Counter, Float16MatchesCompilerFloat16) {
   for (int i = 0; i <= 70000; i += 7) {
@@ -45,14 +94,20 @@ TEST(Counter, BFloat16MatchesBitRounding) {
   }
 }
 
-TEST(Counter, AddingOneStallsAtTheDocumentedCounts) {
-  for (auto [dtype, stall] :
-       {std::pair{CounterDtype::Float16, 2048.0}, std::pair{CounterDtype::BFloat16, 256.0},
-        std::pair{CounterDtype::Float32, 16777216.0}}) {
-    EXPECT_EQ(stall_count(dtype), stall);
-    EXPECT_EQ(round_to_dtype(stall + 1, dtype), stall);
-    EXPECT_EQ(round_to_dtype(stall - 1, dtype), stall - 1);
-  }
+TEST_P(CounterStall, AddingOneStallsAtTheDocumentedCount) {
+  const auto& [name, dtype, stall] = GetParam();
+  EXPECT_EQ(stall_count(dtype), stall);
+  EXPECT_EQ(round_to_dtype(stall + 1, dtype), stall);
+  EXPECT_EQ(round_to_dtype(stall - 1, dtype), stall - 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(FloatDtypes, CounterStall,
+                         ::testing::Values(StallRow{"float16", CounterDtype::Float16, 2048.0},
+                                           StallRow{"bfloat16", CounterDtype::BFloat16, 256.0},
+                                           StallRow{"float32", CounterDtype::Float32, 16777216.0}),
+                         shardlens::test::NamedRow());
+
+TEST(Counter, Int64DoesNotStall) {
   EXPECT_EQ(round_to_dtype(1e18 + 1, CounterDtype::Int64), 1e18 + 1);
 }
 
@@ -69,23 +124,29 @@ TEST(Counter, ParseNames) {
 
 // Every finite 16-bit pattern decodes to a value of its dtype that encodes back to itself,
 // and positive patterns are ordered like their values (the IEEE layout).
-TEST(Counter, SixteenBitPatternsRoundTrip) {
-  for (auto dtype : {CounterDtype::Float16, CounterDtype::BFloat16}) {
-    double previous = -1;
-    for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
-      const double v = from_bits16(uint16_t(bits), dtype);
-      if (std::isnan(v)) continue;
-      if (v != 0.0) ASSERT_EQ(to_bits16(v, dtype), bits) << to_string(dtype) << " " << bits;
-      if (std::isfinite(v) && v != 0.0 && std::fabs(v) >= 1)
-        ASSERT_EQ(round_to_dtype(std::fabs(v), dtype), std::fabs(v)) << bits;
-      if (bits < 0x8000 && bits > 0) {
-        ASSERT_GT(v, previous) << to_string(dtype) << " " << bits;
-        previous = v;
-      }
+TEST_P(SixteenBitCounter, PatternsRoundTrip) {
+  const CounterDtype dtype = GetParam().dtype;
+  double previous = -1;
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    const double v = from_bits16(uint16_t(bits), dtype);
+    if (std::isnan(v)) continue;
+    if (v != 0.0) {
+      ASSERT_EQ(to_bits16(v, dtype), bits) << bits;
     }
-    previous = -1;
+    if (std::isfinite(v) && v != 0.0 && std::fabs(v) >= 1) {
+      ASSERT_EQ(round_to_dtype(std::fabs(v), dtype), std::fabs(v)) << bits;
+    }
+    if (bits < 0x8000 && bits > 0) {
+      ASSERT_GT(v, previous) << bits;
+      previous = v;
+    }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, SixteenBitCounter,
+                         ::testing::Values(DtypeRow{"float16", CounterDtype::Float16},
+                                           DtypeRow{"bfloat16", CounterDtype::BFloat16}),
+                         shardlens::test::NamedRow());
 
 TEST(Counter, SixteenBitKnownPatterns) {
   EXPECT_EQ(to_bits16(1.0, CounterDtype::Float16), 0x3c00);

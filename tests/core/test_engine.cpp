@@ -4,9 +4,12 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "core/model/types.h"
 #include "core/sim/engine.h"
+#include "tests/common/test_rows.h"
 
 using namespace shardlens;
 
@@ -42,23 +45,50 @@ TEST(Engine, CorrectScenarioIsDiagnosedCorrect) {
   EXPECT_EQ(e.expected->row_sums(), std::vector<double>(10, 50.0));
 }
 
-TEST(Engine, PerRankMatricesEqualDirectCountsAcrossSettings) {
-  for (bool shuffle : {false, true}) {
-    for (const char* limit : {"all", "3", "0.5"}) {
-      Scenario s = base(3, 7);
-      s.sampler.shuffle = shuffle;
-      s.sampler.epoch = 2;
-      s.loader.limit = BatchLimit::parse(limit);
-      const Evaluation e = simulate(s);
-      Matrix sum(10);
-      for (int r = 0; r < 3; ++r) {
-        EXPECT_EQ(e.per_rank[r], direct_count(e, r)) << shuffle << limit << r;
-        sum += e.per_rank[r];
-      }
-      EXPECT_EQ(e.synced, sum);
-    }
-  }
+namespace {
+
+// One row per shuffle and batch limit: 3 ranks, batches of 7, epoch 2.
+struct SettingsRow {
+  std::string name;
+  bool shuffle;
+  const char* limit;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const SettingsRow& row, std::ostream* os) {
+  *os << row.name;
 }
+
+std::vector<SettingsRow> settings_rows() {
+  std::vector<SettingsRow> rows;
+  for (bool shuffle : {false, true})
+    for (const char* limit : {"all", "3", "0.5"})
+      rows.push_back(
+          {std::string(shuffle ? "shuffled" : "in_order") + "_limit_" + limit, shuffle, limit});
+  return shardlens::test::with_unique_names(std::move(rows));
+}
+
+class EnginePerRank : public ::testing::TestWithParam<SettingsRow> {};
+
+}  // namespace
+
+TEST_P(EnginePerRank, MatricesEqualDirectCounts) {
+  const auto& [name, shuffle, limit] = GetParam();
+  Scenario s = base(3, 7);
+  s.sampler.shuffle = shuffle;
+  s.sampler.epoch = 2;
+  s.loader.limit = BatchLimit::parse(limit);
+  const Evaluation e = simulate(s);
+  Matrix sum(10);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(e.per_rank[r], direct_count(e, r)) << "rank " << r;
+    sum += e.per_rank[r];
+  }
+  EXPECT_EQ(e.synced, sum);
+}
+
+INSTANTIATE_TEST_SUITE_P(AcrossSettings, EnginePerRank, ::testing::ValuesIn(settings_rows()),
+                         shardlens::test::NamedRow());
 
 TEST(Engine, PaddingAddsTheFirstSamplesOfTheOrder) {
   const Evaluation e = simulate(base());  // 510 samples, 4 ranks: 2 padding duplicates
@@ -220,19 +250,39 @@ TEST(Engine, AccumulationProgressMovesBeforeTheEnd) {
   EXPECT_EQ(last, 1.0);
 }
 
-TEST(Engine, CancelInsideTheAccumulationStopsEveryWorker) {
-  // Cancelled part-way through: the exception reaches the caller (no std::terminate from a
-  // worker thread), and a float counter's batch-by-batch path stops the same way.
-  for (CounterDtype dtype : {CounterDtype::Int64, CounterDtype::Float16}) {
-    Scenario s = large_scenario();
-    s.dtype = dtype;
-    RecordingProgress progress("accumulating", 0.1);
-    EXPECT_THROW(simulate(s, &progress), Cancelled);
-    double furthest = 0;
-    for (const auto& [stage, fraction] : progress.reports) {
-      EXPECT_NE(stage, "diagnosing");  // nothing ran after the cancel
-      if (stage == "accumulating") furthest = std::max(furthest, fraction);
-    }
-    EXPECT_LT(furthest, 0.5);
-  }
+namespace {
+
+// Cancelled part-way through: the exception reaches the caller (no std::terminate from a
+// worker thread), and a float counter's batch-by-batch path stops the same way. One row per
+// counter dtype.
+struct DtypeRow {
+  std::string name;
+  CounterDtype dtype;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const DtypeRow& row, std::ostream* os) {
+  *os << row.name;
 }
+
+class EngineCancel : public ::testing::TestWithParam<DtypeRow> {};
+
+}  // namespace
+
+TEST_P(EngineCancel, InsideTheAccumulationStopsEveryWorker) {
+  Scenario s = large_scenario();
+  s.dtype = GetParam().dtype;
+  RecordingProgress progress("accumulating", 0.1);
+  EXPECT_THROW(simulate(s, &progress), Cancelled);
+  double furthest = 0;
+  for (const auto& [stage, fraction] : progress.reports) {
+    EXPECT_NE(stage, "diagnosing");  // nothing ran after the cancel
+    if (stage == "accumulating") furthest = std::max(furthest, fraction);
+  }
+  EXPECT_LT(furthest, 0.5);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryPath, EngineCancel,
+                         ::testing::Values(DtypeRow{"int64", CounterDtype::Int64},
+                                           DtypeRow{"float16", CounterDtype::Float16}),
+                         shardlens::test::NamedRow());

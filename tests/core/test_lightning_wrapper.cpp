@@ -13,15 +13,60 @@
 #include "core/sim/validations.h"
 #include "core/torchsem/lightning_wrapper.h"
 #include "core/torchsem/loader.h"
+#include "tests/common/test_rows.h"
 
 using namespace shardlens;
 
 namespace {
 
-nlohmann::json load_vectors() {
-  std::ifstream in(SHARDLENS_TEST_DATA_DIR "/reference/lightning_wrapper_vectors.json");
-  EXPECT_TRUE(in) << "lightning_wrapper_vectors.json cannot be read";
-  return nlohmann::json::parse(in);
+// Read once, when the rows are made (before main); unreadable or not JSON gives no cases,
+// which ReferenceVectorsAreThere reports.
+const nlohmann::json& reference_vectors() {
+  static const nlohmann::json vectors = [] {
+    std::ifstream in(SHARDLENS_TEST_DATA_DIR "/reference/lightning_wrapper_vectors.json");
+    nlohmann::json parsed = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    return parsed.is_discarded() ? nlohmann::json{{"multinomial", nlohmann::json::array()},
+                                                  {"cases", nlohmann::json::array()}}
+                                 : parsed;
+  }();
+  return vectors;
+}
+
+// One row per case of a vector file, named by its settings.
+struct VectorRow {
+  std::string name;
+  nlohmann::json vector;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const VectorRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
+std::vector<VectorRow> multinomial_rows() {
+  std::vector<VectorRow> rows;
+  for (const auto& v : reference_vectors()["multinomial"])
+    rows.push_back({"weights" + std::to_string(v["weights"].size()) + "_draws" +
+                        v["num_samples"].dump() + "_seed" + v["seed"].dump(),
+                    v});
+  return shardlens::test::with_unique_names(std::move(rows));
+}
+
+std::vector<VectorRow> wrapper_rows() {
+  std::vector<VectorRow> rows;
+  for (const auto& v : reference_vectors()["cases"]) {
+    const auto& inner = v["inner"];
+    std::string name =
+        inner["kind"].get<std::string>() + "_n" + v["n"].dump() + "_world" + v["world_size"].dump();
+    if (inner["kind"] != "sequential") name += "_draws" + inner["num_samples"].dump();
+    if (v["shuffle"].get<bool>()) name += "_shuffle_seed" + v["seed"].dump();
+    name += "_epoch" + v["epoch"].dump();
+    if (v["iteration"].get<int64_t>() != 0) name += "_iteration" + v["iteration"].dump();
+    if (v["drop_last"].get<bool>()) name += "_droplast";
+    if (!v["rank_seeds"].empty()) name += "_rankseeds";
+    rows.push_back({name, v});
+  }
+  return shardlens::test::with_unique_names(std::move(rows));
 }
 
 bool has_pattern(const Evaluation& e, Pattern p) {
@@ -32,46 +77,52 @@ bool has_pattern(const Evaluation& e, Pattern p) {
 
 }  // namespace
 
-TEST(LightningWrapper, MultinomialMatchesTorch) {
-  const auto vectors = load_vectors();
-  ASSERT_GE(vectors["multinomial"].size(), 4u);
-  for (const auto& v : vectors["multinomial"]) {
-    const auto weights = v["weights"].get<std::vector<double>>();
-    const auto draws =
-        weighted_random_draws(weights, int64_t(weights.size()), v["num_samples"].get<int64_t>(),
-                              v["seed"].get<int64_t>());
-    EXPECT_EQ(std::vector<int64_t>(draws.begin(), draws.end()),
-              v["draws"].get<std::vector<int64_t>>())
-        << v.dump();
+TEST(LightningWrapper, ReferenceVectorsAreThere) {
+  EXPECT_GE(reference_vectors()["multinomial"].size(), 4u);
+  EXPECT_GE(reference_vectors()["cases"].size(), 50u);
+}
+
+class Multinomial : public ::testing::TestWithParam<VectorRow> {};
+
+TEST_P(Multinomial, MatchesTorch) {
+  const nlohmann::json& v = GetParam().vector;
+  const auto weights = v["weights"].get<std::vector<double>>();
+  const auto draws = weighted_random_draws(
+      weights, int64_t(weights.size()), v["num_samples"].get<int64_t>(), v["seed"].get<int64_t>());
+  EXPECT_EQ(std::vector<int64_t>(draws.begin(), draws.end()),
+            v["draws"].get<std::vector<int64_t>>());
+}
+
+INSTANTIATE_TEST_SUITE_P(Vectors, Multinomial, ::testing::ValuesIn(multinomial_rows()),
+                         shardlens::test::NamedRow());
+
+class LightningWrapperReference : public ::testing::TestWithParam<VectorRow> {};
+
+TEST_P(LightningWrapperReference, ShardsEqualTorchs) {
+  const nlohmann::json& v = GetParam().vector;
+  SamplerConfig c;
+  c.kind = SamplerKind::LightningWrapper;
+  c.world_size = v["world_size"].get<int>();
+  c.shuffle = v["shuffle"].get<bool>();
+  c.seed = v["seed"].get<int64_t>();
+  c.epoch = v["epoch"].get<int64_t>();
+  c.drop_last = v["drop_last"].get<bool>();
+  c.rank_seeds = v["rank_seeds"].get<std::vector<int64_t>>();
+  c.inner_iteration = v["iteration"].get<int64_t>();
+  const auto& inner = v["inner"];
+  c.inner.kind = parse_inner_sampler_kind(inner["kind"].get<std::string>());
+  c.inner.weights = inner["weights"].get<std::vector<double>>();
+  c.inner.num_samples = inner["num_samples"].get<int64_t>();
+  c.inner.indices = inner["indices"].get<std::vector<int64_t>>();
+  const auto ranks = sample(v["n"].get<int64_t>(), c);
+  ASSERT_EQ(ranks.size(), v["ranks"].size());
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    EXPECT_EQ(ranks[r].indices(), v["ranks"][r].get<std::vector<int64_t>>()) << "rank " << r;
   }
 }
 
-TEST(LightningWrapper, EveryReferenceCase) {
-  const auto vectors = load_vectors();
-  ASSERT_GE(vectors["cases"].size(), 50u);
-  for (const auto& v : vectors["cases"]) {
-    SamplerConfig c;
-    c.kind = SamplerKind::LightningWrapper;
-    c.world_size = v["world_size"].get<int>();
-    c.shuffle = v["shuffle"].get<bool>();
-    c.seed = v["seed"].get<int64_t>();
-    c.epoch = v["epoch"].get<int64_t>();
-    c.drop_last = v["drop_last"].get<bool>();
-    c.rank_seeds = v["rank_seeds"].get<std::vector<int64_t>>();
-    c.inner_iteration = v["iteration"].get<int64_t>();
-    const auto& inner = v["inner"];
-    c.inner.kind = parse_inner_sampler_kind(inner["kind"].get<std::string>());
-    c.inner.weights = inner["weights"].get<std::vector<double>>();
-    c.inner.num_samples = inner["num_samples"].get<int64_t>();
-    c.inner.indices = inner["indices"].get<std::vector<int64_t>>();
-    const auto ranks = sample(v["n"].get<int64_t>(), c);
-    ASSERT_EQ(ranks.size(), v["ranks"].size());
-    for (size_t r = 0; r < ranks.size(); ++r) {
-      EXPECT_EQ(ranks[r].indices(), v["ranks"][r].get<std::vector<int64_t>>())
-          << v.dump().substr(0, 300) << " rank " << r;
-    }
-  }
-}
+INSTANTIATE_TEST_SUITE_P(Vectors, LightningWrapperReference, ::testing::ValuesIn(wrapper_rows()),
+                         shardlens::test::NamedRow());
 
 TEST(LightningWrapper, SequentialInnerEqualsDistributedSampler) {
   SamplerConfig wrapped;

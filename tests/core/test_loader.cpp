@@ -1,8 +1,11 @@
 // DataLoader batching and Lightning's batch limit and sanity check.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "core/model/types.h"
 #include "core/torchsem/loader.h"
+#include "tests/common/test_rows.h"
 
 using namespace shardlens;
 
@@ -23,19 +26,49 @@ TEST(BatchLimit, FractionGivingZeroBatchesIsAnError) {
   EXPECT_NO_THROW(BatchLimit::parse("0.1").apply(10));
 }
 
-TEST(BatchLimit, MalformedValuesAreRejected) {
-  for (const char* bad : {"-1", "1.5", "abc", "10x", "-0.5", "nan"}) {
-    EXPECT_THROW(BatchLimit::parse(bad), InputError) << bad;
-  }
+namespace {
+
+// limit_batches texts Lightning refuses, one row each, named by what is wrong.
+struct LimitTextRow {
+  std::string name;
+  const char* text;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const LimitTextRow& row, std::ostream* os) {
+  *os << row.name;
 }
 
-TEST(BatchLimit, RoundTripsThroughText) {
-  for (const char* text : {"all", "10", "0.25", "1.0"}) {
-    EXPECT_EQ(BatchLimit::parse(BatchLimit::parse(text).to_string()).apply(1000),
-              BatchLimit::parse(text).apply(1000))
-        << text;
-  }
+class MalformedBatchLimit : public ::testing::TestWithParam<LimitTextRow> {};
+
+// Every kind of limit: all, a batch count, a fraction, the float 1.0.
+class BatchLimitText : public ::testing::TestWithParam<LimitTextRow> {};
+
+}  // namespace
+
+TEST_P(MalformedBatchLimit, IsRejected) {
+  EXPECT_THROW(BatchLimit::parse(GetParam().text), InputError);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Texts, MalformedBatchLimit,
+    ::testing::Values(LimitTextRow{"NegativeInt", "-1"}, LimitTextRow{"FractionAboveOne", "1.5"},
+                      LimitTextRow{"Word", "abc"}, LimitTextRow{"TrailingLetter", "10x"},
+                      LimitTextRow{"NegativeFraction", "-0.5"}, LimitTextRow{"NotANumber", "nan"}),
+    shardlens::test::NamedRow());
+
+TEST_P(BatchLimitText, RoundTrips) {
+  const char* text = GetParam().text;
+  EXPECT_EQ(BatchLimit::parse(BatchLimit::parse(text).to_string()).apply(1000),
+            BatchLimit::parse(text).apply(1000));
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, BatchLimitText,
+                         ::testing::Values(LimitTextRow{"All", "all"},
+                                           LimitTextRow{"BatchCount", "10"},
+                                           LimitTextRow{"Fraction", "0.25"},
+                                           LimitTextRow{"FloatOne", "1.0"}),
+                         shardlens::test::NamedRow());
 
 TEST(Loader, BatchesPerRank) {
   LoaderConfig l;

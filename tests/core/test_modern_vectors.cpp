@@ -23,6 +23,7 @@
 #include "core/torchsem/randperm.h"
 #include "core/torchsem/sampler.h"
 #include "core/torchsem/sync.h"
+#include "tests/common/test_rows.h"
 
 using namespace shardlens;
 using nlohmann::json;
@@ -42,9 +43,12 @@ bool full_size() {
   return env && std::string(env) == "1";
 }
 
-// The vectors, or why there are none (the test then skips with that reason).
+// The vectors, or why there are none (the test then skips with that reason). Read once,
+// maybe while the rows are made (before main); a file that is not JSON fails every test
+// that reads it.
 const json& vectors(std::string& why) {
   static std::string reason;
+  static std::string parse_error;
   static const json doc = [] {
     const std::string path = vectors_path();
     std::ifstream in(path);
@@ -57,11 +61,13 @@ const json& vectors(std::string& why) {
     try {
       return json::parse(in);
     } catch (const std::exception& e) {
-      ADD_FAILURE() << path << ": not JSON (" << e.what() << ")";
+      parse_error = path + ": not JSON (" + e.what() + ")";
       reason = path + " is not JSON";
       return json();
     }
   }();
+  if (!parse_error.empty() && ::testing::UnitTest::GetInstance()->current_test_info())
+    ADD_FAILURE() << parse_error;
   why = reason;
   return doc;
 }
@@ -193,60 +199,97 @@ TEST(ModernVectors, DistributedSamplerLargeShards) {
   if (checked == 0) GTEST_SKIP() << "full-size cases only: run with SHARDLENS_FULL_SIZE=1";
 }
 
-// Accelerate's prepare'd loader, gather_for_metrics and gather, from real processes.
-TEST(ModernVectors, AccelerateLayoutAndGathers) {
+// Accelerate's prepare'd loader, gather_for_metrics and gather, from real processes: one row
+// per case, named by its settings; without the part, one row that skips saying why.
+namespace {
+
+struct AccelerateRow {
+  std::string name;
+  const json* vector;  // in vectors(), which lives to the end
+  std::string why_absent;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const AccelerateRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
+std::vector<AccelerateRow> accelerate_rows() {
+  std::string why;
+  const json* p = part("accelerate", why);
+  if (!p) return {{"PartAbsent", nullptr, why}};
+  std::vector<AccelerateRow> rows;
+  for (const json& v : p->at("cases")) {
+    std::string name = "n" + v.at("n").dump() + "_world" + v.at("world_size").dump() + "_batch" +
+                       v.at("batch_size").dump();
+    if (v.at("split_batches").get<bool>()) name += "_split";
+    if (v.at("even_batches").get<bool>()) name += "_even";
+    rows.push_back({name, &v, ""});
+  }
+  return shardlens::test::with_unique_names(std::move(rows));
+}
+
+class ModernAccelerate : public ::testing::TestWithParam<AccelerateRow> {};
+
+}  // namespace
+
+TEST(ModernVectors, AccelerateCasesAreThere) {
   std::string why;
   const json* p = part("accelerate", why);
   if (!p) GTEST_SKIP() << why;
   ASSERT_GE(p->at("cases").size(), 5u);
-  for (const json& v : p->at("cases")) {
-    SamplerConfig sampler;
-    sampler.kind = SamplerKind::Accelerate;
-    sampler.world_size = v.at("world_size").get<int>();
-    sampler.split_batches = v.at("split_batches").get<bool>();
-    sampler.even_batches = v.at("even_batches").get<bool>();
-    LoaderConfig loader;
-    loader.batch_size = v.at("batch_size").get<int64_t>();
-    const int64_t n = v.at("n").get<int64_t>();
-    const std::string where = v.dump().substr(0, 160);
-    const ShardPlan plan = plan_shards(n, sampler, loader);
-    ASSERT_EQ(plan.world_size, sampler.world_size) << where;
-    std::vector<std::vector<int64_t>> flat(size_t(plan.world_size));
-    for (int r = 0; r < plan.world_size; ++r) {
-      flat[size_t(r)] = plan.sampler[size_t(r)].indices();
-      std::vector<std::vector<int64_t>> batches;
-      for (size_t i = 0; i < flat[size_t(r)].size(); i += size_t(plan.batch_size)) {
-        const auto begin = flat[size_t(r)].begin() + std::ptrdiff_t(i);
-        batches.emplace_back(begin, begin + std::ptrdiff_t(std::min(size_t(plan.batch_size),
-                                                                    flat[size_t(r)].size() - i)));
-      }
-      EXPECT_EQ(batches, v.at("ranks")[size_t(r)].get<std::vector<std::vector<int64_t>>>())
-          << where << " rank " << r;
-    }
-    EXPECT_EQ(v.at("gather_for_metrics").is_null(), uneven_steps(plan)) << where;
-    if (v.at("gather_for_metrics").is_null()) continue;
-    // gather: every step's batches, rank-major; gather_for_metrics: the same, trimmed.
-    StoredRecords records;
-    std::vector<int64_t> gathered;
-    const size_t b = size_t(plan.batch_size);
-    for (size_t start = 0; start < flat[0].size(); start += b) {
-      for (const auto& rank : flat)
-        for (size_t i = start; i < std::min(rank.size(), start + b); ++i)
-          gathered.push_back(rank[i]);
-    }
-    EXPECT_EQ(gathered, v.at("gather").get<std::vector<int64_t>>()) << where;
-    for (const auto& rank : flat) {
-      std::vector<Record> rec;
-      for (int64_t i : rank) rec.push_back({i, 0, 0, 0});
-      records.ranks.push_back(rec);
-    }
-    std::vector<int64_t> kept;
-    for (const Record& rec :
-         gather_for_metrics_records(records, n, plan.batch_size, plan_exhausted(plan, loader)))
-      kept.push_back(rec.index);
-    EXPECT_EQ(kept, v.at("gather_for_metrics").get<std::vector<int64_t>>()) << where;
-  }
 }
+
+TEST_P(ModernAccelerate, LayoutAndGathers) {
+  if (!GetParam().vector) GTEST_SKIP() << GetParam().why_absent;
+  const json& v = *GetParam().vector;
+  SamplerConfig sampler;
+  sampler.kind = SamplerKind::Accelerate;
+  sampler.world_size = v.at("world_size").get<int>();
+  sampler.split_batches = v.at("split_batches").get<bool>();
+  sampler.even_batches = v.at("even_batches").get<bool>();
+  LoaderConfig loader;
+  loader.batch_size = v.at("batch_size").get<int64_t>();
+  const int64_t n = v.at("n").get<int64_t>();
+  const ShardPlan plan = plan_shards(n, sampler, loader);
+  ASSERT_EQ(plan.world_size, sampler.world_size);
+  std::vector<std::vector<int64_t>> flat(size_t(plan.world_size));
+  for (int r = 0; r < plan.world_size; ++r) {
+    flat[size_t(r)] = plan.sampler[size_t(r)].indices();
+    std::vector<std::vector<int64_t>> batches;
+    for (size_t i = 0; i < flat[size_t(r)].size(); i += size_t(plan.batch_size)) {
+      const auto begin = flat[size_t(r)].begin() + std::ptrdiff_t(i);
+      batches.emplace_back(begin, begin + std::ptrdiff_t(std::min(size_t(plan.batch_size),
+                                                                  flat[size_t(r)].size() - i)));
+    }
+    EXPECT_EQ(batches, v.at("ranks")[size_t(r)].get<std::vector<std::vector<int64_t>>>())
+        << "rank " << r;
+  }
+  EXPECT_EQ(v.at("gather_for_metrics").is_null(), uneven_steps(plan));
+  if (v.at("gather_for_metrics").is_null()) return;
+  // gather: every step's batches, rank-major; gather_for_metrics: the same, trimmed.
+  StoredRecords records;
+  std::vector<int64_t> gathered;
+  const size_t b = size_t(plan.batch_size);
+  for (size_t start = 0; start < flat[0].size(); start += b) {
+    for (const auto& rank : flat)
+      for (size_t i = start; i < std::min(rank.size(), start + b); ++i) gathered.push_back(rank[i]);
+  }
+  EXPECT_EQ(gathered, v.at("gather").get<std::vector<int64_t>>());
+  for (const auto& rank : flat) {
+    std::vector<Record> rec;
+    for (int64_t i : rank) rec.push_back({i, 0, 0, 0});
+    records.ranks.push_back(rec);
+  }
+  std::vector<int64_t> kept;
+  for (const Record& rec :
+       gather_for_metrics_records(records, n, plan.batch_size, plan_exhausted(plan, loader)))
+    kept.push_back(rec.index);
+  EXPECT_EQ(kept, v.at("gather_for_metrics").get<std::vector<int64_t>>());
+}
+
+INSTANTIATE_TEST_SUITE_P(Vectors, ModernAccelerate, ::testing::ValuesIn(accelerate_rows()),
+                         shardlens::test::NamedRow());
 
 // A real Lightning DDP run: each rank's dump is the plan's shard of the epoch its sampler
 // had (sanity check: the first num_sanity_val_steps batches), and the reported matrix

@@ -4,10 +4,14 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "core/io/files.h"
 #include "core/io/npy.h"
 #include "test_io_util.h"
+#include "tests/common/test_rows.h"
 
 namespace shardlens {
 namespace {
@@ -194,23 +198,44 @@ TEST(NpyReader, ReadsFromFileAndNamesIt) {
   EXPECT_INPUT_ERROR(read_npy_integers(dir.path("empty.npy")), dir.path("empty.npy"), "empty file");
 }
 
-TEST(NpyReader, SurvivesRandomMutations) {
-  for (const std::string& seed :
-       {npy_bytes(std::vector<int64_t>{1, 2, 3, 4}, {2, 2}),
-        npy_bytes(std::vector<double>{1.5}, {}), npy_bytes(std::vector<uint8_t>{7, 8}, {2})}) {
-    io_test::survive_mutations(seed, 2000, [](const std::string& b) {
-      std::vector<int64_t> shape;
-      npy_doubles_from_bytes(b, "m", &shape);
-      npy_integers_from_bytes(b, "m", &shape);
-    });
-  }
+// Random mutations of valid files, one row per file they start from.
+struct MutationSeedRow {
+  std::string name;
+  std::string (*bytes)();
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const MutationSeedRow& row, std::ostream* os) {
+  *os << row.name;
 }
 
-// numpy writes arrays of every supported dtype and byte order; our reader must agree.
-TEST(NpyOracle, ReadsWhatNumpyWrites) {
-  SKIP_WITHOUT_NUMPY();
-  TempDir dir;
-  ASSERT_EQ(io_test::run_python(dir, R"PY(
+class MutatedNpy : public ::testing::TestWithParam<MutationSeedRow> {};
+
+TEST_P(MutatedNpy, IsReadOrRefusedWithoutCrashing) {
+  io_test::survive_mutations(GetParam().bytes(), 2000, [](const std::string& b) {
+    std::vector<int64_t> shape;
+    npy_doubles_from_bytes(b, "m", &shape);
+    npy_integers_from_bytes(b, "m", &shape);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    NpyReader, MutatedNpy,
+    ::testing::Values(MutationSeedRow{"Int64Matrix",
+                                      [] {
+                                        return npy_bytes(std::vector<int64_t>{1, 2, 3, 4}, {2, 2});
+                                      }},
+                      MutationSeedRow{"Float64Scalar",
+                                      [] { return npy_bytes(std::vector<double>{1.5}, {}); }},
+                      MutationSeedRow{"Uint8Vector",
+                                      [] {
+                                        return npy_bytes(std::vector<uint8_t>{7, 8}, {2});
+                                      }}),
+    shardlens::test::NamedRow());
+
+// numpy writes arrays of every supported dtype and byte order; our reader must agree. The
+// files are written once, by the first row that reads them.
+constexpr const char* kNumpyWrites = R"PY(
 import numpy as np
 for t in ['i1','u1','<i2','>i2','<u2','>u2','<i4','>i4','<u4','>u4','<i8','>i8','<u8','>u8']:
     info = np.iinfo(np.dtype(t))
@@ -229,9 +254,37 @@ np.save('strings.npy', np.array(['ab', 'c']))
 for v in [(1, 0), (2, 0), (3, 0)]:
     with open('v%d.npy' % v[0], 'wb') as f:
         np.lib.format.write_array(f, np.array([3, 1, 4], dtype='>i2'), version=v)
-)PY"),
-            0);
-  const auto d = [&](const std::string& n) { return dir.path(n + ".npy"); };
+)PY";
+
+struct NumpyFiles {
+  TempDir dir;
+  int exit_status = -1;
+  std::string path(const std::string& name) const { return dir.path(name + ".npy"); }
+};
+
+const NumpyFiles& numpy_files() {
+  static const std::unique_ptr<NumpyFiles> files = [] {
+    auto f = std::make_unique<NumpyFiles>();
+    f->exit_status = io_test::run_python(f->dir, kNumpyWrites);
+    return f;
+  }();
+  return *files;
+}
+
+// Every integer dtype numpy writes, in both byte orders: smallest, 0, 1, 7, largest value
+// (uint64 up to INT64_MAX).
+struct IntegerFileRow {
+  std::string name;  // the file numpy wrote: le_i2, be_u8, i1, ...
+  std::vector<int64_t> want;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const IntegerFileRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
+std::vector<IntegerFileRow> integer_file_rows() {
+  std::vector<IntegerFileRow> rows;
   for (const int width : {1, 2, 4, 8}) {
     const std::string bits = std::to_string(width);
     const int nbits = width * 8;
@@ -243,19 +296,72 @@ for v in [(1, 0), (2, 0), (3, 0)]:
         nbits == 64 ? std::numeric_limits<int64_t>::max() : (int64_t(1) << nbits) - 1;
     for (const std::string& order :
          width == 1 ? std::vector<std::string>{""} : std::vector<std::string>{"le_", "be_"}) {
-      SCOPED_TRACE(order + bits);
-      EXPECT_EQ(read_npy_integers(d(order + "i" + bits)),
-                (std::vector<int64_t>{smin, 0, 1, 7, smax}));
-      EXPECT_EQ(read_npy_integers(d(order + "u" + bits)), (std::vector<int64_t>{0, 1, 7, umax}));
+      rows.push_back({order + "i" + bits, {smin, 0, 1, 7, smax}});
+      rows.push_back({order + "u" + bits, {0, 1, 7, umax}});
     }
   }
+  return rows;
+}
+
+class NumpyIntegerFile : public ::testing::TestWithParam<IntegerFileRow> {};
+
+TEST_P(NumpyIntegerFile, ReadsAsNumpyWroteIt) {
+  SKIP_WITHOUT_NUMPY();
+  const NumpyFiles& files = numpy_files();
+  ASSERT_EQ(files.exit_status, 0);
+  EXPECT_EQ(read_npy_integers(files.path(GetParam().name)), GetParam().want);
+}
+
+INSTANTIATE_TEST_SUITE_P(NpyOracle, NumpyIntegerFile, ::testing::ValuesIn(integer_file_rows()),
+                         shardlens::test::NamedRow());
+
+// Every float dtype in both byte orders: read as doubles, refused as integers.
+struct FileRow {
+  std::string name;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const FileRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
+class NumpyFloatFile : public ::testing::TestWithParam<FileRow> {};
+
+TEST_P(NumpyFloatFile, ReadsAsDoublesAndIsNoIntegerArray) {
+  SKIP_WITHOUT_NUMPY();
+  const NumpyFiles& files = numpy_files();
+  ASSERT_EQ(files.exit_status, 0);
+  const std::string path = files.path(GetParam().name);
+  EXPECT_EQ(read_npy_doubles(path), (std::vector<double>{-1.5, 0.0, 0.25, 1000.0}));
+  EXPECT_INPUT_ERROR(read_npy_integers(path), path, "float array");
+}
+
+INSTANTIATE_TEST_SUITE_P(NpyOracle, NumpyFloatFile,
+                         ::testing::Values(FileRow{"le_f2"}, FileRow{"be_f2"}, FileRow{"le_f4"},
+                                           FileRow{"be_f4"}, FileRow{"le_f8"}, FileRow{"be_f8"}),
+                         shardlens::test::NamedRow());
+
+// Each .npy format version numpy writes.
+class NumpyFormatVersion : public ::testing::TestWithParam<FileRow> {};
+
+TEST_P(NumpyFormatVersion, Reads) {
+  SKIP_WITHOUT_NUMPY();
+  const NumpyFiles& files = numpy_files();
+  ASSERT_EQ(files.exit_status, 0);
+  EXPECT_EQ(read_npy_integers(files.path(GetParam().name)), (std::vector<int64_t>{3, 1, 4}));
+}
+
+INSTANTIATE_TEST_SUITE_P(NpyOracle, NumpyFormatVersion,
+                         ::testing::Values(FileRow{"v1"}, FileRow{"v2"}, FileRow{"v3"}),
+                         shardlens::test::NamedRow());
+
+TEST(NpyOracle, ReadsWhatNumpyWrites) {
+  SKIP_WITHOUT_NUMPY();
+  const NumpyFiles& files = numpy_files();
+  ASSERT_EQ(files.exit_status, 0);
+  const auto d = [&](const std::string& n) { return files.path(n); };
   EXPECT_EQ(read_npy_integers(d("bool")), (std::vector<int64_t>{1, 0, 1}));
   EXPECT_INPUT_ERROR(read_npy_integers(d("u8max")), d("u8max"), "does not fit");
-  for (const char* t : {"le_f2", "be_f2", "le_f4", "be_f4", "le_f8", "be_f8"}) {
-    SCOPED_TRACE(t);
-    EXPECT_EQ(read_npy_doubles(d(t)), (std::vector<double>{-1.5, 0.0, 0.25, 1000.0}));
-    EXPECT_INPUT_ERROR(read_npy_integers(d(t)), d(t), "float array");
-  }
   std::vector<int64_t> shape;
   const auto m = npy_integers_from_bytes(read_file_bytes(d("matrix")), "m", &shape);
   EXPECT_EQ(shape, (std::vector<int64_t>{3, 4}));
@@ -263,8 +369,6 @@ for v in [(1, 0), (2, 0), (3, 0)]:
   EXPECT_INPUT_ERROR(read_npy_integers(d("fortran")), d("fortran"), "Fortran-order");
   EXPECT_INPUT_ERROR(read_npy_integers(d("object")), d("object"), "object arrays");
   EXPECT_INPUT_ERROR(read_npy_integers(d("strings")), d("strings"), "unsupported dtype '<U2'");
-  for (const char* v : {"v1", "v2", "v3"})
-    EXPECT_EQ(read_npy_integers(d(v)), (std::vector<int64_t>{3, 1, 4})) << v;
 }
 
 // numpy.load must open what our writers produce, with dtype, shape and values intact.

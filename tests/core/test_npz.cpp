@@ -3,11 +3,13 @@
 #include <zip.h>
 
 #include <filesystem>
+#include <string>
 
 #include "core/io/files.h"
 #include "core/io/npy.h"
 #include "core/io/npz.h"
 #include "test_io_util.h"
+#include "tests/common/test_rows.h"
 
 namespace shardlens {
 namespace {
@@ -99,18 +101,37 @@ TEST(NpzReader, RejectsMissingEmptyAndNonZipFiles) {
   EXPECT_INPUT_ERROR(npz_members_from_bytes("garbage", "m"), "m", "not a ZIP archive");
 }
 
-TEST(NpzReader, RejectsTruncatedArchives) {
+// An archive cut short, one row per place of the cut (bytes kept of the whole file).
+struct CutRow {
+  std::string name;
+  size_t (*keep)(size_t whole);
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const CutRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
+class TruncatedNpz : public ::testing::TestWithParam<CutRow> {};
+
+TEST_P(TruncatedNpz, IsRejected) {
   TempDir dir;
   write_npz(dir.path("ok.npz"), sample_members());
   const std::string whole = slurp(dir.path("ok.npz"));
   const std::string p = dir.path("cut.npz");
-  for (const size_t keep : {whole.size() / 2, whole.size() - 1, size_t(30)}) {
-    write_bytes(p, whole.substr(0, keep));
-    SCOPED_TRACE("kept " + std::to_string(keep) + " bytes");
-    EXPECT_INPUT_ERROR(read_npz(p), p, "");
-    EXPECT_INPUT_ERROR(npz_members_from_bytes(whole.substr(0, keep), "m"), "m", "");
-  }
+  const size_t keep = GetParam().keep(whole.size());
+  write_bytes(p, whole.substr(0, keep));
+  SCOPED_TRACE("kept " + std::to_string(keep) + " bytes");
+  EXPECT_INPUT_ERROR(read_npz(p), p, "");
+  EXPECT_INPUT_ERROR(npz_members_from_bytes(whole.substr(0, keep), "m"), "m", "");
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    NpzReader, TruncatedNpz,
+    ::testing::Values(CutRow{"Half", [](size_t whole) { return whole / 2; }},
+                      CutRow{"AllButTheLastByte", [](size_t whole) { return whole - 1; }},
+                      CutRow{"ThirtyBytes", [](size_t) { return size_t(30); }}),
+    shardlens::test::NamedRow());
 
 TEST(NpzReader, RejectsUnexpectedMembersAndDuplicates) {
   TempDir dir;

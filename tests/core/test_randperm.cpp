@@ -5,10 +5,12 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
+#include <string>
 #include <utility>
 
 #include "core/model/types.h"
 #include "core/torchsem/randperm.h"
+#include "tests/common/test_rows.h"
 
 using namespace shardlens;
 
@@ -17,19 +19,64 @@ namespace {
 // Made with real torch by scripts/make_reference_vectors.py.
 constexpr const char* kReferenceVectors = SHARDLENS_TEST_DATA_DIR "/reference/vectors.json";
 
+// Read once, when the rows are made (before main); unreadable or not JSON gives no cases,
+// which ReferenceVectorsAreThere reports.
+const nlohmann::json& reference_vectors() {
+  static const nlohmann::json vectors = [] {
+    std::ifstream in(kReferenceVectors);
+    nlohmann::json parsed = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    return parsed.is_discarded() ? nlohmann::json{{"randperm", nlohmann::json::array()}} : parsed;
+  }();
+  return vectors;
+}
+
+std::string signed_name(int64_t v) {
+  return v < 0 ? "minus" + std::to_string(-v) : std::to_string(v);
+}
+
+struct ReferenceRow {
+  std::string name;
+  nlohmann::json vector;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const ReferenceRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
+std::vector<ReferenceRow> reference_rows() {
+  std::vector<ReferenceRow> rows;
+  for (const auto& v : reference_vectors()["randperm"])
+    rows.push_back({"n" + v["n"].dump() + "_seed" + signed_name(v["seed"].get<int64_t>()), v});
+  return shardlens::test::with_unique_names(std::move(rows));
+}
+
+class RandpermReference : public ::testing::TestWithParam<ReferenceRow> {};
+
+// Sizes around the 32-element blocks of the swap loop.
+std::string size_name(const ::testing::TestParamInfo<int64_t>& info) {
+  return "n" + std::to_string(info.param);
+}
+
+class RandpermOfSize : public ::testing::TestWithParam<int64_t> {};
+class SwapLoopOfSize : public ::testing::TestWithParam<int64_t> {};
+
 }  // namespace
 
-TEST(Randperm, MatchesTorchReferenceVectors) {
-  std::ifstream in(kReferenceVectors);
-  ASSERT_TRUE(in) << kReferenceVectors << " cannot be read";
-  const auto vectors = nlohmann::json::parse(in);
-  ASSERT_GE(vectors["randperm"].size(), 6u);
-  for (const auto& v : vectors["randperm"]) {
-    const auto perm = randperm(v["n"].get<int64_t>(), v["seed"].get<int64_t>());
-    const auto want = v["perm"].get<std::vector<uint32_t>>();
-    EXPECT_EQ(perm, want) << "seed " << v["seed"] << " n " << v["n"];
-  }
+TEST(Randperm, ReferenceVectorsAreThere) {
+  ASSERT_TRUE(std::ifstream(kReferenceVectors)) << kReferenceVectors << " cannot be read";
+  EXPECT_GE(reference_vectors()["randperm"].size(), 6u);
 }
+
+TEST_P(RandpermReference, MatchesTorch) {
+  const nlohmann::json& v = GetParam().vector;
+  const auto perm = randperm(v["n"].get<int64_t>(), v["seed"].get<int64_t>());
+  const auto want = v["perm"].get<std::vector<uint32_t>>();
+  EXPECT_EQ(perm, want);
+}
+
+INSTANTIATE_TEST_SUITE_P(Vectors, RandpermReference, ::testing::ValuesIn(reference_rows()),
+                         shardlens::test::NamedRow());
 
 TEST(Randperm, DesignVectors) {
   EXPECT_EQ(randperm(10, 0), (std::vector<uint32_t>{4, 1, 7, 5, 3, 9, 0, 8, 6, 2}));
@@ -41,31 +88,34 @@ TEST(Randperm, SeedKeepsLow32Bits) {
   EXPECT_EQ(randperm(50, -1), randperm(50, 0xFFFFFFFFll));
 }
 
-TEST(Randperm, IsAPermutationForManySizes) {
-  for (int64_t n : {0, 1, 2, 3, 31, 32, 33, 1000, 4097}) {
-    auto p = randperm(n, 1234);
-    std::sort(p.begin(), p.end());
-    std::vector<uint32_t> identity(static_cast<size_t>(n));
-    std::iota(identity.begin(), identity.end(), 0u);
-    EXPECT_EQ(p, identity) << n;
-  }
+TEST_P(RandpermOfSize, IsAPermutation) {
+  const int64_t n = GetParam();
+  auto p = randperm(n, 1234);
+  std::sort(p.begin(), p.end());
+  std::vector<uint32_t> identity(static_cast<size_t>(n));
+  std::iota(identity.begin(), identity.end(), 0u);
+  EXPECT_EQ(p, identity);
 }
 
-// The blocked, prefetching loop must equal the textbook loop DESIGN describes.
-TEST(Randperm, SwapLoopEqualsTextbookLoop) {
-  for (int64_t n : {5, 64, 65, 1000}) {
-    std::vector<uint32_t> want(static_cast<size_t>(n));
-    std::iota(want.begin(), want.end(), 0u);
-    std::mt19937 gen(99);
-    for (int64_t i = 0; i < n - 1; ++i) {
-      const auto z = static_cast<int64_t>(gen() % static_cast<uint32_t>(n - i));
-      std::swap(want[i], want[i + z]);
-    }
-    std::vector<uint32_t> got(static_cast<size_t>(n));
-    randperm_swap_loop(got.data(), n, 99);
-    EXPECT_EQ(got, want) << n;
+INSTANTIATE_TEST_SUITE_P(ManySizes, RandpermOfSize,
+                         ::testing::Values(0, 1, 2, 3, 31, 32, 33, 1000, 4097), size_name);
+
+// The blocked, prefetching loop must equal the textbook loop written out here.
+TEST_P(SwapLoopOfSize, EqualsTextbookLoop) {
+  const int64_t n = GetParam();
+  std::vector<uint32_t> want(static_cast<size_t>(n));
+  std::iota(want.begin(), want.end(), 0u);
+  std::mt19937 gen(99);
+  for (int64_t i = 0; i < n - 1; ++i) {
+    const auto z = static_cast<int64_t>(gen() % static_cast<uint32_t>(n - i));
+    std::swap(want[i], want[i + z]);
   }
+  std::vector<uint32_t> got(static_cast<size_t>(n));
+  randperm_swap_loop(got.data(), n, 99);
+  EXPECT_EQ(got, want);
 }
+
+INSTANTIATE_TEST_SUITE_P(Sizes, SwapLoopOfSize, ::testing::Values(5, 64, 65, 1000), size_name);
 
 // PyTorch >= 2.7 for n >= UINT32_MAX/20: inside-out shuffle with 64-bit draws.
 TEST(Randperm, InsideOutLoopFollowsPyTorch27Definition) {
@@ -97,25 +147,80 @@ TEST(Randperm, VersionSelectsLoopOnlyAboveThreshold) {
   EXPECT_FALSE(TorchVersion::parse("1.13").has_large_randperm());
 }
 
-TEST(Randperm, BadVersionStringsAreInputErrors) {
-  for (const char* bad : {"", "2", "x.y", "2.", ".7", "0.4"}) {
-    EXPECT_THROW(TorchVersion::parse(bad), InputError) << bad;
-  }
+namespace {
+
+// torch.__version__ texts that name no version: one row each, named by what is wrong.
+struct BadVersionRow {
+  std::string name;
+  const char* text;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const BadVersionRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
+class BadTorchVersion : public ::testing::TestWithParam<BadVersionRow> {};
+
+}  // namespace
+
+TEST_P(BadTorchVersion, IsAnInputError) {
+  EXPECT_THROW(TorchVersion::parse(GetParam().text), InputError);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Texts, BadTorchVersion,
+    ::testing::Values(BadVersionRow{"Empty", ""}, BadVersionRow{"MajorOnly", "2"},
+                      BadVersionRow{"Letters", "x.y"}, BadVersionRow{"NoMinor", "2."},
+                      BadVersionRow{"NoMajor", ".7"}, BadVersionRow{"BeforeOne", "0.4"},
+                      BadVersionRow{"NegativeMinor", "2.-1"},
+                      BadVersionRow{"DashAfterMinor", "2.7-1"}, BadVersionRow{"LeadingV", "v2.7"},
+                      BadVersionRow{"SpaceInside", "2 .7"},
+                      BadVersionRow{"UnderscoreMinor", "2._"}),
+    shardlens::test::NamedRow());
+
+TEST(Randperm, VersionTextKeepsMajorAndMinor) {
   EXPECT_EQ(TorchVersion::parse("2.7.1+cu121").to_string(), "2.7");
 }
 
+namespace {
+
 // torch.__version__ as pip, conda, Debian and source builds print it.
-TEST(Randperm, VersionTextsOfRealTorches) {
-  const std::pair<const char*, const char*> cases[] = {
-      {"2.15.0", "2.15"}, {"2.15.0+cu130", "2.15"},        {"2.15.0+cpu", "2.15"},
-      {"1.13.1", "1.13"}, {"1.13.0a0+git49444c3", "1.13"}, {"2.8.0a0+gitabc", "2.8"},
-      {"2.6rc1", "2.6"},  {"2.7.0.dev20250101", "2.7"},    {"10.2", "10.2"}};
-  for (const auto& [text, want] : cases) EXPECT_EQ(TorchVersion::parse(text).to_string(), want);
+struct VersionTextRow {
+  std::string name;
+  const char* text;
+  const char* want;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const VersionTextRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
+class TorchVersionOfRealTorch : public ::testing::TestWithParam<VersionTextRow> {};
+
+}  // namespace
+
+TEST_P(TorchVersionOfRealTorch, IsMajorAndMinor) {
+  EXPECT_EQ(TorchVersion::parse(GetParam().text).to_string(), GetParam().want);
+}
+
+INSTANTIATE_TEST_SUITE_P(Texts, TorchVersionOfRealTorch,
+                         ::testing::Values(VersionTextRow{"Pip", "2.15.0", "2.15"},
+                                           VersionTextRow{"PipCuda", "2.15.0+cu130", "2.15"},
+                                           VersionTextRow{"PipCpu", "2.15.0+cpu", "2.15"},
+                                           VersionTextRow{"Debian", "1.13.1", "1.13"},
+                                           VersionTextRow{"SourceBuild", "1.13.0a0+git49444c3",
+                                                          "1.13"},
+                                           VersionTextRow{"SourceAlpha", "2.8.0a0+gitabc", "2.8"},
+                                           VersionTextRow{"ReleaseCandidate", "2.6rc1", "2.6"},
+                                           VersionTextRow{"Nightly", "2.7.0.dev20250101", "2.7"},
+                                           VersionTextRow{"TwoDigitMajor", "10.2", "10.2"}),
+                         shardlens::test::NamedRow());
+
+TEST(Randperm, LargeRandpermFromTheVersionText) {
   EXPECT_FALSE(TorchVersion::parse("2.6.0+cu124").has_large_randperm());
   EXPECT_TRUE(TorchVersion::parse("2.15.0+cu130").has_large_randperm());
-  for (const char* bad : {"2.-1", "2.7-1", "v2.7", "2 .7", "2._"}) {
-    EXPECT_THROW(TorchVersion::parse(bad), InputError) << bad;
-  }
 }
 
 // What a run or a dump recorded: trimmed; empty or unreadable gives nothing (the default

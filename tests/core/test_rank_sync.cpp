@@ -12,6 +12,7 @@
 #include "core/realrun/rank_loop.h"
 #include "core/realrun/rank_sync.h"
 #include "core/torchsem/sync.h"
+#include "tests/common/test_rows.h"
 #include "tests/core/rank_fakes.h"
 
 using namespace shardlens;
@@ -89,36 +90,66 @@ const std::vector<SyncStrategy> kStrategies = {
     SyncStrategy::GatherZeroPad,   SyncStrategy::GatherTrim, SyncStrategy::GatherForMetrics,
     SyncStrategy::NormalizeThenSum};
 
-TEST(RankSync, EveryStrategyOverTheWireEqualsTheEngine) {
-  const StoredRecords records = uneven_records();
-  for (SyncStrategy strategy : kStrategies) {
-    for (CounterDtype dtype : {CounterDtype::Int64, CounterDtype::Float32, CounterDtype::Float16,
-                               CounterDtype::BFloat16}) {
-      for (int ignore : {-1, 0}) {
-        SCOPED_TRACE(to_string(strategy) + " " + to_string(dtype) + " ignore " +
-                     std::to_string(ignore));
-        Scenario s = scenario(strategy, dtype);
-        s.ignore_index = ignore;
-        const Synced got = sync_over_threads(s, records, 9);
+const std::vector<CounterDtype> kDtypes = {CounterDtype::Int64, CounterDtype::Float32,
+                                           CounterDtype::Float16, CounterDtype::BFloat16};
 
-        std::vector<Matrix> per_rank;
-        for (const auto& rank : records.ranks) per_rank.push_back(output_of(rank, ignore).local);
-        SyncInputs in;
-        in.per_rank = &per_rank;
-        in.records = &records;
-        in.dataset_size = 9;
-        in.batch_size = 2;
-        in.ignore_index = ignore;
-        in.dtype = dtype;
-        const Matrix engine = synchronize(strategy, in);
-        for (int r = 0; r < 3; ++r) {
-          EXPECT_EQ(got.per_rank[size_t(r)].reported.cells, engine.cells) << "rank " << r;
-          EXPECT_EQ(got.per_rank[size_t(r)].note, "") << "rank " << r;
-        }
-      }
-    }
+// Every rank's own matrix, as the engine receives it.
+std::vector<Matrix> engine_inputs(const StoredRecords& records, int ignore_index) {
+  std::vector<Matrix> per_rank;
+  for (const auto& rank : records.ranks) per_rank.push_back(output_of(rank, ignore_index).local);
+  return per_rank;
+}
+
+// One row per strategy, counter dtype and ignore_index (-1: none; 0: class 0 ignored).
+struct WireRow {
+  std::string name;
+  SyncStrategy strategy;
+  CounterDtype dtype;
+  int ignore;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const WireRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
+std::vector<WireRow> wire_rows() {
+  std::vector<WireRow> rows;
+  for (SyncStrategy strategy : kStrategies)
+    for (CounterDtype dtype : kDtypes)
+      for (int ignore : {-1, 0})
+        rows.push_back({to_string(strategy) + "_" + to_string(dtype) +
+                            (ignore < 0 ? "_no_ignore" : "_ignore" + std::to_string(ignore)),
+                        strategy, dtype, ignore});
+  return shardlens::test::with_unique_names(std::move(rows));
+}
+
+class RankSyncOverTheWire : public ::testing::TestWithParam<WireRow> {};
+
+TEST_P(RankSyncOverTheWire, EqualsTheEngine) {
+  const auto& [name, strategy, dtype, ignore] = GetParam();
+  const StoredRecords records = uneven_records();
+  Scenario s = scenario(strategy, dtype);
+  s.ignore_index = ignore;
+  const Synced got = sync_over_threads(s, records, 9);
+
+  const std::vector<Matrix> per_rank = engine_inputs(records, ignore);
+  SyncInputs in;
+  in.per_rank = &per_rank;
+  in.records = &records;
+  in.dataset_size = 9;
+  in.batch_size = 2;
+  in.ignore_index = ignore;
+  in.dtype = dtype;
+  const Matrix engine = synchronize(strategy, in);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(got.per_rank[size_t(r)].reported.cells, engine.cells) << "rank " << r;
+    EXPECT_EQ(got.per_rank[size_t(r)].note, "") << "rank " << r;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(EveryStrategy, RankSyncOverTheWire, ::testing::ValuesIn(wire_rows()),
+                         shardlens::test::NamedRow());
 
 // The same data by hand: 9 records, rank sizes 4, 3, 2.
 TEST(RankSync, StrategiesReportWhatTheyShouldByHand) {
@@ -180,24 +211,39 @@ TEST(RankSync, FloatCountersSumInTheirDtypeOnTheWire) {
   EXPECT_EQ(exact.per_rank[0].reported.at(0, 0), 2050);
 }
 
-TEST(RankSync, ABackendWithoutTheDtypeFallsBackToTheEngineWithANote) {
-  const StoredRecords records = uneven_records();
-  for (SyncStrategy strategy : {SyncStrategy::AllReduce, SyncStrategy::Double}) {
-    SCOPED_TRACE(to_string(strategy));
-    const Scenario s = scenario(strategy, CounterDtype::BFloat16);
-    const Synced got = sync_over_threads(s, records, 9, /*sums_bfloat16=*/false);
-    std::vector<Matrix> per_rank;
-    for (const auto& rank : records.ranks) per_rank.push_back(output_of(rank, -1).local);
-    SyncInputs in;
-    in.per_rank = &per_rank;
-    in.dtype = CounterDtype::BFloat16;
-    EXPECT_EQ(got.per_rank[1].reported.cells, synchronize(strategy, in).cells);
-    EXPECT_NE(got.per_rank[0].note.find("cannot all_reduce bfloat16"), std::string::npos)
-        << got.per_rank[0].note;
-    // The per-rank matrices still crossed the wire; no float all_reduce did.
-    EXPECT_EQ(got.steps, std::vector<std::string>{"double all_gather of the per-rank matrices"});
-  }
+// One row per strategy that sums floats on the wire.
+struct StrategyRow {
+  std::string name;
+  SyncStrategy strategy;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const StrategyRow& row, std::ostream* os) {
+  *os << row.name;
 }
+
+class RankSyncWithoutBFloat16 : public ::testing::TestWithParam<StrategyRow> {};
+
+TEST_P(RankSyncWithoutBFloat16, FallsBackToTheEngineWithANote) {
+  const SyncStrategy strategy = GetParam().strategy;
+  const StoredRecords records = uneven_records();
+  const Scenario s = scenario(strategy, CounterDtype::BFloat16);
+  const Synced got = sync_over_threads(s, records, 9, /*sums_bfloat16=*/false);
+  const std::vector<Matrix> per_rank = engine_inputs(records, -1);
+  SyncInputs in;
+  in.per_rank = &per_rank;
+  in.dtype = CounterDtype::BFloat16;
+  EXPECT_EQ(got.per_rank[1].reported.cells, synchronize(strategy, in).cells);
+  EXPECT_NE(got.per_rank[0].note.find("cannot all_reduce bfloat16"), std::string::npos)
+      << got.per_rank[0].note;
+  // The per-rank matrices still crossed the wire; no float all_reduce did.
+  EXPECT_EQ(got.steps, std::vector<std::string>{"double all_gather of the per-rank matrices"});
+}
+
+INSTANTIATE_TEST_SUITE_P(ABackendWithoutTheDtype, RankSyncWithoutBFloat16,
+                         ::testing::Values(StrategyRow{"all_reduce", SyncStrategy::AllReduce},
+                                           StrategyRow{"double", SyncStrategy::Double}),
+                         shardlens::test::NamedRow());
 
 TEST(RankSync, ACollectiveFailureReachesTheCaller) {
   class Failing : public RankCollectives {

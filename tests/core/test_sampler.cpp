@@ -5,9 +5,11 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
+#include <string>
 
 #include "core/model/types.h"
 #include "core/torchsem/sampler.h"
+#include "tests/common/test_rows.h"
 
 using namespace shardlens;
 
@@ -30,20 +32,61 @@ SamplerConfig distributed(int w, bool shuffle = false, int64_t seed = 0, int64_t
   return c;
 }
 
+constexpr const char* kReferenceVectors = SHARDLENS_TEST_DATA_DIR "/reference/vectors.json";
+
+// Read once, when the rows are made (before main); unreadable or not JSON gives no cases,
+// which ReferenceVectorsAreThere reports.
+const nlohmann::json& reference_vectors() {
+  static const nlohmann::json vectors = [] {
+    std::ifstream in(kReferenceVectors);
+    nlohmann::json parsed = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    return parsed.is_discarded() ? nlohmann::json{{"distributed_sampler", nlohmann::json::array()}}
+                                 : parsed;
+  }();
+  return vectors;
+}
+
+// One row per case of torch's DistributedSampler, named by its settings.
+struct ReferenceRow {
+  std::string name;
+  nlohmann::json vector;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const ReferenceRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
+std::vector<ReferenceRow> reference_rows() {
+  std::vector<ReferenceRow> rows;
+  for (const auto& v : reference_vectors()["distributed_sampler"]) {
+    std::string name = "n" + v["n"].dump() + "_world" + v["world_size"].dump();
+    if (v["shuffle"].get<bool>())
+      name += "_shuffle_seed" + v["seed"].dump() + "_epoch" + v["epoch"].dump();
+    if (v["drop_last"].get<bool>()) name += "_droplast";
+    rows.push_back({name, v});
+  }
+  return shardlens::test::with_unique_names(std::move(rows));
+}
+
+class DistributedSamplerReference : public ::testing::TestWithParam<ReferenceRow> {};
+
 }  // namespace
 
-TEST(Sampler, MatchesTorchDistributedSamplerVectors) {
-  std::ifstream in(SHARDLENS_TEST_DATA_DIR "/reference/vectors.json");
-  ASSERT_TRUE(in) << SHARDLENS_TEST_DATA_DIR "/reference/vectors.json cannot be read";
-  const auto vectors = nlohmann::json::parse(in);
-  ASSERT_GE(vectors["distributed_sampler"].size(), 6u);
-  for (const auto& v : vectors["distributed_sampler"]) {
-    const auto c =
-        distributed(v["world_size"], v["shuffle"], v["seed"], v["epoch"], v["drop_last"]);
-    const auto want = v["ranks"].get<std::vector<std::vector<int64_t>>>();
-    EXPECT_EQ(indices_of(sample(v["n"], c)), want) << v.dump();
-  }
+TEST(Sampler, ReferenceVectorsAreThere) {
+  ASSERT_TRUE(std::ifstream(kReferenceVectors)) << kReferenceVectors << " cannot be read";
+  EXPECT_GE(reference_vectors()["distributed_sampler"].size(), 6u);
 }
+
+TEST_P(DistributedSamplerReference, MatchesTorch) {
+  const nlohmann::json& v = GetParam().vector;
+  const auto c = distributed(v["world_size"], v["shuffle"], v["seed"], v["epoch"], v["drop_last"]);
+  const auto want = v["ranks"].get<std::vector<std::vector<int64_t>>>();
+  EXPECT_EQ(indices_of(sample(v["n"], c)), want);
+}
+
+INSTANTIATE_TEST_SUITE_P(Vectors, DistributedSamplerReference,
+                         ::testing::ValuesIn(reference_rows()), shardlens::test::NamedRow());
 
 TEST(Sampler, PaddingIsFlaggedAndRepeatsTheOrderStart) {
   const auto ranks = sample(10, distributed(4));

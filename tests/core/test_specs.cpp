@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/evaluation/scenario.h"
 #include "core/io/npy.h"
@@ -13,6 +14,7 @@
 #include "core/sim/predictor.h"
 #include "core/sim/specs.h"
 #include "test_io_util.h"
+#include "tests/common/test_rows.h"
 
 using namespace shardlens;
 
@@ -43,15 +45,40 @@ TEST(Specs, SyntheticLabels) {
   EXPECT_EQ(counts, (std::vector<int64_t>{438, 219, 146, 109, 88}));
 }
 
-TEST(Specs, SyntheticRejectsNonsense) {
-  for (const char* bad :
-       {"synthetic:classes=0,per-class=5", "synthetic:classes=3",
-        "synthetic:classes=3,per-class=-1", "synthetic:counts=1,x",
-        "synthetic:classes=70000,per-class=1", "synthetic:classes=2,n=5,zipf=1,color=red",
-        "fashion-mnist:validation", "npy:"}) {
-    EXPECT_THROW(load_labels(bad), InputError) << bad;
-  }
+namespace {
+
+// Dataset specs that name no dataset, one row each, named by what is wrong.
+struct BadSpecRow {
+  std::string name;
+  const char* spec;
+};
+
+// ctest lists a row by its name, not its bytes.
+void PrintTo(const BadSpecRow& row, std::ostream* os) {
+  *os << row.name;
 }
+
+class BadDatasetSpec : public ::testing::TestWithParam<BadSpecRow> {};
+class BadModelPredictorSpec : public ::testing::TestWithParam<BadSpecRow> {};
+
+}  // namespace
+
+TEST_P(BadDatasetSpec, IsAnInputError) {
+  EXPECT_THROW(load_labels(GetParam().spec), InputError);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Specs, BadDatasetSpec,
+    ::testing::Values(BadSpecRow{"SyntheticNoClasses", "synthetic:classes=0,per-class=5"},
+                      BadSpecRow{"SyntheticClassesWithoutSizes", "synthetic:classes=3"},
+                      BadSpecRow{"SyntheticNegativePerClass", "synthetic:classes=3,per-class=-1"},
+                      BadSpecRow{"SyntheticCountNotANumber", "synthetic:counts=1,x"},
+                      BadSpecRow{"SyntheticTooManyClasses", "synthetic:classes=70000,per-class=1"},
+                      BadSpecRow{"SyntheticUnknownOption",
+                                 "synthetic:classes=2,n=5,zipf=1,color=red"},
+                      BadSpecRow{"FashionMnistUnknownSplit", "fashion-mnist:validation"},
+                      BadSpecRow{"NpyWithoutPath", "npy:"}),
+    shardlens::test::NamedRow());
 
 TEST(Specs, NoisyPredictorIsDeterministicPerIndex) {
   const Labels l = load_labels("synthetic:classes=10,per-class=1000");
@@ -264,9 +291,17 @@ TEST(Specs, ModelPredictorSpecs) {
   const ModelPredictorSpec gpu = parse_model_predictor("model:/tmp/a,b.pt,device=cuda:1");
   EXPECT_EQ(gpu.model_path, "/tmp/a,b.pt");
   EXPECT_EQ(gpu.device, "cuda:1");
-  for (const char* bad : {"model:", "model:m.pt,device=gpu", "model:m.pt,batch=3"})
-    EXPECT_THROW(parse_model_predictor(bad), InputError) << bad;
 }
+
+TEST_P(BadModelPredictorSpec, IsAnInputError) {
+  EXPECT_THROW(parse_model_predictor(GetParam().spec), InputError);
+}
+
+INSTANTIATE_TEST_SUITE_P(Specs, BadModelPredictorSpec,
+                         ::testing::Values(BadSpecRow{"NoPath", "model:"},
+                                           BadSpecRow{"UnknownDevice", "model:m.pt,device=gpu"},
+                                           BadSpecRow{"UnknownOption", "model:m.pt,batch=3"}),
+                         shardlens::test::NamedRow());
 
 TEST(Specs, ModelPredictorGoesThroughTheInstalledFunction) {
   const Labels labels = load_labels("synthetic:classes=3,per-class=2");

@@ -252,8 +252,12 @@ INSTANTIATE_TEST_SUITE_P(
     [](const testing::TestParamInfo<RepeatCase>& info) { return std::string(info.param.name); });
 
 // A simulation and the same records read as an import (the sampler known from recorded
-// settings, no plan) are diagnosed alike.
-TEST(WrapperDiagnosis, SimulationAndImportAgree) {
+// settings, no plan) are diagnosed alike: one row for one list shared by every rank (no
+// rank seeds), one for a list of each rank's own.
+class WrapperSimulationAndImport : public testing::TestWithParam<bool> {};
+
+TEST_P(WrapperSimulationAndImport, Agree) {
+  const bool shared = GetParam();
   Scenario s;
   s.dataset = "synthetic:classes=4,per-class=26";
   s.predictor = "perfect";
@@ -262,27 +266,30 @@ TEST(WrapperDiagnosis, SimulationAndImportAgree) {
   s.sampler.inner.kind = InnerSampler::Kind::WeightedRandom;
   s.sampler.inner.num_samples = 61;
   s.loader.batch_size = 2;
-  for (const bool shared : {true, false}) {
-    s.sampler.rank_seeds = shared ? std::vector<int64_t>{} : std::vector<int64_t>{1, 2, 3, 4};
-    const Evaluation e = simulate(s);
-    DiagnosisInput in;
-    in.records = e.records.get();
-    in.per_rank = &e.per_rank;
-    in.reported = &*e.synced;
-    in.dataset_size = e.dataset_size;
-    in.class_counts = e.class_counts;
-    in.sampler = SamplerKind::LightningWrapper;
-    in.inner_with_replacement = true;
-    in.seed_everything_seed = 0;
-    const Diagnosis imported = diagnose(in);
-    EXPECT_EQ(patterns(imported), patterns(e.diagnosis)) << "shared " << shared;
-    const auto p = patterns(e.diagnosis);
-    EXPECT_EQ(
-        std::count(p.begin(), p.end(), shared ? "sampler-with-replacement" : "wrapper-overlap"), 1)
-        << testing::PrintToString(p);
-    EXPECT_EQ(std::count(p.begin(), p.end(), "sanity-leak"), 0);
-    EXPECT_EQ(std::count(p.begin(), p.end(), "rank-overlap"), 0);
-  }
+  s.sampler.rank_seeds = shared ? std::vector<int64_t>{} : std::vector<int64_t>{1, 2, 3, 4};
+  const Evaluation e = simulate(s);
+  DiagnosisInput in;
+  in.records = e.records.get();
+  in.per_rank = &e.per_rank;
+  in.reported = &*e.synced;
+  in.dataset_size = e.dataset_size;
+  in.class_counts = e.class_counts;
+  in.sampler = SamplerKind::LightningWrapper;
+  in.inner_with_replacement = true;
+  in.seed_everything_seed = 0;
+  const Diagnosis imported = diagnose(in);
+  EXPECT_EQ(patterns(imported), patterns(e.diagnosis));
+  const auto p = patterns(e.diagnosis);
+  EXPECT_EQ(std::count(p.begin(), p.end(), shared ? "sampler-with-replacement" : "wrapper-overlap"),
+            1)
+      << testing::PrintToString(p);
+  EXPECT_EQ(std::count(p.begin(), p.end(), "sanity-leak"), 0);
+  EXPECT_EQ(std::count(p.begin(), p.end(), "rank-overlap"), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Lists, WrapperSimulationAndImport, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& info) {
+                           return std::string(info.param ? "SharedList" : "OwnLists");
+                         });
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <QPaintDevice>
 #include <QPaintEngine>
 #include <QtTest>
+#include <algorithm>
 #include <climits>
 #include <cmath>
 
@@ -179,26 +180,48 @@ class TestFigureText : public QObject {
     QVERIFY(allInside(device.items, QSizeF(100, 40), &which));
   }
 
-  // The padding lesson's figure set: every text item inside, and the difference figure says
-  // "2 rows ≠ expected" whole next to its long title (it was cut to "⚠ 2 ≠").
+  // The padding lesson's figure set: every text item inside, and the figures of the synced
+  // matrix say "2 rows ≠ expected" whole next to their long title (the difference figure's
+  // was cut to "⚠ 2 ≠"). One row per figure of the set.
+  void paddingLessonTextInside_data() {
+    QTest::addColumn<QString>("figure");
+    QTest::addColumn<bool>("saysRowsWrong");
+    QTest::newRow("per-rank") << QStringLiteral("per-rank") << false;
+    QTest::newRow("synced") << QStringLiteral("synced") << true;
+    QTest::newRow("expected") << QStringLiteral("expected") << false;
+    QTest::newRow("difference") << QStringLiteral("difference") << true;
+  }
+
   void paddingLessonTextInside() {
+    QFETCH(QString, figure);
+    QFETCH(bool, saysRowsWrong);
     const Evaluation e = simulate(load_preset("padding-duplicates"));
-    for (const auto& [name, figure] : figureSet(e, {}, HeatmapStyle{}, {})) {
-      QSizeF size;
-      const auto items = textOf(figure, &size);
-      QVERIFY2(!items.empty(), qPrintable(name));
-      QString which;
-      QVERIFY2(allInside(items, size, &which), qPrintable(name + QStringLiteral(": ") + which));
-      const QString all = joined(items);
-      if (name != QLatin1String("per-rank") && name != QLatin1String("expected"))
-        QVERIFY2(all.contains(QStringLiteral("2 rows ≠ expected")), qPrintable(name + all));
-      // The whole title is there, not an elided one.
-      if (name == QLatin1String("difference")) {
-        QVERIFY2(!all.contains(QChar(0x2026)), qPrintable(all));
-        for (const char* word : {"Padding", "duplicates:", "510", "samples", "ranks", "expected"})
-          QVERIFY2(all.contains(QString::fromUtf8(word)), word);
-      }
+    const auto set = figureSet(e, {}, HeatmapStyle{}, {});
+    const auto it = std::find_if(set.begin(), set.end(),
+                                 [&](const auto& named) { return named.first == figure; });
+    QVERIFY2(it != set.end(), qPrintable(figure));
+    QSizeF size;
+    const auto items = textOf(it->second, &size);
+    QVERIFY(!items.empty());
+    QString which;
+    QVERIFY2(allInside(items, size, &which), qPrintable(which));
+    const QString all = joined(items);
+    if (saysRowsWrong) QVERIFY2(all.contains(QStringLiteral("2 rows ≠ expected")), qPrintable(all));
+    // The whole title is there, not an elided one.
+    if (figure == QLatin1String("difference")) {
+      QVERIFY2(!all.contains(QChar(0x2026)), qPrintable(all));
+      for (const char* word : {"Padding", "duplicates:", "510", "samples", "ranks", "expected"})
+        QVERIFY2(all.contains(QString::fromUtf8(word)), word);
     }
+  }
+
+  // The rows above are the whole set: a new figure gets a row of its own.
+  void paddingLessonFigureSetIsTheFour() {
+    const Evaluation e = simulate(load_preset("padding-duplicates"));
+    QStringList names;
+    for (const auto& [name, figure] : figureSet(e, {}, HeatmapStyle{}, {})) names << name;
+    QCOMPARE(names, (QStringList{QStringLiteral("per-rank"), QStringLiteral("synced"),
+                                 QStringLiteral("expected"), QStringLiteral("difference")}));
   }
 
   // A title far wider than its panel wraps rather than leaving the figure.

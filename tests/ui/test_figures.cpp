@@ -76,27 +76,32 @@ class TestFigures : public QObject {
     QCOMPARE(d.rowObserved[0], m_eval.synced->row_sums()[2]);
   }
 
+  void pngAtChosenDpi_data() {
+    QTest::addColumn<int>("dpi");
+    QTest::newRow("screen 72 dpi") << 72;
+    QTest::newRow("print 150 dpi") << 150;
+  }
+
   void pngAtChosenDpi() {
+    QFETCH(int, dpi);
     const Figure f = syncedFigure();
     const QSizeF pts = figureSizePoints(f);
-    for (int dpi : {72, 150}) {
-      const QString path = m_dir.filePath(QStringLiteral("synced-%1.png").arg(dpi));
-      QString error;
-      QVERIFY2(writeFigure(f, path, FigureFormat::Png, dpi, &error), qPrintable(error));
-      QImageReader reader(path);
-      QCOMPARE(reader.format(), QByteArray("png"));
-      const QImage img = reader.read();
-      QVERIFY(!img.isNull());
-      QCOMPARE(img.width(), int(std::ceil(pts.width() * dpi / 72.0)));
-      QCOMPARE(img.height(), int(std::ceil(pts.height() * dpi / 72.0)));
-      QVERIFY(std::abs(img.dotsPerMeterX() - dpi / 0.0254) < 2);
-      // The mismatch fill is there, so the marker made it into the figure.
-      bool marked = false;
-      for (int y = 0; y < img.height() && !marked; y += 2)
-        for (int x = 0; x < img.width() && !marked; x += 2)
-          marked = (img.pixel(x, y) & 0xffffff) == (kMismatchFill & 0xffffff);
-      QVERIFY(marked);
-    }
+    const QString path = m_dir.filePath(QStringLiteral("synced-%1.png").arg(dpi));
+    QString error;
+    QVERIFY2(writeFigure(f, path, FigureFormat::Png, dpi, &error), qPrintable(error));
+    QImageReader reader(path);
+    QCOMPARE(reader.format(), QByteArray("png"));
+    const QImage img = reader.read();
+    QVERIFY(!img.isNull());
+    QCOMPARE(img.width(), int(std::ceil(pts.width() * dpi / 72.0)));
+    QCOMPARE(img.height(), int(std::ceil(pts.height() * dpi / 72.0)));
+    QVERIFY(std::abs(img.dotsPerMeterX() - dpi / 0.0254) < 2);
+    // The mismatch fill is there, so the marker made it into the figure.
+    bool marked = false;
+    for (int y = 0; y < img.height() && !marked; y += 2)
+      for (int x = 0; x < img.width() && !marked; x += 2)
+        marked = (img.pixel(x, y) & 0xffffff) == (kMismatchFill & 0xffffff);
+    QVERIFY(marked);
   }
 
   void svgNamesClasses() {

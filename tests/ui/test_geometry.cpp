@@ -56,14 +56,20 @@ class TestGeometry : public QObject {
         QCOMPARE(v.cellAt(v.cellRect({r, c}).center()), std::optional<Cell>(Cell{r, c}));
   }
 
+  void axisMappingRoundTrips_data() {
+    QTest::addColumn<QPointF>("matrixPoint");
+    QTest::newRow("the origin") << QPointF(123.25, 456.5);
+    QTest::newRow("fractions inside the view") << QPointF(150.1, 470.9);
+    QTest::newRow("whole cells further on") << QPointF(200, 500);
+  }
+
   void axisMappingRoundTrips() {
+    QFETCH(QPointF, matrixPoint);
     HeatmapViewport v = viewport(1000);
     v.zoom = 7.3;
     v.origin = {123.25, 456.5};
-    for (QPointF m : {QPointF(123.25, 456.5), QPointF(150.1, 470.9), QPointF(200, 500)}) {
-      const QPointF back = v.toMatrix(v.toScreen(m.x(), m.y()));
-      QVERIFY(qAbs(back.x() - m.x()) < 1e-9 && qAbs(back.y() - m.y()) < 1e-9);
-    }
+    const QPointF back = v.toMatrix(v.toScreen(matrixPoint.x(), matrixPoint.y()));
+    QVERIFY(qAbs(back.x() - matrixPoint.x()) < 1e-9 && qAbs(back.y() - matrixPoint.y()) < 1e-9);
   }
 
   void zoomKeepsAnchorCell() {
@@ -134,22 +140,48 @@ class TestGeometry : public QObject {
     QCOMPARE(vis.lastCol, 999);
   }
 
+  void labelThinning_data() {
+    QTest::addColumn<double>("cell");
+    QTest::addColumn<double>("labelHeight");
+    QTest::addColumn<int>("step");
+    QTest::newRow("room for every label") << 40.0 << 12.0 << 1;
+    QTest::newRow("every 2nd") << 10.0 << 12.0 << 2;
+    QTest::newRow("every 5th") << 4.0 << 12.0 << 5;
+    QTest::newRow("every 50th") << 0.4 << 12.0 << 50;
+    QTest::newRow("every 50th, taller labels") << 0.4 << 13.0 << 50;
+    QTest::newRow("every 200th") << 0.1 << 13.0 << 200;
+  }
+
   void labelThinning() {
-    QCOMPARE(labelStep(40, 12), 1);
-    QCOMPARE(labelStep(10, 12), 2);
-    QCOMPARE(labelStep(4, 12), 5);
-    QCOMPARE(labelStep(0.4, 12), 50);
-    QCOMPARE(labelStep(0.4, 13), 50);
-    QCOMPARE(labelStep(0.1, 13), 200);
-    // Thinned labels never overlap.
-    for (double cell : {0.05, 0.3, 1.0, 2.5, 7.0, 13.0}) QVERIFY(labelStep(cell, 13) * cell >= 13);
+    QFETCH(double, cell);
+    QFETCH(double, labelHeight);
+    QFETCH(int, step);
+    QCOMPARE(labelStep(cell, labelHeight), step);
+  }
+
+  void thinnedLabelsNeverOverlap_data() {
+    QTest::addColumn<double>("cell");
+    for (double cell : {0.05, 0.3, 1.0, 2.5, 7.0, 13.0}) QTest::addRow("cell %g px", cell) << cell;
+  }
+
+  void thinnedLabelsNeverOverlap() {
+    QFETCH(double, cell);
+    QVERIFY(labelStep(cell, 13) * cell >= 13);
+  }
+
+  void colormapsAreMonotoneInLightness_data() {
+    QTest::addColumn<Colormap>("colormap");
+    for (Colormap m : {Colormap::Viridis, Colormap::Cividis, Colormap::Magma})
+      QTest::newRow(qPrintable(colormapName(m))) << m;
   }
 
   void colormapsAreMonotoneInLightness() {
-    for (Colormap m : {Colormap::Viridis, Colormap::Cividis, Colormap::Magma}) {
-      const QColor lo(colormapColor(m, 0)), hi(colormapColor(m, 1));
-      QVERIFY2(lo.lightness() < hi.lightness(), qPrintable(colormapName(m)));
-    }
+    QFETCH(Colormap, colormap);
+    const QColor lo(colormapColor(colormap, 0)), hi(colormapColor(colormap, 1));
+    QVERIFY(lo.lightness() < hi.lightness());
+  }
+
+  void colormapEndsAndNames() {
     QCOMPARE(QColor(colormapColor(Colormap::Grey, 0)), QColor(Qt::white));
     QCOMPARE(colormapColor(Colormap::Viridis, 0), qRgb(0x44, 0x01, 0x54));
     QCOMPARE(colormapColor(Colormap::Viridis, 1), qRgb(0xfd, 0xe7, 0x25));
