@@ -441,21 +441,8 @@ void classify_sampling(Classifier& c, const RecordStats& st, const SampleSet& mi
   }
 }
 
-}  // namespace
-
-Diagnosis diagnose(const DiagnosisInput& in) {
-  Diagnosis out;
-  const Matrix& reported = *in.reported;
-  const int32_t classes = reported.classes;
-  std::optional<RecordStats> walked;
-  if (!in.stats) walked = collect_stats(*in.records, in.dataset_size, classes);
-  const RecordStats& st = in.stats ? *in.stats : *walked;
-  const Matrix rank_sum = sum_of(*in.per_rank, classes);
-  const std::vector<Matrix>& exact = st.exact_per_rank.empty() ? *in.per_rank : st.exact_per_rank;
-  std::optional<Matrix> exact_sum;  // only when the counter was not exact
-  if (!st.exact_per_rank.empty()) exact_sum = sum_of(exact, classes);
-  const Matrix& record_sum = exact_sum ? *exact_sum : rank_sum;
-
+// The samples never evaluated, with their classes when known.
+SampleSet never_evaluated(const DiagnosisInput& in, const RecordStats& st) {
   SampleSet missing;
   for (size_t i = 0; i < st.times.size(); ++i) {
     if (st.times[i] == 0) {
@@ -472,29 +459,52 @@ Diagnosis diagnose(const DiagnosisInput& in) {
     for (size_t c = 0; c < rows.size() && c < in.class_counts.size(); ++c)
       if (rows[c] < double(in.class_counts[c])) missing.classes.insert(int32_t(c));
   }
-  int64_t distinct = 0;
-  int64_t duplicated = 0;
+  return missing;
+}
+
+// The summary counts, the rows that miss their class count, and whether the reported matrix
+// is correct (`record_sum`: the exact count of the records, for when no expected matrix is
+// known).
+void summarize(const DiagnosisInput& in, const RecordStats& st, const SampleSet& missing,
+               const Matrix& record_sum, Diagnosis& out) {
+  const Matrix& reported = *in.reported;
   for (uint8_t t : st.times) {
-    distinct += t > 0;
-    duplicated += t > 1;
+    out.distinct_evaluated += t > 0;
+    out.duplicated_samples += t > 1;
   }
   out.reported_total = reported.total();
   for (int64_t k : in.class_counts) out.expected_total += k;
   out.evaluated_records = st.records;
-  out.distinct_evaluated = distinct;
-  out.duplicated_samples = duplicated;
   out.missing_samples = missing.count;
   const auto rows = reported.row_sums();
-  for (int32_t r = 0; r < classes; ++r) {
+  for (int32_t r = 0; r < reported.classes; ++r) {
     const double want = r < static_cast<int32_t>(in.class_counts.size()) ? in.class_counts[r] : 0;
     if (std::abs(rows[r] - want) > 1e-9) out.mismatched_rows.push_back(r);
   }
   if (in.expected) {
     out.correct = reported == *in.expected;
   } else {
-    out.correct = missing.count == 0 && duplicated == 0 && reported == record_sum &&
+    out.correct = missing.count == 0 && out.duplicated_samples == 0 && reported == record_sum &&
                   out.mismatched_rows.empty();
   }
+}
+
+}  // namespace
+
+Diagnosis diagnose(const DiagnosisInput& in) {
+  Diagnosis out;
+  const Matrix& reported = *in.reported;
+  const int32_t classes = reported.classes;
+  std::optional<RecordStats> walked;
+  if (!in.stats) walked = collect_stats(*in.records, in.dataset_size, classes);
+  const RecordStats& st = in.stats ? *in.stats : *walked;
+  const Matrix rank_sum = sum_of(*in.per_rank, classes);
+  const std::vector<Matrix>& exact = st.exact_per_rank.empty() ? *in.per_rank : st.exact_per_rank;
+  std::optional<Matrix> exact_sum;  // only when the counter was not exact
+  if (!st.exact_per_rank.empty()) exact_sum = sum_of(exact, classes);
+  const Matrix& record_sum = exact_sum ? *exact_sum : rank_sum;
+  const SampleSet missing = never_evaluated(in, st);
+  summarize(in, st, missing, record_sum, out);
   if (out.correct) return out;
 
   Classifier c(in, out);
