@@ -1,7 +1,6 @@
 #include "ui/diagnosis_panel.h"
 
 #include <QScrollBar>
-#include <algorithm>
 
 #include "ui/render/heatmap_data.h"
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/diagnosis/diagnosis.h"
+#include "core/diagnosis/facts_json.h"
 #include "core/diagnosis/precision.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
@@ -226,6 +227,10 @@ TEST(Diagnosis, FactsAreTheMeasuredNumbers) {
   EXPECT_EQ(f.world_size, 2);
   EXPECT_EQ(f.missing, 1);
   EXPECT_EQ(f.limit_batches, 1);  // 3 records per rank: one batch of 3
+  // The JSON report's "facts" of the finding: the measured ones, by name.
+  EXPECT_EQ(facts_json(f),
+            nlohmann::json(
+                {{"dataset_size", 7}, {"world_size", 2}, {"missing", 1}, {"limit_batches", 1}}));
   EXPECT_FALSE(HandRun(7, {{0, 2, 4}, {1, 3, 5}}).run(2).findings.at(0).facts.limit_batches);
 }
 
