@@ -1,7 +1,6 @@
 #include "ui/diagnosis_panel.h"
 
 #include <QScrollBar>
-#include <algorithm>
 
 #include "ui/render/heatmap_data.h"
 
@@ -29,16 +28,13 @@ QString diagnosisHtml(const Evaluation& e) {
         "<h3>✓ The reported matrix is correct</h3>"
         "<p>Every row sums to the true count of its class and every cell equals "
         "what a single process would report.</p>");
-  } else if (!e.synced && !d.findings.empty() &&
-             d.findings.front().pattern == Pattern::UnevenSteps) {
+  } else if (!e.synced && headline_of(d.findings) == Headline::Hangs) {
     h += QObject::tr(
         "<h3><font color=#b2182b>⚠ Ranks run different steps: the gather would hang, nothing "
         "is reported</font></h3>");
   } else if (!e.synced) {
     h += QObject::tr("<h3><font color=#b2182b>⚠ Incomplete run: no reported matrix</font></h3>");
-  } else if (std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) {
-               return f.pattern == Pattern::SamplerWithReplacement;
-             })) {
+  } else if (headline_of(d.findings) == Headline::FollowsTheDraw) {
     // The dataset's class counts are not what this sampler evaluates: "wrong" would blame
     // DDP for the user's own draw.
     h += QObject::tr(
@@ -63,9 +59,10 @@ QString diagnosisHtml(const Evaluation& e) {
   if (!d.mismatched_rows.empty())
     h += QObject::tr("<p>Wrong rows: %1</p>").arg(classList(e, d.mismatched_rows));
   for (const Finding& f : d.findings) {
+    const FindingText text = describe(f);
     h += QStringLiteral("<hr><h4>%1 <small><code>%2</code></small></h4>")
-             .arg(esc(f.title), esc(pattern_id(f.pattern)));
-    h += QStringLiteral("<p>%1</p>").arg(esc(f.explanation));
+             .arg(esc(text.title), esc(pattern_id(f.pattern)));
+    h += QStringLiteral("<p>%1</p>").arg(esc(text.explanation));
     if (!f.classes.empty())
       h += QObject::tr("<p><i>Classes:</i> %1</p>").arg(classList(e, f.classes));
     if (f.sample_count > 0) {
@@ -74,9 +71,9 @@ QString diagnosisHtml(const Evaluation& e) {
       if (f.sample_count > int64_t(s.size())) s << QObject::tr("…");
       h += QObject::tr("<p><i>Samples (%1):</i> %2</p>").arg(f.sample_count).arg(s.join(", "));
     }
-    if (!f.fixes.empty()) {
+    if (!text.fixes.empty()) {
       h += QObject::tr("<p><b>Fix</b></p><ul>");
-      for (const Fix& fix : f.fixes)
+      for (const Fix& fix : text.fixes)
         h += QStringLiteral("<li><b>%1:</b> %2</li>").arg(esc(fix.framework), esc(fix.text));
       h += QStringLiteral("</ul>");
     }

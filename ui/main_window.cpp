@@ -212,9 +212,7 @@ void MainWindow::onResult(ResultPtr result) {
   const Diagnosis& d = m_result->eval.diagnosis;
   // A sampler drawing with replacement evaluates its draw, not the dataset: its rows differ
   // from the class counts by design, which "wrong" would blame on DDP.
-  const bool resampled = std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) {
-    return f.pattern == Pattern::SamplerWithReplacement;
-  });
+  const bool resampled = headline_of(d.findings) == Headline::FollowsTheDraw;
   const int rows = int(d.mismatched_rows.size());
   if (d.correct)
     m_verdict->setText(tr("✓ Reported matrix correct"));

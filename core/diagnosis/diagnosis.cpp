@@ -1,6 +1,6 @@
 #include <algorithm>
 #include <cmath>
-#include <sstream>
+#include <set>
 #include <unordered_set>
 
 #include "core/diagnosis/diagnosis.h"
@@ -37,28 +37,14 @@ Matrix sum_of(const std::vector<Matrix>& ms, int32_t classes) {
   return sum;
 }
 
-// "1 sample was" / "3 samples were": findings read as sentences.
-std::string counted(int64_t n, const std::string& noun, const std::string& verb_phrase = "") {
-  std::string out = std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-  if (!verb_phrase.empty()) out += (n == 1 ? " was " : " were ") + verb_phrase;
-  return out;
-}
-
-std::string num(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
-
-// Builds findings and keeps them in catalogue wording with the run's own numbers added.
+// Builds findings from the facts measured here; the catalogue words them when shown.
 class Classifier {
  public:
   Classifier(const DiagnosisInput& in, Diagnosis& out) : m_in(in), m_out(out) {}
 
-  Finding& add(Pattern pattern, const std::string& specifics, const SampleSet* samples = nullptr,
+  Finding& add(Pattern pattern, Facts facts, const SampleSet* samples = nullptr,
                std::vector<int32_t> classes = {}) {
-    Finding f = describe_pattern(pattern);
-    if (!specifics.empty()) f.explanation = specifics + " " + f.explanation;
+    Finding f(pattern, std::move(facts));
     if (samples) {
       f.samples = samples->samples;
       f.sample_count = samples->count;
@@ -93,192 +79,202 @@ std::vector<int32_t> differing_rows(const Matrix& a, const Matrix& b) {
   return rows;
 }
 
-// Reduction patterns: how the reported matrix relates to the ranks' own matrices.
-// Returns true when the reported matrix is the plain sum (reduction correct).
-// "rank 0, row 0 column 0: 8096 counted for 8093 records"
-std::string describe_cell(const CellDifference& d, const std::string& exact_noun) {
-  const std::string where =
-      (d.rank < 0 ? std::string("synced") : "rank " + std::to_string(d.rank)) + ", row " +
-      std::to_string(d.row) + " column " + std::to_string(d.col);
-  return where + ": " + num(d.observed) + " where " + exact_noun + " is " + num(d.exact);
-}
-
 // Cells that differ from their exact count, in either direction, as counter precision when
-// a float dtype's spacing explains every one (`steps`: roundings each cell went through).
+// a float dtype's spacing explains every one (`steps`: roundings each cell went through;
+// `synced`: the cells are the synced matrix's, else the ranks' own).
 // Returns false when the differences have no such explanation.
 bool add_precision_finding(Classifier& c, const std::vector<CellDifference>& diffs,
-                           const std::vector<const Matrix*>& observed, double steps,
-                           const std::string& what, const std::string& exact_noun) {
+                           const std::vector<const Matrix*>& observed, double steps, bool synced) {
   if (diffs.empty()) return true;
   const auto dtype = detail::explaining_dtype(observed, diffs, steps);
   if (!dtype) return false;
-  int64_t high = 0;
+  RoundedCells rounded;
+  rounded.synced = synced;
+  rounded.cells = int64_t(diffs.size());
+  rounded.dtype = *dtype;
   std::set<int32_t> rows;
   const CellDifference* largest = &diffs.front();
   for (const CellDifference& d : diffs) {
-    high += d.observed > d.exact;
+    rounded.too_high += d.observed > d.exact;
     rows.insert(d.row);
     if (std::abs(d.observed - d.exact) > std::abs(largest->observed - largest->exact)) largest = &d;
   }
-  const auto low = static_cast<int64_t>(diffs.size()) - high;
-  const std::string name = to_string(*dtype);
-  const std::string specifics =
-      counted(static_cast<int64_t>(diffs.size()), "cell") + " of " + what + " " +
-      (diffs.size() == 1 ? "differs" : "differ") + " from " + exact_noun + " (" +
-      std::to_string(high) + " too high, " + std::to_string(low) +
-      " too low; largest: " + describe_cell(*largest, exact_noun) + "). Every value is a " + name +
-      " number and every such cell lies past " + num(stall_count(*dtype)) + ", where " + name +
-      " integers are " + num(detail::dtype_spacing(largest->observed, *dtype)) + " apart at " +
-      num(largest->observed) + ": each addition rounds to the nearest of them, up or down.";
+  rounded.too_low = rounded.cells - rounded.too_high;
+  rounded.largest = *largest;
+  rounded.spacing = detail::dtype_spacing(largest->observed, *dtype);
   if (Finding* f = c.existing(Pattern::CounterPrecision)) {
-    // The ranks' counters and the all_reduce both rounded: one finding tells both.
-    f->explanation = specifics + " " + f->explanation;
+    // The ranks' counters and the all_reduce both rounded: one finding tells both, the
+    // ranks' first.
+    f->facts.rounded.insert(f->facts.rounded.begin(), rounded);
     f->classes.insert(f->classes.end(), rows.begin(), rows.end());
     std::sort(f->classes.begin(), f->classes.end());
     f->classes.erase(std::unique(f->classes.begin(), f->classes.end()), f->classes.end());
     return true;
   }
-  c.add(Pattern::CounterPrecision, specifics, nullptr,
+  Facts facts;
+  facts.rounded = {rounded};
+  c.add(Pattern::CounterPrecision, std::move(facts), nullptr,
         std::vector<int32_t>(rows.begin(), rows.end()));
   return true;
 }
 
-bool classify_reduction(Classifier& c, const RecordStats& st, const Matrix& reported,
-                        const Matrix& rank_sum) {
+// Reduction patterns: how the reported matrix relates to the ranks' own matrices. Each check
+// returns true when it explains the reported matrix, having added its finding.
+
+// Ranks that reported different matrices never synchronized.
+bool ranks_disagree(Classifier& c, const Matrix& reported, const Matrix& rank_sum) {
   const DiagnosisInput& in = c.in();
-  const auto& per_rank = *in.per_rank;
-  const int w = static_cast<int>(per_rank.size());
-  const int32_t classes = reported.classes;
-  if (in.reported_per_rank) {
-    std::vector<int> disagree;  // ranks whose report differs from the first rank's that said
-    const Matrix* first = nullptr;
-    int first_rank = -1;
-    for (size_t r = 0; r < in.reported_per_rank->size(); ++r) {
-      const auto& m = (*in.reported_per_rank)[r];
-      if (!m) continue;
-      if (!first) {
-        first = &*m;
-        first_rank = int(r);
-      } else if (!nearly_equal(*m, *first)) {
-        disagree.push_back(int(r));
-      }
-    }
-    if (!disagree.empty()) {
-      std::string list;
-      for (int r : disagree) list += (list.empty() ? "" : ", ") + std::to_string(r);
-      c.add(Pattern::Unsynced,
-            "The ranks disagree on the reported matrix: rank " + std::to_string(first_rank) +
-                " reported " + num(first->total()) + " counts, rank" +
-                (disagree.size() == 1 ? " " : "s ") + list +
-                " something else; a synchronized metric reports the same matrix on every rank.",
-            nullptr, differing_rows(reported, rank_sum));
-      return false;
+  if (!in.reported_per_rank) return false;
+  Facts facts;
+  const Matrix* first = nullptr;
+  for (size_t r = 0; r < in.reported_per_rank->size(); ++r) {
+    const auto& m = (*in.reported_per_rank)[r];
+    if (!m) continue;
+    if (!first) {
+      first = &*m;
+      facts.reporting_rank = int(r);
+      facts.reported_total = first->total();
+    } else if (!nearly_equal(*m, *first)) {
+      facts.disagreeing_ranks.push_back(int(r));
     }
   }
-  if (nearly_equal(reported, rank_sum)) return true;
-  Matrix normalized_sum(classes);
+  if (facts.disagreeing_ranks.empty()) return false;
+  c.add(Pattern::Unsynced, std::move(facts), nullptr, differing_rows(reported, rank_sum));
+  return true;
+}
+
+bool normalized_then_summed(Classifier& c, const Matrix& reported, const Matrix& rank_sum) {
+  const auto& per_rank = *c.in().per_rank;
+  Matrix normalized_sum(reported.classes);
   for (const Matrix& m : per_rank) normalized_sum += normalize(m, Normalization::True);
-  if (nearly_equal(reported, normalized_sum)) {
-    c.add(Pattern::NormalizeThenSum,
-          "Rows of the reported matrix sum to the number of ranks that "
-          "saw the class (up to " +
-              std::to_string(w) + "), not to 1.",
-          nullptr, differing_rows(reported, normalize(rank_sum, Normalization::True)));
-    return false;
-  }
-  if (w > 1 && !all_zero(rank_sum) && nearly_equal(reported, rank_sum.scaled(w))) {
-    c.add(Pattern::DoubleSync,
-          "Every cell is exactly " + std::to_string(w) + " times the sum over ranks.", nullptr,
-          differing_rows(reported, rank_sum));
-    return false;
-  }
+  if (!nearly_equal(reported, normalized_sum)) return false;
+  Facts facts;
+  facts.world_size = int(per_rank.size());
+  c.add(Pattern::NormalizeThenSum, std::move(facts), nullptr,
+        differing_rows(reported, normalize(rank_sum, Normalization::True)));
+  return true;
+}
+
+bool summed_twice(Classifier& c, const Matrix& reported, const Matrix& rank_sum) {
+  const int w = int(c.in().per_rank->size());
+  if (w < 2 || all_zero(rank_sum) || !nearly_equal(reported, rank_sum.scaled(w))) return false;
+  Facts facts;
+  facts.world_size = w;
+  c.add(Pattern::DoubleSync, std::move(facts), nullptr, differing_rows(reported, rank_sum));
+  return true;
+}
+
+// The totals the reduction checks below name.
+Facts totals(const Matrix& reported, const Matrix& rank_sum) {
+  Facts facts;
+  facts.reported_total = reported.total();
+  facts.rank_sum_total = rank_sum.total();
+  return facts;
+}
+
+bool one_rank_alone(Classifier& c, const Matrix& reported, const Matrix& rank_sum) {
+  const auto& per_rank = *c.in().per_rank;
+  const int w = int(per_rank.size());
   for (int r = 0; w > 1 && r < w; ++r) {
-    if (nearly_equal(reported, per_rank[static_cast<size_t>(r)])) {
-      c.add(Pattern::Unsynced,
-            "The reported matrix equals rank " + std::to_string(r) + "'s own matrix (" +
-                num(reported.total()) + " of " + num(rank_sum.total()) + " counts).",
-            nullptr, differing_rows(reported, rank_sum));
-      return false;
-    }
+    if (!nearly_equal(reported, per_rank[size_t(r)])) continue;
+    Facts facts = totals(reported, rank_sum);
+    facts.only_rank = r;
+    c.add(Pattern::Unsynced, std::move(facts), nullptr, differing_rows(reported, rank_sum));
+    return true;
   }
-  // One rank too few or too many in the sum: a rank that never joined the reduction (too
-  // low), or one whose counts were added again after it (too high).
+  return false;
+}
+
+// One rank too few or too many in the sum: a rank that never joined the reduction (too
+// low), or one whose counts were added again after it (too high).
+bool one_rank_left_out_or_twice(Classifier& c, const Matrix& reported, const Matrix& rank_sum) {
+  const auto& per_rank = *c.in().per_rank;
+  const int w = int(per_rank.size());
   for (int r = 0; w > 2 && r < w; ++r) {
-    const Matrix& own = per_rank[static_cast<size_t>(r)];
+    const Matrix& own = per_rank[size_t(r)];
     if (all_zero(own)) continue;
     Matrix without = rank_sum, twice = rank_sum;
     for (size_t i = 0; i < own.cells.size(); ++i) {
       without.cells[i] -= own.cells[i];
       twice.cells[i] += own.cells[i];
     }
-    if (nearly_equal(reported, without)) {
-      c.add(Pattern::Unsynced,
-            "The reported matrix is the sum of every rank but rank " + std::to_string(r) + " (" +
-                num(reported.total()) + " of " + num(rank_sum.total()) +
-                " counts): that rank's counts never reached the reduction.",
-            nullptr, differing_rows(reported, rank_sum));
-      return false;
-    }
-    if (nearly_equal(reported, twice)) {
-      c.add(Pattern::DoubleSync,
-            "The reported matrix is the sum over ranks with rank " + std::to_string(r) +
-                "'s counts added a second time (" + num(reported.total()) + " for " +
-                num(rank_sum.total()) + " counts).",
-            nullptr, differing_rows(reported, rank_sum));
-      return false;
-    }
+    const bool left_out = nearly_equal(reported, without);
+    if (!left_out && !nearly_equal(reported, twice)) continue;
+    Facts facts = totals(reported, rank_sum);
+    (left_out ? facts.left_out_rank : facts.added_twice_rank) = r;
+    c.add(left_out ? Pattern::Unsynced : Pattern::DoubleSync, std::move(facts), nullptr,
+          differing_rows(reported, rank_sum));
+    return true;
   }
+  return false;
+}
+
+// The padding a zero-padded gather adds: every rank is padded up to the longest one.
+bool zero_padded_gather(Classifier& c, const RecordStats& st, const Matrix& reported,
+                        const Matrix& rank_sum) {
   Matrix extra = reported;
   for (size_t i = 0; i < extra.cells.size(); ++i) extra.cells[i] -= rank_sum.cells[i];
   const double extra00 = extra.cells[0];
   extra.cells[0] = 0;
-  // The padding a zero-padded gather adds: every rank is padded up to the longest one.
   const int64_t longest = *std::max_element(st.rank_sizes.begin(), st.rank_sizes.end());
   double padded_slots = 0;
   for (int64_t size : st.rank_sizes) padded_slots += static_cast<double>(longest - size);
-  if (extra00 > 0 && extra00 == padded_slots && all_zero(extra)) {
-    c.add(Pattern::GatherZeroPad,
-          num(extra00) +
-              " extra (0, 0) pairs: the zero padding of uneven "
-              "rank tensors was counted.",
-          nullptr, {0});
-    return false;
-  }
-  if (in.batch_size && *in.batch_size > 0) {
-    // Replay gather_for_metrics on the records, exhausted or not, and compare.
-    for (bool exhausted : {true, false}) {
-      const auto kept =
-          gather_for_metrics_records(*in.records, in.dataset_size, *in.batch_size, exhausted);
-      Matrix g(classes);
-      SampleSet padding_kept;
-      for (const Record& r : kept) {
-        if (r.target >= 0 && r.target < classes && r.prediction >= 0 && r.prediction < classes) {
-          g.at(r.target, r.prediction) += 1;
-        }
-        if (r.flags & kPadding) padding_kept.add(r.index, r.target);
+  if (extra00 <= 0 || extra00 != padded_slots || !all_zero(extra)) return false;
+  Facts facts;
+  facts.zero_pairs = extra00;
+  c.add(Pattern::GatherZeroPad, std::move(facts), nullptr, {0});
+  return true;
+}
+
+// Replays gather_for_metrics on the records, exhausted or not, and compares.
+bool gather_for_metrics_trimmed(Classifier& c, const Matrix& reported, const Matrix& rank_sum) {
+  const DiagnosisInput& in = c.in();
+  if (!in.batch_size || *in.batch_size <= 0) return false;
+  const int32_t classes = reported.classes;
+  for (bool exhausted : {true, false}) {
+    const auto kept =
+        gather_for_metrics_records(*in.records, in.dataset_size, *in.batch_size, exhausted);
+    Matrix g(classes);
+    SampleSet padding_kept;
+    for (const Record& r : kept) {
+      if (r.target >= 0 && r.target < classes && r.prediction >= 0 && r.prediction < classes) {
+        g.at(r.target, r.prediction) += 1;
       }
-      if (nearly_equal(reported, g)) {
-        c.add(Pattern::GatherForMetricsMismatch,
-              num(rank_sum.total() - g.total()) +
-                  " records were trimmed from the last gathered "
-                  "batch while " +
-                  std::to_string(padding_kept.count) + " padding duplicates were kept.",
-              &padding_kept, differing_rows(g, rank_sum));
-        return false;
-      }
+      if (r.flags & kPadding) padding_kept.add(r.index, r.target);
     }
+    if (!nearly_equal(reported, g)) continue;
+    Facts facts;
+    facts.trimmed = rank_sum.total() - g.total();
+    facts.padding_kept = padding_kept.count;
+    c.add(Pattern::GatherForMetricsMismatch, std::move(facts), &padding_kept,
+          differing_rows(g, rank_sum));
+    return true;
   }
-  // A float all_reduce rounds at each of its W - 1 additions: every cell stays within
-  // W - 1 spacings of the exact sum.
+  return false;
+}
+
+// A float all_reduce rounds at each of its W - 1 additions: every cell stays within W - 1
+// spacings of the exact sum.
+void rounded_by_float_all_reduce(Classifier& c, const Matrix& reported, const Matrix& rank_sum) {
+  const int w = int(c.in().per_rank->size());
+  const auto classes = size_t(reported.classes);
   std::vector<CellDifference> diffs;
   for (size_t i = 0; i < reported.cells.size(); ++i)
     if (reported.cells[i] != rank_sum.cells[i])
-      diffs.push_back({-1, int32_t(i / size_t(classes)), int32_t(i % size_t(classes)),
-                       reported.cells[i], rank_sum.cells[i]});
-  if (w > 1)
-    add_precision_finding(c, diffs, {&reported}, double(w - 1), "the synced matrix",
-                          "the exact sum of the ranks' matrices");
-  return false;
+      diffs.push_back(
+          {-1, int32_t(i / classes), int32_t(i % classes), reported.cells[i], rank_sum.cells[i]});
+  if (w > 1) add_precision_finding(c, diffs, {&reported}, double(w - 1), true);
+}
+
+void classify_reduction(Classifier& c, const RecordStats& st, const Matrix& reported,
+                        const Matrix& rank_sum) {
+  if (ranks_disagree(c, reported, rank_sum) || nearly_equal(reported, rank_sum)) return;
+  const bool explained =
+      normalized_then_summed(c, reported, rank_sum) || summed_twice(c, reported, rank_sum) ||
+      one_rank_alone(c, reported, rank_sum) || one_rank_left_out_or_twice(c, reported, rank_sum) ||
+      zero_padded_gather(c, st, reported, rank_sum) ||
+      gather_for_metrics_trimmed(c, reported, rank_sum);
+  if (!explained) rounded_by_float_all_reduce(c, reported, rank_sum);
 }
 
 // Counting patterns: each rank's matrix against the exact count of its records.
@@ -293,12 +289,11 @@ void classify_counting(Classifier& c, const RecordStats& st, const std::vector<M
     if (record_rows[k] > 0 && rank_rows[k] == 0) ignored.push_back(k);
   }
   if (!ignored.empty() || st.invalid > 0) {
-    std::string what = std::to_string(ignored.size()) +
-                       " class(es) evaluated but absent from the "
-                       "matrix";
-    if (in.ignore_index >= 0) what += " (ignore_index=" + std::to_string(in.ignore_index) + ")";
-    if (st.invalid > 0) what += "; " + std::to_string(st.invalid) + " records out of range";
-    c.add(Pattern::IgnoredTargets, what + ".", nullptr, ignored);
+    Facts facts;
+    facts.ignored_classes = int64_t(ignored.size());
+    if (in.ignore_index >= 0) facts.ignore_index = in.ignore_index;
+    if (st.invalid > 0) facts.invalid_records = st.invalid;
+    c.add(Pattern::IgnoredTargets, std::move(facts), nullptr, ignored);
   }
   // Any other cell that differs from its records' exact count, too high or too low.
   std::vector<CellDifference> diffs;
@@ -317,16 +312,14 @@ void classify_counting(Classifier& c, const RecordStats& st, const std::vector<M
     }
   }
   // Each batch rounds a cell at most once, so a rank's records bound the roundings.
-  if (!add_precision_finding(c, diffs, observed, double(most_records), "the ranks' matrices",
-                             "the records' exact count")) {
+  if (!add_precision_finding(c, diffs, observed, double(most_records), false)) {
     std::set<int32_t> rows;
     for (const CellDifference& d : diffs) rows.insert(d.row);
-    c.add(Pattern::UnexplainedDifference,
-          counted(static_cast<int64_t>(diffs.size()), "cell") +
-              " of the ranks' matrices differ from their records' exact count, which no float "
-              "counter's rounding explains (" +
-              describe_cell(diffs.front(), "the records' exact count") + ").",
-          nullptr, std::vector<int32_t>(rows.begin(), rows.end()));
+    Facts facts;
+    facts.unexplained_cells = int64_t(diffs.size());
+    facts.first_unexplained = diffs.front();
+    c.add(Pattern::UnexplainedDifference, std::move(facts), nullptr,
+          std::vector<int32_t>(rows.begin(), rows.end()));
   }
 }
 
@@ -343,28 +336,28 @@ void classify_missing(Classifier& c, const RecordStats& st, const SampleSet& mis
   const int64_t n = in.dataset_size;
   const int64_t padded_share = (n + w - 1) / w;
   const int64_t dropped_share = distributed_num_samples(n, static_cast<int>(w), true);
-  const std::string counts =
-      counted(missing.count, "sample", "never evaluated") + " (of " + std::to_string(n) + ").";
   const int64_t b = in.batch_size.value_or(0);
+  Facts facts;
+  facts.dataset_size = n;
+  facts.world_size = int(w);
+  facts.missing = missing.count;
   // Records cannot tell a drop from a batch limit that stops at the same sample; say so.
-  const auto or_a_limit = [b](int64_t per_rank) {
-    if (b < 1 || per_rank % b != 0) return std::string();
-    return " A batch limit of " + std::to_string(per_rank / b) +
-           " batch(es) would cut the same samples: if drop_last is off, look at the limit.";
+  const auto or_a_limit = [b, &facts](int64_t per_rank) {
+    if (b >= 1 && per_rank % b == 0) facts.limit_batches = per_rank / b;
+    return facts;
   };
   if (n % w != 0 && every_rank_has(st, dropped_share) && missing.count == n - w * dropped_share) {
-    c.add(Pattern::SamplerDropLast, counts + or_a_limit(dropped_share), &missing);
+    c.add(Pattern::SamplerDropLast, or_a_limit(dropped_share), &missing);
     return;
   }
   if (b > 1 && missing.count < w * b &&
       (every_rank_has(st, padded_share / b * b) || every_rank_has(st, dropped_share / b * b))) {
-    c.add(Pattern::LoaderDropLast,
-          counts + " Each rank evaluated whole batches of " + std::to_string(b) + " only." +
-              or_a_limit(st.rank_sizes.front()),
-          &missing);
+    facts.batch_size = b;
+    c.add(Pattern::LoaderDropLast, or_a_limit(st.rank_sizes.front()), &missing);
     return;
   }
-  c.add(Pattern::BatchLimitSubset, counts, &missing);
+  if (b > 0) facts.batch_size = b;  // the double sharding this may turn out to be names it
+  c.add(Pattern::BatchLimitSubset, std::move(facts), &missing);
 }
 
 // Whether unflagged repeats within ranks are what a leaked sanity check leaves: the check
@@ -398,52 +391,101 @@ void classify_sampling(Classifier& c, const RecordStats& st, const SampleSet& mi
   // Flagged records are evidence of a sanity check; unflagged repeats only when they have its
   // shape and no sampler drawing with replacement explains them.
   if (st.flagged_sanity.count > 0) {
-    c.add(Pattern::SanityLeak,
-          counted(st.flagged_sanity.count, "record", "evaluated in the sanity check") + ".",
-          &st.flagged_sanity);
+    Facts facts;
+    facts.sanity_records = st.flagged_sanity.count;
+    c.add(Pattern::SanityLeak, std::move(facts), &st.flagged_sanity);
   } else if (st.within_rank_duplicates.count > 0 && !in.inner_with_replacement.value_or(false) &&
              in.records && repeats_are_a_leaked_prefix(*in.records)) {
-    c.add(Pattern::SanityLeak,
-          counted(st.within_rank_duplicates.count, "sample", "evaluated twice by the same rank") +
-              ", each rank's first records again right after them.",
-          &st.within_rank_duplicates);
+    Facts facts;
+    facts.repeated_prefix = st.within_rank_duplicates.count;
+    c.add(Pattern::SanityLeak, std::move(facts), &st.within_rank_duplicates);
   }
   const SampleSet& cross = st.cross_rank_duplicates;
   if (w > 1 && every_rank_has(st, st.rank_sizes.front()) && st.rank_sizes.front() > 0 &&
       cross.count >= (w - 1) * st.rank_sizes.front()) {
-    c.add(Pattern::NoDistributedSampler,
-          "All " + std::to_string(w) + " ranks evaluated the same " +
-              std::to_string(st.rank_sizes.front()) + " samples.",
-          nullptr);
+    Facts facts;
+    facts.world_size = int(w);
+    facts.samples_per_rank = st.rank_sizes.front();
+    c.add(Pattern::NoDistributedSampler, std::move(facts));
     return;
   }
-  bool padding = false;
+  // Padding: flagged, or (unflagged) fewer than W samples repeated as ranks' last records.
+  Facts padding;
+  padding.dataset_size = in.dataset_size;
+  padding.world_size = int(w);
   if (st.flagged_padding.count > 0) {
-    padding = true;
-    c.add(Pattern::PaddingDuplicates,
-          counted(st.flagged_padding.count, "padding record", "counted") + ".",
-          &st.flagged_padding);
+    padding.padding_records = st.flagged_padding.count;
+    c.add(Pattern::PaddingDuplicates, padding, &st.flagged_padding);
   } else if (cross.count > 0 && cross.count < w && cross.count == st.cross_rank_at_rank_end) {
-    padding = true;
-    c.add(
-        Pattern::PaddingDuplicates,
-        counted(cross.count, "sample", "evaluated again as the last record of another rank") + ".",
-        &cross);
+    padding.tail_repeats = cross.count;
+    c.add(Pattern::PaddingDuplicates, padding, &cross);
   }
+  const bool padded = padding.padding_records || padding.tail_repeats;
   const bool overlap = st.flagged_padding.count > 0 ? cross.count > st.flagged_padding.count
-                                                    : cross.count > 0 && !padding;
+                                                    : cross.count > 0 && !padded;
   if (overlap) {
-    c.add(Pattern::RankOverlap,
-          counted(cross.count, "evaluation") +
-              " repeated a sample another rank had evaluated, and " +
-              counted(missing.count, "sample", "never evaluated") + ".",
-          &cross, std::vector<int32_t>(missing.classes.begin(), missing.classes.end()));
+    Facts facts;
+    facts.missing = missing.count;
+    facts.overlap = cross.count;
+    c.add(Pattern::RankOverlap, std::move(facts), &cross,
+          std::vector<int32_t>(missing.classes.begin(), missing.classes.end()));
   } else if (missing.count > 0) {
     classify_missing(c, st, missing);
   }
-  if (st.shuffled_order && !overlap && (missing.count > 0 || padding)) {
-    c.add(Pattern::ShuffledEval, "The evaluation order is shuffled, so this changes every epoch.",
+  if (st.shuffled_order && !overlap && (missing.count > 0 || padded)) {
+    // What the order decides: the samples left out, or those padded.
+    Facts order = padding;
+    if (missing.count > 0) order.missing = missing.count;
+    c.add(Pattern::ShuffledEval, std::move(order),
           missing.count > 0 ? &missing : &st.flagged_padding);
+  }
+}
+
+// The samples never evaluated, with their classes when known.
+SampleSet never_evaluated(const DiagnosisInput& in, const RecordStats& st) {
+  SampleSet missing;
+  for (size_t i = 0; i < st.times.size(); ++i) {
+    if (st.times[i] == 0) {
+      const int32_t cls = in.inputs    ? in.inputs->target(int64_t(i))
+                          : in.targets ? (*in.targets)[i]
+                                       : -1;
+      missing.add(static_cast<int64_t>(i), cls);
+    }
+  }
+  if (!in.inputs && !in.targets && in.distinct && missing.count > 0) {
+    // A run knows no label of a sample it never evaluated, but a class whose distinct
+    // evaluated samples fall short of its true count lost some.
+    const auto rows = in.distinct->row_sums();
+    for (size_t c = 0; c < rows.size() && c < in.class_counts.size(); ++c)
+      if (rows[c] < double(in.class_counts[c])) missing.classes.insert(int32_t(c));
+  }
+  return missing;
+}
+
+// The summary counts, the rows that miss their class count, and whether the reported matrix
+// is correct (`record_sum`: the exact count of the records, for when no expected matrix is
+// known).
+void summarize(const DiagnosisInput& in, const RecordStats& st, const SampleSet& missing,
+               const Matrix& record_sum, Diagnosis& out) {
+  const Matrix& reported = *in.reported;
+  for (uint8_t t : st.times) {
+    out.distinct_evaluated += t > 0;
+    out.duplicated_samples += t > 1;
+  }
+  out.reported_total = reported.total();
+  for (int64_t k : in.class_counts) out.expected_total += k;
+  out.evaluated_records = st.records;
+  out.missing_samples = missing.count;
+  const auto rows = reported.row_sums();
+  for (int32_t r = 0; r < reported.classes; ++r) {
+    const double want = r < static_cast<int32_t>(in.class_counts.size()) ? in.class_counts[r] : 0;
+    if (std::abs(rows[r] - want) > 1e-9) out.mismatched_rows.push_back(r);
+  }
+  if (in.expected) {
+    out.correct = reported == *in.expected;
+  } else {
+    out.correct = missing.count == 0 && out.duplicated_samples == 0 && reported == record_sum &&
+                  out.mismatched_rows.empty();
   }
 }
 
@@ -461,46 +503,8 @@ Diagnosis diagnose(const DiagnosisInput& in) {
   std::optional<Matrix> exact_sum;  // only when the counter was not exact
   if (!st.exact_per_rank.empty()) exact_sum = sum_of(exact, classes);
   const Matrix& record_sum = exact_sum ? *exact_sum : rank_sum;
-
-  SampleSet missing;
-  for (size_t i = 0; i < st.times.size(); ++i) {
-    if (st.times[i] == 0) {
-      const int32_t cls = in.inputs    ? in.inputs->target(int64_t(i))
-                          : in.targets ? (*in.targets)[i]
-                                       : -1;
-      missing.add(static_cast<int64_t>(i), cls);
-    }
-  }
-  if (!in.inputs && !in.targets && in.distinct && missing.count > 0) {
-    // A run knows no label of a sample it never evaluated, but a class whose distinct
-    // evaluated samples fall short of its true count lost some.
-    const auto rows = in.distinct->row_sums();
-    for (size_t c = 0; c < rows.size() && c < in.class_counts.size(); ++c)
-      if (rows[c] < double(in.class_counts[c])) missing.classes.insert(int32_t(c));
-  }
-  int64_t distinct = 0;
-  int64_t duplicated = 0;
-  for (uint8_t t : st.times) {
-    distinct += t > 0;
-    duplicated += t > 1;
-  }
-  out.reported_total = reported.total();
-  for (int64_t k : in.class_counts) out.expected_total += k;
-  out.evaluated_records = st.records;
-  out.distinct_evaluated = distinct;
-  out.duplicated_samples = duplicated;
-  out.missing_samples = missing.count;
-  const auto rows = reported.row_sums();
-  for (int32_t r = 0; r < classes; ++r) {
-    const double want = r < static_cast<int32_t>(in.class_counts.size()) ? in.class_counts[r] : 0;
-    if (std::abs(rows[r] - want) > 1e-9) out.mismatched_rows.push_back(r);
-  }
-  if (in.expected) {
-    out.correct = reported == *in.expected;
-  } else {
-    out.correct = missing.count == 0 && duplicated == 0 && reported == record_sum &&
-                  out.mismatched_rows.empty();
-  }
+  const SampleSet missing = never_evaluated(in, st);
+  summarize(in, st, missing, record_sum, out);
   if (out.correct) return out;
 
   Classifier c(in, out);
@@ -518,7 +522,7 @@ Diagnosis diagnose(const DiagnosisInput& in) {
   }
   classify_framework_patterns(in, out);  // Accelerate's cycled padding, Lightning's wrapper
   if (out.findings.empty()) {
-    c.add(Pattern::UnexplainedDifference, "", nullptr, out.mismatched_rows);
+    c.add(Pattern::UnexplainedDifference, Facts{}, nullptr, out.mismatched_rows);
   }
   return out;
 }
@@ -534,10 +538,8 @@ Diagnosis diagnose_incomplete(const RecordSource& records, const std::vector<int
     d.duplicated_samples += t > 1;
     d.missing_samples += t == 0;
   }
-  Finding f = describe_pattern(Pattern::IncompleteRun);
-  f.explanation = "The run ended before its sync (" + why +
-                  "), so there is no reported matrix to check. The per-rank matrices and records "
-                  "show what each rank had counted when it stopped.";
+  Finding f(Pattern::IncompleteRun);
+  f.facts.stopped_by = why;
   d.findings.push_back(std::move(f));
   return d;
 }
@@ -546,7 +548,7 @@ Diagnosis diagnose_nothing_recorded(const std::vector<int64_t>& class_counts) {
   Diagnosis d;
   d.correct = false;
   for (int64_t c : class_counts) d.expected_total += c;
-  d.findings.push_back(describe_pattern(Pattern::NothingRecorded));
+  d.findings.emplace_back(Pattern::NothingRecorded);
   return d;
 }
 

@@ -5,9 +5,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
+#include "core/diagnosis/catalogue.h"
+#include "core/diagnosis/finding.h"
 #include "core/diagnosis/stats.h"
 #include "core/dataset/dataset_inputs.h"
 #include "core/model/matrix.h"
@@ -15,55 +16,6 @@
 #include "core/torchsem/sampler.h"
 
 namespace shardlens {
-
-// The catalogue of patterns (DESIGN's pitfalls, plus what no pattern explains).
-enum class Pattern : uint8_t {
-  PaddingDuplicates,         // padding-duplicates
-  SamplerDropLast,           // sampler-drop-last
-  LoaderDropLast,            // loader-drop-last
-  BatchLimitSubset,          // batch-limit-subset
-  ShuffledEval,              // shuffled-eval
-  RankOverlap,               // rank-overlap
-  NoDistributedSampler,      // no-distributed-sampler
-  Unsynced,                  // unsynced
-  DoubleSync,                // double-sync
-  GatherZeroPad,             // gather-zero-pad
-  CounterPrecision,          // counter-precision
-  NormalizeThenSum,          // normalize-then-sum
-  IgnoredTargets,            // ignored-targets
-  SanityLeak,                // sanity-leak
-  GatherForMetricsMismatch,  // gather-for-metrics-mismatch
-  IncompleteRun,             // incomplete-run
-  PlainGatherPadding,        // plain-gather-padding
-  UnevenSteps,               // uneven-steps
-  WrapperOverlap,            // wrapper-overlap
-  RepeatedValidationSubset,  // repeated-validation-subset
-  SamplerWithReplacement,    // sampler-with-replacement
-  NothingRecorded,           // nothing-recorded
-  AccelerateDoubleShard,     // accelerate-double-shard
-  UnexplainedDifference,     // unexplained-difference
-};
-
-// The catalogue id ("padding-duplicates"), as reports, lessons and the CLI name it.
-const char* pattern_id(Pattern p);
-std::optional<Pattern> pattern_from_id(std::string_view id);
-// Every pattern, in catalogue order.
-const std::vector<Pattern>& all_patterns();
-
-struct Fix {
-  std::string framework;  // "PyTorch", "Lightning", "torchmetrics", "Accelerate"
-  std::string text;
-};
-
-struct Finding {
-  Pattern pattern = Pattern::UnexplainedDifference;
-  std::string title;
-  std::string explanation;
-  std::vector<Fix> fixes;
-  std::vector<int32_t> classes;  // affected classes
-  std::vector<int64_t> samples;  // affected dataset indices (at most kMaxListedSamples)
-  int64_t sample_count = 0;      // how many affected in all
-};
 
 struct DiagnosisInput {
   const RecordSource* records = nullptr;
@@ -119,9 +71,6 @@ struct Diagnosis {
 };
 
 Diagnosis diagnose(const DiagnosisInput& input);
-
-// Explanation and fixes of a catalogue pattern (also used by the lessons view).
-Finding describe_pattern(Pattern pattern);
 
 // The diagnosis of a run that ended before its sync: coverage from the records, and one
 // "incomplete-run" finding saying why no row can be checked (`why`: what stopped the sync).

@@ -1,17 +1,12 @@
 #pragma once
-// The patterns of Hugging Face Accelerate and Lightning's wrapped samplers: their catalogue
-// text, and the refinement of the generic findings once the sampler is known.
+// The patterns of Hugging Face Accelerate and Lightning's wrapped samplers: the refinement of
+// the generic findings once the sampler is known (their words: catalogue_frameworks.cpp).
 #include <string>
 #include <vector>
 
 #include "core/diagnosis/diagnosis.h"
 
 namespace shardlens {
-
-// Fills title, explanation and fixes of plain-gather-padding, uneven-steps, wrapper-overlap,
-// repeated-validation-subset and accelerate-double-shard; returns `f` unchanged for any other
-// pattern.
-Finding describe_framework_pattern(Finding f);
 
 // Called by diagnose() once the generic findings are made: with Accelerate's sampler the
 // counted padding is its cycled even_batches padding (plain-gather-padding), and with

@@ -6,17 +6,14 @@
 #include <optional>
 #include <vector>
 
+#include "core/diagnosis/finding.h"
 #include "core/model/counter.h"
 #include "core/model/matrix.h"
 
 namespace shardlens::detail {
 
 // One cell whose observed value differs from the exact count.
-struct CellDifference {
-  int rank = -1;  // -1: the synced matrix
-  int32_t row = 0, col = 0;
-  double observed = 0, exact = 0;
-};
+using CellDifference = CellFact;
 
 // Distance between neighbouring representable values of `dtype` at `value`.
 double dtype_spacing(double value, CounterDtype dtype);

@@ -48,12 +48,11 @@ void mark_repeated_validations(std::vector<Evaluation>& validations) {
   }
   for (size_t k = 0; k < validations.size(); ++k) {
     Evaluation& v = validations[k];
-    Finding f = describe_pattern(Pattern::RepeatedValidationSubset);
-    f.explanation = "All " + std::to_string(validations.size()) + " validations of epoch " +
-                    std::to_string(v.epoch) + " evaluated the same " +
-                    std::to_string(v.diagnosis.distinct_evaluated) + " samples; " +
-                    std::to_string(v.diagnosis.missing_samples) +
-                    " were never seen in the epoch. " + f.explanation;
+    Finding f(Pattern::RepeatedValidationSubset);
+    f.facts.validations = int64_t(validations.size());
+    f.facts.epoch = v.epoch;
+    f.facts.distinct_evaluated = v.diagnosis.distinct_evaluated;
+    f.facts.missing = v.diagnosis.missing_samples;
     f.sample_count = v.diagnosis.missing_samples;
     v.diagnosis.correct = false;
     v.diagnosis.findings.push_back(std::move(f));

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/diagnosis/facts_json.h"
 #include "core/report/metrics.h"
 #include "core/torchsem/accelerate_sampler.h"
 
@@ -57,15 +58,17 @@ json matrix_json(const Matrix& m) {
 }
 
 json finding_json(const Finding& f) {
+  const FindingText text = describe(f);
   json fixes = json::array();
-  for (const Fix& x : f.fixes) fixes.push_back({{"framework", x.framework}, {"text", x.text}});
+  for (const Fix& x : text.fixes) fixes.push_back({{"framework", x.framework}, {"text", x.text}});
   return {{"pattern", pattern_id(f.pattern)},
-          {"title", f.title},
-          {"explanation", f.explanation},
+          {"title", text.title},
+          {"explanation", text.explanation},
           {"fixes", fixes},
           {"classes", f.classes},
           {"samples", f.samples},
-          {"sample_count", f.sample_count}};
+          {"sample_count", f.sample_count},
+          {"facts", facts_json(f.facts)}};
 }
 
 std::string report_title(const Evaluation& e) {
@@ -172,7 +175,9 @@ void print_row_sums(std::ostringstream& out, const Evaluation& e, const Matrix& 
 }
 
 void print_finding(std::ostringstream& out, const Evaluation& e, const Finding& f) {
-  out << "\n* " << f.title << " [" << pattern_id(f.pattern) << "]\n  " << f.explanation << "\n";
+  const FindingText text = describe(f);
+  out << "\n* " << text.title << " [" << pattern_id(f.pattern) << "]\n  " << text.explanation
+      << "\n";
   if (!f.classes.empty()) {
     out << "  classes:";
     for (int32_t c : f.classes) out << " " << e.class_names[size_t(c)];
@@ -184,7 +189,7 @@ void print_finding(std::ostringstream& out, const Evaluation& e, const Finding& 
     if (f.sample_count > 12) out << " ...";
     out << "\n";
   }
-  for (const Fix& x : f.fixes) out << "  fix (" << x.framework << "): " << x.text << "\n";
+  for (const Fix& x : text.fixes) out << "  fix (" << x.framework << "): " << x.text << "\n";
 }
 
 // The metrics people report, reported vs expected: the overall ones, then the per-class ones
@@ -284,15 +289,11 @@ std::string report_text(const Evaluation& e) {
     out << "Verdict: the reported matrix equals the expected one.\n";
     return out.str();
   }
-  const bool nothing =
-      !d.findings.empty() && d.findings.front().pattern == Pattern::NothingRecorded;
-  const bool resampled = std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) {
-    return f.pattern == Pattern::SamplerWithReplacement;
-  });
-  if (nothing)
+  const Headline headline = headline_of(d.findings);
+  if (headline == Headline::NothingRecorded)
     out << "Verdict: NOTHING WAS RECORDED: the evaluation holds no records, so nothing can be "
            "checked.\n";
-  else if (e.synced && resampled)
+  else if (e.synced && headline == Headline::FollowsTheDraw)
     // The class counts are not what this sampler evaluates: saying the rows are wrong
     // against them would blame DDP for the user's own draw.
     out << "Verdict: the reported matrix does not count the dataset: its sampler draws with "

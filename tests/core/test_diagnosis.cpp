@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/diagnosis/diagnosis.h"
+#include "core/diagnosis/facts_json.h"
 #include "core/diagnosis/precision.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
@@ -116,18 +117,18 @@ TEST(Diagnosis, WholeBatchesOnlyIsLoaderDropLast) {
   const Diagnosis d = run.run(4);
   EXPECT_EQ(patterns(d), std::vector<std::string>{"loader-drop-last"});
   // The same records come from limit_val_batches=1: the finding says so.
-  EXPECT_NE(d.findings[0].explanation.find("A batch limit of 1 batch(es) would cut the same"),
-            std::string::npos)
-      << d.findings[0].explanation;
+  const std::string text = describe(d.findings[0]).explanation;
+  EXPECT_NE(text.find("A batch limit of 1 batch(es) would cut the same"), std::string::npos)
+      << text;
   EXPECT_EQ(patterns(run.run()), std::vector<std::string>{"batch-limit-subset"});
 }
 
 TEST(Diagnosis, SamplerDropLastNamesTheLimitItMatches) {
   HandRun run(7, {{0, 2, 4}, {1, 3, 5}});
-  const std::string with_b3 = run.run(3).findings.at(0).explanation;
+  const std::string with_b3 = describe(run.run(3).findings.at(0)).explanation;
   EXPECT_NE(with_b3.find("A batch limit of 1 batch(es)"), std::string::npos) << with_b3;
   // Batches of 2 cannot stop at 3 samples: no such limit exists.
-  EXPECT_EQ(run.run(2).findings.at(0).explanation.find("batch limit"), std::string::npos);
+  EXPECT_EQ(describe(run.run(2).findings.at(0)).explanation.find("batch limit"), std::string::npos);
 }
 
 TEST(Diagnosis, ShuffledSubsetAddsShuffledEval) {
@@ -137,6 +138,100 @@ TEST(Diagnosis, ShuffledSubsetAddsShuffledEval) {
   const auto p = patterns(HandRun(20, {a, b}).run());
   EXPECT_NE(std::find(p.begin(), p.end(), "batch-limit-subset"), p.end());
   EXPECT_NE(std::find(p.begin(), p.end(), "shuffled-eval"), p.end());
+}
+
+// Issue 25: a finding's numbers and clauses are the evaluation's own. Each pattern's words
+// on two scenarios that differ.
+const Finding& finding_of(const Diagnosis& d, Pattern p) {
+  for (const Finding& f : d.findings)
+    if (f.pattern == p) return f;
+  throw std::runtime_error(std::string("no finding ") + pattern_id(p));
+}
+
+std::string fixes_text(const Finding& f) {
+  std::string out;
+  for (const Fix& x : describe(f).fixes) out += x.text + "\n";
+  return out;
+}
+
+TEST(Diagnosis, SamplerDropLastFixPadsThisDataset) {
+  // n=7 on 2 ranks and n=11 on 3: drop_last=False would pad to 8 and to 12, not 512.
+  const Diagnosis seven = HandRun(7, {{0, 2, 4}, {1, 3, 5}}).run();
+  const Diagnosis eleven = HandRun(11, {{0, 3, 6}, {1, 4, 7}, {2, 5, 8}}).run();
+  const std::string a = fixes_text(finding_of(seven, Pattern::SamplerDropLast));
+  const std::string b = fixes_text(finding_of(eleven, Pattern::SamplerDropLast));
+  EXPECT_NE(a.find("(7 samples become 8 on 2 ranks)"), std::string::npos) << a;
+  EXPECT_NE(b.find("(11 samples become 12 on 3 ranks)"), std::string::npos) << b;
+  EXPECT_EQ(a.find("510"), std::string::npos) << a;
+  EXPECT_NE(describe(finding_of(eleven, Pattern::SamplerDropLast))
+                .explanation.find("2 samples were never evaluated (of 11)"),
+            std::string::npos);
+}
+
+TEST(Diagnosis, ShuffledEvalNamesWhatTheOrderDecides) {
+  // A shuffled subset: the order decides which samples are left out.
+  const std::vector<int64_t> a = {17, 3, 9, 11, 1, 15, 7, 19};
+  const std::vector<int64_t> b = {0, 8, 4, 12, 16, 2, 10, 6};
+  const std::string cut =
+      describe(finding_of(HandRun(20, {a, b}).run(), Pattern::ShuffledEval)).explanation;
+  EXPECT_NE(cut.find("which samples are left out changes"), std::string::npos) << cut;
+  EXPECT_EQ(cut.find("padded"), std::string::npos) << cut;
+  // Every sample evaluated, 17 on 2 ranks with one padding record: no batch limit at all.
+  const std::vector<int64_t> c = {16, 3, 9, 11, 1, 15, 7, 13, 5};
+  const std::vector<int64_t> d = {0, 8, 4, 12, 14, 2, 10, 6, 16};
+  const Diagnosis padded = HandRun(17, {c, d}).run();
+  EXPECT_EQ(padded.missing_samples, 0);
+  const std::string pad = describe(finding_of(padded, Pattern::ShuffledEval)).explanation;
+  EXPECT_NE(pad.find("which samples get padded changes"), std::string::npos) << pad;
+  EXPECT_EQ(pad.find("batch limit"), std::string::npos) << pad;
+  // Without facts (the lessons view), the general words cover both.
+  EXPECT_NE(describe_pattern(Pattern::ShuffledEval).explanation.find("batch limit"),
+            std::string::npos);
+}
+
+TEST(Diagnosis, CycledPaddingNamesThisDatasetsRounding) {
+  auto plain_gather = [](int64_t n, int w) {
+    Scenario s;
+    s.dataset = "synthetic:counts=" + std::to_string(n / 2) + "," + std::to_string(n - n / 2);
+    s.sampler.kind = SamplerKind::Accelerate;
+    s.sampler.world_size = w;
+    s.loader.batch_size = 4;
+    s.sync = SyncStrategy::Gather;
+    const Evaluation e = simulate(s);
+    return describe(finding_of(e.diagnosis, Pattern::PlainGatherPadding)).explanation;
+  };
+  const std::string a = plain_gather(30, 4);  // 2 rounds of 16: 32
+  const std::string b = plain_gather(50, 2);  // 7 rounds of 8: 56
+  EXPECT_NE(a.find("(30 samples counted as 32 on 4 ranks)"), std::string::npos) << a;
+  EXPECT_NE(b.find("(50 samples counted as 56 on 2 ranks)"), std::string::npos) << b;
+  EXPECT_EQ(a.find("25,600"), std::string::npos) << a;
+}
+
+TEST(Diagnosis, DoubleShardNamesThisRunsShare) {
+  Scenario s = load_preset("accelerate-double-shard");  // 510 samples, 4 ranks, batches of 16
+  const std::string four =
+      describe(finding_of(simulate(s).diagnosis, Pattern::AccelerateDoubleShard)).explanation;
+  EXPECT_NE(four.find("(128 of 510 samples on 4 ranks with batches of 16)"), std::string::npos)
+      << four;
+  s.sampler.world_size = 2;
+  const std::string two =
+      describe(finding_of(simulate(s).diagnosis, Pattern::AccelerateDoubleShard)).explanation;
+  EXPECT_NE(two.find(" of 510 samples on 2 ranks with batches of 16)"), std::string::npos) << two;
+  EXPECT_EQ(two.find("128 of 510"), std::string::npos) << two;
+}
+
+TEST(Diagnosis, FactsAreTheMeasuredNumbers) {
+  const Diagnosis d = HandRun(7, {{0, 2, 4}, {1, 3, 5}}).run(3);
+  const Facts& f = finding_of(d, Pattern::SamplerDropLast).facts;
+  EXPECT_EQ(f.dataset_size, 7);
+  EXPECT_EQ(f.world_size, 2);
+  EXPECT_EQ(f.missing, 1);
+  EXPECT_EQ(f.limit_batches, 1);  // 3 records per rank: one batch of 3
+  // The JSON report's "facts" of the finding: the measured ones, by name.
+  EXPECT_EQ(facts_json(f),
+            nlohmann::json(
+                {{"dataset_size", 7}, {"world_size", 2}, {"missing", 1}, {"limit_batches", 1}}));
+  EXPECT_FALSE(HandRun(7, {{0, 2, 4}, {1, 3, 5}}).run(2).findings.at(0).facts.limit_batches);
 }
 
 TEST(Diagnosis, ReductionPatterns) {
@@ -171,7 +266,7 @@ HandRun one_rank_counting(int64_t records, double counted) {
 
 std::string explanation_of(const Diagnosis& d, const std::string& pattern) {
   for (const Finding& f : d.findings)
-    if (pattern_id(f.pattern) == pattern) return f.explanation;
+    if (pattern_id(f.pattern) == pattern) return describe(f).explanation;
   return "";
 }
 
@@ -293,7 +388,7 @@ TEST(Diagnosis, EveryPatternHasTextAndFixes) {
   for (Pattern p : all_patterns()) {
     const std::string id = pattern_id(p);
     EXPECT_EQ(pattern_from_id(id), p);
-    const Finding f = describe_pattern(p);
+    const FindingText f = describe_pattern(p);
     EXPECT_FALSE(f.title.empty()) << id;
     EXPECT_FALSE(f.explanation.empty()) << id;
     EXPECT_FALSE(f.fixes.empty()) << id;

@@ -351,7 +351,7 @@ TEST_F(ImportTest, RanksThatReportTheirOwnMatrixAreKeptAndDiagnosedUnsynced) {
   EXPECT_EQ(e.reported_per_rank[1], run.reported_per_rank[1]);
   ASSERT_FALSE(e.diagnosis.findings.empty());
   EXPECT_EQ(e.diagnosis.findings[0].pattern, Pattern::Unsynced);
-  EXPECT_NE(e.diagnosis.findings[0].explanation.find("disagree"), std::string::npos);
+  EXPECT_NE(describe(e.diagnosis.findings[0]).explanation.find("disagree"), std::string::npos);
 }
 
 // Agreeing reports are a synced run: nothing to say about them.

@@ -194,7 +194,7 @@ TEST(RunFile, IncompleteRunWithoutSync) {
   EXPECT_TRUE(e.diagnosis.mismatched_rows.empty());
   ASSERT_EQ(e.diagnosis.findings.size(), 1u);
   EXPECT_EQ(e.diagnosis.findings[0].pattern, Pattern::IncompleteRun);
-  EXPECT_NE(e.diagnosis.findings[0].explanation.find("rank 1 failed"), std::string::npos);
+  EXPECT_NE(describe(e.diagnosis.findings[0]).explanation.find("rank 1 failed"), std::string::npos);
   EXPECT_EQ(e.diagnosis.evaluated_records, int64_t(back.records.ranks[0].size()));
   EXPECT_EQ(e.diagnosis.distinct_evaluated + e.diagnosis.missing_samples, back.meta.dataset_size);
 }

@@ -81,7 +81,7 @@ std::vector<std::string> patterns(const Diagnosis& d) {
 
 std::string explanation(const Diagnosis& d, Pattern p) {
   for (const Finding& f : d.findings)
-    if (f.pattern == p) return f.explanation;
+    if (f.pattern == p) return describe(f).explanation;
   return {};
 }
 

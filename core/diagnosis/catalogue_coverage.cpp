@@ -1,0 +1,184 @@
+// The catalogue's coverage patterns: samples counted twice, never, or in a changing order.
+#include "core/diagnosis/catalogue_entry.h"
+#include "core/diagnosis/wording.h"
+
+namespace shardlens::detail {
+
+namespace {
+
+FindingText padding_duplicates(const Facts& f) {
+  return {"Padding duplicates",
+          explained(padding_sentence(f),
+                    "DistributedSampler pads the index list so every rank gets the same number of "
+                    "samples when the dataset size is not a multiple of the world size. The "
+                    "padding repeats the first samples of the order, so their classes are counted "
+                    "twice."),
+          {{"PyTorch",
+            "Drop records flagged as padding, or evaluate with a sampler that does not "
+            "pad (e.g. Lightning's UnrepeatedDistributedSampler) and gather uneven results."},
+           {"Lightning",
+            "Make len(dataset) divisible by devices, or run the final evaluation on one "
+            "device (Trainer(devices=1)); Lightning warns about this for test/validate."},
+           {"torchmetrics",
+            "torchmetrics cannot see padding, and a duplicate may sit on another rank than its "
+            "original, so no per-rank de-duplication before update() removes it: gather the "
+            "predictions with their dataset indices and drop the padding positions (the last "
+            "total_size - len(dataset) of the sampler's order) before computing, or use an "
+            "uneven sampler."},
+           {"Accelerate",
+            "Use gather_for_metrics with Accelerate's own dataloader (it trims the padding)."}}};
+}
+
+// Records cannot tell a drop from a batch limit that stops at the same sample; say so.
+std::string or_a_limit(const Facts& f) {
+  if (!f.limit_batches) return "";
+  return " A batch limit of " + std::to_string(*f.limit_batches) +
+         " batch(es) would cut the same samples: if drop_last is off, look at the limit.";
+}
+
+// What drop_last=False would pad to instead: this evaluation's size when known.
+std::string padded_instead(const Facts& f) {
+  if (!f.dataset_size || !f.world_size || *f.world_size < 1) return "510 samples become 512";
+  const int64_t n = *f.dataset_size, w = *f.world_size;
+  return std::to_string(n) + " samples become " + std::to_string((n + w - 1) / w * w) + " on " +
+         std::to_string(w) + " ranks";
+}
+
+FindingText sampler_drop_last(const Facts& f) {
+  return {"Samples dropped by the sampler",
+          explained(missing_sentence(f) + or_a_limit(f),
+                    "DistributedSampler(drop_last=True) cuts the index list to a multiple of the "
+                    "world size, so up to world_size - 1 samples are never evaluated."),
+          {{"PyTorch", "drop_last=False alone pads with duplicates instead (" + padded_instead(f) +
+                           "): evaluate with a sampler that neither drops nor pads (an uneven "
+                           "one such as Lightning's UnrepeatedDistributedSampler) or make "
+                           "len(dataset) divisible by the world size."},
+           {"Lightning",
+            "Remove the custom sampler; Lightning's own pads instead of dropping, so for the "
+            "numbers you report make len(dataset) divisible by devices or evaluate on one "
+            "device."}}};
+}
+
+FindingText loader_drop_last(const Facts& f) {
+  std::string specifics = missing_sentence(f);
+  if (f.batch_size)
+    specifics +=
+        " Each rank evaluated whole batches of " + std::to_string(*f.batch_size) + " only.";
+  return {"Partial last batches dropped by the loader",
+          explained(specifics + or_a_limit(f),
+                    "DataLoader(drop_last=True) discards each rank's partial last batch: up to "
+                    "world_size * (batch_size - 1) samples are never evaluated."),
+          {{"PyTorch", "Use drop_last=False on evaluation DataLoaders."},
+           {"Lightning", "Return val/test loaders with drop_last=False."}}};
+}
+
+FindingText batch_limit_subset(const Facts& f) {
+  return {"Batch limit evaluates a subset",
+          explained(missing_sentence(f),
+                    "A batch limit (limit_val_batches / limit_test_batches) stops each rank after "
+                    "a number of batches, so only part of the dataset is evaluated and the rows "
+                    "cannot match the class counts."),
+          {{"Lightning",
+            "Set limit_val_batches=1.0 (the float) for the evaluation you report; note "
+            "that 1 (the int) means one batch."},
+           {"PyTorch", "Do not break out of the evaluation loop early."}}};
+}
+
+// Which samples the order decides: those left out, those padded, or (in general) both.
+std::string what_the_order_decides(const Facts& f) {
+  const bool cut = f.missing.value_or(0) > 0;
+  const bool padded = f.padding_records.value_or(0) > 0 || f.tail_repeats.value_or(0) > 0;
+  if (cut && padded) return "which samples are left out or get padded";
+  if (cut) return "which samples are left out";
+  if (padded) return "which samples get padded";
+  return "which samples fall inside the batch limit or get padded";
+}
+
+FindingText shuffled_eval(const Facts& f) {
+  const bool measured = f.missing || f.padding_records || f.tail_repeats;
+  return {
+      "Shuffled evaluation order",
+      explained(measured ? "The evaluation order is shuffled, so this changes every epoch." : "",
+                "The evaluation loader shuffles, and set_epoch changes the order every "
+                "epoch: " +
+                    what_the_order_decides(f) +
+                    " changes from epoch to epoch, so the rows drift while the total stays "
+                    "constant."),
+      {{"Lightning", "Use shuffle=False for val/test loaders (Lightning only warns)."},
+       {"PyTorch", "DistributedSampler(shuffle=False) for evaluation."}}};
+}
+
+FindingText rank_overlap(const Facts& f) {
+  return {"Ranks evaluate overlapping shards",
+          explained(overlap_sentence(f),
+                    "Ranks used different seeds or datasets, so their shards overlap: some "
+                    "samples are evaluated by several ranks and others by none. The total can be "
+                    "right while rows are wrong."),
+          {{"PyTorch",
+            "Give DistributedSampler the same seed on every rank (seed_everything before "
+            "building loaders) and call set_epoch with the same epoch."},
+           {"Lightning",
+            "Call seed_everything(seed, workers=True) identically on all ranks; do not "
+            "seed with the rank."}}};
+}
+
+FindingText no_distributed_sampler(const Facts& f) {
+  std::string specifics;
+  if (f.world_size && f.samples_per_rank)
+    specifics = "All " + std::to_string(*f.world_size) + " ranks evaluated the same " +
+                std::to_string(*f.samples_per_rank) + " samples.";
+  return {"No distributed sampler",
+          explained(specifics,
+                    "Every rank iterated the whole dataset (use_distributed_sampler=False or a "
+                    "custom non-distributed sampler), so the synced matrix is world_size times "
+                    "the truth."),
+          {{"Lightning", "Keep use_distributed_sampler=True (replace_sampler_ddp before 2.0)."},
+           {"PyTorch", "Wrap the dataset in DistributedSampler(dataset, num_replicas, rank)."}}};
+}
+
+FindingText sanity_leak(const Facts& f) {
+  std::string specifics;
+  if (f.sanity_records)
+    specifics = counted(*f.sanity_records, "record", "evaluated in the sanity check") + ".";
+  else if (f.repeated_prefix)
+    specifics = counted(*f.repeated_prefix, "sample", "evaluated twice by the same rank") +
+                ", each rank's first records again right after them.";
+  return {"Sanity-check batches counted",
+          explained(specifics,
+                    "The sanity-check batches evaluated before epoch 0 were not reset out of the "
+                    "metric, so the first batches of each rank are counted twice."),
+          {{"Lightning",
+            "Reset the metric in on_validation_epoch_start or log the metric object "
+            "(Lightning resets it); or num_sanity_val_steps=0."}}};
+}
+
+FindingText nothing_recorded(const Facts&) {
+  return {"Nothing was recorded",
+          "The evaluation holds no records: no rank recorded a single sample, so there is "
+          "nothing to check. An empty matrix that matches an empty expectation proves nothing "
+          "about the run.",
+          {{"Lightning",
+            "Return a dict with the batch's dataset indices, targets and predictions from "
+            "validation_step (or tell ShardLensCallback the keys your step returns), and check "
+            "that limit_val_batches is not 0."},
+           {"PyTorch", "Record every evaluated batch (index, target, prediction) on every rank."}}};
+}
+
+}  // namespace
+
+std::vector<CatalogueEntry> coverage_entries() {
+  return {
+      {Pattern::PaddingDuplicates, "padding-duplicates", Headline::Wrong, padding_duplicates},
+      {Pattern::SamplerDropLast, "sampler-drop-last", Headline::Wrong, sampler_drop_last},
+      {Pattern::LoaderDropLast, "loader-drop-last", Headline::Wrong, loader_drop_last},
+      {Pattern::BatchLimitSubset, "batch-limit-subset", Headline::Wrong, batch_limit_subset},
+      {Pattern::ShuffledEval, "shuffled-eval", Headline::Wrong, shuffled_eval},
+      {Pattern::RankOverlap, "rank-overlap", Headline::Wrong, rank_overlap},
+      {Pattern::NoDistributedSampler, "no-distributed-sampler", Headline::Wrong,
+       no_distributed_sampler},
+      {Pattern::SanityLeak, "sanity-leak", Headline::Wrong, sanity_leak},
+      {Pattern::NothingRecorded, "nothing-recorded", Headline::NothingRecorded, nothing_recorded},
+  };
+}
+
+}  // namespace shardlens::detail
