@@ -188,7 +188,7 @@ TEST(RunFile, IncompleteRunWithoutSync) {
   EXPECT_EQ(shown.find("rank 0 exited"), std::string::npos) << shown;
   EXPECT_NE(shown.find("rank 1 failed: connection closed; …"), std::string::npos) << shown;
   EXPECT_EQ(e.per_rank, back.per_rank);
-  EXPECT_EQ(e.failed_ranks, std::vector<int>{1});
+  EXPECT_EQ(e.meta.failed_ranks, std::vector<int>{1});
   EXPECT_FALSE(e.synced.has_value());
   EXPECT_FALSE(e.diagnosis.correct);
   EXPECT_TRUE(e.diagnosis.mismatched_rows.empty());
