@@ -481,7 +481,7 @@ TEST_F(ImportTest, EpochsAreImportedTogether) {
   const std::vector<Evaluation> back = load_run_evaluations(path("epochs.slrun"));
   ASSERT_EQ(back.size(), 3u);
   for (size_t k = 0; k < 3; ++k) {
-    EXPECT_EQ(back[k].epoch, int64_t(k));
+    EXPECT_EQ(back[k].epoch(), int64_t(k));
     EXPECT_EQ(back[k].provenance.epochs, 3u);
     EXPECT_EQ(back[k].synced, run.epochs[k].synced);
   }
