@@ -49,8 +49,7 @@ struct RunMetadata {
   // Who started a real run's ranks: "shardlens" (its own launcher), "torchrun", "env",
   // "slurm", "openmpi" or "pmi" (core/runs/launcher_env.h); empty for other sources.
   std::string launcher;
-  std::string sync_note;     // set when a real run's sync could not use the wire as asked
-  std::string scratch_note;  // SCRATCH: a throwaway field to count the files a new one touches
+  std::string sync_note;  // set when a real run's sync could not use the wire as asked
 };
 
 }  // namespace shardlens

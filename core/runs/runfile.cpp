@@ -233,7 +233,6 @@ const std::vector<MetaField>& meta_fields() {
       optional_text("sync_note", &RunMetadata::sync_note),
       optional_text("dataset", &RunMetadata::dataset),
       optional_text("launcher", &RunMetadata::launcher),
-      optional_text("scratch_note", &RunMetadata::scratch_note),
       maybe_integer("epoch", &RunMetadata::epoch, Presence::Optional, 0, INT64_MAX),
       optional_text("stage", &RunMetadata::stage),
       maybe_integer("validation_in_epoch", &RunMetadata::validation_in_epoch, Presence::Optional, 0,

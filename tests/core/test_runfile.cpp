@@ -357,21 +357,3 @@ TEST(RunFile, RecordedTorchVersionChoosesTheSemantics) {
   run.meta.torch_version = "1.13.0";
   EXPECT_EQ(evaluation_from_run(run, "r.slrun").scenario().sampler.torch.to_string(), "2.7");
 }
-
-// SCRATCH: the throwaway field goes through meta.json, the Evaluation and back unchanged.
-TEST(RunFile, ScratchFieldRoundTrips) {
-  RunFile run = shardlens::test::small_run();
-  run.meta.scratch_note = "hello";
-  const std::string bytes = [&] {
-    std::string out;
-    for (const auto& [name, data] : run_file_members(run))
-      if (name == "meta.json") out = data;
-    return out;
-  }();
-  EXPECT_NE(bytes.find("\"scratch_note\": \"hello\""), std::string::npos) << bytes;
-  save_run_file(run, "scratch.slrun");
-  const Evaluation e = load_run_evaluation("scratch.slrun");
-  EXPECT_EQ(e.meta.scratch_note, "hello");
-  EXPECT_EQ(run_from_evaluation(e).meta.scratch_note, "hello");
-  std::filesystem::remove("scratch.slrun");
-}
