@@ -27,7 +27,7 @@ std::vector<CellSample> datasetSamples(const DatasetInputs& in, int row, int col
 // How many records of `row, col` the ranks [first, last] hold, when their accumulated
 // matrices say it exactly: an int64 counter, and a row that was not ignored.
 std::optional<int64_t> exactCellCount(const Evaluation& e, int first, int last, int row, int col) {
-  if (e.scenario.dtype != CounterDtype::Int64 || row == e.ignore_index) return std::nullopt;
+  if (e.scenario().dtype != CounterDtype::Int64 || row == e.meta.ignore_index) return std::nullopt;
   if (last >= int(e.per_rank.size())) return std::nullopt;
   double sum = 0;
   for (int r = first; r <= last; ++r) sum += e.per_rank[size_t(r)].at(row, col);

@@ -221,7 +221,7 @@ void ChartsPanel::showEpochs(const ResultPtr& result) {
       }
     }
     for (int c = 0; c < classes; ++c) {
-      const double d = rows[size_t(c)] - double(x.class_counts[size_t(c)]);
+      const double d = rows[size_t(c)] - double(x.meta.class_counts[size_t(c)]);
       off[size_t(c)].push_back(d);
       worst = std::max(worst, std::abs(d));
     }
@@ -237,7 +237,7 @@ void ChartsPanel::showEpochs(const ResultPtr& result) {
   if (int(shown.size()) > kMaxEpochLines) shown.resize(size_t(kMaxEpochLines));
   std::sort(shown.begin(), shown.end());
   auto* x = new QValueAxis;
-  x->setRange(double(all.front()->eval.epoch), double(all.back()->eval.epoch));
+  x->setRange(double(all.front()->eval.epoch()), double(all.back()->eval.epoch()));
   x->setTickCount(int(std::min<size_t>(all.size(), 11)));
   x->setLabelFormat(QStringLiteral("%d"));
   x->setTitleText(tr("epoch"));
@@ -251,16 +251,16 @@ void ChartsPanel::showEpochs(const ResultPtr& result) {
     auto* line = new QLineSeries;
     line->setName(QString::fromStdString(e.class_name(c)));
     for (size_t k = 0; k < all.size(); ++k)
-      line->append(double(all[k]->eval.epoch), off[size_t(c)][k]);
+      line->append(double(all[k]->eval.epoch()), off[size_t(c)][k]);
     chart->addSeries(line);
     line->attachAxis(x);
     line->attachAxis(y);
   }
   // Where this epoch is.
   auto* here = new QScatterSeries;
-  here->setName(tr("epoch %1 (shown)").arg(e.epoch));
+  here->setName(tr("epoch %1 (shown)").arg(e.epoch()));
   here->setMarkerSize(9);
-  for (int c : shown) here->append(double(e.epoch), off[size_t(c)][result->epochIndex]);
+  for (int c : shown) here->append(double(e.epoch()), off[size_t(c)][result->epochIndex]);
   chart->addSeries(here);
   here->attachAxis(x);
   here->attachAxis(y);

@@ -38,8 +38,8 @@ CompareDialog* MainWindow::compareWith(const QString& other, std::optional<int64
       Evaluation picked = index   ? std::move(epochs[*index])
                           : epoch ? select_epoch(std::move(epochs), *epoch, path)
                                   : std::move(epochs.front());
-      if (count > 1) name += QStringLiteral("@%1").arg(picked.epoch);
-      if (count > 1 && (picked.validation >= 0 || picked.dataloader >= 0))
+      if (count > 1) name += QStringLiteral("@%1").arg(picked.epoch());
+      if (count > 1 && (picked.validation() >= 0 || picked.dataloader() >= 0))
         name += QStringLiteral(" (%1)").arg(QString::fromStdString(evaluation_label(picked)));
       b = std::make_shared<const Evaluation>(std::move(picked));
     } else {
@@ -57,8 +57,9 @@ CompareDialog* MainWindow::compareWith(const QString& other, std::optional<int64
 CompareDialog* MainWindow::compareWithEvaluation(std::shared_ptr<const Evaluation> b,
                                                  const QString& name) {
   if (!m_result) return nullptr;
-  const QString current = m_runPath.isEmpty() ? QString::fromStdString(m_result->eval.scenario.name)
-                                              : QFileInfo(m_runPath).fileName();
+  const QString current = m_runPath.isEmpty()
+                              ? QString::fromStdString(m_result->eval.scenario().name)
+                              : QFileInfo(m_runPath).fileName();
   auto* dialog = new CompareDialog(std::make_shared<const Evaluation>(m_result->eval), current,
                                    std::move(b), name, this);
   dialog->setAttribute(Qt::WA_DeleteOnClose);

@@ -29,7 +29,7 @@ CompareDialog* MainWindow::simulateThisRun() {
   try {
     QApplication::setOverrideCursor(Qt::WaitCursor);
     like = scenario_like(all, which, origin);
-    const auto inputs = inputs_like(run, like.scenario, run.provenance.scenario_recorded, origin);
+    const auto inputs = inputs_like(run, like.scenario, run.scenario_recorded(), origin);
     sim = std::make_shared<const Evaluation>(simulate_like(like.scenario, run, inputs));
     QApplication::restoreOverrideCursor();
   } catch (const std::exception& e) {

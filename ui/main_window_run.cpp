@@ -43,7 +43,7 @@ void MainWindow::setRunView(const ResultPtr& result) {
     m_banner->setRun(m_runPath, result->eval);
     // Shown as recorded; the panel never emits for setScenario, so m_scenario (what
     // "Back to simulation" returns to) is untouched.
-    m_panel->setScenario(result->eval.scenario);
+    m_panel->setScenario(result->eval.scenario());
     addRecent(m_runPath);
   } else {
     if (!showingRun()) return;
@@ -53,7 +53,7 @@ void MainWindow::setRunView(const ResultPtr& result) {
   if (m_simulateRun) m_simulateRun->setEnabled(run);
   m_panel->setEnabled(!run);
   // An import without a recorded scenario would show default settings that never ran.
-  m_panelScroll->setVisible(!run || result->eval.provenance.scenario_recorded);
+  m_panelScroll->setVisible(!run || result->eval.scenario_recorded());
   const bool epochs = run && result->epochs && result->epochs->size() > 1;
   for (QAction* a : m_epochActions) a->setEnabled(!run || epochs);
   if (!epochs) {

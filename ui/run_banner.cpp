@@ -63,14 +63,13 @@ RunBanner::RunBanner(QWidget* parent)
 }
 
 void RunBanner::setRun(const QString& path, const Evaluation& e) {
-  const Provenance& meta = e.provenance;
-  m_title->setText(
-      tr("<b>Run file: %1</b> (%2)")
-          .arg(QFileInfo(path).fileName().toHtmlEscaped(),
-               QString::fromStdString(run_summary(meta, e.world_size)).toHtmlEscaped()));
+  const RunMetadata& meta = e.meta;
+  m_title->setText(tr("<b>Run file: %1</b> (%2)")
+                       .arg(QFileInfo(path).fileName().toHtmlEscaped(),
+                            QString::fromStdString(run_summary(meta)).toHtmlEscaped()));
   m_title->setToolTip(path);
   QStringList lines;
-  lines << (meta.scenario_recorded
+  lines << (e.scenario_recorded()
                 ? tr("The scenario below is the one recorded with the run (read-only).")
                 : tr("No scenario was recorded with this run (imported dumps)."));
   if (e.provenance.epochs > 1) {
@@ -85,8 +84,8 @@ void RunBanner::setRun(const QString& path, const Evaluation& e) {
     lines
         << tr("Recorded settings: %1")
                .arg(QString::fromStdString(recorded_settings_text(*meta.recorded)).toHtmlEscaped());
-  if (!e.dataset.empty())
-    lines << tr("Dataset %1").arg(QString::fromStdString(e.dataset).toHtmlEscaped());
+  if (!meta.dataset.empty())
+    lines << tr("Dataset %1").arg(QString::fromStdString(meta.dataset).toHtmlEscaped());
   if (meta.class_counts_source != "dataset")
     lines << tr("True class counts estimated from the distinct samples recorded.");
   if (!meta.complete)
@@ -94,7 +93,7 @@ void RunBanner::setRun(const QString& path, const Evaluation& e) {
                  .arg(QString::fromStdString(meta.incomplete_reason).toHtmlEscaped());
   if (!meta.sync_note.empty())
     lines << tr("Note: %1").arg(QString::fromStdString(meta.sync_note).toHtmlEscaped());
-  if (!meta.scenario_recorded) {
+  if (!e.scenario_recorded()) {
     // No scenario: what the records themselves say about the run.
     int64_t records = 0, padding = 0, sanity = 0;
     for (int r = 0; r < e.records->world_size(); ++r)
@@ -105,22 +104,21 @@ void RunBanner::setRun(const QString& path, const Evaluation& e) {
       });
     lines << tr("Recorded: %1 ranks, batch size %2, %3 records (%4 flagged padding, %5 "
                 "sanity check), %6 epoch(s); the dumps do not say the counter dtype")
-                 .arg(e.world_size)
-                 .arg(e.batch_size ? QString::number(*e.batch_size) : tr("unknown"))
+                 .arg(meta.world_size)
+                 .arg(meta.batch_size ? QString::number(*meta.batch_size) : tr("unknown"))
                  .arg(records)
                  .arg(padding)
                  .arg(sanity)
-                 .arg(meta.epochs);
+                 .arg(e.provenance.epochs);
   }
   if (!meta.torch_version.empty() || meta.backend != "simulated")
     lines << tr("Backend %1, torch %2")
                      .arg(QString::fromStdString(meta.backend),
                           meta.torch_version.empty() ? tr("unknown")
                                                      : QString::fromStdString(meta.torch_version)) +
-                 (e.provenance.launcher.empty()
+                 (meta.launcher.empty()
                       ? QString()
-                      : QStringLiteral(", ") +
-                            QString::fromStdString(launcher_phrase(e.provenance)));
+                      : QStringLiteral(", ") + QString::fromStdString(launcher_phrase(meta)));
   m_details->setText(lines.join(QStringLiteral("<br>")));
   m_epochs->setVisible(e.provenance.epochs > 1);
 }

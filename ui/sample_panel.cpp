@@ -61,7 +61,7 @@ void SamplePanel::showCell(const ResultPtr& result, const CellRef& cell) {
                                   : tr("%n sample(s)", nullptr, int(total));
   m_title->setText(title);
   m_table->resizeColumnsToContents();
-  m_imagesPath = idxImagesPath(result->eval.dataset);
+  m_imagesPath = idxImagesPath(result->eval.meta.dataset);
   // A subset's samples keep their image in the full dataset.
   m_sourceIndices =
       result->eval.labels ? result->eval.labels->source_indices : std::vector<int64_t>{};

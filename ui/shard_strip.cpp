@@ -91,7 +91,7 @@ void ShardStrip::paintEvent(QPaintEvent*) {
     return;
   }
   const ShardSummary& s = m_result->shards;
-  const Scenario& sc = m_result->eval.scenario;
+  const Scenario& sc = m_result->eval.scenario();
   p.drawText(QRectF(4, 0, width() - 8, kHeader), Qt::AlignLeft | Qt::AlignVCenter,
              tr("Shard strip — dataset index 0 … %1 →   epoch %2%3   (hatched: padding duplicates)")
                  .arg(s.n - 1)

@@ -57,7 +57,7 @@ void addCoverage(ShardSummary& s, const std::vector<uint8_t>& times) {
 
 ShardSummary summarizeShards(const Evaluation& e, Progress* progress) {
   const RecordSource& records = *e.records;
-  ShardSummary s = emptySummary(e.dataset_size, records.world_size());
+  ShardSummary s = emptySummary(e.meta.dataset_size, records.world_size());
   if (s.n <= 0) return s;
   for (int r = 0; r < s.world; ++r) {
     step(progress, "shard strip", double(r) / s.world);

@@ -47,7 +47,7 @@ Evaluation operand(const std::string& text) {
     if (e.empty() || *end != '\0') throw InputError(text + ": '" + e + "' is not an epoch number");
     std::vector<Evaluation> of_epoch;
     for (Evaluation& one : epochs)
-      if (one.epoch == want) of_epoch.push_back(std::move(one));
+      if (one.epoch() == want) of_epoch.push_back(std::move(one));
     if (of_epoch.empty()) return select_epoch(std::move(epochs), want, path);  // throws
     if (hash == std::string::npos && of_epoch.size() == 1) return std::move(of_epoch.front());
     std::string labels;

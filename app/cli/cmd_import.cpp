@@ -56,17 +56,17 @@ void run_import(const ImportArgs& a) {
     std::cerr << "shardlens-cli: note: " << note << "\n";
   if (a.format != "json") {
     const Evaluation& e = epochs.front();
-    std::cout << "Imported " << a.dumps.size() << " dump(s), world size " << e.world_size << ", "
-              << e.classes() << " classes";
+    std::cout << "Imported " << a.dumps.size() << " dump(s), world size " << e.meta.world_size
+              << ", " << e.classes() << " classes";
     if (epochs.size() > 1) {
       // Loaders and validations within an epoch make evaluations that are not epochs.
       std::set<int64_t> distinct;
-      for (const Evaluation& one : epochs) distinct.insert(one.epoch);
+      for (const Evaluation& one : epochs) distinct.insert(one.epoch());
       std::cout << ", " << epochs.size()
                 << (distinct.size() == epochs.size() ? " epochs" : " evaluations");
     }
     std::cout << " -> " << a.out << "\n";
-    if (e.provenance.class_counts_source != "dataset") {
+    if (e.meta.class_counts_source != "dataset") {
       std::cout << "Note: no --dataset given; true class counts are estimated from the distinct "
                    "samples the ranks evaluated.\n";
     }

@@ -209,7 +209,7 @@ std::vector<Evaluation> evaluations_for(const CLI::App& cmd, const EngineFlags& 
   // Every evaluation of that epoch (its validations and dataloaders).
   std::vector<Evaluation> chosen;
   for (Evaluation& e : out)
-    if (e.epoch == flags.epoch) chosen.push_back(std::move(e));
+    if (e.epoch() == flags.epoch) chosen.push_back(std::move(e));
   if (chosen.empty()) select_epoch(std::move(out), flags.epoch, "--epoch: " + run_file);  // throws
   return chosen;
 }
@@ -232,11 +232,12 @@ void print_reports(const std::vector<Evaluation>& evaluations, const std::string
   }
   const bool by_epoch =
       std::all_of(evaluations.begin(), evaluations.end(), [](const Evaluation& e) {
-        return e.validation < 0 && e.dataloader < 0 && (e.stage.empty() || e.stage == "validate");
+        return e.validation() < 0 && e.dataloader() < 0 &&
+               (e.meta.stage.empty() || e.meta.stage == "validate");
       });
-  std::cout << (by_epoch                              ? "Epochs: "
-                : evaluations.front().validation >= 0 ? "Validations: "
-                                                      : "Evaluations: ")
+  std::cout << (by_epoch                                ? "Epochs: "
+                : evaluations.front().validation() >= 0 ? "Validations: "
+                                                        : "Evaluations: ")
             << wrong << " of " << evaluations.size() << " wrong\n";
 }
 
@@ -247,10 +248,10 @@ bool all_correct(const std::vector<Evaluation>& evaluations) {
 
 std::string epoch_dir(const std::string& dir, const Evaluation& e, size_t count) {
   if (count == 1) return dir;
-  std::string name = "epoch" + std::to_string(e.epoch);
-  if (!e.stage.empty() && e.stage != "validate") name = e.stage + "_" + name;
-  if (e.validation >= 0) name += "_validation" + std::to_string(e.validation);
-  if (e.dataloader >= 0) name += "_dataloader" + std::to_string(e.dataloader);
+  std::string name = "epoch" + std::to_string(e.epoch());
+  if (!e.meta.stage.empty() && e.meta.stage != "validate") name = e.meta.stage + "_" + name;
+  if (e.validation() >= 0) name += "_validation" + std::to_string(e.validation());
+  if (e.dataloader() >= 0) name += "_dataloader" + std::to_string(e.dataloader());
   return (std::filesystem::path(dir) / name).string();
 }
 

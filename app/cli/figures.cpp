@@ -11,9 +11,9 @@ std::vector<std::string> write_figures(const Evaluation& e, const std::string& d
                                        const std::vector<std::string>& formats, int dpi,
                                        const FigureFlags& flags) {
   for (int r : flags.ranks) {
-    if (r < 0 || r >= e.world_size) {
+    if (r < 0 || r >= e.meta.world_size) {
       throw InputError("--ranks: rank " + std::to_string(r) + " is not in 0.." +
-                       std::to_string(e.world_size - 1));
+                       std::to_string(e.meta.world_size - 1));
     }
   }
 #ifdef SHARDLENS_CLI_FIGURES

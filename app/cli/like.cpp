@@ -60,7 +60,7 @@ void run_like(const CLI::App& cmd, const EngineFlags& flags, const std::string& 
   size_t compared = 0, equal = 0;
   for (size_t k = 0; k < runs.size(); ++k) {
     const Evaluation& run = runs[k];
-    if (cmd.count("--epoch") > 0 && run.epoch != flags.epoch) continue;
+    if (cmd.count("--epoch") > 0 && run.epoch() != flags.epoch) continue;
     const LikeScenario like = scenario_like(runs, k, run_file);
     Scenario s = apply_engine_flags(cmd, flags, like.scenario);
     s.sampler.epoch = like.scenario.sampler.epoch;  // --epoch picks the run's epoch here
@@ -70,7 +70,7 @@ void run_like(const CLI::App& cmd, const EngineFlags& flags, const std::string& 
         missing += (missing.empty() ? "" : "; ") + u.what + ": pass " + u.flag;
     if (!missing.empty())
       throw InputError(run_file + " (" + evaluation_label(run) + "): " + missing);
-    const bool predictor = cmd.count("--predictor") > 0 || run.provenance.scenario_recorded;
+    const bool predictor = cmd.count("--predictor") > 0 || run.scenario_recorded();
     const Evaluation sim = simulate_like(s, run, inputs_like(run, s, predictor, run_file));
     const Comparison c = compare_evaluations(run, sim);
     const bool same = c.comparable && c.equal && c.ranks_equal();
@@ -78,22 +78,23 @@ void run_like(const CLI::App& cmd, const EngineFlags& flags, const std::string& 
     equal += same;
     json rows = json::array();
     for (int32_t r : c.rows) rows.push_back(r);
-    list.push_back({{"label", evaluation_label(run)},
-                    {"epoch", run.epoch},
-                    {"validation", run.validation >= 0 ? json(run.validation) : json(nullptr)},
-                    {"dataloader_idx", run.dataloader >= 0 ? json(run.dataloader) : json(nullptr)},
-                    {"stage", run.stage},
-                    {"flags", scenario_flags(s)},
-                    {"notes", like.notes},
-                    {"equal", same},
-                    {"synced_equal", c.comparable && c.equal},
-                    {"ranks_equal", c.ranks_equal()},
-                    {"ranks_differing", c.ranks_differing},
-                    {"cells_differing", c.cells_differing},
-                    {"rows_differing", rows},
-                    {"why", c.why},
-                    {"run_correct", run.diagnosis.correct},
-                    {"simulation", report_json(sim)}});
+    list.push_back(
+        {{"label", evaluation_label(run)},
+         {"epoch", run.epoch()},
+         {"validation", run.validation() >= 0 ? json(run.validation()) : json(nullptr)},
+         {"dataloader_idx", run.dataloader() >= 0 ? json(run.dataloader()) : json(nullptr)},
+         {"stage", run.meta.stage},
+         {"flags", scenario_flags(s)},
+         {"notes", like.notes},
+         {"equal", same},
+         {"synced_equal", c.comparable && c.equal},
+         {"ranks_equal", c.ranks_equal()},
+         {"ranks_differing", c.ranks_differing},
+         {"cells_differing", c.cells_differing},
+         {"rows_differing", rows},
+         {"why", c.why},
+         {"run_correct", run.diagnosis.correct},
+         {"simulation", report_json(sim)}});
     text << evaluation_label(run) << ": " << verdict(c) << "\n"
          << "  simulated with: " << scenario_flags(s) << "\n";
     for (const std::string& note : like.notes) text << "  note: " << note << "\n";

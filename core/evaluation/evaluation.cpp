@@ -43,8 +43,8 @@ void bincount_inputs(const DatasetInputs& in, const std::vector<uint8_t>& times,
 // What the sampler tells the diagnosis: a simulation's own scenario and plan, or the settings
 // a recorder saw in the user's run (imported dumps), whose names are the recorder's.
 void describe_sampler(const Evaluation& e, DiagnosisInput& d) {
-  if (e.provenance.scenario_recorded) {
-    const SamplerConfig& s = e.scenario.sampler;
+  if (e.scenario_recorded()) {
+    const SamplerConfig& s = e.scenario().sampler;
     d.sampler = s.kind;
     d.accelerate_input = s.accelerate_input;
     if (s.kind != SamplerKind::LightningWrapper) return;
@@ -61,8 +61,8 @@ void describe_sampler(const Evaluation& e, DiagnosisInput& d) {
     }
     return;
   }
-  if (!e.provenance.recorded || !e.provenance.recorded->sampler) return;
-  const RecordedSettings& r = *e.provenance.recorded;
+  if (!e.meta.recorded || !e.meta.recorded->sampler) return;
+  const RecordedSettings& r = *e.meta.recorded;
   const std::string& kind = *r.sampler;
   if (kind == "distributed") {
     d.sampler = SamplerKind::Distributed;
@@ -103,10 +103,11 @@ std::vector<std::string> class_names_or_numbers(const std::vector<std::string>& 
 }
 
 std::string evaluation_label(const Evaluation& e) {
-  std::string label = !e.stage.empty() && e.stage != "validate" ? e.stage + ", " : "";
-  label += "epoch " + std::to_string(e.epoch);
-  if (e.validation >= 0) label += ", validation " + std::to_string(e.validation);
-  if (e.dataloader >= 0) label += ", dataloader " + std::to_string(e.dataloader);
+  std::string label =
+      !e.meta.stage.empty() && e.meta.stage != "validate" ? e.meta.stage + ", " : "";
+  label += "epoch " + std::to_string(e.epoch());
+  if (e.validation() >= 0) label += ", validation " + std::to_string(e.validation());
+  if (e.dataloader() >= 0) label += ", dataloader " + std::to_string(e.dataloader());
   return label;
 }
 
@@ -118,7 +119,7 @@ std::optional<Matrix> Evaluation::difference() const {
 }
 
 void complete_evaluation(Evaluation& e, Progress* progress, std::optional<RecordStats> stats) {
-  if (!stats) stats = collect_stats(*e.records, e.dataset_size, e.classes(), progress);
+  if (!stats) stats = collect_stats(*e.records, e.meta.dataset_size, e.classes(), progress);
   step(progress, "expected", 0.0);
   const std::vector<uint8_t>& times = stats->times;
   const int64_t never = std::count(times.begin(), times.end(), 0);
@@ -126,42 +127,42 @@ void complete_evaluation(Evaluation& e, Progress* progress, std::optional<Record
     bincount_inputs(*e.inputs, times, never, e.expected, e.expected_distinct);
   } else {
     e.expected_distinct = stats->distinct ? std::move(*stats->distinct) : Matrix(e.classes());
-    if (!e.expected && never == 0 && e.dataset_size > 0) {
+    if (!e.expected && never == 0 && e.meta.dataset_size > 0) {
       // Every sample was evaluated, so every prediction is known.
       e.expected = e.expected_distinct;
     } else if (!e.expected) {
       e.expected_missing =
-          std::to_string(never) + " of " + std::to_string(e.dataset_size) +
+          std::to_string(never) + " of " + std::to_string(e.meta.dataset_size) +
           " samples were never evaluated, so their predictions are unknown (import with "
           "--predictions FILE, one prediction per dataset index, to give them)";
     }
   }
   step(progress, "diagnosing", 0.9);
   if (!e.synced) {
-    const std::string why = first_cause(e.provenance.incomplete_reason);
+    const std::string why = first_cause(e.meta.incomplete_reason);
     e.synced_missing = "the run ended before its sync (" + why + ")";
-    e.diagnosis = diagnose_incomplete(*e.records, e.class_counts, times, why);
+    e.diagnosis = diagnose_incomplete(*e.records, e.meta.class_counts, times, why);
   } else {
     DiagnosisInput d;
     d.records = e.records.get();
     d.per_rank = &e.per_rank;
     d.reported = &*e.synced;
-    d.class_counts = e.class_counts;
-    d.dataset_size = e.dataset_size;
+    d.class_counts = e.meta.class_counts;
+    d.dataset_size = e.meta.dataset_size;
     d.expected = e.expected ? &*e.expected : nullptr;
     d.inputs = e.inputs.get();
     d.targets = e.labels && !e.labels->targets.empty() ? &e.labels->targets : nullptr;
     d.distinct = &e.expected_distinct;
-    d.batch_size = e.batch_size;
+    d.batch_size = e.meta.batch_size;
     d.reported_per_rank = e.reported_per_rank.empty() ? nullptr : &e.reported_per_rank;
-    d.ignore_index = e.ignore_index;
+    d.ignore_index = e.meta.ignore_index;
     d.stats = &*stats;
     describe_sampler(e, d);
     e.diagnosis = diagnose(d);
   }
   int64_t records = 0;
   for (int r = 0; r < e.records->world_size(); ++r) records += e.records->rank_size(r);
-  if (records == 0) e.diagnosis = diagnose_nothing_recorded(e.class_counts);
+  if (records == 0) e.diagnosis = diagnose_nothing_recorded(e.meta.class_counts);
   e.times_evaluated = std::move(stats->times);
 }
 

@@ -17,10 +17,9 @@
 #include <vector>
 
 #include "core/diagnosis/diagnosis.h"
-#include "core/evaluation/recorded_settings.h"
-#include "core/evaluation/scenario.h"
 #include "core/dataset/dataset_inputs.h"
 #include "core/dataset/labels.h"
+#include "core/evaluation/run_metadata.h"
 #include "core/model/matrix.h"
 #include "core/model/progress.h"
 #include "core/model/records.h"
@@ -28,51 +27,31 @@
 
 namespace shardlens {
 
-// Where an evaluation's records come from.
+// Where an evaluation was read from: what the run file itself does not record.
 struct Provenance {
-  std::string source = "simulated";   // "simulated", "real", "imported"
-  std::string backend = "simulated";  // "simulated", "gloo", "nccl", "import"
-  std::string torch_version;          // torch semantics imitated, or the real one used
-  std::string created_by;             // the program that wrote the run file
-  std::string file;                   // the run file it was read from; empty for a live one
-  bool scenario_recorded = true;      // false: `scenario` is a stand-in (imported dumps)
-  bool complete = true;
-  std::string incomplete_reason;  // why not complete, when not
-  std::string sync_note;          // a real run's sync could not use the wire as asked
-  std::string launcher;           // who started a real run's ranks (RunMeta::launcher)
-  std::string class_counts_source = "dataset";  // or "distinct-records" (an estimate)
-  size_t epochs = 1;                            // evaluations in the run file
-  // The settings the recorder saw in the user's own run (imports of dumps with settings_json).
-  std::optional<RecordedSettings> recorded;
+  std::string file;        // the run file it was read from; empty for a live one
+  size_t epochs = 1;       // evaluations in the run file
   size_t epoch_index = 0;  // which of them this is
-
-  bool is_run() const { return !file.empty() || source != "simulated"; }
 };
 
 struct Evaluation {
-  Scenario scenario;  // as simulated, or as recorded with the run
+  // Source, scenario, classes, dataset, which evaluation of the run and how it ended: what a
+  // run file records (meta.json). In an Evaluation `class_names` holds one name per class,
+  // `classes` their number, and `epoch` is set.
+  RunMetadata meta;
   Provenance provenance;
-  std::vector<std::string> class_names;  // one per class (the number as text when unnamed)
-  std::vector<int64_t> class_counts;     // true count of each class
-  int64_t dataset_size = 0;
-  std::string dataset;  // the dataset spec when known (for images and subsets)
-  int64_t epoch = 0;    // the epoch evaluated (the sampler's set_epoch)
-  int validation = -1;  // which validation of the epoch, when several ran (val_check_interval)
-  int dataloader = -1;  // which validation dataloader, when the run had several
-  std::string stage;    // Lightning's stage ("validate", "test") when recorded
-  int world_size = 0;
-  std::optional<int64_t> batch_size;
-  int ignore_index = -1;
+  // Shown for an evaluation whose scenario was not recorded (imported dumps): named after
+  // the file, with the torch the run recorded.
+  Scenario stand_in;
 
   std::shared_ptr<const RecordSource> records;  // every rank's evaluated records
   std::shared_ptr<const ShardPlan> plan;        // optional (see above)
   std::shared_ptr<const DatasetInputs> inputs;  // optional
   std::shared_ptr<const Labels> labels;         // optional
 
-  std::vector<Matrix> per_rank;  // as accumulated, in the counter dtype
-  std::optional<Matrix> synced;  // what was reported
-  std::string synced_missing;    // why there is no synced matrix (set by complete_evaluation)
-  std::vector<int> failed_ranks;
+  std::vector<Matrix> per_rank;    // as accumulated, in the counter dtype
+  std::optional<Matrix> synced;    // what was reported
+  std::string synced_missing;      // why there is no synced matrix (set by complete_evaluation)
   std::optional<Matrix> expected;  // one process on the whole dataset
   std::string expected_missing;    // why there is no expected matrix (set by complete_evaluation)
   // What each rank itself reported, when the run recorded it (every rank logging its own
@@ -82,8 +61,20 @@ struct Evaluation {
   std::vector<uint8_t> times_evaluated;  // per dataset index, saturating at 255
   Diagnosis diagnosis;
 
-  int32_t classes() const { return static_cast<int32_t>(class_names.size()); }
-  const std::string& class_name(int32_t c) const { return class_names[static_cast<size_t>(c)]; }
+  int32_t classes() const { return static_cast<int32_t>(meta.class_names.size()); }
+  const std::string& class_name(int32_t c) const {
+    return meta.class_names[static_cast<size_t>(c)];
+  }
+  // As simulated, or as recorded with the run, else the stand-in.
+  const Scenario& scenario() const { return meta.scenario ? *meta.scenario : stand_in; }
+  bool scenario_recorded() const { return meta.scenario.has_value(); }
+  int64_t epoch() const { return meta.epoch.value_or(0); }
+  // Which validation of the epoch / which validation dataloader; -1 when the run did not
+  // number it.
+  int validation() const { return meta.validation_in_epoch ? int(*meta.validation_in_epoch) : -1; }
+  int dataloader() const { return meta.dataloader_idx ? int(*meta.dataloader_idx) : -1; }
+  // A user's run (read from a file, recorded, imported) rather than a live simulation.
+  bool is_run() const { return !provenance.file.empty() || meta.source != "simulated"; }
   // The matrix a view of the expected counts shows: the whole dataset's when known, else the
   // distinct evaluated samples'.
   const Matrix& expected_or_distinct() const { return expected ? *expected : expected_distinct; }

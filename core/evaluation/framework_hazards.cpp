@@ -6,19 +6,19 @@
 namespace shardlens {
 
 void report_framework_hazards(Evaluation& e) {
-  if (!e.plan || !e.synced || e.scenario.sampler.kind != SamplerKind::Accelerate) return;
-  if (!per_step_collective(e.scenario.sync) || !uneven_steps(*e.plan)) return;
+  if (!e.plan || !e.synced || e.scenario().sampler.kind != SamplerKind::Accelerate) return;
+  if (!per_step_collective(e.scenario().sync) || !uneven_steps(*e.plan)) return;
   std::vector<int64_t> steps, sizes;
   for (const EvaluatedRank& r : e.plan->evaluated) {
     steps.push_back(r.batches);
     sizes.push_back(r.sequence.size());
   }
-  const std::string sync = to_string(e.scenario.sync);
+  const std::string sync = to_string(e.scenario().sync);
   e.synced.reset();
   e.synced_missing = "the ranks run different step counts (even_batches=False), so the per-step " +
                      sync + " would hang";
   e.diagnosis =
-      diagnose_uneven_steps(*e.records, e.class_counts, e.times_evaluated, steps, sizes, sync);
+      diagnose_uneven_steps(*e.records, e.meta.class_counts, e.times_evaluated, steps, sizes, sync);
 }
 
 namespace {
@@ -50,7 +50,7 @@ void mark_repeated_validations(std::vector<Evaluation>& validations) {
     Evaluation& v = validations[k];
     Finding f(Pattern::RepeatedValidationSubset);
     f.facts.validations = int64_t(validations.size());
-    f.facts.epoch = v.epoch;
+    f.facts.epoch = v.epoch();
     f.facts.distinct_evaluated = v.diagnosis.distinct_evaluated;
     f.facts.missing = v.diagnosis.missing_samples;
     f.sample_count = v.diagnosis.missing_samples;

@@ -336,7 +336,7 @@ RankFailures await_ranks(RankStore& store, int world, std::chrono::milliseconds 
 RunFile assemble_run(RankStore& store, const RealRunConfig& cfg, const Labels& labels, int world,
                      const RankFailures& failures, const std::string& torch_version) {
   RunFile run;
-  RunMeta& m = run.meta;
+  RunMetadata& m = run.meta;
   m.source = "real";
   m.backend = cfg.backend;
   m.scenario = cfg.scenario;
@@ -381,22 +381,6 @@ RunFile assemble_run(RankStore& store, const RealRunConfig& cfg, const Labels& l
   }
   m.complete = all_done && run.has_synced() && failures.failed.empty() && failures.reason.empty();
   m.incomplete_reason = m.complete ? "" : failures.reason;
-  if (m.complete) {
-    // Every index evaluated at least once: the single-process matrix is known exactly.
-    std::vector<int32_t> pred(size_t(m.dataset_size), -1);
-    for (const auto& rank : run.records.ranks)
-      for (const Record& r : rank) pred[size_t(r.index)] = r.prediction;
-    bool all_seen = true;
-    for (int32_t p : pred) all_seen = all_seen && p >= 0;
-    if (all_seen) {
-      Matrix expected(m.classes);
-      for (int64_t i = 0; i < m.dataset_size; ++i) {
-        const int32_t t = labels.targets[size_t(i)];
-        if (t != m.ignore_index) expected.at(t, pred[size_t(i)]) += 1;
-      }
-      run.expected = expected;
-    }
-  }
   return run;
 }
 

@@ -58,8 +58,9 @@ RankFailures await_ranks(RankStore& store, int world, std::chrono::milliseconds 
 // The run file from what the ranks of a run of `world` ranks over `labels` published to
 // `store`. Ranks that published nothing get empty records and a zero matrix; the run is
 // complete only when every rank finished, the reported matrix arrived and nothing failed.
-// A complete run in which every index was evaluated gets the single-process matrix as
-// `expected`. Throws RunFailure when a rank published something unreadable.
+// No expected matrix is stored: its records hold every prediction the run made, from which
+// complete_evaluation builds it when every index was evaluated. Throws RunFailure when a
+// rank published something unreadable.
 RunFile assemble_run(RankStore& store, const RealRunConfig& config, const Labels& labels, int world,
                      const RankFailures& failures, const std::string& torch_version);
 

@@ -45,7 +45,7 @@ nlohmann::json comparison_json(const Evaluation& a, const Evaluation& b, const C
                       {"name", a.class_name(r)},
                       {"a", ra[size_t(r)]},
                       {"b", rb[size_t(r)]},
-                      {"true_count", a.class_counts[size_t(r)]}});
+                      {"true_count", a.meta.class_counts[size_t(r)]}});
   }
   return {{"a", {{"name", a_name}, {"report", report_json(a)}}},
           {"b", {{"name", b_name}, {"report", report_json(b)}}},
@@ -62,8 +62,8 @@ nlohmann::json comparison_json(const Evaluation& a, const Evaluation& b, const C
 std::string comparison_text(const Evaluation& a, const Evaluation& b, const Comparison& c,
                             const std::string& a_name, const std::string& b_name) {
   std::ostringstream out;
-  out << "A: " << a_name << " — " << report_title(a) << " (epoch " << a.epoch << ")\n"
-      << "B: " << b_name << " — " << report_title(b) << " (epoch " << b.epoch << ")\n\n";
+  out << "A: " << a_name << " — " << report_title(a) << " (epoch " << a.epoch() << ")\n"
+      << "B: " << b_name << " — " << report_title(b) << " (epoch " << b.epoch() << ")\n\n";
   if (!c.comparable || !a.synced || !b.synced) {
     out << "Not comparable: " << c.why << ".\n";
   } else if (c.equal) {
@@ -75,7 +75,7 @@ std::string comparison_text(const Evaluation& a, const Evaluation& b, const Comp
     for (int32_t r : c.rows) {
       const double d = rb[size_t(r)] - ra[size_t(r)];
       out << "  " << a.class_name(r) << ": A " << ra[size_t(r)] << ", B " << rb[size_t(r)] << " ("
-          << (d > 0 ? "+" : "") << d << "), true count " << a.class_counts[size_t(r)] << "\n";
+          << (d > 0 ? "+" : "") << d << "), true count " << a.meta.class_counts[size_t(r)] << "\n";
     }
   }
   for (const auto& [name, e] : {std::pair<const char*, const Evaluation*>{"A", &a}, {"B", &b}}) {

@@ -108,11 +108,11 @@ std::vector<std::string> export_data(const Evaluation& e, const std::string& dir
   for (const std::string& format : formats) {
     for (const auto& [name, m] : matrices) {
       if (format == "csv")
-        write(name + ".csv", matrix_csv(m, e.class_names));
+        write(name + ".csv", matrix_csv(m, e.meta.class_names));
       else if (format == "npy")
         write(name + ".npy", npy_of(m));
       else if (format == "latex")
-        write(name + ".tex", matrix_latex(m, e.class_names, title + ": " + name));
+        write(name + ".tex", matrix_latex(m, e.meta.class_names, title + ": " + name));
       else
         write(name + ".json", matrix_json(m).dump() + "\n");
     }

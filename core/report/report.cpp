@@ -72,7 +72,7 @@ json finding_json(const Finding& f) {
 }
 
 std::string report_title(const Evaluation& e) {
-  const Scenario& s = e.scenario;
+  const Scenario& s = e.scenario();
   return !s.title.empty() ? s.title : !s.name.empty() ? s.name : "ShardLens evaluation";
 }
 
@@ -85,58 +85,58 @@ json report_json(const Evaluation& e) {
     const auto rows = e.synced->row_sums();
     for (size_t r = 0; r < rows.size(); ++r) {
       observed.push_back(number(rows[r]));
-      if (std::abs(rows[r] - static_cast<double>(e.class_counts[r])) > 1e-9)
+      if (std::abs(rows[r] - static_cast<double>(e.meta.class_counts[r])) > 1e-9)
         mismatched.push_back(static_cast<int64_t>(r));
     }
   }
   json findings = json::array();
   for (const Finding& f : e.diagnosis.findings) findings.push_back(finding_json(f));
-  const Provenance& p = e.provenance;
+  const RunMetadata& meta = e.meta;
   json out = {{"title", report_title(e)},
-              {"epoch", e.epoch},
-              {"source", p.source},
-              {"backend", p.backend},
-              {"torch_version", p.torch_version},
+              {"epoch", e.epoch()},
+              {"source", meta.source},
+              {"backend", meta.backend},
+              {"torch_version", meta.torch_version},
               {"classes", e.classes()},
-              {"class_names", e.class_names},
-              {"class_counts", e.class_counts},
-              {"n", e.dataset_size},
-              {"world_size", e.world_size},
-              {"complete", p.complete},
+              {"class_names", e.meta.class_names},
+              {"class_counts", e.meta.class_counts},
+              {"n", e.meta.dataset_size},
+              {"world_size", e.meta.world_size},
+              {"complete", meta.complete},
               {"per_rank", per_rank},
               {"synced", e.synced ? matrix_json(*e.synced) : json(nullptr)},
               {"expected", e.expected ? matrix_json(*e.expected) : json(nullptr)},
               {"expected_distinct", matrix_json(e.expected_distinct)},
               {"row_sums",
                {{"observed", e.synced ? observed : json(nullptr)},
-                {"expected", e.class_counts},
+                {"expected", e.meta.class_counts},
                 {"mismatched", mismatched}}},
               {"correct", e.diagnosis.correct},
               {"diagnosis", findings}};
   out["metrics"] = evaluation_metrics_json(e);
-  if (!p.launcher.empty()) out["launcher"] = p.launcher;
+  if (!meta.launcher.empty()) out["launcher"] = meta.launcher;
   out["label"] = evaluation_label(e);
-  if (e.validation >= 0) out["validation"] = e.validation;
-  if (e.dataloader >= 0) out["dataloader_idx"] = e.dataloader;
-  if (!e.stage.empty()) out["stage"] = e.stage;
-  if (p.recorded) out["recorded_settings"] = json::parse(p.recorded->text);
+  if (e.validation() >= 0) out["validation"] = e.validation();
+  if (e.dataloader() >= 0) out["dataloader_idx"] = e.dataloader();
+  if (!e.meta.stage.empty()) out["stage"] = e.meta.stage;
+  if (meta.recorded) out["recorded_settings"] = json::parse(meta.recorded->text);
   if (!e.synced) out["incomplete"] = e.synced_missing;
   if (!e.expected) out["expected_missing"] = e.expected_missing;
-  if (!e.dataset.empty()) out["dataset"] = e.dataset;
+  if (!e.meta.dataset.empty()) out["dataset"] = e.meta.dataset;
   if (!e.reported_per_rank.empty()) {
     json reported = json::array();
     for (const auto& m : e.reported_per_rank)
       reported.push_back(m ? matrix_json(*m) : json(nullptr));
     out["reported_per_rank"] = reported;
   }
-  if (!p.complete) out["incomplete_reason"] = p.incomplete_reason;
-  if (!e.failed_ranks.empty()) out["failed_ranks"] = e.failed_ranks;
-  if (!p.sync_note.empty()) out["sync_note"] = p.sync_note;
-  if (!p.is_run()) {
-    const std::string note = accelerate_order_note(e.scenario.sampler);
+  if (!meta.complete) out["incomplete_reason"] = meta.incomplete_reason;
+  if (!e.meta.failed_ranks.empty()) out["failed_ranks"] = e.meta.failed_ranks;
+  if (!meta.sync_note.empty()) out["sync_note"] = meta.sync_note;
+  if (!e.is_run()) {
+    const std::string note = accelerate_order_note(e.scenario().sampler);
     if (!note.empty()) out["order_note"] = note;
   }
-  if (!p.file.empty()) out["run_file"] = p.file;
+  if (!e.provenance.file.empty()) out["run_file"] = e.provenance.file;
   const Diagnosis& d = e.diagnosis;
   out["summary"] = {{"reported_total", e.synced ? number(d.reported_total) : json(nullptr)},
                     {"expected_total", d.expected_total},
@@ -164,9 +164,9 @@ void print_row_sums(std::ostringstream& out, const Evaluation& e, const Matrix& 
   const auto rows = m.row_sums();
   const size_t shown = std::min<size_t>(rows.size(), 50);
   for (size_t r = 0; r < shown; ++r) {
-    const double want = static_cast<double>(e.class_counts[r]);
+    const double want = static_cast<double>(e.meta.class_counts[r]);
     const bool bad = std::abs(rows[r] - want) > 1e-9;
-    out << "  " << (bad ? "!! " : "   ") << std::left << std::setw(14) << e.class_names[r]
+    out << "  " << (bad ? "!! " : "   ") << std::left << std::setw(14) << e.meta.class_names[r]
         << std::right << std::setw(12) << fmt(rows[r]) << std::setw(12) << fmt(want);
     if (bad) out << "   (" << (rows[r] > want ? "+" : "") << fmt(rows[r] - want) << ")";
     out << "\n";
@@ -180,7 +180,7 @@ void print_finding(std::ostringstream& out, const Evaluation& e, const Finding& 
       << "\n";
   if (!f.classes.empty()) {
     out << "  classes:";
-    for (int32_t c : f.classes) out << " " << e.class_names[size_t(c)];
+    for (int32_t c : f.classes) out << " " << e.meta.class_names[size_t(c)];
     out << "\n";
   }
   if (!f.samples.empty()) {
@@ -233,11 +233,11 @@ void print_metrics(std::ostringstream& out, const Evaluation& e) {
 
 }  // namespace
 
-std::string launcher_phrase(const Provenance& p) {
-  if (p.launcher.empty()) return "";
-  if (p.launcher == "env") return "ranks started from RANK/WORLD_SIZE";
-  if (p.launcher == "shardlens") return "ranks started by shardlens-cli run";
-  return "ranks started by " + p.launcher;
+std::string launcher_phrase(const RunMetadata& meta) {
+  if (meta.launcher.empty()) return "";
+  if (meta.launcher == "env") return "ranks started from RANK/WORLD_SIZE";
+  if (meta.launcher == "shardlens") return "ranks started by shardlens-cli run";
+  return "ranks started by " + meta.launcher;
 }
 
 std::string report_text(const Evaluation& e) {
@@ -245,22 +245,22 @@ std::string report_text(const Evaluation& e) {
   const Diagnosis& d = e.diagnosis;
   const std::string title = report_title(e);
   out << title << "\n" << std::string(title.size(), '=') << "\n";
-  if (e.provenance.is_run()) {
-    out << "run: " << e.provenance.source << ", backend " << e.provenance.backend
-        << (e.provenance.launcher.empty() ? "" : ", " + launcher_phrase(e.provenance))
-        << (e.provenance.complete ? "" : ", incomplete") << "\n";
+  if (e.is_run()) {
+    out << "run: " << e.meta.source << ", backend " << e.meta.backend
+        << (e.meta.launcher.empty() ? "" : ", " + launcher_phrase(e.meta))
+        << (e.meta.complete ? "" : ", incomplete") << "\n";
   }
-  if (e.provenance.recorded)
-    out << "Recorded settings: " << recorded_settings_text(*e.provenance.recorded) << "\n";
-  out << "dataset: " << e.dataset_size << " samples, " << e.classes() << " classes; "
-      << e.world_size << " ranks\n";
+  if (e.meta.recorded)
+    out << "Recorded settings: " << recorded_settings_text(*e.meta.recorded) << "\n";
+  out << "dataset: " << e.meta.dataset_size << " samples, " << e.classes() << " classes; "
+      << e.meta.world_size << " ranks\n";
   out << "reported total " << (e.synced ? fmt(d.reported_total) : std::string("(none)")) << " vs "
       << d.expected_total << " samples; " << d.evaluated_records << " records, "
       << d.distinct_evaluated << " distinct, " << d.duplicated_samples << " duplicated, "
       << d.missing_samples << " never evaluated\n";
-  if (!e.provenance.sync_note.empty()) out << "note: " << e.provenance.sync_note << "\n";
-  if (!e.provenance.is_run()) {
-    const std::string note = accelerate_order_note(e.scenario.sampler);
+  if (!e.meta.sync_note.empty()) out << "note: " << e.meta.sync_note << "\n";
+  if (!e.is_run()) {
+    const std::string note = accelerate_order_note(e.scenario().sampler);
     if (!note.empty()) out << "note: " << note << "\n";
   }
   if (!e.expected) out << "expected matrix unknown: " << e.expected_missing << "\n";
@@ -270,8 +270,8 @@ std::string report_text(const Evaluation& e) {
   } else {
     out << "\nNo synced matrix: " << e.synced_missing << ".\n";
     for (size_t r = 0; r < e.per_rank.size(); ++r) {
-      const bool failed =
-          std::find(e.failed_ranks.begin(), e.failed_ranks.end(), int(r)) != e.failed_ranks.end();
+      const bool failed = std::find(e.meta.failed_ranks.begin(), e.meta.failed_ranks.end(),
+                                    int(r)) != e.meta.failed_ranks.end();
       double total = 0;
       for (double v : e.per_rank[r].cells) total += v;
       out << "  rank " << r << ": " << fmt(total) << " counted" << (failed ? " (failed)" : "")

@@ -26,7 +26,7 @@ std::string report_title(const Evaluation& e);
 
 // "ranks started by slurm", "ranks started from RANK/WORLD_SIZE" ...: who started a real
 // run's ranks, as the report and the GUI say it; empty when the run does not record it.
-std::string launcher_phrase(const Provenance& p);
+std::string launcher_phrase(const RunMetadata& meta);
 nlohmann::json matrix_json(const Matrix& m);  // integral cells as integers
 nlohmann::json finding_json(const Finding& f);
 

@@ -535,7 +535,7 @@ namespace {
 
 // What every dump of one evaluation recorded about it, into the run's meta: the ranks must
 // agree (their settings but the rank, their epoch, stage, validation, dataloader, dataset size).
-void carry_evaluation_settings(const std::vector<RankDump>& dumps, RunMeta& m) {
+void carry_evaluation_settings(const std::vector<RankDump>& dumps, RunMetadata& m) {
   const RankDump* first = nullptr;
   for (const RankDump& d : dumps) {
     if (!first) {
@@ -631,7 +631,7 @@ ImportedRun import_epochs(const std::vector<std::string>& paths, const ImportOpt
 RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& options) {
   refuse_empty_dumps(dumps);
   RunFile run;
-  RunMeta& m = run.meta;
+  RunMetadata& m = run.meta;
   m.source = "imported";
   m.backend = "import";
   m.ignore_index = options.ignore_index;

@@ -28,12 +28,12 @@ std::vector<Evaluation> load_run_evaluations(const std::string& path);
 Evaluation select_epoch(std::vector<Evaluation> epochs, int64_t epoch, const std::string& origin);
 
 // evaluation_label() of a run file's evaluation from its meta alone (no records read).
-std::string run_label(const RunMeta& meta);
+std::string run_label(const RunMetadata& meta);
 
 // A run file holding an evaluation (a simulation's records materialized from its plan).
 RunFile run_from_evaluation(const Evaluation& evaluation);
 
-// "real, 4 ranks, complete": a run's provenance in a few words.
-std::string run_summary(const Provenance& provenance, int world_size);
+// "real, 4 ranks, complete": where a run came from and how it ended, in a few words.
+std::string run_summary(const RunMetadata& meta);
 
 }  // namespace shardlens

@@ -1,6 +1,7 @@
 #include "core/runfile/runfile.h"
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -43,48 +44,6 @@ std::string matrix_npy(const Matrix& m) {
     return npy_bytes(ints, shape);
   }
   return npy_bytes(m.cells, shape);
-}
-
-json meta_json(const RunFile& run, const std::map<std::string, std::string>& members) {
-  const RunMeta& m = run.meta;
-  json j;
-  j["format"] = kRunFormatName;
-  j["format_version"] = m.format_version;
-  j["created_by"] =
-      m.created_by.empty() ? std::string("ShardLens ") + SHARDLENS_VERSION : m.created_by;
-  j["source"] = m.source;
-  j["backend"] = m.backend;
-  j["torch_version"] = m.torch_version;
-  j["scenario"] = m.scenario ? to_json(*m.scenario) : json(nullptr);
-  j["classes"] = m.classes;
-  j["class_names"] = m.class_names;
-  j["class_counts"] = m.class_counts;
-  j["class_counts_source"] = m.class_counts_source;
-  j["dataset_size"] = m.dataset_size;
-  j["world_size"] = m.world_size;
-  j["batch_size"] = m.batch_size ? json(*m.batch_size) : json(nullptr);
-  j["ignore_index"] = m.ignore_index;
-  j["complete"] = m.complete;
-  j["incomplete_reason"] = m.incomplete_reason;
-  j["failed_ranks"] = m.failed_ranks;
-  if (!m.sync_note.empty()) j["sync_note"] = m.sync_note;
-  if (!m.dataset.empty()) j["dataset"] = m.dataset;
-  if (!m.launcher.empty()) j["launcher"] = m.launcher;
-  if (m.epoch) j["epoch"] = *m.epoch;
-  if (!m.stage.empty()) j["stage"] = m.stage;
-  if (m.validation_in_epoch) j["validation_in_epoch"] = *m.validation_in_epoch;
-  if (m.dataloader_idx) j["dataloader_idx"] = *m.dataloader_idx;
-  if (m.recorded) j["recorded_settings"] = json::parse(m.recorded->text);
-  std::vector<int64_t> sizes;
-  sizes.reserve(size_t(run.records.world_size()));
-  for (int r = 0; r < run.records.world_size(); ++r) sizes.push_back(run.records.rank_size(r));
-  j["records_per_rank"] = sizes;
-  json sums = json::object();
-  for (const auto& [name, bytes] : members) {
-    sums[name] = {{"sha256", sha256_hex(bytes)}, {"bytes", bytes.size()}};
-  }
-  j["members"] = sums;
-  return j;
 }
 
 // --- meta.json field readers: every wrong type names the field -----------------------------
@@ -137,62 +96,188 @@ std::vector<int64_t> int_list(const json& j, const char* key, const std::string&
   return out;
 }
 
-RunMeta parse_meta(const json& j, const std::string& origin) {
+// --- meta.json: one row per key, from which it is both written and read ---------------------
+
+enum class Presence {
+  Required,  // always written; a file without it is refused
+  Nullable,  // always written, null when unset; a file without it is refused
+  Optional,  // written only when set; a file may leave it out
+};
+
+struct MetaField {
+  const char* key;
+  Presence presence;
+  std::function<bool(const RunMetadata&)> is_set;  // Nullable and Optional rows
+  std::function<json(const RunMetadata&)> write;
+  // Reads and checks the key's value (present, not null) from the meta.json object `j`. The
+  // rows above it are read already: class names are checked against the class count.
+  std::function<void(const json& j, RunMetadata&, const std::string& origin)> read;
+};
+
+MetaField text(const char* key, std::string RunMetadata::*member) {
+  return {key, Presence::Required, nullptr, [=](const RunMetadata& m) { return json(m.*member); },
+          [=](const json& j, RunMetadata& m, const std::string& origin) {
+            m.*member = string_field(j, key, origin);
+          }};
+}
+
+// Written only when not empty.
+MetaField optional_text(const char* key, std::string RunMetadata::*member) {
+  MetaField f = text(key, member);
+  f.presence = Presence::Optional;
+  f.is_set = [=](const RunMetadata& m) { return !(m.*member).empty(); };
+  return f;
+}
+
+template <class Int>
+MetaField integer(const char* key, Int RunMetadata::*member, int64_t lo, int64_t hi) {
+  return {key, Presence::Required, nullptr, [=](const RunMetadata& m) { return json(m.*member); },
+          [=](const json& j, RunMetadata& m, const std::string& origin) {
+            m.*member = static_cast<Int>(int_field(j, key, origin, lo, hi));
+          }};
+}
+
+// An integer that may be unknown: left out (Optional) or written as null (Nullable).
+MetaField maybe_integer(const char* key, std::optional<int64_t> RunMetadata::*member,
+                        Presence presence, int64_t lo, int64_t hi) {
+  return {key, presence, [=](const RunMetadata& m) { return (m.*member).has_value(); },
+          [=](const RunMetadata& m) { return json(*(m.*member)); },
+          [=](const json& j, RunMetadata& m, const std::string& origin) {
+            m.*member = int_field(j, key, origin, lo, hi);
+          }};
+}
+
+MetaField flag(const char* key, bool RunMetadata::*member) {
+  return {key, Presence::Required, nullptr, [=](const RunMetadata& m) { return json(m.*member); },
+          [=](const json& j, RunMetadata& m, const std::string& origin) {
+            m.*member = bool_field(j, key, origin);
+          }};
+}
+
+MetaField integers(const char* key, std::vector<int64_t> RunMetadata::*member, size_t max_len) {
+  return {key, Presence::Required, nullptr, [=](const RunMetadata& m) { return json(m.*member); },
+          [=](const json& j, RunMetadata& m, const std::string& origin) {
+            m.*member = int_list(j, key, origin, max_len);
+          }};
+}
+
+// The rows in the order a file is checked (the first thing wrong is the one reported).
+// records_per_rank and members describe the arrays and are written beside them.
+const std::vector<MetaField>& meta_fields() {
+  static const std::vector<MetaField> fields = {
+      {"format", Presence::Required, nullptr,
+       [](const RunMetadata&) { return json(kRunFormatName); },
+       [](const json& j, RunMetadata&, const std::string& origin) {
+         if (string_field(j, "format", origin) != kRunFormatName)
+           fail(origin, "meta.json: not a ShardLens run file (format is not 'shardlens-run')");
+       }},
+      {"format_version", Presence::Required, nullptr,
+       [](const RunMetadata& m) { return json(m.format_version); },
+       [](const json& j, RunMetadata& m, const std::string& origin) {
+         m.format_version = static_cast<int>(int_field(j, "format_version", origin, 1, 1 << 20));
+         if (m.format_version > kRunFormatVersion) {
+           fail(origin, "run file format version " + std::to_string(m.format_version) +
+                            " is newer than this ShardLens supports (" +
+                            std::to_string(kRunFormatVersion) + ")");
+         }
+       }},
+      {"created_by", Presence::Required, nullptr,
+       [](const RunMetadata& m) {
+         return json(m.created_by.empty() ? std::string("ShardLens ") + SHARDLENS_VERSION
+                                          : m.created_by);
+       },
+       [](const json& j, RunMetadata& m, const std::string& origin) {
+         m.created_by = string_field(j, "created_by", origin);
+       }},
+      text("source", &RunMetadata::source),
+      text("backend", &RunMetadata::backend),
+      text("torch_version", &RunMetadata::torch_version),
+      {"scenario", Presence::Nullable, [](const RunMetadata& m) { return m.scenario.has_value(); },
+       [](const RunMetadata& m) { return to_json(*m.scenario); },
+       [](const json& j, RunMetadata& m, const std::string& origin) {
+         m.scenario = scenario_from_json(j.at("scenario"), origin + ": meta.json scenario");
+       }},
+      integer("classes", &RunMetadata::classes, 1, kMaxClasses),
+      integer("world_size", &RunMetadata::world_size, 1, kMaxWorldSize),
+      // Per-index state is allocated from it: bounded like every dataset.
+      integer("dataset_size", &RunMetadata::dataset_size, 0, kMaxSamples),
+      {"class_names", Presence::Required, nullptr,
+       [](const RunMetadata& m) { return json(m.class_names); },
+       [](const json& j, RunMetadata& m, const std::string& origin) {
+         const json& names = field(j, "class_names", origin);
+         if (!names.is_array()) fail(origin, "meta.json: 'class_names' is not a list");
+         for (const json& n : names) {
+           if (!n.is_string()) fail(origin, "meta.json: 'class_names' holds a non-string");
+           m.class_names.push_back(n.get<std::string>());
+         }
+         if (!m.class_names.empty() && m.class_names.size() != size_t(m.classes)) {
+           fail(origin, "meta.json: " + std::to_string(m.class_names.size()) + " class names for " +
+                            std::to_string(m.classes) + " classes");
+         }
+       }},
+      integers("class_counts", &RunMetadata::class_counts, kMaxClasses),
+      text("class_counts_source", &RunMetadata::class_counts_source),
+      maybe_integer("batch_size", &RunMetadata::batch_size, Presence::Nullable, 1, INT64_MAX),
+      integer("ignore_index", &RunMetadata::ignore_index, INT32_MIN, INT32_MAX),
+      flag("complete", &RunMetadata::complete),
+      text("incomplete_reason", &RunMetadata::incomplete_reason),
+      {"failed_ranks", Presence::Required, nullptr,
+       [](const RunMetadata& m) { return json(m.failed_ranks); },
+       [](const json& j, RunMetadata& m, const std::string& origin) {
+         for (int64_t r : int_list(j, "failed_ranks", origin, kMaxWorldSize)) {
+           if (r < 0 || r >= m.world_size)
+             fail(origin, "meta.json: failed rank " + std::to_string(r) + " out of range");
+           m.failed_ranks.push_back(static_cast<int>(r));
+         }
+       }},
+      optional_text("sync_note", &RunMetadata::sync_note),
+      optional_text("dataset", &RunMetadata::dataset),
+      optional_text("launcher", &RunMetadata::launcher),
+      maybe_integer("epoch", &RunMetadata::epoch, Presence::Optional, 0, INT64_MAX),
+      optional_text("stage", &RunMetadata::stage),
+      maybe_integer("validation_in_epoch", &RunMetadata::validation_in_epoch, Presence::Optional, 0,
+                    INT32_MAX),
+      maybe_integer("dataloader_idx", &RunMetadata::dataloader_idx, Presence::Optional, 0,
+                    INT32_MAX),
+      {"recorded_settings", Presence::Optional,
+       [](const RunMetadata& m) { return m.recorded.has_value(); },
+       [](const RunMetadata& m) { return json::parse(m.recorded->text); },
+       [](const json& j, RunMetadata& m, const std::string& origin) {
+         const json& r = field(j, "recorded_settings", origin);
+         if (!r.is_object()) fail(origin, "meta.json: 'recorded_settings' is not an object");
+         m.recorded = parse_recorded_settings(r.dump(), origin + ": meta.json");
+       }},
+  };
+  return fields;
+}
+
+json meta_json(const RunFile& run, const std::map<std::string, std::string>& members) {
+  json j;
+  for (const MetaField& f : meta_fields()) {
+    if (f.presence == Presence::Optional && !f.is_set(run.meta)) continue;
+    const bool null = f.presence == Presence::Nullable && !f.is_set(run.meta);
+    j[f.key] = null ? json(nullptr) : f.write(run.meta);
+  }
+  std::vector<int64_t> sizes;
+  sizes.reserve(size_t(run.records.world_size()));
+  for (int r = 0; r < run.records.world_size(); ++r) sizes.push_back(run.records.rank_size(r));
+  j["records_per_rank"] = sizes;
+  json sums = json::object();
+  for (const auto& [name, bytes] : members) {
+    sums[name] = {{"sha256", sha256_hex(bytes)}, {"bytes", bytes.size()}};
+  }
+  j["members"] = sums;
+  return j;
+}
+
+RunMetadata parse_meta(const json& j, const std::string& origin) {
   if (!j.is_object()) fail(origin, "meta.json is not a JSON object");
-  if (string_field(j, "format", origin) != kRunFormatName)
-    fail(origin, "meta.json: not a ShardLens run file (format is not 'shardlens-run')");
-  RunMeta m;
-  m.format_version = static_cast<int>(int_field(j, "format_version", origin, 1, 1 << 20));
-  if (m.format_version > kRunFormatVersion) {
-    fail(origin, "run file format version " + std::to_string(m.format_version) +
-                     " is newer than this ShardLens supports (" +
-                     std::to_string(kRunFormatVersion) + ")");
-  }
-  m.created_by = string_field(j, "created_by", origin);
-  m.source = string_field(j, "source", origin);
-  m.backend = string_field(j, "backend", origin);
-  m.torch_version = string_field(j, "torch_version", origin);
-  const json& sc = field(j, "scenario", origin);
-  if (!sc.is_null()) m.scenario = scenario_from_json(sc, origin + ": meta.json scenario");
-  m.classes = static_cast<int32_t>(int_field(j, "classes", origin, 1, kMaxClasses));
-  m.world_size = static_cast<int>(int_field(j, "world_size", origin, 1, kMaxWorldSize));
-  // Per-index state is allocated from it: bounded like every dataset.
-  m.dataset_size = int_field(j, "dataset_size", origin, 0, kMaxSamples);
-  const json& names = field(j, "class_names", origin);
-  if (!names.is_array()) fail(origin, "meta.json: 'class_names' is not a list");
-  for (const json& n : names) {
-    if (!n.is_string()) fail(origin, "meta.json: 'class_names' holds a non-string");
-    m.class_names.push_back(n.get<std::string>());
-  }
-  if (!m.class_names.empty() && m.class_names.size() != size_t(m.classes)) {
-    fail(origin, "meta.json: " + std::to_string(m.class_names.size()) + " class names for " +
-                     std::to_string(m.classes) + " classes");
-  }
-  m.class_counts = int_list(j, "class_counts", origin, kMaxClasses);
-  m.class_counts_source = string_field(j, "class_counts_source", origin);
-  const json& b = field(j, "batch_size", origin);
-  if (!b.is_null()) m.batch_size = int_field(j, "batch_size", origin, 1, INT64_MAX);
-  m.ignore_index = static_cast<int>(int_field(j, "ignore_index", origin, INT32_MIN, INT32_MAX));
-  m.complete = bool_field(j, "complete", origin);
-  m.incomplete_reason = string_field(j, "incomplete_reason", origin);
-  for (int64_t r : int_list(j, "failed_ranks", origin, kMaxWorldSize)) {
-    if (r < 0 || r >= m.world_size)
-      fail(origin, "meta.json: failed rank " + std::to_string(r) + " out of range");
-    m.failed_ranks.push_back(static_cast<int>(r));
-  }
-  if (j.contains("sync_note")) m.sync_note = string_field(j, "sync_note", origin);  // optional
-  if (j.contains("dataset")) m.dataset = string_field(j, "dataset", origin);        // optional
-  if (j.contains("launcher")) m.launcher = string_field(j, "launcher", origin);     // optional
-  if (j.contains("epoch")) m.epoch = int_field(j, "epoch", origin, 0, INT64_MAX);   // optional
-  if (j.contains("stage")) m.stage = string_field(j, "stage", origin);              // optional
-  if (j.contains("validation_in_epoch"))
-    m.validation_in_epoch = int_field(j, "validation_in_epoch", origin, 0, INT32_MAX);
-  if (j.contains("dataloader_idx"))
-    m.dataloader_idx = int_field(j, "dataloader_idx", origin, 0, INT32_MAX);
-  if (j.contains("recorded_settings")) {
-    const json& r = j["recorded_settings"];
-    if (!r.is_object()) fail(origin, "meta.json: 'recorded_settings' is not an object");
-    m.recorded = parse_recorded_settings(r.dump(), origin + ": meta.json");
+  RunMetadata m;
+  for (const MetaField& f : meta_fields()) {
+    const auto it = j.find(f.key);
+    if (f.presence == Presence::Optional && it == j.end()) continue;
+    if (f.presence == Presence::Nullable && field(j, f.key, origin).is_null()) continue;
+    f.read(j, m, origin);
   }
   return m;
 }
@@ -246,7 +331,7 @@ void check_readable_size(const RunFile& run) {
 }  // namespace
 
 void validate_run(const RunFile& run, const std::string& origin) {
-  const RunMeta& m = run.meta;
+  const RunMetadata& m = run.meta;
   const int32_t c = m.classes;
   if (c < 1 || c > kMaxClasses) fail(origin, "class count " + std::to_string(c) + " out of range");
   if (m.world_size < 1 || m.world_size > kMaxWorldSize)
@@ -373,7 +458,7 @@ RunFile parse_run_members(const std::map<std::string, std::string>& members,
   const json j = meta_json_of(members, origin);
   RunFile run;
   run.meta = parse_meta(j, origin);
-  const RunMeta& m = run.meta;
+  const RunMetadata& m = run.meta;
 
   // Checksums: every member but meta.json is listed, every listed member is there and intact.
   const json& sums = field(j, "members", origin);
@@ -471,7 +556,7 @@ std::map<std::string, std::string> members_under(const std::map<std::string, std
 }
 
 // What tells an evaluation from the others of its run.
-json evaluation_key(const RunMeta& m) {
+json evaluation_key(const RunMetadata& m) {
   json k = {{"epoch", m.epoch ? json(*m.epoch) : json(nullptr)}};
   if (!m.stage.empty()) k["stage"] = m.stage;
   if (m.validation_in_epoch) k["validation_in_epoch"] = *m.validation_in_epoch;
@@ -481,7 +566,7 @@ json evaluation_key(const RunMeta& m) {
 
 // Other stages after test, by name.
 using OrderKey = std::tuple<int64_t, int, int64_t, int64_t, std::string>;
-OrderKey order_key(const RunMeta& m) {
+OrderKey order_key(const RunMetadata& m) {
   const bool validate = m.stage.empty() || m.stage == "validate";
   const int stage = validate ? 0 : m.stage == "test" ? 1 : 2;
   return {m.epoch.value_or(-1), stage, m.validation_in_epoch.value_or(-1),
@@ -572,7 +657,7 @@ std::vector<RunFile> run_epochs_from_members(const std::map<std::string, std::st
 
 }  // namespace
 
-bool evaluation_before(const RunMeta& a, const RunMeta& b) {
+bool evaluation_before(const RunMetadata& a, const RunMetadata& b) {
   return order_key(a) < order_key(b);
 }
 
@@ -611,7 +696,7 @@ std::vector<std::pair<std::string, std::string>> run_epochs_members(
   // Version 2 (readable by older ShardLens) when the epoch alone tells them apart.
   bool by_epoch = true;
   for (size_t k = 0; k < epochs.size(); ++k) {
-    const RunMeta& m = epochs[k].meta;
+    const RunMetadata& m = epochs[k].meta;
     if (!m.epoch)
       throw InputError("run file: evaluation " + std::to_string(k) + " has no epoch number");
     if (k > 0 && !evaluation_before(epochs[k - 1].meta, m))

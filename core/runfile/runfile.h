@@ -16,15 +16,13 @@
 #include <utility>
 #include <vector>
 
-#include "core/diagnosis/diagnosis.h"
-#include "core/evaluation/recorded_settings.h"
-#include "core/evaluation/scenario.h"
+#include "core/evaluation/run_metadata.h"
 #include "core/model/matrix.h"
 #include "core/model/records.h"
 
 namespace shardlens {
 
-inline constexpr int kRunFormatVersion = 1;
+inline constexpr int kRunFormatVersion = 1;  // RunMetadata::format_version of a new file
 // Several epochs in one file: a top-level meta.json lists them, and each epoch's members
 // (a version-1 run) are prefixed "epoch<e>_". A single epoch is always written as version 1.
 inline constexpr int kRunFormatVersionEpochs = 2;
@@ -35,42 +33,8 @@ inline constexpr int kRunFormatVersionEpochs = 2;
 inline constexpr int kRunFormatVersionEvaluations = 3;
 inline constexpr const char* kRunFormatName = "shardlens-run";
 
-struct RunMeta {
-  int format_version = kRunFormatVersion;
-  std::string source = "simulated";  // "simulated", "real", "imported"
-  std::optional<Scenario> scenario;  // absent for imports of foreign dumps
-  int32_t classes = 0;
-  std::vector<std::string> class_names;         // empty, or one per class
-  std::vector<int64_t> class_counts;            // true count per class
-  std::string class_counts_source = "dataset";  // or "distinct-records" (an estimate)
-  int64_t dataset_size = 0;
-  std::string dataset;           // the dataset spec, when known (imports with --dataset); optional
-  std::optional<int64_t> epoch;  // the epoch evaluated, when known; optional
-  // Which evaluation of the epoch, when the run had several (optional): Lightning's stage
-  // ("validate", "test"), the validation within the epoch (val_check_interval) and the
-  // validation dataloader.
-  std::string stage;
-  std::optional<int64_t> validation_in_epoch;
-  std::optional<int64_t> dataloader_idx;
-  // The settings the recorder saw in the user's run (`settings_json` of the dumps); optional.
-  std::optional<RecordedSettings> recorded;
-  int world_size = 0;
-  std::string backend = "simulated";  // "simulated", "gloo", "nccl", "import"
-  std::string torch_version;          // torch semantics imitated, or the real one used
-  std::optional<int64_t> batch_size;
-  int ignore_index = -1;
-  bool complete = true;
-  std::string incomplete_reason;  // why, when not complete (e.g. "rank 2 failed: ...")
-  std::vector<int> failed_ranks;
-  // Who started a real run's ranks: "shardlens" (its own launcher), "torchrun", "env",
-  // "slurm", "openmpi" or "pmi" (core/platform/launcher_env.h); empty for other sources.
-  std::string launcher;
-  std::string sync_note;   // set when a real run's sync could not use the wire as asked
-  std::string created_by;  // "ShardLens 0.1.0"
-};
-
 struct RunFile {
-  RunMeta meta;
+  RunMetadata meta;  // written to and read from meta.json
   StoredRecords records;
   std::vector<Matrix> per_rank;
   Matrix synced;  // classes == 0 when the run ended before synchronizing
@@ -105,7 +69,7 @@ void save_run_epochs(const std::vector<RunFile>& epochs, const std::string& path
 
 // The order of a run's evaluations: by epoch, then validate before test, then the validation
 // within the epoch, then the dataloader.
-bool evaluation_before(const RunMeta& a, const RunMeta& b);
+bool evaluation_before(const RunMetadata& a, const RunMetadata& b);
 
 // Checks the invariants a run must satisfy (used by save and load; `origin` names the file).
 void validate_run(const RunFile& run, const std::string& origin);

@@ -15,9 +15,9 @@ namespace {
 int validations_in_epoch(const std::vector<const Evaluation*>& runs, const Evaluation& run) {
   int count = 1;
   for (const Evaluation* p : runs)
-    if (const Evaluation& e = *p;
-        e.epoch == run.epoch && e.stage == run.stage && e.dataloader == run.dataloader)
-      count = std::max(count, e.validation + 1);
+    if (const Evaluation& e = *p; e.epoch() == run.epoch() && e.meta.stage == run.meta.stage &&
+                                  e.dataloader() == run.dataloader())
+      count = std::max(count, e.validation() + 1);
   return count;
 }
 
@@ -96,26 +96,26 @@ LikeScenario scenario_like(const std::vector<const Evaluation*>& runs, size_t wh
   const Evaluation& run = *runs.at(which);
   LikeScenario out;
   Scenario& s = out.scenario;
-  if (run.provenance.scenario_recorded) {
+  if (run.scenario_recorded()) {
     // Made by ShardLens (a saved simulation, `shardlens-cli run`): its own scenario.
-    s = run.scenario;
+    s = run.scenario();
     return out;
   }
-  if (!run.provenance.recorded)
+  if (!run.meta.recorded)
     throw InputError(origin +
                      ": records no settings (no scenario, and its dumps carry no settings_json: "
                      "an older recorder, or dumps written by hand), so there is nothing to "
                      "simulate it like; simulate with explicit flags (--world-size, --batch-size, "
                      "--sampler, --shuffle, --seed, --epoch, --limit-batches) and compare the "
                      "result with `shardlens-cli compare`");
-  const RecordedSettings& r = *run.provenance.recorded;
+  const RecordedSettings& r = *run.meta.recorded;
   const std::string stem = std::filesystem::path(origin).stem().string();
   s.name = stem + "-like";
   s.title = "Simulation like " + stem + " (" + evaluation_label(run) + ")";
-  s.dataset = run.dataset;
+  s.dataset = run.meta.dataset;
   s.predictor.clear();  // the run's own predictions unless one is given
-  s.ignore_index = run.ignore_index;
-  s.sampler.world_size = int(r.world_size.value_or(run.world_size));
+  s.ignore_index = run.meta.ignore_index;
+  s.sampler.world_size = int(r.world_size.value_or(run.meta.world_size));
   set_sampler(r, out);
   if (r.shuffle) {
     s.sampler.shuffle = *r.shuffle;
@@ -130,13 +130,13 @@ LikeScenario scenario_like(const std::vector<const Evaluation*>& runs, size_t wh
   if (r.sampler_epoch) {
     s.sampler.epoch = *r.sampler_epoch;
   } else {
-    s.sampler.epoch = run.epoch;
+    s.sampler.epoch = run.epoch();
     out.notes.push_back("the sampler's epoch was not recorded: the run's epoch " +
-                        std::to_string(run.epoch) + " assumed");
+                        std::to_string(run.epoch()) + " assumed");
   }
   s.sampler.drop_last = r.sampler_drop_last.value_or(false);
   s.loader.drop_last = r.loader_drop_last.value_or(false);
-  if (const auto b = r.batch_size ? r.batch_size : run.batch_size) {
+  if (const auto b = r.batch_size ? r.batch_size : run.meta.batch_size) {
     s.loader.batch_size = *b;
   } else {
     out.unknown.push_back({"--batch-size", "the loader's batch size was not recorded"});
@@ -173,7 +173,7 @@ std::shared_ptr<const DatasetInputs> inputs_like(const Evaluation& run, const Sc
     return load_inputs(s);
   }
   // The run's own predictions (and targets): one per dataset index, first record wins.
-  const int64_t n = run.dataset_size;
+  const int64_t n = run.meta.dataset_size;
   std::vector<int32_t> prediction(size_t(n), -1), target(size_t(n), -1);
   for (int r = 0; r < run.records->world_size(); ++r)
     for_each_record(*run.records, r, [&](const Record& rec) {
@@ -203,8 +203,8 @@ std::shared_ptr<const DatasetInputs> inputs_like(const Evaluation& run, const Sc
     labels->targets = std::move(target);
     labels->num_classes = run.classes();
     labels->source = origin + " (targets as recorded)";
-    if (run.class_names != class_names_or_numbers({}, run.classes()))
-      labels->class_names = run.class_names;
+    if (run.meta.class_names != class_names_or_numbers({}, run.classes()))
+      labels->class_names = run.meta.class_names;
   }
   return make_inputs(std::move(labels), std::move(prediction));
 }
@@ -213,12 +213,12 @@ Evaluation simulate_like(const Scenario& s, const Evaluation& run,
                          std::shared_ptr<const DatasetInputs> inputs) {
   Scenario one = s;
   // The wrapped sampler's pass, as simulate_validations numbers it.
-  if (s.validations_per_epoch > 1 && run.validation >= 0)
-    one.sampler.inner_iteration = s.sampler.epoch * s.validations_per_epoch + run.validation;
+  if (s.validations_per_epoch > 1 && run.validation() >= 0)
+    one.sampler.inner_iteration = s.sampler.epoch * s.validations_per_epoch + run.validation();
   Evaluation e = evaluate(one, std::move(inputs));
-  e.validation = run.validation;
-  e.dataloader = run.dataloader;
-  e.stage = run.stage;
+  e.meta.validation_in_epoch = run.meta.validation_in_epoch;
+  e.meta.dataloader_idx = run.meta.dataloader_idx;
+  e.meta.stage = run.meta.stage;
   return e;
 }
 

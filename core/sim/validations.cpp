@@ -30,7 +30,7 @@ std::vector<Evaluation> simulate_validations(const Scenario& s,
     Scenario one = s;
     one.sampler.inner_iteration = s.sampler.epoch * k + v;
     Evaluation e = evaluate(one, inputs, progress);
-    e.validation = v;
+    e.meta.validation_in_epoch = v;
     out.push_back(std::move(e));
   }
   mark_repeated_validations(out);

@@ -472,7 +472,7 @@ TEST(Lessons, ReportedCasesGiveTheirNumbers) {
   {
     // MNIST's 10,000 test images on 3 GPUs: DistributedSampler pads to ceil(10000 / 3) * 3.
     const Evaluation e = simulate(find_lesson(all, "mnist-padding-3-gpus").scenario);
-    EXPECT_EQ(e.dataset_size, 10000);
+    EXPECT_EQ(e.meta.dataset_size, 10000);
     EXPECT_EQ(total(*e.synced), (10000 + 2) / 3 * 3);
     EXPECT_EQ(total(*e.synced), 10002);
   }

@@ -48,8 +48,8 @@ TEST(Evaluation, ALessonSavedAsARunIsTheSameEvaluation) {
     EXPECT_EQ(run.expected, sim.expected) << name;
     EXPECT_EQ(run.expected_distinct, sim.expected_distinct) << name;
     EXPECT_EQ(run.times_evaluated, sim.times_evaluated) << name;
-    EXPECT_EQ(run.class_names, sim.class_names) << name;
-    EXPECT_EQ(run.class_counts, sim.class_counts) << name;
+    EXPECT_EQ(run.meta.class_names, sim.meta.class_names) << name;
+    EXPECT_EQ(run.meta.class_counts, sim.meta.class_counts) << name;
     EXPECT_EQ(patterns(run.diagnosis), patterns(sim.diagnosis)) << name;
     EXPECT_EQ(run.diagnosis.mismatched_rows, sim.diagnosis.mismatched_rows) << name;
     // The run knows no plan and no per-index predictions; nothing stands in for them.
@@ -127,7 +127,7 @@ TEST(Evaluation, RunThatEvaluatedEverySampleKnowsTheExpectedMatrix) {
   ASSERT_TRUE(e.difference().has_value());
   EXPECT_EQ(e.difference()->at(0, 0), 1);  // the padding duplicate
   EXPECT_EQ(e.times_evaluated, (std::vector<uint8_t>{2, 1, 1, 1, 1, 1, 1}));
-  EXPECT_EQ(e.class_names, (std::vector<std::string>{"cat", "dog", "émeu"}));
+  EXPECT_EQ(e.meta.class_names, (std::vector<std::string>{"cat", "dog", "émeu"}));
 }
 
 // A sample never evaluated has no known prediction: no expected matrix, and the reason.

@@ -417,8 +417,8 @@ TEST_F(ImportTest, SubsetsAndTheExpectedMatrix) {
   subset.dataset = "synthetic:classes=3,per-class=4,first=10";
   const Evaluation e =
       evaluation_from_run(import_dumps({write_text("ten.csv", csv_of(10))}, subset), "ten");
-  EXPECT_EQ(e.dataset_size, 10);
-  EXPECT_EQ(e.dataset, subset.dataset);
+  EXPECT_EQ(e.meta.dataset_size, 10);
+  EXPECT_EQ(e.meta.dataset, subset.dataset);
   ASSERT_TRUE(e.expected.has_value());
   Matrix want(3);
   for (int64_t i = 0; i < 10; ++i) want.at(labels.targets[i], (labels.targets[i] + i) % 3) += 1;
@@ -481,7 +481,7 @@ TEST_F(ImportTest, EpochsAreImportedTogether) {
   const std::vector<Evaluation> back = load_run_evaluations(path("epochs.slrun"));
   ASSERT_EQ(back.size(), 3u);
   for (size_t k = 0; k < 3; ++k) {
-    EXPECT_EQ(back[k].epoch, int64_t(k));
+    EXPECT_EQ(back[k].epoch(), int64_t(k));
     EXPECT_EQ(back[k].provenance.epochs, 3u);
     EXPECT_EQ(back[k].synced, run.epochs[k].synced);
   }

@@ -178,8 +178,8 @@ TEST_F(ImportSettingsTest, SettingsAreReadCheckedAndCarried) {
   EXPECT_FALSE(run.meta.validation_in_epoch.has_value());  // one validation: no number
   save_run_epochs(imported.epochs, path("run.slrun"));
   const Evaluation e = load_run_evaluation(path("run.slrun"));
-  ASSERT_TRUE(e.provenance.recorded.has_value());
-  EXPECT_NE(e.provenance.recorded->text.find("future_key"), std::string::npos);
+  ASSERT_TRUE(e.meta.recorded.has_value());
+  EXPECT_NE(e.meta.recorded->text.find("future_key"), std::string::npos);
   const std::string text = report_text(e);
   EXPECT_NE(text.find("Recorded settings: lightning, sampler distributed(shuffle=True, seed=42"),
             std::string::npos)

@@ -176,7 +176,7 @@ TEST(Validations, EveryValidationOfTheEpochSeesTheSameSubset) {
   const std::vector<Evaluation> v = simulate_validations(s);
   ASSERT_EQ(v.size(), 3u);
   for (size_t k = 0; k < v.size(); ++k) {
-    EXPECT_EQ(v[k].validation, int(k));
+    EXPECT_EQ(v[k].validation(), int(k));
     EXPECT_EQ(v[k].times_evaluated, v[0].times_evaluated);
     EXPECT_TRUE(has_pattern(v[k], Pattern::RepeatedValidationSubset));
   }

@@ -11,6 +11,7 @@
 #include "core/realrun/rank_launcher.h"
 #include "core/realrun/rank_loop.h"
 #include "core/realrun/rank_sync.h"
+#include "core/runfile/run_evaluation.h"
 #include "core/torchsem/sync.h"
 #include "tests/common/test_rows.h"
 #include "tests/core/rank_fakes.h"
@@ -380,8 +381,11 @@ TEST(RankLoop, RanksPublishWhatAssemblyNeeds) {
   EXPECT_EQ(run.records.rank_size(0), 4);
   EXPECT_EQ(run.records.rank_size(1), 4);
   // The single-process matrix over 0..6: (0,0) (1,1) (2,1) (0,0) (1,1) (2,1) (0,0).
-  ASSERT_TRUE(run.expected.has_value());
-  EXPECT_EQ(run.expected->cells, matrix({3, 0, 0, 0, 2, 0, 0, 2, 0}).cells);
+  // Built from the records when the run is opened (complete_evaluation), not stored.
+  EXPECT_FALSE(run.expected.has_value());
+  const Evaluation opened = evaluation_from_run(run, "assembled");
+  ASSERT_TRUE(opened.expected.has_value());
+  EXPECT_EQ(opened.expected->cells, matrix({3, 0, 0, 0, 2, 0, 0, 2, 0}).cells);
   // The all-reduce counts index 0 twice (rank 1's padding): one more (0, 0).
   EXPECT_EQ(run.synced.cells, matrix({4, 0, 0, 0, 2, 0, 0, 2, 0}).cells);
   EXPECT_EQ(run.per_rank[1].cells, matrix({2, 0, 0, 0, 1, 0, 0, 1, 0}).cells);

@@ -188,7 +188,7 @@ TEST(RunFile, IncompleteRunWithoutSync) {
   EXPECT_EQ(shown.find("rank 0 exited"), std::string::npos) << shown;
   EXPECT_NE(shown.find("rank 1 failed: connection closed; …"), std::string::npos) << shown;
   EXPECT_EQ(e.per_rank, back.per_rank);
-  EXPECT_EQ(e.failed_ranks, std::vector<int>{1});
+  EXPECT_EQ(e.meta.failed_ranks, std::vector<int>{1});
   EXPECT_FALSE(e.synced.has_value());
   EXPECT_FALSE(e.diagnosis.correct);
   EXPECT_TRUE(e.diagnosis.mismatched_rows.empty());
@@ -346,14 +346,14 @@ print("ok")
 TEST(RunFile, RecordedTorchVersionChoosesTheSemantics) {
   RunFile run = shardlens::test::small_run();
   run.meta.torch_version = "2.15.0+cu130";
-  EXPECT_EQ(evaluation_from_run(run, "r.slrun").scenario.sampler.torch.to_string(), "2.15");
+  EXPECT_EQ(evaluation_from_run(run, "r.slrun").scenario().sampler.torch.to_string(), "2.15");
   run.meta.torch_version = "1.13.1";
-  EXPECT_EQ(evaluation_from_run(run, "r.slrun").scenario.sampler.torch.to_string(), "1.13");
+  EXPECT_EQ(evaluation_from_run(run, "r.slrun").scenario().sampler.torch.to_string(), "1.13");
   run.meta.torch_version = "unknown";
-  EXPECT_EQ(evaluation_from_run(run, "r.slrun").scenario.sampler.torch, TorchVersion{});
+  EXPECT_EQ(evaluation_from_run(run, "r.slrun").scenario().sampler.torch, TorchVersion{});
   Scenario s;
   s.sampler.torch = TorchVersion::parse("2.7");
   run.meta.scenario = s;
   run.meta.torch_version = "1.13.0";
-  EXPECT_EQ(evaluation_from_run(run, "r.slrun").scenario.sampler.torch.to_string(), "2.7");
+  EXPECT_EQ(evaluation_from_run(run, "r.slrun").scenario().sampler.torch.to_string(), "2.7");
 }

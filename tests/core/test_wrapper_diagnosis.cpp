@@ -272,8 +272,8 @@ TEST_P(WrapperSimulationAndImport, Agree) {
   in.records = e.records.get();
   in.per_rank = &e.per_rank;
   in.reported = &*e.synced;
-  in.dataset_size = e.dataset_size;
-  in.class_counts = e.class_counts;
+  in.dataset_size = e.meta.dataset_size;
+  in.class_counts = e.meta.class_counts;
   in.sampler = SamplerKind::LightningWrapper;
   in.inner_with_replacement = true;
   in.seed_everything_seed = 0;

@@ -249,7 +249,7 @@ class TestFigureText : public QObject {
     const auto rows = e.synced->row_sums();
     std::vector<int> wrong;
     for (int c = 0; c < 100; ++c)
-      if (rows[size_t(c)] != e.class_counts[size_t(c)]) wrong.push_back(c);
+      if (rows[size_t(c)] != e.meta.class_counts[size_t(c)]) wrong.push_back(c);
     QCOMPARE(int(wrong.size()), 1);
     const int c = wrong.front();
     const auto figures = figureSet(e, {}, HeatmapStyle{}, {});
@@ -266,7 +266,7 @@ class TestFigureText : public QObject {
     QVERIFY2(has(QString::number(c)), qPrintable(QString::number(c)));
     const QString sums = QStringLiteral("%1 ≠ %2")
                              .arg(qlonglong(rows[size_t(c)]))
-                             .arg(qlonglong(e.class_counts[size_t(c)]));
+                             .arg(qlonglong(e.meta.class_counts[size_t(c)]));
     QVERIFY2(joined(items).contains(sums), qPrintable(sums + joined(items)));
     // Σ col only with column sums beside it: at 100 classes in 640 pt they do not fit.
     if (has(QStringLiteral("Σ col"))) {

@@ -101,8 +101,8 @@ class TestRealRun : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(w.realRunComparison() != nullptr, 180000);
     QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
     QVERIFY(w.showingRun());
-    QVERIFY(w.result()->eval.provenance.complete);
-    QCOMPARE(w.result()->eval.world_size, 2);
+    QVERIFY(w.result()->eval.meta.complete);
+    QCOMPARE(w.result()->eval.meta.world_size, 2);
     CompareDialog* compare = w.realRunComparison();
     QVERIFY2(compare->comparison().equal, qPrintable(compare->summary()));
     QCOMPARE(compare->summary(), QStringLiteral("The reported matrices are equal."));
@@ -172,7 +172,7 @@ class TestRealRun : public QObject {
     QVERIFY2(QString::fromStdString(run.meta.incomplete_reason).contains(QStringLiteral("cancel")),
              run.meta.incomplete_reason.c_str());
     QTRY_VERIFY_WITH_TIMEOUT(w.showingRun(), 30000);
-    QVERIFY(!w.result()->eval.provenance.complete);
+    QVERIFY(!w.result()->eval.meta.complete);
   }
 
   void aRankThatDiesIsNamedAndItsPartialRunOpened() {
@@ -192,7 +192,7 @@ class TestRealRun : public QObject {
     QVERIFY2(w.lastError().contains(QStringLiteral("rank 1")), qPrintable(w.lastError()));
     QVERIFY2(w.lastError().contains(QStringLiteral("died.slrun")), qPrintable(w.lastError()));
     QTRY_VERIFY_WITH_TIMEOUT(w.showingRun(), 30000);
-    QVERIFY(!w.result()->eval.provenance.complete);
+    QVERIFY(!w.result()->eval.meta.complete);
   }
 
   void refusesDatasetsWithoutInputs() {

@@ -143,7 +143,7 @@ class TestRunFile : public QObject {
     QSignalSpy shown(&w, &MainWindow::resultShown);
     w.openRun(path);
     QVERIFY(shown.wait(30000));
-    QCOMPARE(w.result()->eval.epoch, int64_t(0));
+    QCOMPARE(w.result()->eval.epoch(), int64_t(0));
     QVERIFY(w.result()->epochs && w.result()->epochs->size() == 3);
     QVERIFY(w.runBanner()->detailsText().contains(QStringLiteral("Epoch 0 (1 of 3 recorded")));
     QAction* next = nullptr;
@@ -152,21 +152,21 @@ class TestRunFile : public QObject {
     QVERIFY(next && next->isEnabled());
     const Matrix first = *w.result()->eval.synced;
     next->trigger();
-    QCOMPARE(w.result()->eval.epoch, int64_t(1));
+    QCOMPARE(w.result()->eval.epoch(), int64_t(1));
     QCOMPARE(*w.result()->eval.synced, epochs[1].synced);
     QVERIFY(!(*w.result()->eval.synced == first));  // the seed lesson's rows drift
     next->trigger();
     next->trigger();
-    QCOMPARE(w.result()->eval.epoch, int64_t(0));  // wrapped round
+    QCOMPARE(w.result()->eval.epoch(), int64_t(0));  // wrapped round
     // The banner's own stepper, as the scenario panel's is for a simulation.
     auto* bannerNext = w.runBanner()->findChild<QToolButton*>(QStringLiteral("runNextEpoch"));
     QVERIFY(bannerNext && bannerNext->isVisibleTo(w.runBanner()));
     bannerNext->click();
-    QCOMPARE(w.result()->eval.epoch, int64_t(1));
+    QCOMPARE(w.result()->eval.epoch(), int64_t(1));
     auto* bannerPrevious =
         w.runBanner()->findChild<QToolButton*>(QStringLiteral("runPreviousEpoch"));
     bannerPrevious->click();
-    QCOMPARE(w.result()->eval.epoch, int64_t(0));
+    QCOMPARE(w.result()->eval.epoch(), int64_t(0));
     QChartView* chart = w.charts()->epochChart();
     QVERIFY(!chart->isHidden());
     const auto series = chart->chart()->series();
@@ -318,7 +318,7 @@ class TestRunFile : public QObject {
     QSignalSpy shown(&w, &MainWindow::resultShown);
     QVERIFY(w.importDumps({good}, QString(), 2, out));
     QVERIFY(shown.wait(30000));
-    QCOMPARE(w.result()->eval.provenance.source, std::string("imported"));
+    QCOMPARE(w.result()->eval.meta.source, std::string("imported"));
     QCOMPARE(w.result()->eval.synced->total(), 3.0);
   }
 

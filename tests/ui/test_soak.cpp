@@ -138,7 +138,7 @@ class TestSoak : public QObject {
         QVERIFY(w.result());
         if (expectedRun.isEmpty()) {
           QVERIFY2(!w.showingRun(), qPrintable(QString::number(step)));
-          const Scenario& shownScenario = w.result()->eval.scenario;
+          const Scenario& shownScenario = w.result()->eval.scenario();
           QCOMPARE(shownScenario.sampler.seed, w.scenario().sampler.seed);
           QCOMPARE(shownScenario.sampler.world_size, w.scenario().sampler.world_size);
           QCOMPARE(shownScenario.sampler.epoch, w.scenario().sampler.epoch);

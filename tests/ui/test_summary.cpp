@@ -94,7 +94,7 @@ class TestSummary : public QObject {
     int64_t inDataset = 0;
     const auto all = samplesOf(e, SampleScope::Expected, -1, cls, cls, 1, &inDataset);
     QCOMPARE(all.size(), size_t(1));
-    QCOMPARE(inDataset, e.class_counts[size_t(cls)]);  // perfect predictions
+    QCOMPARE(inDataset, e.meta.class_counts[size_t(cls)]);  // perfect predictions
     QVERIFY(samplesOf(e, SampleScope::Rank, 99, cls, cls, 10).empty());
   }
 
@@ -150,7 +150,7 @@ class TestSummary : public QObject {
       const int classes = std::min(sim.classes(), 6);
       for (int t = 0; t < classes; ++t)
         for (int p = 0; p < classes; ++p)
-          for (int r = -1; r < sim.world_size; ++r) {
+          for (int r = -1; r < sim.meta.world_size; ++r) {
             const SampleScope scope = r < 0 ? SampleScope::AllRanks : SampleScope::Rank;
             int64_t na = 0, nb = 0;
             const auto fast = samplesOf(sim, scope, r, t, p, 40, &na);

@@ -41,8 +41,8 @@ void ensureGuiApp() {
 }  // namespace
 
 QString figureTitle(const Evaluation& eval, const QString& view) {
-  const QString name = QString::fromStdString(eval.scenario.title.empty() ? eval.scenario.name
-                                                                          : eval.scenario.title);
+  const QString name = QString::fromStdString(
+      eval.scenario().title.empty() ? eval.scenario().name : eval.scenario().title);
   return name.isEmpty() ? view : name + QStringLiteral(" — ") + view;
 }
 

@@ -35,8 +35,8 @@ QStringList classOrderNames() {
 std::vector<double> trueRowCounts(const Evaluation& e) {
   if (e.expected) return e.expected->row_sums();
   std::vector<double> counts(size_t(e.classes()), 0.0);
-  for (size_t c = 0; c < counts.size() && c < e.class_counts.size(); ++c)
-    counts[c] = double(e.class_counts[c]);
+  for (size_t c = 0; c < counts.size() && c < e.meta.class_counts.size(); ++c)
+    counts[c] = double(e.meta.class_counts[c]);
   return counts;
 }
 
@@ -49,8 +49,8 @@ QString expectedUnknownText(const Evaluation& e) {
 
 std::vector<QString> classNames(const Evaluation& e) {
   std::vector<QString> names;
-  names.reserve(e.class_names.size());
-  for (const std::string& name : e.class_names) names.push_back(QString::fromStdString(name));
+  names.reserve(e.meta.class_names.size());
+  for (const std::string& name : e.meta.class_names) names.push_back(QString::fromStdString(name));
   return names;
 }
 
@@ -64,7 +64,7 @@ std::vector<int> classOrder(const Evaluation& e, ClassOrder order) {
       return QString::localeAwareCompare(names[size_t(a)], names[size_t(b)]) < 0;
     });
   } else if (order == ClassOrder::Count) {
-    const auto& n = e.class_counts;
+    const auto& n = e.meta.class_counts;
     std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) {
       const auto ca = size_t(a) < n.size() ? n[size_t(a)] : 0;
       const auto cb = size_t(b) < n.size() ? n[size_t(b)] : 0;
@@ -144,8 +144,8 @@ std::vector<double> permuted(const std::vector<double>& v, const std::vector<int
 
 HeatmapData rankHeatmap(const Evaluation& e, int rank, const MatrixOptions& o) {
   const Matrix& m = e.per_rank[size_t(rank)];
-  const bool failed =
-      std::find(e.failed_ranks.begin(), e.failed_ranks.end(), rank) != e.failed_ranks.end();
+  const bool failed = std::find(e.meta.failed_ranks.begin(), e.meta.failed_ranks.end(), rank) !=
+                      e.meta.failed_ranks.end();
   // A rank that reported a matrix other than the logged one was not synchronized.
   const bool ownReport = size_t(rank) < e.reported_per_rank.size() &&
                          e.reported_per_rank[size_t(rank)] && e.synced &&
