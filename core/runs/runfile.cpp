@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/files.h"
+#include "core/io/json_fields.h"
 #include "core/io/npy.h"
 #include "core/io/npz.h"
 #include "core/io/sha256.h"
@@ -87,114 +88,70 @@ json meta_json(const RunFile& run, const std::map<std::string, std::string>& mem
   return j;
 }
 
-// --- meta.json field readers: every wrong type names the field -----------------------------
-
-const json& field(const json& j, const char* key, const std::string& origin) {
-  auto it = j.find(key);
-  if (it == j.end()) fail(origin, std::string("meta.json lacks '") + key + "'");
-  return *it;
-}
-
-int64_t int_field(const json& j, const char* key, const std::string& origin, int64_t lo,
-                  int64_t hi) {
-  const json& v = field(j, key, origin);
-  if (!v.is_number_integer())
-    fail(origin, std::string("meta.json: '") + key + "' is not an integer");
-  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX))
-    fail(origin, std::string("meta.json: '") + key + "' is out of range");
-  const int64_t x = v.get<int64_t>();
-  if (x < lo || x > hi) {
-    fail(origin, std::string("meta.json: '") + key + "' = " + std::to_string(x) +
-                     " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  }
-  return x;
-}
-
-std::string string_field(const json& j, const char* key, const std::string& origin) {
-  const json& v = field(j, key, origin);
-  if (!v.is_string()) fail(origin, std::string("meta.json: '") + key + "' is not a string");
-  return v.get<std::string>();
-}
-
-bool bool_field(const json& j, const char* key, const std::string& origin) {
-  const json& v = field(j, key, origin);
-  if (!v.is_boolean()) fail(origin, std::string("meta.json: '") + key + "' is not true/false");
-  return v.get<bool>();
-}
-
-std::vector<int64_t> int_list(const json& j, const char* key, const std::string& origin,
-                              size_t max_len) {
-  const json& v = field(j, key, origin);
-  if (!v.is_array()) fail(origin, std::string("meta.json: '") + key + "' is not a list");
-  if (v.size() > max_len) fail(origin, std::string("meta.json: '") + key + "' is too long");
-  std::vector<int64_t> out;
-  for (const json& e : v) {
-    if (!e.is_number_integer() ||
-        (e.is_number_unsigned() && e.get<uint64_t>() > uint64_t(INT64_MAX)))
-      fail(origin, std::string("meta.json: '") + key + "' holds a non-integer");
-    out.push_back(e.get<int64_t>());
-  }
-  return out;
-}
-
 RunMeta parse_meta(const json& j, const std::string& origin) {
   if (!j.is_object()) fail(origin, "meta.json is not a JSON object");
-  if (string_field(j, "format", origin) != kRunFormatName)
+  const std::string meta = origin + ": meta.json";  // where a field's errors are
+  if (json_string(j, "format", meta) != kRunFormatName)
     fail(origin, "meta.json: not a ShardLens run file (format is not 'shardlens-run')");
   RunMeta m;
-  m.format_version = static_cast<int>(int_field(j, "format_version", origin, 1, 1 << 20));
+  m.format_version =
+      static_cast<int>(json_integer(j, "format_version", meta, 1, kMaxFormatVersionField));
   if (m.format_version > kRunFormatVersion) {
     fail(origin, "run file format version " + std::to_string(m.format_version) +
                      " is newer than this ShardLens supports (" +
                      std::to_string(kRunFormatVersion) + ")");
   }
-  m.created_by = string_field(j, "created_by", origin);
-  m.source = string_field(j, "source", origin);
-  m.backend = string_field(j, "backend", origin);
-  m.torch_version = string_field(j, "torch_version", origin);
-  const json& sc = field(j, "scenario", origin);
+  m.created_by = json_string(j, "created_by", meta);
+  m.source = json_string(j, "source", meta);
+  m.backend = json_string(j, "backend", meta);
+  m.torch_version = json_string(j, "torch_version", meta);
+  const json& sc = json_value(j, "scenario", meta);
   if (!sc.is_null()) m.scenario = scenario_from_json(sc, origin + ": meta.json scenario");
-  m.classes = static_cast<int32_t>(int_field(j, "classes", origin, 1, kMaxClasses));
-  m.world_size = static_cast<int>(int_field(j, "world_size", origin, 1, kMaxWorldSize));
+  m.classes = static_cast<int32_t>(json_integer(j, "classes", meta, 1, kMaxClasses));
+  m.world_size = static_cast<int>(json_integer(j, "world_size", meta, 1, kMaxWorldSize));
   // Per-index state is allocated from it: bounded like every dataset.
-  m.dataset_size = int_field(j, "dataset_size", origin, 0, kMaxSamples);
-  const json& names = field(j, "class_names", origin);
-  if (!names.is_array()) fail(origin, "meta.json: 'class_names' is not a list");
-  for (const json& n : names) {
-    if (!n.is_string()) fail(origin, "meta.json: 'class_names' holds a non-string");
-    m.class_names.push_back(n.get<std::string>());
-  }
+  m.dataset_size = json_integer(j, "dataset_size", meta, 0, kMaxSamples);
+  m.class_names = json_strings(j, "class_names", meta);
   if (!m.class_names.empty() && m.class_names.size() != size_t(m.classes)) {
     fail(origin, "meta.json: " + std::to_string(m.class_names.size()) + " class names for " +
                      std::to_string(m.classes) + " classes");
   }
-  m.class_counts = int_list(j, "class_counts", origin, kMaxClasses);
-  m.class_counts_source = string_field(j, "class_counts_source", origin);
-  const json& b = field(j, "batch_size", origin);
-  if (!b.is_null()) m.batch_size = int_field(j, "batch_size", origin, 1, INT64_MAX);
-  m.ignore_index = static_cast<int>(int_field(j, "ignore_index", origin, INT32_MIN, INT32_MAX));
-  m.complete = bool_field(j, "complete", origin);
-  m.incomplete_reason = string_field(j, "incomplete_reason", origin);
-  for (int64_t r : int_list(j, "failed_ranks", origin, kMaxWorldSize)) {
+  m.class_counts = json_integers(j, "class_counts", meta, kMaxClasses);
+  m.class_counts_source = json_string(j, "class_counts_source", meta);
+  const json& b = json_value(j, "batch_size", meta);
+  if (!b.is_null()) m.batch_size = json_integer(j, "batch_size", meta, 1, INT64_MAX);
+  m.ignore_index = static_cast<int>(json_integer(j, "ignore_index", meta, INT32_MIN, INT32_MAX));
+  m.complete = json_bool(j, "complete", meta);
+  m.incomplete_reason = json_string(j, "incomplete_reason", meta);
+  for (int64_t r : json_integers(j, "failed_ranks", meta, kMaxWorldSize)) {
     if (r < 0 || r >= m.world_size)
       fail(origin, "meta.json: failed rank " + std::to_string(r) + " out of range");
     m.failed_ranks.push_back(static_cast<int>(r));
   }
-  if (j.contains("sync_note")) m.sync_note = string_field(j, "sync_note", origin);  // optional
-  if (j.contains("dataset")) m.dataset = string_field(j, "dataset", origin);        // optional
-  if (j.contains("launcher")) m.launcher = string_field(j, "launcher", origin);     // optional
-  if (j.contains("epoch")) m.epoch = int_field(j, "epoch", origin, 0, INT64_MAX);   // optional
-  if (j.contains("stage")) m.stage = string_field(j, "stage", origin);              // optional
+  if (j.contains("sync_note")) m.sync_note = json_string(j, "sync_note", meta);     // optional
+  if (j.contains("dataset")) m.dataset = json_string(j, "dataset", meta);           // optional
+  if (j.contains("launcher")) m.launcher = json_string(j, "launcher", meta);        // optional
+  if (j.contains("epoch")) m.epoch = json_integer(j, "epoch", meta, 0, INT64_MAX);  // optional
+  if (j.contains("stage")) m.stage = json_string(j, "stage", meta);                 // optional
   if (j.contains("validation_in_epoch"))
-    m.validation_in_epoch = int_field(j, "validation_in_epoch", origin, 0, INT32_MAX);
+    m.validation_in_epoch = json_integer(j, "validation_in_epoch", meta, 0, INT32_MAX);
   if (j.contains("dataloader_idx"))
-    m.dataloader_idx = int_field(j, "dataloader_idx", origin, 0, INT32_MAX);
+    m.dataloader_idx = json_integer(j, "dataloader_idx", meta, 0, INT32_MAX);
   if (j.contains("recorded_settings")) {
-    const json& r = j["recorded_settings"];
-    if (!r.is_object()) fail(origin, "meta.json: 'recorded_settings' is not an object");
+    const json& r = json_object(j, "recorded_settings", meta);
     m.recorded = parse_recorded_settings(r.dump(), origin + ": meta.json");
   }
   return m;
+}
+
+// The members holding rank r's records, named when one of their values is out of bounds.
+RecordSite rank_site(const std::string& origin, int r) {
+  RecordSite site{origin, {}};
+  site.keys[size_t(RecordField::Index)] = "member " + rank_member(r, "index");
+  site.keys[size_t(RecordField::Target)] = "member " + rank_member(r, "target");
+  site.keys[size_t(RecordField::Prediction)] = "member " + rank_member(r, "prediction");
+  site.keys[size_t(RecordField::Flags)] = "member " + rank_member(r, "flags");
+  return site;
 }
 
 std::vector<int64_t> read_vector(const std::map<std::string, std::string>& members,
@@ -293,25 +250,12 @@ void validate_run(const RunFile& run, const std::string& origin) {
   }
   if (!m.class_names.empty() && m.class_names.size() != size_t(c))
     fail(origin, "class names do not match the class count");
+  const RecordBounds bounds = RecordBounds::of_run(c, m.dataset_size, m.ignore_index);
+  const RecordSite site{origin, {}};
   for (int r = 0; r < m.world_size; ++r) {
-    int64_t pos = 0;
-    for (const Record& rec : run.records.ranks[r]) {
-      auto where = [&] {
-        return "rank " + std::to_string(r) + " record " + std::to_string(pos) + ": ";
-      };
-      if (rec.index < 0 || (m.dataset_size > 0 && rec.index >= m.dataset_size)) {
-        fail(origin, where() + "dataset index " + std::to_string(rec.index) + " outside [0, " +
-                         std::to_string(m.dataset_size) + ")");
-      }
-      if ((rec.target < 0 || rec.target >= c) && rec.target != m.ignore_index)
-        fail(origin, where() + "target " + std::to_string(rec.target) + " outside [0, " +
-                         std::to_string(c) + ")");
-      if (rec.prediction < 0 || rec.prediction >= c) {
-        fail(origin, where() + "prediction " + std::to_string(rec.prediction) + " outside [0, " +
-                         std::to_string(c) + ")");
-      }
-      ++pos;
-    }
+    const auto& records = run.records.ranks[size_t(r)];
+    for (size_t pos = 0; pos < records.size(); ++pos)
+      check_record_bounds(bounds, site, int64_t(pos), r, records[pos]);
   }
 }
 
@@ -376,8 +320,7 @@ RunFile parse_run_members(const std::map<std::string, std::string>& members,
   const RunMeta& m = run.meta;
 
   // Checksums: every member but meta.json is listed, every listed member is there and intact.
-  const json& sums = field(j, "members", origin);
-  if (!sums.is_object()) fail(origin, "meta.json: 'members' is not an object");
+  const json& sums = json_object(j, "members", origin + ": meta.json");
   for (const auto& [name, data] : members) {
     if (name == "meta.json") continue;
     auto it = sums.find(name);
@@ -405,10 +348,12 @@ RunFile parse_run_members(const std::map<std::string, std::string>& members,
     if (!known.count(name)) fail(origin, "unexpected member " + name);
   }
 
-  const std::vector<int64_t> sizes = int_list(j, "records_per_rank", origin, kMaxWorldSize);
+  const std::vector<int64_t> sizes =
+      json_integers(j, "records_per_rank", origin + ": meta.json", kMaxWorldSize);
   if (sizes.size() != size_t(m.world_size))
     fail(origin, "meta.json: 'records_per_rank' does not have one entry per rank");
   run.records.ranks.resize(m.world_size);
+  const RecordBounds bounds = RecordBounds::of_run(m.classes, m.dataset_size, m.ignore_index);
   for (int r = 0; r < m.world_size; ++r) {
     const auto index = read_vector(members, rank_member(r, "index"), origin);
     const auto target = read_vector(members, rank_member(r, "target"), origin);
@@ -428,12 +373,10 @@ RunFile parse_run_members(const std::map<std::string, std::string>& members,
     }
     auto& out = run.records.ranks[r];
     out.resize(index.size());
+    const RecordSite site = rank_site(origin, r);
     for (size_t i = 0; i < index.size(); ++i) {
-      if (target[i] < INT32_MIN || target[i] > INT32_MAX || prediction[i] < INT32_MIN ||
-          prediction[i] > INT32_MAX || flags[i] < 0 || flags[i] > 255) {
-        fail(origin,
-             "rank " + std::to_string(r) + " record " + std::to_string(i) + ": value out of range");
-      }
+      check_record_bounds(bounds, site, int64_t(i), r, index[i], target[i], prediction[i],
+                          flags[i]);
       out[i] = Record{index[i], static_cast<int32_t>(target[i]),
                       static_cast<int32_t>(prediction[i]), static_cast<uint8_t>(flags[i])};
     }
@@ -490,9 +433,10 @@ OrderKey order_key(const RunMeta& m) {
 
 // A multi-evaluation meta.json names the format and a version this build can read.
 void check_format(const json& j, const std::string& origin, int64_t supported) {
-  if (string_field(j, "format", origin) != kRunFormatName)
+  if (json_string(j, "format", origin + ": meta.json") != kRunFormatName)
     fail(origin, "meta.json: not a ShardLens run file (format is not 'shardlens-run')");
-  const int64_t version = int_field(j, "format_version", origin, 1, 1 << 20);
+  const int64_t version =
+      json_integer(j, "format_version", origin + ": meta.json", 1, kMaxFormatVersionField);
   if (version > supported)
     fail(origin, "run file format version " + std::to_string(version) +
                      " is newer than this ShardLens supports (" + std::to_string(supported) + ")");
@@ -506,16 +450,15 @@ std::string evaluation_prefix(size_t k) {
 std::vector<RunFile> run_evaluations_from_members(const std::map<std::string, std::string>& members,
                                                   const json& j, const std::string& origin) {
   check_format(j, origin, kRunFormatVersionEvaluations);
-  const json& list = field(j, "evaluations", origin);
-  if (!list.is_array() || list.empty() || list.size() > size_t(kMaxEpochs))
-    fail(origin, "meta.json: 'evaluations' is not a non-empty list");
+  const json& list = json_list(j, "evaluations", origin + ": meta.json", kMaxEpochs);
+  if (list.empty()) fail(origin, "meta.json: 'evaluations' must not be empty");
   std::set<std::string> claimed = {"meta.json"};
   std::vector<RunFile> out;
   for (size_t k = 0; k < list.size(); ++k) {
     const json& entry = list[k];
     if (!entry.is_object()) fail(origin, "meta.json: 'evaluations' holds a non-object");
     const std::string prefix = evaluation_prefix(k);
-    if (string_field(entry, "prefix", origin) != prefix)
+    if (json_string(entry, "prefix", origin + ": meta.json") != prefix)
       fail(origin, "meta.json: evaluation " + std::to_string(k) + " is not under " + prefix);
     const std::string where = origin + ": evaluation " + std::to_string(k);
     RunFile run = parse_run_members(members_under(members, prefix, claimed), where);
@@ -549,7 +492,8 @@ std::vector<RunFile> run_epochs_from_members(const std::map<std::string, std::st
   if (!j.is_object() || !j.contains("epochs")) return {parse_run_members(members, origin)};
   // Several epochs: each one's members prefixed "epoch<e>_", with their own meta.json.
   check_format(j, origin, kRunFormatVersionEpochs);
-  const std::vector<int64_t> epochs = int_list(j, "epochs", origin, kMaxEpochs);
+  const std::vector<int64_t> epochs =
+      json_integers(j, "epochs", origin + ": meta.json", kMaxEpochs);
   if (epochs.empty()) fail(origin, "meta.json: 'epochs' is empty");
   std::set<std::string> claimed = {"meta.json"};
   std::vector<RunFile> out;
