@@ -14,6 +14,8 @@ namespace {
 using io_detail::fail;
 using io_detail::load_be32;
 
+// The only element type of the IDX files read here (unsigned bytes); images are refused past
+// kMaxImageSide rows or columns (core/model/limits.h).
 constexpr uint8_t kUnsignedByte = 0x08;
 
 std::string hex32(uint32_t v) {

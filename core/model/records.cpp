@@ -27,30 +27,6 @@ RecordBounds RecordBounds::of_run(int32_t classes, int64_t dataset_size, int ign
   return b;
 }
 
-namespace {
-
-const char* field_name(RecordField f) {
-  switch (f) {
-    case RecordField::Rank:
-      return "rank";
-    case RecordField::Index:
-      return "dataset index";
-    case RecordField::Target:
-      return "target";
-    case RecordField::Prediction:
-      return "prediction";
-    case RecordField::Flags:
-      return "flags";
-  }
-  return "value";
-}
-
-std::string half_open(int64_t begin, int64_t end) {
-  return "[" + std::to_string(begin) + ", " + std::to_string(end) + ")";
-}
-
-}  // namespace
-
 std::string record_place(const RecordSite& site, int64_t position, int64_t rank,
                          RecordField field) {
   std::string out = site.origin + ": record " + std::to_string(position);
@@ -62,24 +38,16 @@ std::string record_place(const RecordSite& site, int64_t position, int64_t rank,
 
 void record_out_of_bounds(const RecordBounds& b, const RecordSite& site, int64_t position,
                           int64_t rank, RecordField field, int64_t value) {
-  std::string range;
-  switch (field) {
-    case RecordField::Rank:
-      range = half_open(0, b.ranks);
-      break;
-    case RecordField::Index:
-      range = half_open(0, b.samples) + (value >= b.samples ? ", " + b.beyond_samples : "");
-      break;
-    case RecordField::Target:
-    case RecordField::Prediction:
-      range = half_open(b.class_begin, b.class_end);
-      break;
-    case RecordField::Flags:
-      range = half_open(0, 256);
-      break;
-  }
-  throw InputError(record_place(site, position, rank, field) + ": " + field_name(field) + " " +
-                   std::to_string(value) + " is outside " + range);
+  // By RecordField: what the value is called and the range it must lie in.
+  static const char* const kNames[] = {"rank", "dataset index", "target", "prediction", "flags"};
+  const int64_t begins[] = {0, 0, b.class_begin, b.class_begin, 0};
+  const int64_t ends[] = {b.ranks, b.samples, b.class_end, b.class_end, 256};
+  const size_t f = size_t(field);
+  std::string what = record_place(site, position, rank, field) + ": " + kNames[f] + " ";
+  what += std::to_string(value) + " is outside [" + std::to_string(begins[f]) + ", ";
+  what += std::to_string(ends[f]) + ")";
+  if (field == RecordField::Index && value >= b.samples) what += ", " + b.beyond_samples;
+  throw InputError(what);
 }
 
 std::vector<Matrix> matrices_from_records(const StoredRecords& records, int32_t classes,
