@@ -622,11 +622,19 @@ ImportedRun import_epochs(const std::vector<std::string>& paths, const ImportOpt
 
 namespace {
 
+// A dump's rank beyond the world size: one wording, whether the rank came from its records
+// or from its file name.
+[[noreturn]] void rank_outside_world(const std::string& origin, int rank, int world) {
+  fail(origin,
+       "rank " + std::to_string(rank) + " is outside the world size " + std::to_string(world));
+}
+
 // World size: declared by the dumps (they must agree), by the user, or the largest rank.
 int decide_world_size(const std::vector<RankDump>& dumps, const ImportOptions& options) {
   std::optional<int> world = options.world_size;
   std::string world_origin = "--world-size";
   int max_rank = -1;
+  std::string max_rank_origin;  // the dump that holds it
   for (const RankDump& d : dumps) {
     if (d.world_size) {
       if (world && *world != *d.world_size) {
@@ -636,14 +644,15 @@ int decide_world_size(const std::vector<RankDump>& dumps, const ImportOptions& o
       world = d.world_size;
       world_origin = d.origin;
     }
-    for (int r : d.ranks) max_rank = std::max(max_rank, r);
+    for (int r : d.ranks) {
+      if (r <= max_rank) continue;
+      max_rank = r;
+      max_rank_origin = d.origin;
+    }
   }
   const int w = world ? *world : max_rank + 1;
   if (w < 1) throw InputError("import: the dumps hold no records and do not say the world size");
-  if (max_rank >= w) {
-    throw InputError("import: a dump holds rank " + std::to_string(max_rank) +
-                     " but the world size is " + std::to_string(w));
-  }
+  if (max_rank >= w) rank_outside_world(max_rank_origin, max_rank, w);
   return w;
 }
 
@@ -671,9 +680,7 @@ RankOwners merge_ranks(const std::vector<RankDump>& dumps, int w, RunFile& run) 
     if (d.reported && !mine.empty() && *mine.begin() < w)
       o.reported[size_t(*mine.begin())] = d.reported;
     for (int r : mine) {
-      if (r >= w)
-        fail(d.origin,
-             "rank " + std::to_string(r) + " is outside the world size " + std::to_string(w));
+      if (r >= w) rank_outside_world(d.origin, r, w);
       if (!o.owner[size_t(r)].empty())
         fail(d.origin, "rank " + std::to_string(r) + " also appears in " + o.owner[size_t(r)]);
       o.owner[size_t(r)] = d.origin;

@@ -185,5 +185,16 @@ TEST(RecordBoundsCheck, AnImportNamesTheColumn) {
                 "outside [-2147483648, 2147483648)");
 }
 
+// A rank beyond the world size reads alike whether it came from the records or the file name.
+TEST(RecordBoundsCheck, ARankBeyondTheWorldSizeNamesItsDump) {
+  io_test::TempDir dir;
+  const std::string path = dir.path("two.csv");
+  io_test::write_bytes(path, "rank,index,target,prediction\n0,0,0,0\n1,1,0,0\n");
+  ImportOptions one;
+  one.world_size = 1;
+  EXPECT_EQ(io_test::input_error_of([&] { import_dumps({path}, one); }),
+            path + ": rank 1 is outside the world size 1");
+}
+
 }  // namespace
 }  // namespace shardlens
