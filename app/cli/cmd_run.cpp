@@ -9,6 +9,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/engine_flags.h"
 #include "app/cli/terminal_progress.h"
+#include "core/model/limits.h"
 #include "core/model/types.h"
 #include "core/report/report.h"
 #include "core/runfile/run_evaluation.h"
@@ -108,7 +109,7 @@ void register_run(CLI::App& app) {
                   "IDX image file of the dataset (default: derived from --dataset)");
   cmd->add_option("--out", args->out, "Run file to write (.slrun)");
   cmd->add_option("--timeout", args->timeout, "Seconds any collective or store wait may take")
-      ->check(CLI::Range(1, 86400))
+      ->check(CLI::Range(1, kMaxRunTimeoutSeconds))
       ->capture_default_str();
   cmd->add_option("--master-addr", args->master_addr,
                   "Launcher mode: host the store on this address (it listens there only) "

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/io/json_fields.h"
 #include "core/model/types.h"
 
 namespace shardlens {
@@ -9,52 +10,39 @@ namespace {
 
 using nlohmann::json;
 
+// The recorder's keys, through the checked reader of core/io/json_fields.h; absent and null
+// both mean unknown.
 class Reader {
  public:
-  Reader(const json& j, const std::string& origin) : m_j(j), m_origin(origin) {}
+  Reader(const json& j, const std::string& origin) : m_j(j), m_where(origin + ": settings_json") {}
 
-  [[noreturn]] void wrong(const char* key, const char* want) const {
-    throw InputError(m_origin + ": settings_json: '" + key + "' is not " + want);
-  }
-  // Absent and null both mean unknown.
-  const json* get(const char* key) const {
+  bool given(const char* key) const {
     auto it = m_j.find(key);
-    return it == m_j.end() || it->is_null() ? nullptr : &*it;
+    return it != m_j.end() && !it->is_null();
   }
   void integer(const char* key, std::optional<int64_t>& out) const {
-    const json* v = get(key);
-    if (!v) return;
-    if (!v->is_number_integer() ||
-        (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(INT64_MAX)))
-      wrong(key, "an integer");
-    out = v->get<int64_t>();
+    if (given(key)) out = json_integer(m_j, key, m_where);
   }
   void boolean(const char* key, std::optional<bool>& out) const {
-    const json* v = get(key);
-    if (!v) return;
-    if (!v->is_boolean()) wrong(key, "true/false");
-    out = v->get<bool>();
+    if (given(key)) out = json_bool(m_j, key, m_where);
   }
   void text(const char* key, std::optional<std::string>& out) const {
-    const json* v = get(key);
-    if (!v) return;
-    if (!v->is_string()) wrong(key, "a string");
-    out = v->get<std::string>();
+    if (given(key)) out = json_string(m_j, key, m_where);
   }
   void versions(std::map<std::string, std::string>& out) const {
-    const json* v = get("versions");
-    if (!v) return;
-    if (!v->is_object()) wrong("versions", "an object of version strings");
-    for (const auto& [name, version] : v->items()) {
+    if (!given("versions")) return;
+    for (const auto& [name, version] : json_object(m_j, "versions", m_where).items()) {
       if (version.is_null()) continue;
-      if (!version.is_string()) wrong("versions", "an object of version strings");
+      if (!version.is_string())
+        throw InputError(m_where + ": 'versions' must be an object of version strings (holds " +
+                         describe_json(version) + ")");
       out[name] = version.get<std::string>();
     }
   }
 
  private:
   const json& m_j;
-  const std::string& m_origin;
+  const std::string m_where;
 };
 
 std::string yes_no(bool b) {

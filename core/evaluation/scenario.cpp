@@ -1,11 +1,11 @@
 #include "core/evaluation/scenario.h"
 
 #include <fstream>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "core/io/files.h"
+#include "core/io/json_fields.h"
 #include "core/model/types.h"
 
 namespace shardlens {
@@ -58,56 +58,6 @@ json to_json(const Scenario& s) {
 
 namespace {
 
-// A file's value, shown in an error message. Lists and objects are not dump()ed: dump()
-// recurses once per nesting level, and [[[...]]] a million deep overflowed the stack.
-std::string describe(const json& v) {
-  if (v.is_array()) return "a list";
-  if (v.is_object()) return "an object";
-  if (v.is_string() && v.get_ref<const std::string&>().size() > 40)
-    return "a string of " + std::to_string(v.get_ref<const std::string&>().size()) + " bytes";
-  return v.dump();
-}
-
-template <class T>
-T get(const json& j, const char* key, const std::string& origin) {
-  try {
-    return j.at(key).get<T>();
-  } catch (const json::exception&) {
-    throw InputError(origin + ": '" + key + "' has the wrong type (" + describe(j.at(key)) + ")");
-  }
-}
-
-// An integer that fits T. nlohmann's get<int>() would convert 1e300 (undefined behaviour)
-// or wrap 4294967297 to 1 without a word, so a fractional or oversized value is an error.
-template <class T>
-T integer(const json& v, const std::string& key, const std::string& origin) {
-  if (!v.is_number_integer())
-    throw InputError(origin + ": '" + key + "' has the wrong type (" + describe(v) + ")");
-  const bool fits = v.is_number_unsigned()
-                        ? v.get<uint64_t>() <= uint64_t(std::numeric_limits<T>::max())
-                        : v.get<int64_t>() >= int64_t(std::numeric_limits<T>::min()) &&
-                              v.get<int64_t>() <= int64_t(std::numeric_limits<T>::max());
-  if (!fits)
-    throw InputError(origin + ": '" + key + "' = " + v.dump() + " is out of range [" +
-                     std::to_string(std::numeric_limits<T>::min()) + ", " +
-                     std::to_string(std::numeric_limits<T>::max()) + "]");
-  return static_cast<T>(v.is_number_unsigned() ? int64_t(v.get<uint64_t>()) : v.get<int64_t>());
-}
-
-template <class T>
-T get_integer(const json& j, const char* key, const std::string& origin) {
-  return integer<T>(j.at(key), key, origin);
-}
-
-std::vector<int64_t> get_integers(const json& j, const char* key, const std::string& origin) {
-  const json& v = j.at(key);
-  if (!v.is_array())
-    throw InputError(origin + ": '" + key + "' has the wrong type (" + describe(v) + ")");
-  std::vector<int64_t> out;
-  for (const json& e : v) out.push_back(integer<int64_t>(e, key, origin));
-  return out;
-}
-
 // The value parsers name the command-line flag ("--sampler: ..."); in a file the file
 // comes first, so the user knows where the bad value is.
 template <class F>
@@ -129,20 +79,14 @@ InnerSampler inner_from_json(const json& j, const std::string& origin) {
   }
   InnerSampler inner;
   if (j.contains("kind")) {
-    const std::string text = get<std::string>(j, "kind", where);
+    const std::string text = json_string(j, "kind", where);
     inner.kind = in_file(origin, [&] { return parse_inner_sampler_kind(text); });
   }
-  if (j.contains("weights")) {
-    const json& w = j.at("weights");
-    if (!w.is_array()) throw InputError(where + ": 'weights' must be a list of numbers");
-    for (const json& v : w) {
-      if (!v.is_number()) throw InputError(where + ": 'weights' must be a list of numbers");
-      inner.weights.push_back(v.get<double>());
-    }
-  }
-  if (j.contains("num_samples")) inner.num_samples = get_integer<int64_t>(j, "num_samples", where);
+  if (j.contains("weights")) inner.weights = json_numbers(j, "weights", where);
+  if (j.contains("num_samples"))
+    inner.num_samples = json_integer_of<int64_t>(j, "num_samples", where);
   if (inner.num_samples < 0) throw InputError(where + ": 'num_samples' must not be negative");
-  if (j.contains("indices")) inner.indices = get_integers(j, "indices", where);
+  if (j.contains("indices")) inner.indices = json_integers(j, "indices", where);
   return inner;
 }
 
@@ -183,58 +127,58 @@ Scenario scenario_from_json(const json& j, const std::string& origin, const Scen
   }
   Scenario s = base;
   auto has = [&](const char* k) { return j.contains(k); };
-  if (has("name")) s.name = get<std::string>(j, "name", origin);
-  if (has("title")) s.title = get<std::string>(j, "title", origin);
-  if (has("description")) s.description = get<std::string>(j, "description", origin);
-  if (has("dataset")) s.dataset = get<std::string>(j, "dataset", origin);
-  if (has("predictor")) s.predictor = get<std::string>(j, "predictor", origin);
-  if (has("world_size")) s.sampler.world_size = get_integer<int>(j, "world_size", origin);
-  if (has("batch_size")) s.loader.batch_size = get_integer<int64_t>(j, "batch_size", origin);
+  if (has("name")) s.name = json_string(j, "name", origin);
+  if (has("title")) s.title = json_string(j, "title", origin);
+  if (has("description")) s.description = json_string(j, "description", origin);
+  if (has("dataset")) s.dataset = json_string(j, "dataset", origin);
+  if (has("predictor")) s.predictor = json_string(j, "predictor", origin);
+  if (has("world_size")) s.sampler.world_size = json_integer_of<int>(j, "world_size", origin);
+  if (has("batch_size")) s.loader.batch_size = json_integer_of<int64_t>(j, "batch_size", origin);
   if (has("sampler")) {
-    const std::string text = get<std::string>(j, "sampler", origin);
+    const std::string text = json_string(j, "sampler", origin);
     s.sampler.kind = in_file(origin, [&] { return parse_sampler_kind(text); });
   }
-  if (has("shuffle")) s.sampler.shuffle = get<bool>(j, "shuffle", origin);
-  if (has("seed")) s.sampler.seed = get_integer<int64_t>(j, "seed", origin);
-  if (has("epoch")) s.sampler.epoch = get_integer<int64_t>(j, "epoch", origin);
-  if (has("sampler_drop_last")) s.sampler.drop_last = get<bool>(j, "sampler_drop_last", origin);
-  if (has("loader_drop_last")) s.loader.drop_last = get<bool>(j, "loader_drop_last", origin);
+  if (has("shuffle")) s.sampler.shuffle = json_bool(j, "shuffle", origin);
+  if (has("seed")) s.sampler.seed = json_integer_of<int64_t>(j, "seed", origin);
+  if (has("epoch")) s.sampler.epoch = json_integer_of<int64_t>(j, "epoch", origin);
+  if (has("sampler_drop_last")) s.sampler.drop_last = json_bool(j, "sampler_drop_last", origin);
+  if (has("loader_drop_last")) s.loader.drop_last = json_bool(j, "loader_drop_last", origin);
   if (has("limit_batches")) {
     const json& v = j.at("limit_batches");
     if (v.is_array() || v.is_object())
-      throw InputError(origin + ": 'limit_batches' has the wrong type (" + describe(v) + ")");
+      throw InputError(origin + ": 'limit_batches' has the wrong type (" + describe_json(v) + ")");
     const std::string text = v.is_string() ? v.get<std::string>() : v.dump();  // a scalar
     s.loader.limit = in_file(origin, [&] { return BatchLimit::parse(text); });
   }
-  if (has("rank_seeds")) s.sampler.rank_seeds = get_integers(j, "rank_seeds", origin);
-  if (has("sanity_leak")) s.loader.sanity_leak = get<bool>(j, "sanity_leak", origin);
-  if (has("sanity_steps")) s.loader.sanity_steps = get_integer<int>(j, "sanity_steps", origin);
+  if (has("rank_seeds")) s.sampler.rank_seeds = json_integers(j, "rank_seeds", origin);
+  if (has("sanity_leak")) s.loader.sanity_leak = json_bool(j, "sanity_leak", origin);
+  if (has("sanity_steps")) s.loader.sanity_steps = json_integer_of<int>(j, "sanity_steps", origin);
   if (has("sync")) {
-    const std::string text = get<std::string>(j, "sync", origin);
+    const std::string text = json_string(j, "sync", origin);
     s.sync = in_file(origin, [&] { return parse_sync_strategy(text); });
   }
   if (has("counter_dtype")) {
-    const std::string text = get<std::string>(j, "counter_dtype", origin);
+    const std::string text = json_string(j, "counter_dtype", origin);
     s.dtype = in_file(origin, [&] { return parse_counter_dtype(text); });
   }
   if (has("torch_version")) {
-    const std::string text = get<std::string>(j, "torch_version", origin);
+    const std::string text = json_string(j, "torch_version", origin);
     s.sampler.torch = in_file(origin, [&] { return TorchVersion::parse(text); });
   }
-  if (has("ignore_index")) s.ignore_index = get_integer<int>(j, "ignore_index", origin);
-  if (has("split_batches")) s.sampler.split_batches = get<bool>(j, "split_batches", origin);
-  if (has("even_batches")) s.sampler.even_batches = get<bool>(j, "even_batches", origin);
+  if (has("ignore_index")) s.ignore_index = json_integer_of<int>(j, "ignore_index", origin);
+  if (has("split_batches")) s.sampler.split_batches = json_bool(j, "split_batches", origin);
+  if (has("even_batches")) s.sampler.even_batches = json_bool(j, "even_batches", origin);
   if (has("accelerate_input")) {
-    const std::string text = get<std::string>(j, "accelerate_input", origin);
+    const std::string text = json_string(j, "accelerate_input", origin);
     s.sampler.accelerate_input = in_file(origin, [&] { return parse_accelerate_input(text); });
   }
   if (has("accelerate_shuffle")) {
-    const std::string text = get<std::string>(j, "accelerate_shuffle", origin);
+    const std::string text = json_string(j, "accelerate_shuffle", origin);
     s.sampler.accelerate_shuffle = in_file(origin, [&] { return parse_accelerate_shuffle(text); });
   }
   if (has("inner_sampler")) s.sampler.inner = inner_from_json(j.at("inner_sampler"), origin);
   if (has("validations_per_epoch")) {
-    s.validations_per_epoch = get_integer<int>(j, "validations_per_epoch", origin);
+    s.validations_per_epoch = json_integer_of<int>(j, "validations_per_epoch", origin);
     if (s.validations_per_epoch < 1 || s.validations_per_epoch > 1000)
       throw InputError(origin + ": 'validations_per_epoch' must be 1 to 1000");
   }

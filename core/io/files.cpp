@@ -12,6 +12,7 @@
 #include <random>
 
 #include "core/io/detail.h"
+#include "core/model/limits.h"
 #include "core/model/memory_budget.h"
 
 namespace shardlens {
@@ -317,9 +318,8 @@ size_t invalid_utf8_offset(std::string_view text) {
 }
 
 std::vector<std::string> read_class_names(const std::string& path) {
-  // Class-name files are tiny; a large one is almost certainly the wrong file.
   std::string_view text;
-  const std::string bytes = read_file_bytes(path, size_t(64) << 20);
+  const std::string bytes = read_file_bytes(path, kMaxClassNamesFileBytes);
   text = bytes;
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
 

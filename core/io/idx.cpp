@@ -5,6 +5,7 @@
 
 #include "core/io/detail.h"
 #include "core/io/files.h"
+#include "core/model/limits.h"
 #include "core/model/memory_budget.h"
 
 namespace shardlens {
@@ -13,9 +14,9 @@ namespace {
 using io_detail::fail;
 using io_detail::load_be32;
 
+// The only element type of the IDX files read here (unsigned bytes); images are refused past
+// kMaxImageSide rows or columns (core/model/limits.h).
 constexpr uint8_t kUnsignedByte = 0x08;
-// Rows and columns are stored in int32 fields; real images are far smaller anyway.
-constexpr uint32_t kMaxIdxSide = 1u << 16;
 
 std::string hex32(uint32_t v) {
   char buf[16];
@@ -52,11 +53,11 @@ std::string load_idx(const std::string& path, uint8_t want_dims, const char* wha
   if (is_gzip(data)) {
     const size_t header_bytes = 4u + 4u * want_dims;
     std::string head = gunzip(data, path, header_bytes, GunzipLimit::kPrefix);
-    // Images larger than kMaxIdxSide per side are refused from the header below.
+    // Images larger than kMaxImageSide per side are refused from the header below.
     const uint32_t want_magic = (uint32_t(kUnsignedByte) << 8) | want_dims;
     const bool sane = head.size() == header_bytes && load_be32(head, 0) == want_magic &&
-                      (want_dims != 3 ||
-                       (load_be32(head, 8) <= kMaxIdxSide && load_be32(head, 12) <= kMaxIdxSide));
+                      (want_dims != 3 || (load_be32(head, 8) <= kMaxImageSide &&
+                                          load_be32(head, 12) <= kMaxImageSide));
     if (sane) {
       // count < 2^32 and rows * cols <= 2^32: the product fits.
       const uint64_t sides =
@@ -124,9 +125,9 @@ IdxImages read_idx_images(const std::string& path) {
   if (count == 0 || rows == 0 || cols == 0)
     fail(path, "IDX image file has a zero dimension (" + std::to_string(count) + " x " +
                    std::to_string(rows) + " x " + std::to_string(cols) + ")");
-  if (rows > kMaxIdxSide || cols > kMaxIdxSide)
+  if (rows > kMaxImageSide || cols > kMaxImageSide)
     fail(path, "implausible image size " + std::to_string(rows) + " x " + std::to_string(cols) +
-                   " (limit " + std::to_string(kMaxIdxSide) + " per side)");
+                   " (limit " + std::to_string(kMaxImageSide) + " per side)");
   // Cannot overflow: count < 2^32 and rows * cols <= 2^32.
   const uint64_t pixels = uint64_t(count) * (uint64_t(rows) * cols);
   const std::string claim =

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/model/limits.h"
+
 namespace shardlens {
 
 struct NpyHeader {
@@ -15,12 +17,8 @@ struct NpyHeader {
   size_t data_offset = 0;  // byte offset of the data in the buffer
 };
 
-// The longest header dictionary a reader accepts. numpy itself refuses headers over 10 kB
-// by default; more is allowed for many-dimensional shapes, with a bound so that a reader
-// never walks (or allocates for) megabytes of junk.
-inline constexpr size_t kMaxNpyHeaderBytes = size_t(1) << 20;
-
-// Parses the header of an in-memory .npy; `origin` names the file in errors.
+// Parses the header of an in-memory .npy (at most kMaxNpyHeaderBytes of dictionary);
+// `origin` names the file in errors.
 NpyHeader parse_npy_header(const std::string& bytes, const std::string& origin);
 // Values the header's shape holds (checked not to overflow when it was parsed).
 uint64_t npy_value_count(const NpyHeader& header);

@@ -19,6 +19,8 @@ inline constexpr int32_t kMaxClasses = int32_t(1) << 15;
 
 // Ranks of a run file or an import (recorded runs may be large).
 inline constexpr int kMaxWorldSize = 1 << 16;
+// Ranks a local run starts as processes of this machine (ShardLens's own launcher).
+inline constexpr int kMaxLocalWorldSize = 1024;
 // Ranks a simulation (the sampler) plays.
 inline constexpr int kMaxSimulatedWorldSize = 4096;
 
@@ -30,6 +32,21 @@ inline constexpr size_t kMaxEpochs = 100000;
 
 // Bytes one file read (or the decompressed members of one archive) may take in memory.
 inline constexpr size_t kMaxReadBytes = size_t(1) << 34;  // 16 GiB
+
+// The longest .npy header dictionary a reader accepts. numpy itself refuses headers over
+// 10 kB by default; more is allowed for many-dimensional shapes, with a bound so that a
+// reader never walks (or allocates for) megabytes of junk.
+inline constexpr size_t kMaxNpyHeaderBytes = size_t(1) << 20;
+
+// Rows and columns of an IDX image (stored in int32 fields; real images are far smaller).
+inline constexpr uint32_t kMaxImageSide = 1u << 16;
+
+// A class-names file: names are tiny, so a larger file is almost certainly the wrong one.
+inline constexpr size_t kMaxClassNamesFileBytes = size_t(64) << 20;
+
+// A run file's format_version field: far past any version, so a larger one is garbage
+// rather than a newer file.
+inline constexpr int64_t kMaxFormatVersionField = int64_t(1) << 20;
 
 // Cells of all the matrices an import builds (1 GiB of doubles): 1000 classes on 128 ranks,
 // or 8000 classes on one.
@@ -44,11 +61,17 @@ inline constexpr int64_t kMaxOverlappedPlanSamples = int64_t(1) << 26;
 // One value in a run's store (a rank's records: 17 bytes each). Bytes are kept as they
 // arrive, never reserved from a peer's declared length, so this only refuses absurd frames.
 inline constexpr uint64_t kMaxStoreValueBytes = uint64_t(1) << 34;  // 16 GiB
+// Items of one store frame (a request's keys or values): no peer of ours sends more.
+inline constexpr uint32_t kMaxStoreFrameItems = uint32_t(1) << 20;
+
+// Seconds a real run's collective or store wait may take (--timeout).
+inline constexpr int kMaxRunTimeoutSeconds = 86400;
 
 static_assert(uint64_t(kMaxClasses) * uint64_t(kMaxClasses) - 1 <= UINT32_MAX,
               "the engine packs target * C + prediction in 32 bits");
 static_assert(uint64_t(kMaxClasses) * uint64_t(kMaxClasses) * sizeof(double) <= kMaxReadBytes,
               "one matrix at the class cap must fit in what a reader accepts");
+static_assert(kMaxLocalWorldSize <= kMaxWorldSize, "every local run must fit in a run file");
 static_assert(kMaxSimulatedWorldSize <= kMaxWorldSize,
               "every simulated world size must fit in a run file");
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/model/types.h"
+
 namespace shardlens {
 
 int64_t StoredRecords::rank_size(int rank) const {
@@ -13,9 +15,40 @@ void StoredRecords::read(int rank, int64_t offset, std::span<Record> out) const 
   std::copy_n(rows.begin() + offset, out.size(), out.begin());
 }
 
-}  // namespace shardlens
+RecordBounds RecordBounds::of_run(int32_t classes, int64_t dataset_size, int ignore_index) {
+  RecordBounds b;
+  if (dataset_size > 0) {
+    b.samples = dataset_size;
+    b.beyond_samples = "beyond the dataset's " + std::to_string(dataset_size) + " samples";
+  }
+  b.class_begin = 0;
+  b.class_end = classes;
+  b.ignore_index = ignore_index;
+  return b;
+}
 
-namespace shardlens {
+std::string record_place(const RecordSite& site, int64_t position, int64_t rank,
+                         RecordField field) {
+  std::string out = site.origin + ": record " + std::to_string(position);
+  if (field != RecordField::Rank) out += " of rank " + std::to_string(rank);
+  const std::string& key = site.keys[size_t(field)];
+  if (!key.empty()) out += " (" + key + ")";
+  return out;
+}
+
+void record_out_of_bounds(const RecordBounds& b, const RecordSite& site, int64_t position,
+                          int64_t rank, RecordField field, int64_t value) {
+  // By RecordField: what the value is called and the range it must lie in.
+  static const char* const kNames[] = {"rank", "dataset index", "target", "prediction", "flags"};
+  const int64_t begins[] = {0, 0, b.class_begin, b.class_begin, 0};
+  const int64_t ends[] = {b.ranks, b.samples, b.class_end, b.class_end, 256};
+  const size_t f = size_t(field);
+  std::string what = record_place(site, position, rank, field) + ": " + kNames[f] + " ";
+  what += std::to_string(value) + " is outside [" + std::to_string(begins[f]) + ", ";
+  what += std::to_string(ends[f]) + ")";
+  if (field == RecordField::Index && value >= b.samples) what += ", " + b.beyond_samples;
+  throw InputError(what);
+}
 
 std::vector<Matrix> matrices_from_records(const StoredRecords& records, int32_t classes,
                                           int ignore_index) {

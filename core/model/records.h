@@ -2,10 +2,14 @@
 // Per-rank evaluated records (dataset index, target, prediction, flags), read in chunks.
 // Simulations produce them implicitly (no O(n) copy per rank); real and imported runs
 // store them. Diagnosis and exports only see this interface.
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "core/model/limits.h"
 #include "core/model/matrix.h"
 
 namespace shardlens {
@@ -22,6 +26,69 @@ struct Record {
   int32_t prediction = 0;
   uint8_t flags = 0;
 };
+
+// --- The bounds of a record's values: one check, whoever read the record -------------------
+//
+// Every reader (dump imports, run files, a real run's ranks) checks its records with
+// check_record_bounds, so a bad value reads alike wherever it came from:
+//   "ORIGIN: record 3 of rank 1 (KEY): prediction 9 is outside [0, 3)"
+// naming the file (or who published the records), the record, the member, array or column
+// that holds the value, the value and the range it misses.
+
+enum class RecordField { Rank, Index, Target, Prediction, Flags };
+
+// Where records were read: built once per file (or rank), named only when a check fails.
+struct RecordSite {
+  std::string origin;               // the file, or who published the records
+  std::array<std::string, 5> keys;  // by RecordField: "member rank0_target.npy", "array
+                                    // 'labels'", "column 3"; empty where a value has no name
+};
+
+// The half-open ranges a record's values must lie in.
+struct RecordBounds {
+  int64_t ranks = kMaxWorldSize;  // rank in [0, ranks)
+  int64_t samples = kMaxSamples;  // dataset index in [0, samples)
+  // Said of an index at or past `samples`: what lies there, and what to do about it.
+  std::string beyond_samples =
+      "beyond the largest dataset ShardLens handles (2^32-1 samples); are these dataset "
+      "indices?";
+  int64_t class_begin = INT32_MIN;  // target and prediction in [class_begin, class_end)
+  int64_t class_end = int64_t(INT32_MAX) + 1;
+  std::optional<int64_t> ignore_index;  // a target allowed outside the classes
+
+  // What a Record can hold, whatever the run: 32-bit class ids, 8-bit flags.
+  static RecordBounds storable() { return {}; }
+  // What a run of `classes` classes over `dataset_size` samples (0: not known) may hold.
+  static RecordBounds of_run(int32_t classes, int64_t dataset_size, int ignore_index);
+};
+
+// "ORIGIN: record P of rank R (KEY)": the place of one value, for messages about it.
+std::string record_place(const RecordSite& site, int64_t position, int64_t rank, RecordField field);
+[[noreturn]] void record_out_of_bounds(const RecordBounds& bounds, const RecordSite& site,
+                                       int64_t position, int64_t rank, RecordField field,
+                                       int64_t value);
+
+// Throws InputError (wording above) when a value lies outside its bounds. `position` is the
+// record's place in what the site names (the file, or the rank's member).
+inline void check_record_bounds(const RecordBounds& b, const RecordSite& site, int64_t position,
+                                int64_t rank, int64_t index, int64_t target, int64_t prediction,
+                                int64_t flags) {
+  auto fail = [&](RecordField f, int64_t v) {
+    record_out_of_bounds(b, site, position, rank, f, v);
+  };
+  if (rank < 0 || rank >= b.ranks) fail(RecordField::Rank, rank);
+  if (index < 0 || index >= b.samples) fail(RecordField::Index, index);
+  if ((target < b.class_begin || target >= b.class_end) && target != b.ignore_index)
+    fail(RecordField::Target, target);
+  if (prediction < b.class_begin || prediction >= b.class_end)
+    fail(RecordField::Prediction, prediction);
+  if (flags < 0 || flags > 255) fail(RecordField::Flags, flags);
+}
+
+inline void check_record_bounds(const RecordBounds& b, const RecordSite& site, int64_t position,
+                                int64_t rank, const Record& r) {
+  check_record_bounds(b, site, position, rank, r.index, r.target, r.prediction, r.flags);
+}
 
 class RecordSource {
  public:

@@ -78,7 +78,8 @@ size_t parse_frame(const Bytes& buf, uint8_t& op, std::vector<Bytes>& items) {
   op = buf[0];
   uint32_t n = 0;
   for (int i = 0; i < 4; ++i) n |= uint32_t(buf[size_t(1 + i)]) << (8 * i);
-  if (n > (1u << 20)) throw std::runtime_error("a frame of " + std::to_string(n) + " items");
+  if (n > kMaxStoreFrameItems)
+    throw std::runtime_error("a frame of " + std::to_string(n) + " items");
   size_t at = 5;
   items.clear();
   for (uint32_t i = 0; i < n; ++i) {

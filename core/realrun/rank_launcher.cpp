@@ -82,8 +82,9 @@ class CancelOnSignals {
 RealRunResult launch(const RealRunConfig& cfg, const RealRunServices& sv) {
   const CancelOnSignals cancel_on_signals;
   const int world = cfg.scenario.sampler.world_size;
-  if (world < 1 || world > 1024)
-    throw InputError("--world-size must be in [1, 1024] for a local run");
+  if (world < 1 || world > kMaxLocalWorldSize)
+    throw InputError("--world-size must be in [1, " + std::to_string(kMaxLocalWorldSize) +
+                     "] for a local run");
   sv.check_launch(cfg.backend, world);            // e.g. "--backend nccl: no CUDA device available"
   const RunDataset data = load_run_dataset(cfg);  // bad input is reported before any rank starts
   sv.load_model(cfg.model_path);
@@ -351,6 +352,8 @@ RunFile assemble_run(RankStore& store, const RealRunConfig& cfg, const Labels& l
   m.ignore_index = cfg.scenario.ignore_index;
   m.failed_ranks = failures.failed;
   run.records.ranks.resize(size_t(world));
+  RecordBounds bounds = RecordBounds::of_run(m.classes, m.dataset_size, m.ignore_index);
+  bounds.samples = m.dataset_size;  // known here, so every index has its prediction slot below
   for (int r = 0; r < world; ++r) {
     if (has_key(store, key_records(r)) && has_key(store, key_matrix(r))) {
       const std::string who = "rank " + std::to_string(r) + " published ";
@@ -360,12 +363,13 @@ RunFile assemble_run(RankStore& store, const RealRunConfig& cfg, const Labels& l
       } catch (const RunFailure& e) {
         throw RunFailure(who + e.what());
       }
-      for (const Record& rec : run.records.ranks[size_t(r)]) {
-        if (rec.index < 0 || rec.index >= m.dataset_size || rec.prediction < 0 ||
-            rec.prediction >= m.classes) {
-          throw RunFailure(who + "a record (index " + std::to_string(rec.index) + ", prediction " +
-                           std::to_string(rec.prediction) + ") outside the dataset or its classes");
-        }
+      const RecordSite site{who + "records", {}};
+      const auto& records = run.records.ranks[size_t(r)];
+      try {
+        for (size_t pos = 0; pos < records.size(); ++pos)
+          check_record_bounds(bounds, site, int64_t(pos), r, records[pos]);
+      } catch (const InputError& e) {
+        throw RunFailure(e.what());  // a peer's fault, not the user's input
       }
     } else {
       run.per_rank.push_back(Matrix(m.classes));  // nothing arrived from this rank

@@ -33,6 +33,11 @@ struct TorchPlugin {
 // when it cannot be loaded.
 const TorchPlugin* torch_plugin(std::string* why_not = nullptr);
 
+// A .pt dump's arrays, read by the plugin (loaded on the first call): what the CLI and the
+// GUI give ImportOptions::pt_reader. Throws InputError naming the file when LibTorch cannot
+// be loaded.
+DumpArrays read_pt_dump(const std::string& path);
+
 }  // namespace shardlens
 
 // The plugin's one exported symbol.

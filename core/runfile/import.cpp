@@ -48,7 +48,9 @@ const std::map<std::string, std::vector<std::string>>& aliases() {
   return table;
 }
 
-const DumpArray* find(const DumpArrays& arrays, const std::string& key, const std::string& origin) {
+// The array given for `key` under any of its names (null when none); *name says which.
+const DumpArray* find(const DumpArrays& arrays, const std::string& key, const std::string& origin,
+                      std::string* name_found = nullptr) {
   const DumpArray* found = nullptr;
   std::string found_name;
   for (const std::string& name : aliases().at(key)) {
@@ -58,6 +60,7 @@ const DumpArray* find(const DumpArrays& arrays, const std::string& key, const st
     found = &it->second;
     found_name = name;
   }
+  if (found && name_found) *name_found = "array '" + found_name + "'";
   return found;
 }
 
@@ -78,16 +81,14 @@ std::vector<int64_t> integers_of(const DumpArray& a, const std::string& name,
 std::optional<int64_t> scalar(const DumpArrays& arrays, const std::string& key,
                               const std::string& origin, int64_t lo, int64_t hi) {
   const DumpArray* a = find(arrays, key, origin);
-  if (!a) return std::nullopt;
-  if (a->size() != 1) fail(origin, "'" + key + "' must be a single number");
+  if (!a) return std::nullopt;  // one value: check_dump_shapes
   const int64_t v = integers_of(*a, key, origin)[0];
   if (v < lo || v > hi) fail(origin, "'" + key + "' = " + std::to_string(v) + " is out of range");
   return v;
 }
 
+// A C x C array (its shape checked by check_dump_shapes) as a matrix of finite values.
 Matrix matrix_of(const DumpArray& a, const std::string& name, const std::string& origin) {
-  if (a.shape.size() != 2 || a.shape[0] != a.shape[1] || a.shape[0] < 1 || a.shape[0] > kMaxClasses)
-    fail(origin, "'" + name + "' is not a square C x C matrix");
   Matrix m;
   m.classes = static_cast<int32_t>(a.shape[0]);
   if (a.integral) {
@@ -117,22 +118,24 @@ std::string predictions_spec(const std::string& path) {
   return (csv ? "csv:" : "npy:") + path;
 }
 
-// Epoch from a file name such as "eval_epoch2_rank0.npz" when the dump has no epoch array.
-std::optional<int64_t> epoch_from_name(const std::string& path) {
-  static const std::regex pattern("epoch[_-]?([0-9]{1,9})", std::regex::icase);
+// The number a file name's stem gives after a word ("eval_epoch2_rank3.npz": epoch 2,
+// rank 3), for a dump without the array. `pattern` captures the digits.
+std::optional<int64_t> number_in_name(const std::string& path, const std::regex& pattern) {
   const std::string stem = std::filesystem::path(path).stem().string();
   std::smatch match;
   if (!std::regex_search(stem, match, pattern)) return std::nullopt;
   return std::stoll(match[1].str());
 }
 
-// Rank from a file name such as "val_rank3.npz" when the dump has no rank array.
+std::optional<int64_t> epoch_from_name(const std::string& path) {
+  static const std::regex pattern("epoch[_-]?([0-9]{1,9})", std::regex::icase);
+  return number_in_name(path, pattern);
+}
+
 std::optional<int> rank_from_name(const std::string& path) {
   static const std::regex pattern("rank[_-]?([0-9]{1,5})", std::regex::icase);
-  const std::string stem = std::filesystem::path(path).stem().string();
-  std::smatch match;
-  if (!std::regex_search(stem, match, pattern)) return std::nullopt;
-  return std::stoi(match[1].str());
+  const std::optional<int64_t> rank = number_in_name(path, pattern);
+  return rank ? std::optional<int>(int(*rank)) : std::nullopt;
 }
 
 // Argmax over each row of [N, C] scores (first maximum, as torch.argmax on CPU).
@@ -153,10 +156,6 @@ std::vector<int64_t> argmax_rows(const DumpArray& a, const std::string& origin) 
   return out;
 }
 
-void check_rank(int64_t r, const std::string& origin) {
-  if (r < 0 || r >= kMaxWorldSize) fail(origin, "rank " + std::to_string(r) + " is out of range");
-}
-
 // Values an array holds, from its shape (the same as size() once its values are read).
 uint64_t shape_count(const DumpArray& a) {
   uint64_t n = 1;
@@ -164,9 +163,9 @@ uint64_t shape_count(const DumpArray& a) {
   return n;
 }
 
-// The checks on the arrays' shapes alone, in the order dump_from_arrays makes them: run on
-// the .npy headers of an .npz before any data is inflated, so an array that disagrees with
-// the others costs nothing however large it claims to be.
+// Every check on the arrays' shapes, the one place that makes them: run on the .npy headers
+// of an .npz before any data is inflated, so an array that disagrees with the others costs
+// nothing however large it claims to be, and by dump_from_arrays on arrays read whole.
 void check_dump_shapes(const DumpArrays& arrays, const std::string& origin) {
   const DumpArray* index = find(arrays, "index", origin);
   const DumpArray* target = find(arrays, "target", origin);
@@ -218,6 +217,16 @@ void check_dump_shapes(const DumpArrays& arrays, const std::string& origin) {
   }
 }
 
+// Every array holds the values its shape says (true of arrays read from .npy; checked for
+// any other source), so the shape checks above hold for the values too.
+void check_values_fill_shapes(const DumpArrays& arrays, const std::string& origin) {
+  for (const auto& [name, a] : arrays) {
+    if (uint64_t(a.size()) != shape_count(a))
+      fail(origin, "'" + name + "' holds " + std::to_string(a.size()) + " values for " +
+                       std::to_string(shape_count(a)) + " in its shape");
+  }
+}
+
 // What reading the arrays into a dump takes: each array's values as 64-bit numbers and the
 // integer copy made of them, then one record (and its rank) per index.
 uint64_t dump_memory(const DumpArrays& arrays, const std::string& origin) {
@@ -241,29 +250,35 @@ DumpArray array_from_npy(const std::string& bytes, const std::string& origin) {
   return a;
 }
 
-// A table whose columns are rank, index, target, prediction [, flags] (.npy and .csv).
-RankDump dump_from_columns(const std::vector<std::vector<int64_t>>& columns,
-                           const std::string& origin) {
-  RankDump d;
-  d.origin = origin;
-  const size_t n = columns[0].size();
+// A dump's records from its columns, each checked to fit a Record (RecordBounds::storable):
+// the one loop every dump format ends in. `flags` may be empty (no flags).
+void append_records(RankDump& d, const RecordSite& site, const std::vector<int64_t>& ranks,
+                    const std::vector<int64_t>& index, const std::vector<int64_t>& target,
+                    const std::vector<int64_t>& prediction, const std::vector<int64_t>& flags) {
+  const RecordBounds storable = RecordBounds::storable();
+  const size_t n = index.size();
   d.ranks.reserve(n);
   d.records.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    check_rank(columns[0][i], origin);
-    const int64_t target = columns[2][i], pred = columns[3][i];
-    if (target < INT32_MIN || target > INT32_MAX || pred < INT32_MIN || pred > INT32_MAX)
-      fail(origin, "row " + std::to_string(i) + ": target or prediction out of range");
-    uint8_t flags = 0;
-    if (columns.size() > 4) {
-      if (columns[4][i] < 0 || columns[4][i] > 255)
-        fail(origin, "row " + std::to_string(i) + ": flags out of range");
-      flags = static_cast<uint8_t>(columns[4][i]);
-    }
-    d.ranks.push_back(static_cast<int>(columns[0][i]));
-    d.records.push_back(
-        Record{columns[1][i], static_cast<int32_t>(target), static_cast<int32_t>(pred), flags});
+    const int64_t fl = flags.empty() ? 0 : flags[i];
+    check_record_bounds(storable, site, int64_t(i), ranks[i], index[i], target[i], prediction[i],
+                        fl);
+    d.ranks.push_back(static_cast<int>(ranks[i]));
+    d.records.push_back(Record{index[i], static_cast<int32_t>(target[i]),
+                               static_cast<int32_t>(prediction[i]), static_cast<uint8_t>(fl)});
   }
+  d.record_keys = site.keys;
+}
+
+// A table whose columns are rank, index, target, prediction [, flags] (.npy and .csv);
+// site.keys name the columns.
+RankDump dump_from_columns(const std::vector<std::vector<int64_t>>& columns,
+                           const RecordSite& site) {
+  RankDump d;
+  d.origin = site.origin;
+  static const std::vector<int64_t> kNoFlags;
+  append_records(d, site, columns[0], columns[1], columns[2], columns[3],
+                 columns.size() > 4 ? columns[4] : kNoFlags);
   return d;
 }
 
@@ -326,66 +341,38 @@ void read_evaluation_keys(const DumpArrays& arrays, const std::string& origin, R
 }  // namespace
 
 RankDump dump_from_arrays(const DumpArrays& arrays, const std::string& origin) {
-  // The shapes first, as for an .npz before its data is read (a .pt arrives whole); the
-  // size checks below stay for arrays whose values do not match their shape.
-  check_dump_shapes(arrays, origin);  // every array is there, index and target 1-D
+  // The shapes, as for an .npz before its data is read, then that the values fill them (a
+  // .pt arrives whole): past these two, every length agrees.
+  check_dump_shapes(arrays, origin);
+  check_values_fill_shapes(arrays, origin);
   RankDump d;
   d.origin = origin;
-  const DumpArray* index = find(arrays, "index", origin);
-  const DumpArray* target = find(arrays, "target", origin);
-  const DumpArray* prediction = find(arrays, "prediction", origin);
+  RecordSite site{origin, {}};
+  auto key = [&](RecordField f) { return &site.keys[size_t(f)]; };
+  const DumpArray* index = find(arrays, "index", origin, key(RecordField::Index));
+  const DumpArray* target = find(arrays, "target", origin, key(RecordField::Target));
+  const DumpArray* prediction = find(arrays, "prediction", origin, key(RecordField::Prediction));
   const size_t n = static_cast<size_t>(index->size());
-  std::vector<int64_t> preds;
-  if (prediction->shape.size() == 2 && !prediction->integral) {
-    if (size_t(prediction->shape[0]) != n)
-      fail(origin, "'prediction' scores do not have one row per index");
-    preds = argmax_rows(*prediction, origin);
-  } else if (prediction->shape.size() == 1) {
-    preds = integers_of(*prediction, "prediction", origin);
-  } else {
-    fail(origin, "'prediction' must be 1-D class ids or 2-D float scores");
-  }
-  const auto idx = integers_of(*index, "index", origin);
-  const auto tgt = integers_of(*target, "target", origin);
-  if (tgt.size() != n || preds.size() != n) {
-    fail(origin, "index, target and prediction have different lengths (" + std::to_string(n) +
-                     ", " + std::to_string(tgt.size()) + ", " + std::to_string(preds.size()) + ")");
-  }
+  const std::vector<int64_t> preds = prediction->shape.size() == 2
+                                         ? argmax_rows(*prediction, origin)
+                                         : integers_of(*prediction, "prediction", origin);
   std::vector<int64_t> flags;
-  if (const DumpArray* f = find(arrays, "flags", origin)) {
+  if (const DumpArray* f = find(arrays, "flags", origin, key(RecordField::Flags)))
     flags = integers_of(*f, "flags", origin);
-    if (flags.size() != n)
-      fail(origin, "'flags' has " + std::to_string(flags.size()) + " entries for " +
-                       std::to_string(n) + " records");
-  }
   std::vector<int64_t> ranks;
-  if (const DumpArray* r = find(arrays, "rank", origin)) {
+  if (const DumpArray* r = find(arrays, "rank", origin, key(RecordField::Rank))) {
     ranks = integers_of(*r, "rank", origin);
     if (ranks.size() == 1 && n != 1) ranks.assign(n, ranks[0]);
-    if (ranks.size() != n) fail(origin, "'rank' is neither one number nor one per record");
   } else {
     const auto from_name = rank_from_name(origin);
     if (!from_name)
       fail(origin,
            "no 'rank' array, and the file name does not say the rank (e.g. dump_rank0.npz)");
     ranks.assign(n, *from_name);
+    *key(RecordField::Rank) = "the file name";
   }
-  d.ranks.reserve(n);
-  d.records.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    check_rank(ranks[i], origin);
-    if (tgt[i] < INT32_MIN || tgt[i] > INT32_MAX || preds[i] < INT32_MIN || preds[i] > INT32_MAX)
-      fail(origin, "record " + std::to_string(i) + ": target or prediction out of range");
-    uint8_t fl = 0;
-    if (!flags.empty()) {
-      if (flags[i] < 0 || flags[i] > 255)
-        fail(origin, "record " + std::to_string(i) + ": flags out of range");
-      fl = static_cast<uint8_t>(flags[i]);
-    }
-    d.ranks.push_back(static_cast<int>(ranks[i]));
-    d.records.push_back(
-        Record{idx[i], static_cast<int32_t>(tgt[i]), static_cast<int32_t>(preds[i]), fl});
-  }
+  append_records(d, site, ranks, integers_of(*index, "index", origin),
+                 integers_of(*target, "target", origin), preds, flags);
   read_evaluation_keys(arrays, origin, d);
   if (const DumpArray* m = find(arrays, "matrix", origin)) {
     std::set<int> distinct(d.ranks.begin(), d.ranks.end());
@@ -442,12 +429,15 @@ RankDump read_npy_dump(const std::string& path) {
   for (size_t i = 0; i < n; ++i) {
     for (size_t k = 0; k < w; ++k) columns[k][i] = values[i * w + k];
   }
-  return dump_from_columns(columns, path);
+  RecordSite site{path, {}};
+  for (size_t k = 0; k < w; ++k) site.keys[k] = "column " + std::to_string(k);
+  return dump_from_columns(columns, site);
 }
 
 RankDump read_csv_dump(const std::string& path) {
   const CsvTable table = read_csv(path);
   std::vector<std::vector<int64_t>> columns;
+  RecordSite site{path, {}};
   const std::vector<std::string> keys = {"rank", "index", "target", "prediction", "flags"};
   if (table.header.empty()) {
     const size_t width = table.rows.empty() ? 0 : table.rows[0].size();
@@ -460,21 +450,24 @@ RankDump read_csv_dump(const std::string& path) {
       single.lines = table.lines;
       for (const auto& row : table.rows) single.rows.push_back({row[k]});
       columns.push_back(csv_integer_column(single, {}, path));
+      site.keys[k] = "column " + std::to_string(k + 1);
     }
   } else {
     for (const std::string& key : keys) {
       std::vector<std::string> names = aliases().at(key);
-      bool present = false;
-      for (const auto& name : names) present = present || table.column(name) >= 0;
-      if (!present) {
+      std::string present;
+      for (const auto& name : names)
+        if (present.empty() && table.column(name) >= 0) present = name;
+      if (present.empty()) {
         if (key == "flags") break;
         fail(path, "no '" + key + "' column (the header needs rank, index, target, prediction)");
       }
+      site.keys[columns.size()] = "column '" + present + "'";
       columns.push_back(csv_integer_column(table, names, path));
     }
   }
   if (columns.empty() || columns[0].empty()) fail(path, "no records");
-  return dump_from_columns(columns, path);
+  return dump_from_columns(columns, site);
 }
 
 namespace {
@@ -628,19 +621,21 @@ ImportedRun import_epochs(const std::vector<std::string>& paths, const ImportOpt
   return out;
 }
 
-RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& options) {
-  refuse_empty_dumps(dumps);
-  RunFile run;
-  RunMetadata& m = run.meta;
-  m.source = "imported";
-  m.backend = "import";
-  m.ignore_index = options.ignore_index;
-  carry_evaluation_settings(dumps, m);
+namespace {
 
-  // World size: declared by the dumps (they must agree), by the user, or the largest rank.
+// A dump's rank beyond the world size: one wording, whether the rank came from its records
+// or from its file name.
+[[noreturn]] void rank_outside_world(const std::string& origin, int rank, int world) {
+  fail(origin,
+       "rank " + std::to_string(rank) + " is outside the world size " + std::to_string(world));
+}
+
+// World size: declared by the dumps (they must agree), by the user, or the largest rank.
+int decide_world_size(const std::vector<RankDump>& dumps, const ImportOptions& options) {
   std::optional<int> world = options.world_size;
   std::string world_origin = "--world-size";
   int max_rank = -1;
+  std::string max_rank_origin;  // the dump that holds it
   for (const RankDump& d : dumps) {
     if (d.world_size) {
       if (world && *world != *d.world_size) {
@@ -650,98 +645,134 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
       world = d.world_size;
       world_origin = d.origin;
     }
-    for (int r : d.ranks) max_rank = std::max(max_rank, r);
+    for (int r : d.ranks) {
+      if (r <= max_rank) continue;
+      max_rank = r;
+      max_rank_origin = d.origin;
+    }
   }
   const int w = world ? *world : max_rank + 1;
   if (w < 1) throw InputError("import: the dumps hold no records and do not say the world size");
-  if (max_rank >= w) {
-    throw InputError("import: a dump holds rank " + std::to_string(max_rank) +
-                     " but the world size is " + std::to_string(w));
-  }
-  m.world_size = w;
+  if (max_rank >= w) rank_outside_world(max_rank_origin, max_rank, w);
+  return w;
+}
 
-  // Each rank's records come from exactly one file, so a dump given twice is not merged.
-  std::vector<std::string> owner(static_cast<size_t>(w));
-  run.records.ranks.resize(size_t(w));
-  std::vector<std::optional<Matrix>> provided(static_cast<size_t>(w));
+// Which dump holds each rank, and the matrices the dumps give for it.
+struct RankOwners {
+  std::vector<std::string> owner;               // the file of each rank's records
+  std::vector<std::optional<Matrix>> provided;  // the rank's own accumulated matrix
   // What each rank reported itself: a dump's `reported` is its (lowest) rank's.
-  std::vector<std::optional<Matrix>> reported(static_cast<size_t>(w));
-  std::vector<std::string> reported_origin(static_cast<size_t>(w));
+  std::vector<std::optional<Matrix>> reported;
+};
+
+// The dumps' records into the run, by rank. Each rank's records come from exactly one file,
+// so a dump given twice is not merged.
+RankOwners merge_ranks(const std::vector<RankDump>& dumps, int w, RunFile& run) {
+  RankOwners o;
+  o.owner.resize(size_t(w));
+  o.provided.resize(size_t(w));
+  o.reported.resize(size_t(w));
+  run.records.ranks.resize(size_t(w));
   for (const RankDump& d : dumps) {
     std::set<int> mine(d.ranks.begin(), d.ranks.end());
     if (d.ranks.empty() && (d.rank_matrix || d.reported)) {
       if (auto r = rank_from_name(d.origin)) mine.insert(*r);
     }
-    if (d.reported && !mine.empty() && *mine.begin() < w) {
-      reported[size_t(*mine.begin())] = d.reported;
-      reported_origin[size_t(*mine.begin())] = d.origin;
-    }
+    if (d.reported && !mine.empty() && *mine.begin() < w)
+      o.reported[size_t(*mine.begin())] = d.reported;
     for (int r : mine) {
-      if (r >= w)
-        fail(d.origin,
-             "rank " + std::to_string(r) + " is outside the world size " + std::to_string(w));
-      if (!owner[size_t(r)].empty())
-        fail(d.origin, "rank " + std::to_string(r) + " also appears in " + owner[size_t(r)]);
-      owner[size_t(r)] = d.origin;
-      if (d.rank_matrix) provided[size_t(r)] = d.rank_matrix;
+      if (r >= w) rank_outside_world(d.origin, r, w);
+      if (!o.owner[size_t(r)].empty())
+        fail(d.origin, "rank " + std::to_string(r) + " also appears in " + o.owner[size_t(r)]);
+      o.owner[size_t(r)] = d.origin;
+      if (d.rank_matrix) o.provided[size_t(r)] = d.rank_matrix;
     }
     for (size_t i = 0; i < d.records.size(); ++i)
       run.records.ranks[size_t(d.ranks[i])].push_back(d.records[i]);
-    if (d.batch_size) m.batch_size = d.batch_size;
+    if (d.batch_size) run.meta.batch_size = d.batch_size;
   }
+  return o;
+}
 
-  // Classes: the dataset's, the user's, or what the records and matrices show.
+// What the dataset says, when given: its labels and (--predictions) every prediction.
+struct DatasetTruth {
   std::optional<Labels> labels;
-  if (!options.dataset.empty()) labels = load_labels(options.dataset);
-  m.dataset = options.dataset;
-  // One prediction per dataset index: every prediction is known, so is the expected matrix.
   std::optional<std::vector<int32_t>> predictions;
+};
+
+DatasetTruth load_truth(const ImportOptions& options) {
+  DatasetTruth t;
+  if (!options.dataset.empty()) t.labels = load_labels(options.dataset);
+  // One prediction per dataset index: every prediction is known, so is the expected matrix.
   if (!options.predictions.empty()) {
-    if (!labels) throw InputError("--predictions: needs --dataset (the labels they predict)");
-    predictions = read_predictions_file(
-        parse_spec(predictions_spec(options.predictions), "--predictions"), *labels);
+    if (!t.labels) throw InputError("--predictions: needs --dataset (the labels they predict)");
+    t.predictions = read_predictions_file(
+        parse_spec(predictions_spec(options.predictions), "--predictions"), *t.labels);
   }
-  int32_t classes = options.classes.value_or(0);
-  if (options.classes && (classes < 1 || classes > kMaxClasses))
-    throw InputError("import: --classes " + std::to_string(classes) + " is out of range [1, " +
+  return t;
+}
+
+// The class count and, when it was inferred from the values, the dump that implied it.
+struct ClassCount {
+  int32_t classes = 0;
+  std::string origin;
+};
+
+// The class count the values imply: the largest class id (or matrix) of any dump.
+ClassCount classes_from_values(const std::vector<RankDump>& dumps, int ignore_index) {
+  ClassCount out;
+  int64_t top = 0;
+  auto raise = [&](int64_t count, const RankDump& d) {
+    if (count > top) {
+      top = count;
+      out.origin = d.origin;
+    }
+  };
+  for (const RankDump& d : dumps) {
+    for (const Record& rec : d.records) {
+      // In 64 bits: a target of INT32_MAX + 1 overflows int.
+      if (rec.target != ignore_index) raise(int64_t(rec.target) + 1, d);
+      raise(int64_t(rec.prediction) + 1, d);
+    }
+    if (d.reported) raise(d.reported->classes, d);
+    if (d.rank_matrix) raise(d.rank_matrix->classes, d);
+  }
+  if (top < 1 || top > kMaxClasses)
+    throw InputError("import: cannot tell the number of classes; give --classes");
+  out.classes = static_cast<int32_t>(top);
+  return out;
+}
+
+// Classes: the dataset's, the user's, the recorder's, or what the records and matrices show.
+ClassCount decide_classes(const std::vector<RankDump>& dumps, const ImportOptions& options,
+                          const DatasetTruth& truth, const RunMetadata& m) {
+  ClassCount out;
+  out.classes = options.classes.value_or(0);
+  if (options.classes && (out.classes < 1 || out.classes > kMaxClasses))
+    throw InputError("import: --classes " + std::to_string(out.classes) + " is out of range [1, " +
                      std::to_string(kMaxClasses) + "]");
-  if (labels) {
-    if (classes && classes != labels->num_classes)
-      throw InputError("import: --classes " + std::to_string(classes) +
-                       " disagrees with the dataset's " + std::to_string(labels->num_classes));
-    classes = labels->num_classes;
+  if (truth.labels) {
+    if (out.classes && out.classes != truth.labels->num_classes)
+      throw InputError("import: --classes " + std::to_string(out.classes) +
+                       " disagrees with the dataset's " +
+                       std::to_string(truth.labels->num_classes));
+    out.classes = truth.labels->num_classes;
   }
-  std::string classes_origin;  // the dump whose values gave the class count, when inferred
   // The recorder's num_classes (the metric's): a class no record shows still counts.
-  if (!classes && m.recorded && m.recorded->num_classes) {
+  if (!out.classes && m.recorded && m.recorded->num_classes) {
     if (*m.recorded->num_classes < 1 || *m.recorded->num_classes > kMaxClasses)
       fail(dumps.front().origin, "settings_json: 'num_classes' = " +
                                      std::to_string(*m.recorded->num_classes) + " is out of range");
-    classes = static_cast<int32_t>(*m.recorded->num_classes);
+    out.classes = static_cast<int32_t>(*m.recorded->num_classes);
   }
-  if (!classes) {
-    int64_t top = 0;
-    auto raise = [&](int64_t count, const RankDump& d) {
-      if (count > top) {
-        top = count;
-        classes_origin = d.origin;
-      }
-    };
-    for (const RankDump& d : dumps) {
-      for (const Record& rec : d.records) {
-        // In 64 bits: a target of INT32_MAX + 1 overflows int.
-        if (rec.target != options.ignore_index) raise(int64_t(rec.target) + 1, d);
-        raise(int64_t(rec.prediction) + 1, d);
-      }
-      if (d.reported) raise(d.reported->classes, d);
-      if (d.rank_matrix) raise(d.rank_matrix->classes, d);
-    }
-    if (top < 1 || top > kMaxClasses)
-      throw InputError("import: cannot tell the number of classes; give --classes");
-    classes = static_cast<int32_t>(top);
-  }
-  // One C x C matrix per rank plus the synced one. A single large class id in a small dump
-  // implies C, so bound the memory before allocating it.
+  if (!out.classes) out = classes_from_values(dumps, options.ignore_index);
+  return out;
+}
+
+// One C x C matrix per rank plus the synced one. A single large class id in a small dump
+// implies C, so the memory is bounded before anything is allocated.
+void check_matrix_memory(const ClassCount& c, int w) {
+  const int32_t classes = c.classes;
   const uint64_t cells = uint64_t(classes) * uint64_t(classes);
   if (cells > kMaxImportMatrixCells / uint64_t(w + 1)) {
     const std::string need =
@@ -750,56 +781,51 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
     const std::string shape = std::to_string(w + 1) + " matrices of " + std::to_string(classes) +
                               " x " + std::to_string(classes) + " (one per rank of " +
                               std::to_string(w) + ", and the synced one)";
-    if (classes_origin.empty())
+    if (c.origin.empty())
       throw InputError("import: " + std::to_string(classes) + " classes need " + shape + ": " +
                        need);
-    fail(classes_origin, "class id " + std::to_string(classes - 1) + " implies " +
-                             std::to_string(classes) + " classes, and " + shape + " would take " +
-                             need + "; check the target and prediction values, or give --classes");
+    fail(c.origin, "class id " + std::to_string(classes - 1) + " implies " +
+                       std::to_string(classes) + " classes, and " + shape + " would take " + need +
+                       "; check the target and prediction values, or give --classes");
   }
-  {
-    const std::string shape = std::to_string(w + 1) + " matrices of " + std::to_string(classes) +
-                              " x " + std::to_string(classes);
-    check_load_budget(classes_origin.empty() ? std::string("import") : classes_origin,
-                      cells * uint64_t(w + 1) * sizeof(double), shape);
-  }
-  m.classes = classes;
+  const std::string shape = std::to_string(w + 1) + " matrices of " + std::to_string(classes) +
+                            " x " + std::to_string(classes);
+  check_load_budget(c.origin.empty() ? std::string("import") : c.origin,
+                    cells * uint64_t(w + 1) * sizeof(double), shape);
+}
 
+// A record that lies within the run's bounds still has to agree with the dataset given.
+void check_against_dataset(const RankDump& d, const RecordSite& site, size_t i,
+                           const DatasetTruth& truth, const ImportOptions& options) {
+  const Record& rec = d.records[i];
+  auto place = [&](RecordField f) { return record_place(site, int64_t(i), d.ranks[i], f) + ": "; };
+  if (truth.predictions && rec.prediction != (*truth.predictions)[size_t(rec.index)])
+    throw InputError(place(RecordField::Prediction) + "prediction " +
+                     std::to_string(rec.prediction) + " at dataset index " +
+                     std::to_string(rec.index) + " but " + options.predictions + " says " +
+                     std::to_string((*truth.predictions)[size_t(rec.index)]));
+  const int32_t label = truth.labels->targets[size_t(rec.index)];
+  if (rec.target != label && rec.target != options.ignore_index)
+    throw InputError(place(RecordField::Target) + "target " + std::to_string(rec.target) +
+                     " at dataset index " + std::to_string(rec.index) + " but the dataset says " +
+                     std::to_string(label) +
+                     " (wrong --dataset, or the dump's indices are not dataset indices)");
+}
+
+// Every dump against the run: its records within the run's bounds (and the dataset's), its
+// dataset size and matrices fitting. Sets the declared dataset size.
+void check_dumps(const std::vector<RankDump>& dumps, const DatasetTruth& truth,
+                 const ImportOptions& options, RunMetadata& m) {
+  const int32_t classes = m.classes;
+  const std::optional<Labels>& labels = truth.labels;
+  RecordBounds bounds =
+      RecordBounds::of_run(classes, labels ? labels->size() : 0, options.ignore_index);
+  if (labels) bounds.beyond_samples += subset_hint(options.dataset);
   for (const RankDump& d : dumps) {
+    const RecordSite site{d.origin, d.record_keys};
     for (size_t i = 0; i < d.records.size(); ++i) {
-      const Record& rec = d.records[i];
-      auto where = [&] {
-        return "record " + std::to_string(i) + " (rank " + std::to_string(d.ranks[i]) + "): ";
-      };
-      if ((rec.target < 0 || rec.target >= classes) && rec.target != options.ignore_index)
-        fail(d.origin, where() + "target " + std::to_string(rec.target) + " outside [0, " +
-                           std::to_string(classes) + ")");
-      if (rec.prediction < 0 || rec.prediction >= classes)
-        fail(d.origin, where() + "prediction " + std::to_string(rec.prediction) + " outside [0, " +
-                           std::to_string(classes) + ")");
-      if (rec.index < 0)
-        fail(d.origin, where() + "negative dataset index " + std::to_string(rec.index));
-      if (rec.index >= kMaxSamples)
-        fail(d.origin, where() + "dataset index " + std::to_string(rec.index) +
-                           " is beyond the largest dataset ShardLens handles (2^32-1 samples); "
-                           "are these dataset indices?");
-      if (labels) {
-        if (rec.index >= labels->size())
-          fail(d.origin, where() + "dataset index " + std::to_string(rec.index) +
-                             " beyond the dataset's " + std::to_string(labels->size()) +
-                             " samples" + subset_hint(options.dataset));
-        if (predictions && rec.prediction != (*predictions)[size_t(rec.index)])
-          fail(d.origin, where() + "prediction " + std::to_string(rec.prediction) +
-                             " at dataset index " + std::to_string(rec.index) + " but " +
-                             options.predictions + " says " +
-                             std::to_string((*predictions)[size_t(rec.index)]));
-        const int32_t truth = labels->targets[size_t(rec.index)];
-        if (rec.target != truth && rec.target != options.ignore_index)
-          fail(d.origin, where() + "target " + std::to_string(rec.target) + " at dataset index " +
-                             std::to_string(rec.index) + " but the dataset says " +
-                             std::to_string(truth) +
-                             " (wrong --dataset, or the dump's indices are not dataset indices)");
-      }
+      check_record_bounds(bounds, site, int64_t(i), d.ranks[i], d.records[i]);
+      if (labels) check_against_dataset(d, site, i, truth, options);
     }
     if (d.dataset_size && labels && *d.dataset_size != labels->size())
       fail(d.origin, "dataset_size " + std::to_string(*d.dataset_size) + " but the dataset has " +
@@ -813,61 +839,99 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
                            " matrix for " + std::to_string(classes) + " classes");
     }
   }
+}
 
-  // True class counts: from the dataset, or estimated from the distinct samples seen.
-  if (labels) {
-    m.class_counts = labels->class_counts();
-    m.class_names = labels->class_names;
-    m.dataset_size = labels->size();
+// True class counts: from the dataset, or estimated from the distinct samples seen (and the
+// dataset size with them, when no dump declared it).
+void count_classes(RunFile& run, const DatasetTruth& truth) {
+  RunMetadata& m = run.meta;
+  if (truth.labels) {
+    m.class_counts = truth.labels->class_counts();
+    m.class_names = truth.labels->class_names;
+    m.dataset_size = truth.labels->size();
     m.class_counts_source = "dataset";
-  } else {
-    m.class_counts.assign(size_t(classes), 0);
-    std::unordered_set<int64_t> seen;
-    for (const auto& rank : run.records.ranks) {
-      for (const Record& rec : rank) {
-        if (rec.target >= 0 && rec.target < classes && seen.insert(rec.index).second)
-          ++m.class_counts[size_t(rec.target)];
-      }
-    }
-    int64_t max_index = -1;
-    for (const auto& rank : run.records.ranks)
-      for (const Record& rec : rank) max_index = std::max(max_index, rec.index);
-    const bool declared = m.dataset_size > 0;
-    if (declared && max_index >= m.dataset_size)
-      throw InputError("import: dataset index " + std::to_string(max_index) +
-                       " beyond the declared dataset_size " + std::to_string(m.dataset_size));
-    // Without a declared size, the dataset has at least max_index + 1 samples.
-    if (!declared) m.dataset_size = max_index + 1;
-    m.class_counts_source = "distinct-records";
+    return;
   }
+  m.class_counts.assign(size_t(m.classes), 0);
+  std::unordered_set<int64_t> seen;
+  int64_t max_index = -1;
+  for (const auto& rank : run.records.ranks) {
+    for (const Record& rec : rank) {
+      if (rec.target >= 0 && rec.target < m.classes && seen.insert(rec.index).second)
+        ++m.class_counts[size_t(rec.target)];
+      max_index = std::max(max_index, rec.index);
+    }
+  }
+  const bool declared = m.dataset_size > 0;
+  if (declared && max_index >= m.dataset_size)
+    throw InputError("import: dataset index " + std::to_string(max_index) +
+                     " beyond the declared dataset_size " + std::to_string(m.dataset_size));
+  // Without a declared size, the dataset has at least max_index + 1 samples.
+  if (!declared) m.dataset_size = max_index + 1;
+  m.class_counts_source = "distinct-records";
+}
 
-  // Checked after the per-file checks so a broken dump is reported as such, not as a gap.
-  for (int r = 0; r < w; ++r) {
-    if (owner[size_t(r)].empty())
+// Every rank of the world has its dump (checked after the per-file checks, so a broken dump
+// is reported as such, not as a gap).
+void refuse_missing_ranks(const RankOwners& owners) {
+  const size_t w = owners.owner.size();
+  for (size_t r = 0; r < w; ++r) {
+    if (owners.owner[r].empty())
       throw InputError("import: no dump holds rank " + std::to_string(r) + " (world size " +
                        std::to_string(w) + ")");
   }
-  run.per_rank = matrices_from_records(run.records, classes, options.ignore_index);
-  for (int r = 0; r < w; ++r) {
-    if (provided[size_t(r)]) run.per_rank[size_t(r)] = *provided[size_t(r)];
+}
+
+// The run's matrices: per rank from the records unless a dump gave its own, the synced one
+// as the lowest rank reported it (else the sum), the expected one when every prediction is
+// known.
+void build_matrices(RunFile& run, const RankOwners& owners, const DatasetTruth& truth,
+                    int ignore_index) {
+  const int32_t classes = run.meta.classes;
+  run.per_rank = matrices_from_records(run.records, classes, ignore_index);
+  for (size_t r = 0; r < owners.provided.size(); ++r) {
+    if (owners.provided[r]) run.per_rank[r] = *owners.provided[r];
   }
   // The logged matrix is the lowest rank's report (rank 0's, as Lightning logs it); ranks that
   // report something else are kept for the diagnosis (`unsynced`).
-  for (int r = 0; r < w; ++r) {
-    if (!reported[size_t(r)]) continue;
-    if (!run.has_synced()) run.synced = *reported[size_t(r)];
-    run.reported_per_rank = reported;
+  for (const std::optional<Matrix>& reported : owners.reported) {
+    if (!reported) continue;
+    if (!run.has_synced()) run.synced = *reported;
+    run.reported_per_rank = owners.reported;
   }
-  if (predictions) {
+  if (truth.predictions) {
     Matrix expected(classes);
-    for (size_t i = 0; i < predictions->size(); ++i)
-      expected.at(labels->targets[i], (*predictions)[i]) += 1;
+    for (size_t i = 0; i < truth.predictions->size(); ++i)
+      expected.at(truth.labels->targets[i], (*truth.predictions)[i]) += 1;
     run.expected = std::move(expected);
   }
   if (!run.has_synced()) {
     run.synced = Matrix(classes);
     for (const Matrix& mat : run.per_rank) run.synced += mat;
   }
+}
+
+}  // namespace
+
+RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& options) {
+  refuse_empty_dumps(dumps);
+  RunFile run;
+  RunMetadata& m = run.meta;
+  m.source = "imported";
+  m.backend = "import";
+  m.ignore_index = options.ignore_index;
+  carry_evaluation_settings(dumps, m);
+  m.world_size = decide_world_size(dumps, options);
+  const RankOwners owners = merge_ranks(dumps, m.world_size, run);
+  const DatasetTruth truth = load_truth(options);
+  m.dataset = options.dataset;
+  const ClassCount classes = decide_classes(dumps, options, truth, m);
+  check_matrix_memory(classes, m.world_size);
+  m.classes = classes.classes;
+  check_dumps(dumps, truth, options, m);
+  count_classes(run, truth);
+  refuse_missing_ranks(owners);
+  build_matrices(run, owners, truth, options.ignore_index);
   validate_run(run, "import");
   return run;
 }

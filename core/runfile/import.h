@@ -12,6 +12,7 @@
 //         through ImportOptions::pt_reader when the build has it.
 // Without a rank array the rank comes from the file name ("...rank3..."). A 2-D float
 // prediction [N, C] is taken as scores and reduced by argmax (first maximum).
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -42,6 +43,9 @@ struct RankDump {
   std::string origin;
   std::vector<int> ranks;  // rank of every record
   std::vector<Record> records;
+  // Where each value of the records came from (by RecordField: "array 'labels'", "column 2"),
+  // named by the checks of their bounds.
+  std::array<std::string, 5> record_keys;
   std::optional<int> world_size;
   std::optional<int64_t> dataset_size;
   std::optional<int64_t> batch_size;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/files.h"
+#include "core/io/json_fields.h"
 #include "core/io/npy.h"
 #include "core/io/npz.h"
 #include "core/io/sha256.h"
@@ -46,54 +47,9 @@ std::string matrix_npy(const Matrix& m) {
   return npy_bytes(m.cells, shape);
 }
 
-// --- meta.json field readers: every wrong type names the field -----------------------------
-
-const json& field(const json& j, const char* key, const std::string& origin) {
-  auto it = j.find(key);
-  if (it == j.end()) fail(origin, std::string("meta.json lacks '") + key + "'");
-  return *it;
-}
-
-int64_t int_field(const json& j, const char* key, const std::string& origin, int64_t lo,
-                  int64_t hi) {
-  const json& v = field(j, key, origin);
-  if (!v.is_number_integer())
-    fail(origin, std::string("meta.json: '") + key + "' is not an integer");
-  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX))
-    fail(origin, std::string("meta.json: '") + key + "' is out of range");
-  const int64_t x = v.get<int64_t>();
-  if (x < lo || x > hi) {
-    fail(origin, std::string("meta.json: '") + key + "' = " + std::to_string(x) +
-                     " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  }
-  return x;
-}
-
-std::string string_field(const json& j, const char* key, const std::string& origin) {
-  const json& v = field(j, key, origin);
-  if (!v.is_string()) fail(origin, std::string("meta.json: '") + key + "' is not a string");
-  return v.get<std::string>();
-}
-
-bool bool_field(const json& j, const char* key, const std::string& origin) {
-  const json& v = field(j, key, origin);
-  if (!v.is_boolean()) fail(origin, std::string("meta.json: '") + key + "' is not true/false");
-  return v.get<bool>();
-}
-
-std::vector<int64_t> int_list(const json& j, const char* key, const std::string& origin,
-                              size_t max_len) {
-  const json& v = field(j, key, origin);
-  if (!v.is_array()) fail(origin, std::string("meta.json: '") + key + "' is not a list");
-  if (v.size() > max_len) fail(origin, std::string("meta.json: '") + key + "' is too long");
-  std::vector<int64_t> out;
-  for (const json& e : v) {
-    if (!e.is_number_integer() ||
-        (e.is_number_unsigned() && e.get<uint64_t>() > uint64_t(INT64_MAX)))
-      fail(origin, std::string("meta.json: '") + key + "' holds a non-integer");
-    out.push_back(e.get<int64_t>());
-  }
-  return out;
+// Where a meta.json field's errors are: "FILE: meta.json: 'key' must be ...".
+std::string in_meta(const std::string& origin) {
+  return origin + ": meta.json";
 }
 
 // --- meta.json: one row per key, from which it is both written and read ---------------------
@@ -117,7 +73,7 @@ struct MetaField {
 MetaField text(const char* key, std::string RunMetadata::*member) {
   return {key, Presence::Required, nullptr, [=](const RunMetadata& m) { return json(m.*member); },
           [=](const json& j, RunMetadata& m, const std::string& origin) {
-            m.*member = string_field(j, key, origin);
+            m.*member = json_string(j, key, in_meta(origin));
           }};
 }
 
@@ -133,7 +89,7 @@ template <class Int>
 MetaField integer(const char* key, Int RunMetadata::*member, int64_t lo, int64_t hi) {
   return {key, Presence::Required, nullptr, [=](const RunMetadata& m) { return json(m.*member); },
           [=](const json& j, RunMetadata& m, const std::string& origin) {
-            m.*member = static_cast<Int>(int_field(j, key, origin, lo, hi));
+            m.*member = static_cast<Int>(json_integer(j, key, in_meta(origin), lo, hi));
           }};
 }
 
@@ -143,21 +99,21 @@ MetaField maybe_integer(const char* key, std::optional<int64_t> RunMetadata::*me
   return {key, presence, [=](const RunMetadata& m) { return (m.*member).has_value(); },
           [=](const RunMetadata& m) { return json(*(m.*member)); },
           [=](const json& j, RunMetadata& m, const std::string& origin) {
-            m.*member = int_field(j, key, origin, lo, hi);
+            m.*member = json_integer(j, key, in_meta(origin), lo, hi);
           }};
 }
 
 MetaField flag(const char* key, bool RunMetadata::*member) {
   return {key, Presence::Required, nullptr, [=](const RunMetadata& m) { return json(m.*member); },
           [=](const json& j, RunMetadata& m, const std::string& origin) {
-            m.*member = bool_field(j, key, origin);
+            m.*member = json_bool(j, key, in_meta(origin));
           }};
 }
 
 MetaField integers(const char* key, std::vector<int64_t> RunMetadata::*member, size_t max_len) {
   return {key, Presence::Required, nullptr, [=](const RunMetadata& m) { return json(m.*member); },
           [=](const json& j, RunMetadata& m, const std::string& origin) {
-            m.*member = int_list(j, key, origin, max_len);
+            m.*member = json_integers(j, key, in_meta(origin), max_len);
           }};
 }
 
@@ -168,13 +124,14 @@ const std::vector<MetaField>& meta_fields() {
       {"format", Presence::Required, nullptr,
        [](const RunMetadata&) { return json(kRunFormatName); },
        [](const json& j, RunMetadata&, const std::string& origin) {
-         if (string_field(j, "format", origin) != kRunFormatName)
+         if (json_string(j, "format", in_meta(origin)) != kRunFormatName)
            fail(origin, "meta.json: not a ShardLens run file (format is not 'shardlens-run')");
        }},
       {"format_version", Presence::Required, nullptr,
        [](const RunMetadata& m) { return json(m.format_version); },
        [](const json& j, RunMetadata& m, const std::string& origin) {
-         m.format_version = static_cast<int>(int_field(j, "format_version", origin, 1, 1 << 20));
+         m.format_version = static_cast<int>(
+             json_integer(j, "format_version", in_meta(origin), 1, kMaxFormatVersionField));
          if (m.format_version > kRunFormatVersion) {
            fail(origin, "run file format version " + std::to_string(m.format_version) +
                             " is newer than this ShardLens supports (" +
@@ -187,7 +144,7 @@ const std::vector<MetaField>& meta_fields() {
                                           : m.created_by);
        },
        [](const json& j, RunMetadata& m, const std::string& origin) {
-         m.created_by = string_field(j, "created_by", origin);
+         m.created_by = json_string(j, "created_by", in_meta(origin));
        }},
       text("source", &RunMetadata::source),
       text("backend", &RunMetadata::backend),
@@ -204,12 +161,7 @@ const std::vector<MetaField>& meta_fields() {
       {"class_names", Presence::Required, nullptr,
        [](const RunMetadata& m) { return json(m.class_names); },
        [](const json& j, RunMetadata& m, const std::string& origin) {
-         const json& names = field(j, "class_names", origin);
-         if (!names.is_array()) fail(origin, "meta.json: 'class_names' is not a list");
-         for (const json& n : names) {
-           if (!n.is_string()) fail(origin, "meta.json: 'class_names' holds a non-string");
-           m.class_names.push_back(n.get<std::string>());
-         }
+         m.class_names = json_strings(j, "class_names", in_meta(origin));
          if (!m.class_names.empty() && m.class_names.size() != size_t(m.classes)) {
            fail(origin, "meta.json: " + std::to_string(m.class_names.size()) + " class names for " +
                             std::to_string(m.classes) + " classes");
@@ -224,7 +176,7 @@ const std::vector<MetaField>& meta_fields() {
       {"failed_ranks", Presence::Required, nullptr,
        [](const RunMetadata& m) { return json(m.failed_ranks); },
        [](const json& j, RunMetadata& m, const std::string& origin) {
-         for (int64_t r : int_list(j, "failed_ranks", origin, kMaxWorldSize)) {
+         for (int64_t r : json_integers(j, "failed_ranks", in_meta(origin), kMaxWorldSize)) {
            if (r < 0 || r >= m.world_size)
              fail(origin, "meta.json: failed rank " + std::to_string(r) + " out of range");
            m.failed_ranks.push_back(static_cast<int>(r));
@@ -243,8 +195,7 @@ const std::vector<MetaField>& meta_fields() {
        [](const RunMetadata& m) { return m.recorded.has_value(); },
        [](const RunMetadata& m) { return json::parse(m.recorded->text); },
        [](const json& j, RunMetadata& m, const std::string& origin) {
-         const json& r = field(j, "recorded_settings", origin);
-         if (!r.is_object()) fail(origin, "meta.json: 'recorded_settings' is not an object");
+         const json& r = json_object(j, "recorded_settings", in_meta(origin));
          m.recorded = parse_recorded_settings(r.dump(), origin + ": meta.json");
        }},
   };
@@ -276,10 +227,21 @@ RunMetadata parse_meta(const json& j, const std::string& origin) {
   for (const MetaField& f : meta_fields()) {
     const auto it = j.find(f.key);
     if (f.presence == Presence::Optional && it == j.end()) continue;
-    if (f.presence == Presence::Nullable && field(j, f.key, origin).is_null()) continue;
+    if (f.presence == Presence::Nullable && json_value(j, f.key, in_meta(origin)).is_null())
+      continue;
     f.read(j, m, origin);
   }
   return m;
+}
+
+// The members holding rank r's records, named when one of their values is out of bounds.
+RecordSite rank_site(const std::string& origin, int r) {
+  RecordSite site{origin, {}};
+  site.keys[size_t(RecordField::Index)] = "member " + rank_member(r, "index");
+  site.keys[size_t(RecordField::Target)] = "member " + rank_member(r, "target");
+  site.keys[size_t(RecordField::Prediction)] = "member " + rank_member(r, "prediction");
+  site.keys[size_t(RecordField::Flags)] = "member " + rank_member(r, "flags");
+  return site;
 }
 
 std::vector<int64_t> read_vector(const std::map<std::string, std::string>& members,
@@ -378,25 +340,12 @@ void validate_run(const RunFile& run, const std::string& origin) {
   }
   if (!m.class_names.empty() && m.class_names.size() != size_t(c))
     fail(origin, "class names do not match the class count");
+  const RecordBounds bounds = RecordBounds::of_run(c, m.dataset_size, m.ignore_index);
+  const RecordSite site{origin, {}};
   for (int r = 0; r < m.world_size; ++r) {
-    int64_t pos = 0;
-    for (const Record& rec : run.records.ranks[r]) {
-      auto where = [&] {
-        return "rank " + std::to_string(r) + " record " + std::to_string(pos) + ": ";
-      };
-      if (rec.index < 0 || (m.dataset_size > 0 && rec.index >= m.dataset_size)) {
-        fail(origin, where() + "dataset index " + std::to_string(rec.index) + " outside [0, " +
-                         std::to_string(m.dataset_size) + ")");
-      }
-      if ((rec.target < 0 || rec.target >= c) && rec.target != m.ignore_index)
-        fail(origin, where() + "target " + std::to_string(rec.target) + " outside [0, " +
-                         std::to_string(c) + ")");
-      if (rec.prediction < 0 || rec.prediction >= c) {
-        fail(origin, where() + "prediction " + std::to_string(rec.prediction) + " outside [0, " +
-                         std::to_string(c) + ")");
-      }
-      ++pos;
-    }
+    const auto& records = run.records.ranks[size_t(r)];
+    for (size_t pos = 0; pos < records.size(); ++pos)
+      check_record_bounds(bounds, site, int64_t(pos), r, records[pos]);
   }
 }
 
@@ -461,8 +410,7 @@ RunFile parse_run_members(const std::map<std::string, std::string>& members,
   const RunMetadata& m = run.meta;
 
   // Checksums: every member but meta.json is listed, every listed member is there and intact.
-  const json& sums = field(j, "members", origin);
-  if (!sums.is_object()) fail(origin, "meta.json: 'members' is not an object");
+  const json& sums = json_object(j, "members", origin + ": meta.json");
   for (const auto& [name, data] : members) {
     if (name == "meta.json") continue;
     auto it = sums.find(name);
@@ -490,10 +438,12 @@ RunFile parse_run_members(const std::map<std::string, std::string>& members,
     if (!known.count(name)) fail(origin, "unexpected member " + name);
   }
 
-  const std::vector<int64_t> sizes = int_list(j, "records_per_rank", origin, kMaxWorldSize);
+  const std::vector<int64_t> sizes =
+      json_integers(j, "records_per_rank", origin + ": meta.json", kMaxWorldSize);
   if (sizes.size() != size_t(m.world_size))
     fail(origin, "meta.json: 'records_per_rank' does not have one entry per rank");
   run.records.ranks.resize(m.world_size);
+  const RecordBounds bounds = RecordBounds::of_run(m.classes, m.dataset_size, m.ignore_index);
   for (int r = 0; r < m.world_size; ++r) {
     const auto index = read_vector(members, rank_member(r, "index"), origin);
     const auto target = read_vector(members, rank_member(r, "target"), origin);
@@ -513,12 +463,10 @@ RunFile parse_run_members(const std::map<std::string, std::string>& members,
     }
     auto& out = run.records.ranks[r];
     out.resize(index.size());
+    const RecordSite site = rank_site(origin, r);
     for (size_t i = 0; i < index.size(); ++i) {
-      if (target[i] < INT32_MIN || target[i] > INT32_MAX || prediction[i] < INT32_MIN ||
-          prediction[i] > INT32_MAX || flags[i] < 0 || flags[i] > 255) {
-        fail(origin,
-             "rank " + std::to_string(r) + " record " + std::to_string(i) + ": value out of range");
-      }
+      check_record_bounds(bounds, site, int64_t(i), r, index[i], target[i], prediction[i],
+                          flags[i]);
       out[i] = Record{index[i], static_cast<int32_t>(target[i]),
                       static_cast<int32_t>(prediction[i]), static_cast<uint8_t>(flags[i])};
     }
@@ -575,9 +523,10 @@ OrderKey order_key(const RunMetadata& m) {
 
 // A multi-evaluation meta.json names the format and a version this build can read.
 void check_format(const json& j, const std::string& origin, int64_t supported) {
-  if (string_field(j, "format", origin) != kRunFormatName)
+  if (json_string(j, "format", origin + ": meta.json") != kRunFormatName)
     fail(origin, "meta.json: not a ShardLens run file (format is not 'shardlens-run')");
-  const int64_t version = int_field(j, "format_version", origin, 1, 1 << 20);
+  const int64_t version =
+      json_integer(j, "format_version", origin + ": meta.json", 1, kMaxFormatVersionField);
   if (version > supported)
     fail(origin, "run file format version " + std::to_string(version) +
                      " is newer than this ShardLens supports (" + std::to_string(supported) + ")");
@@ -591,16 +540,15 @@ std::string evaluation_prefix(size_t k) {
 std::vector<RunFile> run_evaluations_from_members(const std::map<std::string, std::string>& members,
                                                   const json& j, const std::string& origin) {
   check_format(j, origin, kRunFormatVersionEvaluations);
-  const json& list = field(j, "evaluations", origin);
-  if (!list.is_array() || list.empty() || list.size() > size_t(kMaxEpochs))
-    fail(origin, "meta.json: 'evaluations' is not a non-empty list");
+  const json& list = json_list(j, "evaluations", origin + ": meta.json", kMaxEpochs);
+  if (list.empty()) fail(origin, "meta.json: 'evaluations' must not be empty");
   std::set<std::string> claimed = {"meta.json"};
   std::vector<RunFile> out;
   for (size_t k = 0; k < list.size(); ++k) {
     const json& entry = list[k];
     if (!entry.is_object()) fail(origin, "meta.json: 'evaluations' holds a non-object");
     const std::string prefix = evaluation_prefix(k);
-    if (string_field(entry, "prefix", origin) != prefix)
+    if (json_string(entry, "prefix", origin + ": meta.json") != prefix)
       fail(origin, "meta.json: evaluation " + std::to_string(k) + " is not under " + prefix);
     const std::string where = origin + ": evaluation " + std::to_string(k);
     RunFile run = parse_run_members(members_under(members, prefix, claimed), where);
@@ -634,7 +582,8 @@ std::vector<RunFile> run_epochs_from_members(const std::map<std::string, std::st
   if (!j.is_object() || !j.contains("epochs")) return {parse_run_members(members, origin)};
   // Several epochs: each one's members prefixed "epoch<e>_", with their own meta.json.
   check_format(j, origin, kRunFormatVersionEpochs);
-  const std::vector<int64_t> epochs = int_list(j, "epochs", origin, kMaxEpochs);
+  const std::vector<int64_t> epochs =
+      json_integers(j, "epochs", origin + ": meta.json", kMaxEpochs);
   if (epochs.empty()) fail(origin, "meta.json: 'epochs' is empty");
   std::set<std::string> claimed = {"meta.json"};
   std::vector<RunFile> out;

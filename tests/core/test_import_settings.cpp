@@ -201,7 +201,7 @@ TEST_F(ImportSettingsTest, SettingsAreReadCheckedAndCarried) {
   const std::string typed =
       dump("typed_rank0.npz", rank_dump(sim, 0, {{"settings_json.npy", settings(bad)}}));
   std::string what = error_of([&] { import_epochs({typed}, {}); });
-  EXPECT_NE(what.find("typed_rank0.npz: settings_json: 'seed' is not an integer"),
+  EXPECT_NE(what.find("typed_rank0.npz: settings_json: 'seed' must be an integer (is \"42\")"),
             std::string::npos)
       << what;
 

@@ -68,7 +68,9 @@ TEST(RunFileFuzz, ScenarioErrorsNameTheFile) {
   EXPECT_INPUT_ERROR(parse_run_file(with_scenario({{"sync", "twice"}}), "bad.slrun"),
                      "bad.slrun: meta.json scenario: --sync", "twice");
   EXPECT_INPUT_ERROR(parse_run_file(with_scenario({{"world_size", 1e300}}), "bad.slrun"),
-                     "bad.slrun: meta.json scenario", "'world_size' has the wrong type");
+                     "bad.slrun: meta.json scenario",
+                     "'world_size' must be an integer (is 1e+300)");
   EXPECT_INPUT_ERROR(parse_run_file(with_scenario({{"sanity_steps", 1LL << 40}}), "bad.slrun"),
-                     "bad.slrun: meta.json scenario", "out of range");
+                     "bad.slrun: meta.json scenario",
+                     "'sanity_steps' must be an integer in [-2147483648, 2147483647]");
 }

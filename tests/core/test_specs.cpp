@@ -198,17 +198,20 @@ TEST(Scenario, MalformedFileSaysWhereInPlainWords) {
 TEST(Scenario, RejectsIntegersThatAreFractionalOrOutOfRange) {
   using nlohmann::json;
   EXPECT_INPUT_ERROR(scenario_from_json(json{{"world_size", 1e300}}, "f.json"), "f.json",
-                     "'world_size' has the wrong type");
+                     "'world_size' must be an integer (is 1e+300)");
   EXPECT_INPUT_ERROR(scenario_from_json(json{{"world_size", 2.5}}, "f.json"), "f.json",
-                     "'world_size' has the wrong type");
-  EXPECT_INPUT_ERROR(scenario_from_json(json{{"world_size", 4294967297LL}}, "f.json"), "f.json",
-                     "'world_size' = 4294967297 is out of range");
+                     "'world_size' must be an integer (is 2.5)");
+  EXPECT_INPUT_ERROR(
+      scenario_from_json(json{{"world_size", 4294967297LL}}, "f.json"), "f.json",
+      "'world_size' must be an integer in [-2147483648, 2147483647] (is 4294967297)");
   EXPECT_INPUT_ERROR(scenario_from_json(json{{"seed", 18446744073709551615ULL}}, "f.json"),
-                     "f.json", "'seed' = 18446744073709551615 is out of range");
+                     "f.json",
+                     "'seed' must be an integer in [-9223372036854775808, 9223372036854775807] "
+                     "(is 18446744073709551615)");
   EXPECT_INPUT_ERROR(scenario_from_json(json{{"rank_seeds", {1, 0.5}}}, "f.json"), "f.json",
-                     "'rank_seeds' has the wrong type");
+                     "'rank_seeds' must be a list of integers (holds 0.5)");
   EXPECT_INPUT_ERROR(scenario_from_json(json{{"ignore_index", -2147483649LL}}, "f.json"), "f.json",
-                     "out of range");
+                     "'ignore_index' must be an integer in [-2147483648, 2147483647]");
   EXPECT_EQ(scenario_from_json(json{{"seed", -5}, {"ignore_index", 255}}, "f").sampler.seed, -5);
 }
 
@@ -237,7 +240,7 @@ TEST(Scenario, DeeplyNestedValueIsRejectedWithoutRecursion) {
   const size_t depth = 1000000;
   io_test::write_bytes(path,
                        "{\"name\": " + std::string(depth, '[') + std::string(depth, ']') + "}");
-  EXPECT_INPUT_ERROR(load_scenario_file(path), path, "'name' has the wrong type (a list)");
+  EXPECT_INPUT_ERROR(load_scenario_file(path), path, "'name' must be a string (is a list)");
   io_test::write_bytes(
       path, "{\"limit_batches\": " + std::string(depth, '[') + std::string(depth, ']') + "}");
   EXPECT_INPUT_ERROR(load_scenario_file(path), path, "'limit_batches' has the wrong type");
