@@ -13,11 +13,17 @@
 #include <QStatusBar>
 #include <QToolBar>
 
+#include "ui/compare_controller.h"
 #include "ui/data_export.h"
+#include "ui/export_controller.h"
 #include "ui/heatmap_view.h"
+#include "ui/import_controller.h"
 #include "ui/main_window.h"
 #include "ui/matrix_panel.h"
 #include "ui/memory_setting.h"
+#include "ui/real_run_controller.h"
+#include "ui/recent_files.h"
+#include "ui/run_opener.h"
 #include "ui/scenario_panel.h"
 #include "ui/welcome_panel.h"
 
@@ -50,17 +56,25 @@ void MainWindow::buildActions() {
                     if (!path.isEmpty()) openRun(path);
                   })
       ->setToolTip(tr("A run recorded by shardlens-cli run or import"));
-  file->addAction(tr("&Import dumps…"), QKeySequence(tr("Ctrl+I")), this, &MainWindow::askImport)
+  file->addAction(tr("&Import dumps…"), QKeySequence(tr("Ctrl+I")), m_import,
+                  &ImportController::ask)
       ->setToolTip(tr("Per-rank dumps of your own evaluation (.npz, .npy, .csv, .pt)"));
-  file->addAction(tr("Compare &with…"), QKeySequence(tr("Ctrl+K")), this, &MainWindow::askCompare)
+  file->addAction(tr("Compare &with…"), QKeySequence(tr("Ctrl+K")), m_compare,
+                  &CompareController::ask)
       ->setToolTip(tr("Another run, epoch or scenario beside this one, with their difference"));
-  m_recentMenu = file->addMenu(tr("Open &recent"));
+  m_recent = new RecentFiles(file->addMenu(tr("Open &recent")), this);
   file->addSeparator();
-  file->addAction(tr("&Export view…"), QKeySequence(tr("Ctrl+E")), this, &MainWindow::exportView);
-  file->addAction(tr("Export &figure set…"), QKeySequence(tr("Ctrl+Shift+E")), this,
-                  &MainWindow::exportFigureSet);
+  file->addAction(tr("&Export view…"), QKeySequence(tr("Ctrl+E")), this, [this] {
+    const HeatmapView* view = currentView();
+    if (view)
+      m_export->exportView(view, m_result,
+                           ExportController::proposedName(view, m_scenario, m_runPath));
+  });
+  file->addAction(tr("Export &figure set…"), QKeySequence(tr("Ctrl+Shift+E")), this, [this] {
+    m_export->exportFigureSet(m_result, m_options, m_matrices->figureRanges());
+  });
   file->addAction(tr("Export &data (CSV/JSON)…"), QKeySequence(tr("Ctrl+Shift+D")), this,
-                  &MainWindow::exportData);
+                  [this] { m_export->exportData(m_result); });
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -82,10 +96,12 @@ void MainWindow::buildActions() {
   });
   run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), m_runner, &EvaluationRunner::cancel);
   run->addAction(tr("Run for r&eal…"), QKeySequence(tr("Ctrl+Shift+G")), this,
-                 &MainWindow::showRealRunDialog)
+                 [this] { m_realRuns->showDialog(m_scenario); })
       ->setToolTip(tr("These settings on real rank processes with a TorchScript model, then "
                       "beside their simulation with the model's predictions"));
-  m_simulateRun = run->addAction(tr("&Simulate this run"), this, [this] { simulateThisRun(); });
+  m_simulateRun = run->addAction(tr("&Simulate this run"), this, [this] {
+    if (showingRun()) m_compare->simulateRun(m_result, m_runPath);
+  });
   m_simulateRun->setObjectName(QStringLiteral("simulateThisRun"));
   m_simulateRun->setToolTip(
       tr("The run's recorded settings in the scenario panel, and their "
@@ -101,9 +117,8 @@ void MainWindow::buildActions() {
       [this] { showingRun() ? stepRunEpoch(-1) : m_panel->stepEpoch(-1); });
   m_epochActions << run->addAction(tr("&Play epochs"), QKeySequence(tr("Ctrl+P")), this, [this] {
     if (!showingRun()) return m_panel->setPlaying(!m_panel->playing());
-    toggleRunPlay();
+    m_runs->togglePlay();
   });
-  connect(&m_runPlay, &QTimer::timeout, this, [this] { stepRunEpoch(1); });
 
   m_viewMenu = menuBar()->addMenu(tr("&View"));
   m_viewMenu->addAction(tr("&Reset zoom"), QKeySequence(tr("Ctrl+0")), this, [this] {
