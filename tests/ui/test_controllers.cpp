@@ -214,7 +214,6 @@ class TestControllers : public QObject {
     auto* dialog = opened.front().front().value<CompareDialog*>();
     QVERIFY(dialog);
     QVERIFY(dialog->windowTitle().contains(QStringLiteral("two.slrun@1")));
-    QVERIFY(!dialog->comparison().equal);
     compare.compareWith(path, std::nullopt, 5);
     QVERIFY(failed.wait(30000));
     QVERIFY2(failed.front().front().toString().contains(QStringLiteral("holds 2 evaluations")),
@@ -297,9 +296,12 @@ class TestControllers : public QObject {
   // imported; the result arrives.
   void eventLoopTurnsDuringCompare() {
     const Scenario s = scenarioOf(100000, 4);  // 1,000,000 samples
-    const Evaluation big = simulate(s);
     const QString path = m_dir.filePath(QStringLiteral("million.slrun"));
-    save_run_file(run_from_evaluation(big), path.toStdString());
+    save_run_file(run_from_evaluation(simulate(s)), path.toStdString());
+    QElapsedTimer loading;
+    loading.start();
+    (void)load_run_evaluations(path.toStdString());  // what the GUI thread would have waited
+    qInfo("loading the run alone takes %lld ms", loading.elapsed());
     QWidget window;
     EvaluationRunner runner;
     CompareController compare(&runner, &window);
@@ -313,6 +315,7 @@ class TestControllers : public QObject {
     QVERIFY2(failed.isEmpty(),
              failed.isEmpty() ? "" : qPrintable(failed.front().front().toString()));
     QCOMPARE(opened.size(), 1);
+    qInfo("longest gap between ticks: %lld ms", gap);
     QVERIFY2(gap < 200, qPrintable(QStringLiteral("the event loop stopped for %1 ms").arg(gap)));
   }
 
@@ -345,6 +348,7 @@ class TestControllers : public QObject {
              failed.isEmpty() ? "" : qPrintable(failed.front().front().toString()));
     QCOMPARE(imported.size(), 1);
     QVERIFY(QFile::exists(out));
+    qInfo("longest gap between ticks: %lld ms", gap);
     QVERIFY2(gap < 200, qPrintable(QStringLiteral("the event loop stopped for %1 ms").arg(gap)));
   }
 
