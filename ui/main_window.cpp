@@ -5,11 +5,9 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QMessageBox>
-#include <QProgressBar>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
-#include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
 
@@ -21,6 +19,7 @@
 #include "ui/export_controller.h"
 #include "ui/heatmap_view.h"
 #include "ui/import_controller.h"
+#include "ui/job_status.h"
 #include "ui/lesson_model.h"
 #include "ui/matrix_panel.h"
 #include "ui/metrics_panel.h"
@@ -128,17 +127,20 @@ void MainWindow::buildDocks() {
   scenarioLayout->addStretch(0);  // takes the room when a run without scenario hides the panel
   m_panelScroll = panelScroll;
   dock(tr("Scenario"), "scenarioDock", scenarioBox, Qt::LeftDockWidgetArea);
-  m_diagnosis = new DiagnosisPanel(this);
-  m_diagnosis->setObjectName(QStringLiteral("diagnosis"));
-  auto* diag = dock(tr("Diagnosis"), "diagnosisDock", m_diagnosis, Qt::RightDockWidgetArea);
-  m_charts = new ChartsPanel(this);
-  auto* charts = dock(tr("Charts"), "chartsDock", m_charts, Qt::RightDockWidgetArea);
+  auto* diagnosis = new DiagnosisPanel(this);
+  diagnosis->setObjectName(QStringLiteral("diagnosis"));
+  connect(this, &MainWindow::resultChanged, diagnosis, &DiagnosisPanel::setResult);
+  auto* diag = dock(tr("Diagnosis"), "diagnosisDock", diagnosis, Qt::RightDockWidgetArea);
+  auto* chartsPanel = new ChartsPanel(this);
+  connect(this, &MainWindow::resultChanged, chartsPanel, &ChartsPanel::setResult);
+  auto* charts = dock(tr("Charts"), "chartsDock", chartsPanel, Qt::RightDockWidgetArea);
   m_samples = new SamplePanel(this);
   auto* samples = dock(tr("Samples"), "samplesDock", m_samples, Qt::RightDockWidgetArea);
   // The metrics sit below the diagnosis, whichever tab is raised (split before tabifying: a
   // dock split from a tabbed one would become another tab).
-  m_metrics = new MetricsPanel(this);
-  splitDockWidget(diag, dock(tr("Metrics"), "metricsDock", m_metrics, Qt::RightDockWidgetArea),
+  auto* metrics = new MetricsPanel(this);
+  connect(this, &MainWindow::resultChanged, metrics, &MetricsPanel::setResult);
+  splitDockWidget(diag, dock(tr("Metrics"), "metricsDock", metrics, Qt::RightDockWidgetArea),
                   Qt::Vertical);
   tabifyDockWidget(diag, charts);
   tabifyDockWidget(charts, samples);
@@ -150,29 +152,15 @@ void MainWindow::buildDocks() {
 void MainWindow::buildStatusBar() {
   m_verdict = new QLabel(this);
   m_verdict->setObjectName(QStringLiteral("verdict"));
-  m_stage = new QLabel(this);
-  m_progress = new QProgressBar(this);
-  m_progress->setRange(0, 100);
-  m_progress->setMaximumWidth(160);
-  m_cancel = new QToolButton(this);
-  m_cancel->setText(tr("Cancel"));
-  m_cancel->setToolTip(tr("Stop the running evaluation (Esc)"));
-  connect(m_cancel, &QToolButton::clicked, m_runner, &EvaluationRunner::cancel);
   statusBar()->addWidget(m_verdict, 1);
-  statusBar()->addPermanentWidget(m_stage);
-  statusBar()->addPermanentWidget(m_progress);
-  statusBar()->addPermanentWidget(m_cancel);
-  setBusy(false);
+  statusBar()->addPermanentWidget(new JobStatus(m_runner, this));
 }
 
 void MainWindow::connectControllers() {
   connect(m_runner, &EvaluationRunner::finished, this, &MainWindow::onResult);
-  connect(m_runner, &EvaluationRunner::progress, this, &MainWindow::onProgress);
   connect(m_runner, &EvaluationRunner::failed, this, &MainWindow::onFailed);
-  connect(m_runner, &EvaluationRunner::cancelled, this, [this] {
-    setBusy(false);
-    statusBar()->showMessage(tr("Cancelled; showing the previous result"), 4000);
-  });
+  connect(m_runner, &EvaluationRunner::cancelled, this,
+          [this] { statusBar()->showMessage(tr("Cancelled; showing the previous result"), 4000); });
   // Tasks (compare, import, exports) say what they do while they run.
   connect(m_runner, &EvaluationRunner::taskStarted, this,
           [this](quint64, const QString& stage) { statusBar()->showMessage(stage + "…"); });
@@ -230,27 +218,12 @@ void MainWindow::recompute() {
   m_runner->start(m_scenario);
 }
 
-void MainWindow::setBusy(bool busy) {
-  m_progress->setVisible(busy);
-  m_cancel->setVisible(busy);
-  m_stage->setVisible(busy);
-}
-
-void MainWindow::onProgress(quint64, const QString& stage, double fraction) {
-  setBusy(true);
-  m_stage->setText(stage);
-  m_progress->setValue(int(fraction * 100));
-}
-
 void MainWindow::onResult(ResultPtr result) {
-  setBusy(false);
   m_result = std::move(result);
   m_matrices->setResult(m_result);
   m_strip->setResult(m_result);
   capStripHeight();
-  m_diagnosis->setResult(m_result);
-  m_metrics->setResult(m_result);
-  m_charts->setResult(m_result);
+  emit resultChanged(m_result);
   m_samples->clear();
   setRunView(m_result->eval.provenance.file.empty() ? nullptr : m_result);
   // Comparisons put what is on screen on their left (shared with the result, not copied).
@@ -282,7 +255,6 @@ void MainWindow::onResult(ResultPtr result) {
 }
 
 void MainWindow::onFailed(quint64 job, const QString& message) {
-  setBusy(false);
   statusBar()->clearMessage();
   // The views keep what they showed: nothing was replaced yet.
   showError(m_runs->failureText(job, message));

@@ -14,13 +14,10 @@
 #include "ui/view_options.h"
 
 class QAction;
-class QComboBox;
 class QLabel;
 class QMenu;
-class QProgressBar;
 class QScrollArea;
 class QSplitter;
-class QToolButton;
 
 namespace shardlens {
 struct LikeScenario;
@@ -28,15 +25,13 @@ struct LikeScenario;
 
 namespace shardlens::ui {
 
-class ChartsPanel;
 class CompareController;
-class DiagnosisPanel;
+class DisplayToolbar;
 class ExportController;
 class HeatmapView;
 class ImportController;
 class LessonModel;
 class MatrixPanel;
-class MetricsPanel;
 class RealRunController;
 class RecentFiles;
 class RunBanner;
@@ -79,6 +74,8 @@ class MainWindow : public QMainWindow {
 
  signals:
   void resultShown(quint64 job);
+  // Every result shown, for the views that only display it (diagnosis, metrics, charts).
+  void resultChanged(const shardlens::ui::ResultPtr& result);
   void errorShown(const QString& message);
 
  public slots:
@@ -101,8 +98,6 @@ class MainWindow : public QMainWindow {
   void stepRunEpoch(int delta);              // the next / previous epoch of a run (wraps)
   void onRunSimulated(const LikeScenario& like);
   void askMemoryBudget();  // Settings > Memory budget…
-  void onProgress(quint64 job, const QString& stage, double fraction);
-  void setBusy(bool busy);
   void updateTitle();
   void readSettings();
   void rememberScenario() const;  // every change, so a crash loses nothing
@@ -133,9 +128,6 @@ class MainWindow : public QMainWindow {
   QSplitter* m_centre = nullptr;         // matrices above the shard strip; state saved
   QScrollArea* m_stripScroll = nullptr;  // the shard strip, height capped
   int m_stripLanes = -1;                 // lanes when the strip was last fitted
-  DiagnosisPanel* m_diagnosis = nullptr;
-  MetricsPanel* m_metrics = nullptr;
-  ChartsPanel* m_charts = nullptr;
   SamplePanel* m_samples = nullptr;
   QPointer<HeatmapView> m_lastView;
 
@@ -143,15 +135,8 @@ class MainWindow : public QMainWindow {
   QAction* m_simulateRun = nullptr;  // enabled while a run file is shown
   QList<QAction*> m_epochActions;    // a simulation's set_epoch, or a multi-epoch run's epochs
   QMenu* m_viewMenu = nullptr;
-  QComboBox* m_normalization = nullptr;
-  QComboBox* m_colormap = nullptr;
-  QComboBox* m_order = nullptr;
-  QAction* m_log = nullptr;
-  QAction* m_values = nullptr;
-  QProgressBar* m_progress = nullptr;
-  QLabel* m_stage = nullptr;
+  DisplayToolbar* m_display = nullptr;
   QLabel* m_verdict = nullptr;
-  QToolButton* m_cancel = nullptr;
 
   // What is shown.
   Scenario m_scenario;

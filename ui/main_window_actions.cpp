@@ -2,19 +2,17 @@
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
-#include <QComboBox>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QInputDialog>
 #include <QKeySequence>
-#include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QStatusBar>
-#include <QToolBar>
 
 #include "ui/compare_controller.h"
 #include "ui/data_export.h"
+#include "ui/display_toolbar.h"
 #include "ui/export_controller.h"
 #include "ui/heatmap_view.h"
 #include "ui/import_controller.h"
@@ -135,69 +133,20 @@ void MainWindow::buildActions() {
 }
 
 void MainWindow::buildToolbar() {
-  QToolBar* bar = addToolBar(tr("Display"));
-  bar->setObjectName(QStringLiteral("displayToolbar"));
-  const auto box = [this, bar](const char* name, const QString& label, const QStringList& items) {
-    bar->addWidget(new QLabel(label + QStringLiteral(" "), bar));
-    auto* c = new QComboBox(bar);
-    c->setObjectName(QLatin1String(name));
-    c->addItems(items);
-    bar->addWidget(c);
-    bar->addSeparator();
-    return c;
-  };
-  m_normalization = box("normalization", tr("Normalize"), {"none", "true", "pred", "all"});
-  m_normalization->setToolTip(
-      tr("torchmetrics normalize: rows (true), columns (pred) or total (all)"));
-  m_colormap = box("colormap", tr("Colours"), render::colormapNames());
-  m_order = box("classOrder", tr("Class order"), render::classOrderNames());
-  m_order->setToolTip(tr("index, name, count (most frequent first), error (wrong rows first)"));
-  m_log = bar->addAction(tr("Log scale"));
-  m_log->setCheckable(true);
-  m_log->setShortcut(QKeySequence(tr("Ctrl+L")));
-  m_values = bar->addAction(tr("Values on cells"));
-  m_values->setCheckable(true);
-  m_values->setShortcut(QKeySequence(tr("Ctrl+Shift+V")));
+  m_display = new DisplayToolbar(this);
+  addToolBar(m_display);
   m_viewMenu->addSeparator();
-  m_viewMenu->addAction(m_log);
-  m_viewMenu->addAction(m_values);
-  // Shared range: the colours of two epochs (or of a figure and the next) mean the same.
-  QAction* fixed = m_viewMenu->addAction(tr("&Fix colour range"));
-  fixed->setObjectName(QStringLiteral("fixColourRange"));
-  fixed->setCheckable(true);
-  fixed->setShortcut(QKeySequence(tr("Ctrl+Shift+R")));
-  fixed->setToolTip(
-      tr("Keep the current colour ranges while stepping epochs or changing the "
-         "scenario, so colours compare; figure sets use them too"));
-  bar->addAction(fixed);
-  connect(fixed, &QAction::toggled, m_matrices, &MatrixPanel::setFixedRange);
-  const auto apply = [this] {
-    ViewOptions o = m_options;
-    o.matrix.normalization = parse_normalization(m_normalization->currentText().toStdString());
-    o.style.colormap = render::parseColormap(m_colormap->currentText());
-    o.matrix.order = render::parseClassOrder(m_order->currentText());
-    o.style.logScale = m_log->isChecked();
-    o.style.showValues = m_values->isChecked();
-    setViewOptions(o);
-  };
-  connect(m_normalization, &QComboBox::currentIndexChanged, this, apply);
-  connect(m_colormap, &QComboBox::currentIndexChanged, this, apply);
-  connect(m_order, &QComboBox::currentIndexChanged, this, apply);
-  connect(m_log, &QAction::toggled, this, apply);
-  connect(m_values, &QAction::toggled, this, apply);
+  m_viewMenu->addAction(m_display->logAction());
+  m_viewMenu->addAction(m_display->valuesAction());
+  m_viewMenu->addAction(m_display->fixedRangeAction());
+  connect(m_display->fixedRangeAction(), &QAction::toggled, m_matrices,
+          &MatrixPanel::setFixedRange);
+  connect(m_display, &DisplayToolbar::optionsChanged, this, &MainWindow::setViewOptions);
 }
 
 void MainWindow::setViewOptions(const ViewOptions& o) {
   m_options = o;
-  {
-    // Reflect in the toolbar without re-entering apply.
-    const QSignalBlocker b1(m_normalization), b2(m_colormap), b3(m_order), b4(m_log), b5(m_values);
-    m_normalization->setCurrentText(QString::fromStdString(to_string(o.matrix.normalization)));
-    m_colormap->setCurrentText(render::colormapName(o.style.colormap));
-    m_order->setCurrentText(render::classOrderName(o.matrix.order));
-    m_log->setChecked(o.style.logScale);
-    m_values->setChecked(o.style.showValues);
-  }
+  m_display->setOptions(o);
   m_matrices->setOptions(o.matrix, o.style);
 }
 
