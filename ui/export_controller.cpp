@@ -108,7 +108,13 @@ void ExportController::exportFigureSet(const ResultPtr& shown, const ViewOptions
                                        Settings::exportDpi(), 30, 1200, 10, &ok);
   if (!ok) return;
   Settings::setExportDpi(dpi);
-  m_runner->startTask(
+  writeFigureSet(shown, dir, dpi, options, ranges);
+}
+
+quint64 ExportController::writeFigureSet(const ResultPtr& shown, const QString& dir, int dpi,
+                                         const ViewOptions& options,
+                                         const render::FigureSetOptions& ranges) {
+  return m_runner->startTask(
       this, tr("Writing figures into %1").arg(dir),
       [shown, dir, dpi, options, ranges](JobProgress*) {
         QStringList files;

@@ -34,6 +34,9 @@ class ExportController : public QObject {
   // Export data: the matrices (CSV, long format), the JSON report or the metrics (CSV).
   void exportData(const ResultPtr& shown);
 
+  // Writes the figure set of `shown` into `dir` in the background.
+  quint64 writeFigureSet(const ResultPtr& shown, const QString& dir, int dpi,
+                         const ViewOptions& options, const render::FigureSetOptions& ranges);
   enum class DataKind { Matrices, Report, Metrics };
   // Writes `kind` of `shown` to `path` in the background.
   quint64 writeData(const ResultPtr& shown, const QString& path, DataKind kind);
