@@ -28,12 +28,7 @@ quint64 ImportController::importDumps(const QStringList& dumps, const QString& d
   ImportOptions options;
   options.dataset = dataset.trimmed().toStdString();
   if (classes > 0) options.classes = classes;
-  options.pt_reader = [](const std::string& path) {
-    std::string why_not;
-    const TorchPlugin* torch = torch_plugin(&why_not);
-    if (!torch) throw InputError(path + ": reading .pt dumps needs LibTorch: " + why_not);
-    return torch->read_pt_dump_arrays(path);
-  };
+  options.pt_reader = read_pt_dump;
   std::vector<std::string> paths;
   for (const QString& d : dumps) paths.push_back(d.toStdString());
   return m_runner->startTask(

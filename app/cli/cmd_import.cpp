@@ -39,12 +39,7 @@ void run_import(const ImportArgs& a) {
   if (a.world_size > 0) options.world_size = a.world_size;
   options.ignore_index = a.ignore_index;
   // .pt dumps need LibTorch's unpickler: loaded only when a .pt file is imported.
-  options.pt_reader = [](const std::string& path) {
-    std::string why_not;
-    const TorchPlugin* torch = torch_plugin(&why_not);
-    if (!torch) throw InputError(path + ": reading .pt dumps needs LibTorch: " + why_not);
-    return torch->read_pt_dump_arrays(path);
-  };
+  options.pt_reader = read_pt_dump;
   TerminalProgress progress;
   // Dumps of several epochs become one run file with every epoch.
   ImportedRun imported = import_epochs(a.dumps, options, &progress);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "core/model/types.h"
 #include "shardlens/config.h"
 
 namespace shardlens {
@@ -83,6 +84,13 @@ const TorchPlugin* torch_plugin(std::string* why_not) {
   static const Loaded loaded = load();
   if (!loaded.plugin && why_not) *why_not = loaded.why_not;
   return loaded.plugin;
+}
+
+DumpArrays read_pt_dump(const std::string& path) {
+  std::string why_not;
+  const TorchPlugin* torch = torch_plugin(&why_not);
+  if (!torch) throw InputError(path + ": reading .pt dumps needs LibTorch: " + why_not);
+  return torch->read_pt_dump_arrays(path);
 }
 
 }  // namespace shardlens

@@ -33,6 +33,11 @@ struct TorchPlugin {
 // when it cannot be loaded.
 const TorchPlugin* torch_plugin(std::string* why_not = nullptr);
 
+// ImportOptions::pt_reader of every front end (the CLI's import, the GUI's Import dumps…):
+// a .pt dump read through the plugin, loaded on the first call; without LibTorch an
+// InputError "PATH: reading .pt dumps needs LibTorch: WHY".
+DumpArrays read_pt_dump(const std::string& path);
+
 }  // namespace shardlens
 
 // The plugin's one exported symbol.
