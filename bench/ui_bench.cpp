@@ -15,8 +15,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "core/report/cell_index.h"
 #include "core/sim/engine.h"
-#include "ui/cell_index.h"
 #include "ui/heatmap_view.h"
 #include "ui/main_window.h"
 #include "ui/render/heatmap_painter.h"
@@ -58,7 +58,7 @@ double settingToRepaint(MainWindow& w, int reps, std::vector<double>* out, doubl
     t.start();
     gapClock.start();
     ticker.start();
-    w.scenarioPanel()->stepEpoch(1);
+    w.findChild<ScenarioPanel*>()->stepEpoch(1);
     while (shown.isEmpty()) QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 5);
     ticker.stop();
     w.repaint();  // every view, synchronously

@@ -4,7 +4,7 @@
 #include <QString>
 #include <vector>
 
-#include "ui/cell_index.h"
+#include "core/report/cell_index.h"
 #include "ui/evaluation_runner.h"
 
 namespace shardlens::ui {

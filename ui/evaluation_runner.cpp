@@ -138,6 +138,47 @@ void EvaluationRunner::deliver(quint64 job, ResultPtr result, const QString& err
     emit finished(result);
 }
 
+quint64 EvaluationRunner::launchTask(QObject* context, const QString& stage, TaskWork work,
+                                     std::function<void(const QString&)> failed) {
+  const quint64 task = ++m_lastTask;
+  auto prog = std::make_shared<JobProgress>();
+  m_tasks[task] = prog;
+  ++m_running;
+  emit taskStarted(task, stage);
+  QPointer<EvaluationRunner> self(this);
+  QPointer<QObject> receiver(context);
+  (void)QtConcurrent::run(
+      [self, receiver, task, prog, work = std::move(work), failed = std::move(failed)] {
+        std::function<void()> done;
+        QString error;
+        bool wasCancelled = false;
+        try {
+          done = work(prog.get());
+        } catch (const Cancelled&) {
+          wasCancelled = true;
+        } catch (const std::exception& e) {
+          error = QString::fromStdString(e.what());
+        }
+        QMetaObject::invokeMethod(
+            qApp,
+            [self, receiver, task, prog, done, error, wasCancelled, failed] {
+              if (self) self->endTask(task);
+              if (!receiver || wasCancelled || prog->cancelled()) return;
+              if (!error.isEmpty())
+                failed(error);
+              else
+                done();
+            },
+            Qt::QueuedConnection);
+      });
+  return task;
+}
+
+void EvaluationRunner::endTask(quint64 task) {
+  if (--m_running == 0) m_poll.stop();
+  if (m_tasks.erase(task)) emit taskEnded(task);
+}
+
 void EvaluationRunner::clearCache() {
   std::lock_guard lock(m_cacheMutex);
   m_cache.clear();
@@ -145,6 +186,7 @@ void EvaluationRunner::clearCache() {
 
 void EvaluationRunner::cancel() {
   if (m_current) m_current->cancel();
+  for (auto& [task, progress] : m_tasks) progress->cancel();
 }
 
 void EvaluationRunner::waitIdle() {

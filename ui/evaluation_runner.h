@@ -1,7 +1,9 @@
 #pragma once
-// Runs the engine off the GUI thread. Every start() gets a new job id and cancels the job
+// The one job runner: every load and computation of the GUI runs here, off the GUI thread.
+// The views' job (start(), startRun()): every start gets a new job id and cancels the job
 // before it; a result whose id is no longer the latest is dropped, so a quick series of
-// setting changes never shows an old scenario's matrices.
+// setting changes never shows an old scenario's matrices. Tasks (startTask(): compare,
+// import, data exports) run beside it and hand their result to a callback on the GUI thread.
 #include <QObject>
 #include <QString>
 #include <QTimer>
@@ -9,11 +11,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 
+#include "core/report/shard_summary.h"
 #include "core/runfile/runfile.h"
 #include "core/sim/engine.h"
 #include "ui/job_progress.h"
-#include "ui/shard_summary.h"
 
 namespace shardlens::ui {
 
@@ -41,7 +44,16 @@ class EvaluationRunner : public QObject {
   quint64 start(const Scenario& s);
   // Loads and diagnoses a run file (.slrun) in the worker; same signals as start().
   quint64 startRun(const QString& path);
+  // Cancels the views' job and every task.
   void cancel();
+  // A task beside the views' job, which it neither cancels nor replaces: `work(progress)`
+  // runs in a worker; on the GUI thread its result goes to `done`, or its error message to
+  // `failed`; neither is called when `context` is gone or the task was cancelled.
+  // taskStarted / taskEnded bracket it (the status bar).
+  template <class Compute, class Deliver>
+  quint64 startTask(QObject* context, const QString& stage, Compute work, Deliver done,
+                    std::function<void(const QString&)> failed);
+  int tasksRunning() const { return int(m_tasks.size()); }
   // Forgets loaded datasets, so the next start rereads files changed on disk.
   void clearCache();
   bool busy() const { return m_running > 0; }
@@ -55,22 +67,44 @@ class EvaluationRunner : public QObject {
   void finished(shardlens::ui::ResultPtr result);
   void failed(quint64 job, const QString& message);
   void cancelled(quint64 job);
+  void taskStarted(quint64 task, const QString& stage);
+  void taskEnded(quint64 task);
 
  private:
   using Work = std::function<std::shared_ptr<EvaluationResult>(JobProgress*)>;
   quint64 launch(Work work);
   void deliver(quint64 job, ResultPtr result, const QString& error, bool wasCancelled);
+  // A task's work returns what to do with its result on the GUI thread.
+  using TaskWork = std::function<std::function<void()>(JobProgress*)>;
+  quint64 launchTask(QObject* context, const QString& stage, TaskWork work,
+                     std::function<void(const QString&)> failed);
+  void endTask(quint64 task);
   std::shared_ptr<const DatasetInputs> inputsFor(const Scenario& s, Progress* progress);
 
   quint64 m_latest = 0;
   int m_running = 0;
   std::shared_ptr<JobProgress> m_current;
   QTimer m_poll;
+  quint64 m_lastTask = 0;
+  std::map<quint64, std::shared_ptr<JobProgress>> m_tasks;  // running tasks
   // Loaded datasets and predictions by (dataset, predictor) spec, so toggling a sampler or
   // sync setting does not reload or re-predict.
   std::mutex m_cacheMutex;
   std::map<std::pair<std::string, std::string>, std::shared_ptr<const DatasetInputs>> m_cache;
 };
+
+template <class Compute, class Deliver>
+quint64 EvaluationRunner::startTask(QObject* context, const QString& stage, Compute work,
+                                    Deliver done, std::function<void(const QString&)> failed) {
+  using Result = std::decay_t<std::invoke_result_t<Compute&, JobProgress*>>;
+  return launchTask(
+      context, stage,
+      [work = std::move(work), done = std::move(done)](JobProgress* p) -> std::function<void()> {
+        auto result = std::make_shared<Result>(work(p));
+        return [done, result] { done(std::move(*result)); };
+      },
+      std::move(failed));
+}
 
 }  // namespace shardlens::ui
 

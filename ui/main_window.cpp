@@ -5,99 +5,54 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QMessageBox>
-#include <QProgressBar>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
-#include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
 
 #include "core/realrun/model_predictions.h"
+#include "core/sim/run_scenario.h"
 #include "ui/charts.h"
+#include "ui/compare_controller.h"
 #include "ui/diagnosis_panel.h"
+#include "ui/export_controller.h"
 #include "ui/heatmap_view.h"
+#include "ui/import_controller.h"
+#include "ui/job_status.h"
 #include "ui/lesson_model.h"
 #include "ui/matrix_panel.h"
 #include "ui/metrics_panel.h"
+#include "ui/real_run_controller.h"
+#include "ui/recent_files.h"
 #include "ui/run_banner.h"
+#include "ui/run_opener.h"
 #include "ui/sample_panel.h"
 #include "ui/scenario_panel.h"
+#include "ui/settings.h"
 #include "ui/shard_strip.h"
 #include "ui/welcome_panel.h"
 
 namespace shardlens::ui {
 
 MainWindow::MainWindow(QWidget* parent)
-    : QMainWindow(parent), m_runner(new EvaluationRunner(this)), m_lessons(new LessonModel(this)) {
+    : QMainWindow(parent),
+      m_runner(new EvaluationRunner(this)),
+      m_runs(new RunOpener(m_runner, this)),
+      m_compare(new CompareController(m_runner, this)),
+      m_import(new ImportController(m_runner, this)),
+      m_export(new ExportController(m_runner, this)),
+      m_realRuns(new RealRunController(m_runs, m_compare, this)),
+      m_lessons(new LessonModel(this)) {
   setObjectName(QStringLiteral("mainWindow"));
   install_model_predictor();  // `model:` predictors in the predictor box and lessons
   m_lessons->loadDirectory(LessonModel::defaultDirectory());
-  m_matrices = new MatrixPanel(this);
-  m_strip = new ShardStrip(this);
-  m_strip->setObjectName(QStringLiteral("shardStrip"));
-  auto* centre = new QSplitter(Qt::Vertical);
-  centre->setObjectName(QStringLiteral("centreSplitter"));
-  m_centre = centre;
-  auto* scroll = new QScrollArea(centre);
-  scroll->setWidget(m_matrices);
-  scroll->setWidgetResizable(true);
-  scroll->setFrameShape(QFrame::NoFrame);
-  centre->addWidget(scroll);
-  // The strip scrolls inside a capped height: at 64 ranks its lanes would take most of the
-  // window from the matrices.
-  m_stripScroll = new QScrollArea(centre);
-  m_stripScroll->setObjectName(QStringLiteral("shardStripScroll"));
-  m_stripScroll->setWidget(m_strip);
-  m_stripScroll->setWidgetResizable(true);
-  m_stripScroll->setFrameShape(QFrame::NoFrame);
-  m_stripScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  centre->addWidget(m_stripScroll);
-  centre->setStretchFactor(0, 5);
-  centre->setStretchFactor(1, 1);
-  capStripHeight();
-  // The welcome panel sits above the views it explains.
-  auto* central = new QWidget(this);
-  auto* centralLayout = new QVBoxLayout(central);
-  centralLayout->setContentsMargins(0, 0, 0, 0);
-  centralLayout->setSpacing(2);
-  m_welcome = new WelcomePanel(central);
-  m_welcome->setVisible(!WelcomePanel::dismissedForGood());
-  centralLayout->addWidget(m_welcome);
-  centralLayout->addWidget(centre, 1);
-  setCentralWidget(central);
+  buildCentre();
   buildDocks();
   buildActions();
   buildToolbar();
   buildStatusBar();
-
-  connect(m_runner, &EvaluationRunner::finished, this, &MainWindow::onResult);
-  connect(m_runner, &EvaluationRunner::progress, this, &MainWindow::onProgress);
-  connect(m_runner, &EvaluationRunner::failed, this, &MainWindow::onFailed);
-  connect(m_runner, &EvaluationRunner::cancelled, this, [this] {
-    setBusy(false);
-    statusBar()->showMessage(tr("Cancelled; showing the previous result"), 4000);
-  });
-  connect(m_banner, &RunBanner::backToSimulation, this, &MainWindow::leaveRun);
-  connect(m_banner, &RunBanner::stepEpoch, this, &MainWindow::stepRunEpoch);
-  connect(m_banner, &RunBanner::togglePlay, this, &MainWindow::toggleRunPlay);
-  connect(m_panel, &ScenarioPanel::changed, this, [this](const Scenario& s) {
-    // Only programmatic changes (a lesson chosen from the menu) reach here while a run is
-    // shown, since the panel is disabled then: they mean "simulate this instead".
-    if (showingRun()) setRunView(nullptr);
-    m_scenario = s;
-    updateTitle();
-    recompute();
-    rememberScenario();
-  });
-  connect(m_panel, &ScenarioPanel::error, this, &MainWindow::showError);
-  connect(m_samples, &SamplePanel::error, this, &MainWindow::showError);
-  connect(m_matrices, &MatrixPanel::cellActivated, this, [this](const CellRef& cell) {
-    m_samples->showCell(m_result, cell);
-    if (auto* dock = findChild<QDockWidget*>(QStringLiteral("samplesDock"))) dock->raise();
-  });
-  connect(m_matrices, &MatrixPanel::viewCreated, this, &MainWindow::watchView);
-  for (HeatmapView* v : m_matrices->allViews()) watchView(v);
+  connectControllers();
   m_matrices->setOptions(m_options.matrix, m_options.style);
   resize(1600, 1000);  // first start; readSettings() restores the user's size after that
   readSettings();
@@ -109,6 +64,41 @@ MainWindow::MainWindow(QWidget* parent)
 MainWindow::~MainWindow() {
   m_runner->cancel();
   m_runner->waitIdle();
+}
+
+void MainWindow::buildCentre() {
+  m_matrices = new MatrixPanel(this);
+  m_strip = new ShardStrip(this);
+  m_strip->setObjectName(QStringLiteral("shardStrip"));
+  m_centre = new QSplitter(Qt::Vertical);
+  m_centre->setObjectName(QStringLiteral("centreSplitter"));
+  auto* scroll = new QScrollArea(m_centre);
+  scroll->setWidget(m_matrices);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  m_centre->addWidget(scroll);
+  // The strip scrolls inside a capped height: at 64 ranks its lanes would take most of the
+  // window from the matrices.
+  m_stripScroll = new QScrollArea(m_centre);
+  m_stripScroll->setObjectName(QStringLiteral("shardStripScroll"));
+  m_stripScroll->setWidget(m_strip);
+  m_stripScroll->setWidgetResizable(true);
+  m_stripScroll->setFrameShape(QFrame::NoFrame);
+  m_stripScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  m_centre->addWidget(m_stripScroll);
+  m_centre->setStretchFactor(0, 5);
+  m_centre->setStretchFactor(1, 1);
+  capStripHeight();
+  // The welcome panel sits above the views it explains.
+  auto* central = new QWidget(this);
+  auto* centralLayout = new QVBoxLayout(central);
+  centralLayout->setContentsMargins(0, 0, 0, 0);
+  centralLayout->setSpacing(2);
+  m_welcome = new WelcomePanel(central);
+  m_welcome->setVisible(!WelcomePanel::dismissedForGood());
+  centralLayout->addWidget(m_welcome);
+  centralLayout->addWidget(m_centre, 1);
+  setCentralWidget(central);
 }
 
 void MainWindow::buildDocks() {
@@ -137,17 +127,20 @@ void MainWindow::buildDocks() {
   scenarioLayout->addStretch(0);  // takes the room when a run without scenario hides the panel
   m_panelScroll = panelScroll;
   dock(tr("Scenario"), "scenarioDock", scenarioBox, Qt::LeftDockWidgetArea);
-  m_diagnosis = new DiagnosisPanel(this);
-  m_diagnosis->setObjectName(QStringLiteral("diagnosis"));
-  auto* diag = dock(tr("Diagnosis"), "diagnosisDock", m_diagnosis, Qt::RightDockWidgetArea);
-  m_charts = new ChartsPanel(this);
-  auto* charts = dock(tr("Charts"), "chartsDock", m_charts, Qt::RightDockWidgetArea);
+  auto* diagnosis = new DiagnosisPanel(this);
+  diagnosis->setObjectName(QStringLiteral("diagnosis"));
+  connect(this, &MainWindow::resultChanged, diagnosis, &DiagnosisPanel::setResult);
+  auto* diag = dock(tr("Diagnosis"), "diagnosisDock", diagnosis, Qt::RightDockWidgetArea);
+  auto* chartsPanel = new ChartsPanel(this);
+  connect(this, &MainWindow::resultChanged, chartsPanel, &ChartsPanel::setResult);
+  auto* charts = dock(tr("Charts"), "chartsDock", chartsPanel, Qt::RightDockWidgetArea);
   m_samples = new SamplePanel(this);
   auto* samples = dock(tr("Samples"), "samplesDock", m_samples, Qt::RightDockWidgetArea);
   // The metrics sit below the diagnosis, whichever tab is raised (split before tabifying: a
   // dock split from a tabbed one would become another tab).
-  m_metrics = new MetricsPanel(this);
-  splitDockWidget(diag, dock(tr("Metrics"), "metricsDock", m_metrics, Qt::RightDockWidgetArea),
+  auto* metrics = new MetricsPanel(this);
+  connect(this, &MainWindow::resultChanged, metrics, &MetricsPanel::setResult);
+  splitDockWidget(diag, dock(tr("Metrics"), "metricsDock", metrics, Qt::RightDockWidgetArea),
                   Qt::Vertical);
   tabifyDockWidget(diag, charts);
   tabifyDockWidget(charts, samples);
@@ -159,19 +152,58 @@ void MainWindow::buildDocks() {
 void MainWindow::buildStatusBar() {
   m_verdict = new QLabel(this);
   m_verdict->setObjectName(QStringLiteral("verdict"));
-  m_stage = new QLabel(this);
-  m_progress = new QProgressBar(this);
-  m_progress->setRange(0, 100);
-  m_progress->setMaximumWidth(160);
-  m_cancel = new QToolButton(this);
-  m_cancel->setText(tr("Cancel"));
-  m_cancel->setToolTip(tr("Stop the running evaluation (Esc)"));
-  connect(m_cancel, &QToolButton::clicked, m_runner, &EvaluationRunner::cancel);
   statusBar()->addWidget(m_verdict, 1);
-  statusBar()->addPermanentWidget(m_stage);
-  statusBar()->addPermanentWidget(m_progress);
-  statusBar()->addPermanentWidget(m_cancel);
-  setBusy(false);
+  statusBar()->addPermanentWidget(new JobStatus(m_runner, this));
+}
+
+void MainWindow::connectControllers() {
+  connect(m_runner, &EvaluationRunner::finished, this, &MainWindow::onResult);
+  connect(m_runner, &EvaluationRunner::failed, this, &MainWindow::onFailed);
+  connect(m_runner, &EvaluationRunner::cancelled, this,
+          [this] { statusBar()->showMessage(tr("Cancelled; showing the previous result"), 4000); });
+  // Tasks (compare, import, exports) say what they do while they run.
+  connect(m_runner, &EvaluationRunner::taskStarted, this,
+          [this](quint64, const QString& stage) { statusBar()->showMessage(stage + "…"); });
+  connect(m_runner, &EvaluationRunner::taskEnded, this, [this] {
+    if (m_runner->tasksRunning() == 0) statusBar()->clearMessage();
+  });
+  connect(m_runs, &RunOpener::opening, this, [this](const QString& path) {
+    statusBar()->showMessage(tr("Opening %1…").arg(QFileInfo(path).fileName()));
+  });
+  connect(m_runs, &RunOpener::playStep, this, [this] { stepRunEpoch(1); });
+  connect(m_runs, &RunOpener::playingChanged, m_banner, &RunBanner::setPlaying);
+  connect(m_compare, &CompareController::failed, this, &MainWindow::showError);
+  connect(m_compare, &CompareController::simulated, this, &MainWindow::onRunSimulated);
+  connect(m_import, &ImportController::failed, this, &MainWindow::showError);
+  connect(m_import, &ImportController::imported, this, &MainWindow::openRun);
+  connect(m_export, &ExportController::failed, this, &MainWindow::showError);
+  connect(m_export, &ExportController::written, this,
+          [this](const QString& message) { statusBar()->showMessage(message, 4000); });
+  connect(m_realRuns, &RealRunController::error, this, &MainWindow::showError);
+  connect(m_realRuns, &RealRunController::status, this,
+          [this](const QString& message, int ms) { statusBar()->showMessage(message, ms); });
+  connect(m_recent, &RecentFiles::openRequested, this, &MainWindow::openFile);
+
+  connect(m_banner, &RunBanner::backToSimulation, this, &MainWindow::leaveRun);
+  connect(m_banner, &RunBanner::stepEpoch, this, &MainWindow::stepRunEpoch);
+  connect(m_banner, &RunBanner::togglePlay, m_runs, &RunOpener::togglePlay);
+  connect(m_panel, &ScenarioPanel::changed, this, [this](const Scenario& s) {
+    // Only programmatic changes (a lesson chosen from the menu) reach here while a run is
+    // shown, since the panel is disabled then: they mean "simulate this instead".
+    if (showingRun()) setRunView(nullptr);
+    m_scenario = s;
+    updateTitle();
+    recompute();
+    rememberScenario();
+  });
+  connect(m_panel, &ScenarioPanel::error, this, &MainWindow::showError);
+  connect(m_samples, &SamplePanel::error, this, &MainWindow::showError);
+  connect(m_matrices, &MatrixPanel::cellActivated, this, [this](const CellRef& cell) {
+    m_samples->showCell(m_result, cell);
+    if (auto* dock = findChild<QDockWidget*>(QStringLiteral("samplesDock"))) dock->raise();
+  });
+  connect(m_matrices, &MatrixPanel::viewCreated, this, &MainWindow::watchView);
+  for (HeatmapView* v : m_matrices->allViews()) watchView(v);
 }
 
 void MainWindow::setScenario(const Scenario& s) {
@@ -186,29 +218,17 @@ void MainWindow::recompute() {
   m_runner->start(m_scenario);
 }
 
-void MainWindow::setBusy(bool busy) {
-  m_progress->setVisible(busy);
-  m_cancel->setVisible(busy);
-  m_stage->setVisible(busy);
-}
-
-void MainWindow::onProgress(quint64, const QString& stage, double fraction) {
-  setBusy(true);
-  m_stage->setText(stage);
-  m_progress->setValue(int(fraction * 100));
-}
-
 void MainWindow::onResult(ResultPtr result) {
-  setBusy(false);
   m_result = std::move(result);
   m_matrices->setResult(m_result);
   m_strip->setResult(m_result);
   capStripHeight();
-  m_diagnosis->setResult(m_result);
-  m_metrics->setResult(m_result);
-  m_charts->setResult(m_result);
+  emit resultChanged(m_result);
   m_samples->clear();
   setRunView(m_result->eval.provenance.file.empty() ? nullptr : m_result);
+  // Comparisons put what is on screen on their left (shared with the result, not copied).
+  m_compare->setCurrent(std::shared_ptr<const Evaluation>(m_result, &m_result->eval), shownName());
+  m_realRuns->resultShown(m_result);
   const Diagnosis& d = m_result->eval.diagnosis;
   // A sampler drawing with replacement evaluates its draw, not the dataset: its rows differ
   // from the class counts by design, which "wrong" would blame on DDP.
@@ -232,6 +252,12 @@ void MainWindow::onResult(ResultPtr result) {
   emit resultShown(m_result->jobId);
 }
 
+void MainWindow::onFailed(quint64 job, const QString& message) {
+  statusBar()->clearMessage();
+  // The views keep what they showed: nothing was replaced yet.
+  showError(m_runs->failureText(job, message));
+}
+
 void MainWindow::showError(const QString& message) {
   m_lastError = message;
   emit errorShown(message);
@@ -240,6 +266,11 @@ void MainWindow::showError(const QString& message) {
       new QMessageBox(QMessageBox::Warning, tr("ShardLens"), message, QMessageBox::Ok, this);
   box->setAttribute(Qt::WA_DeleteOnClose);
   box->open();  // window-modal, not blocking: a job may still deliver meanwhile
+}
+
+QString MainWindow::shownName() const {
+  if (showingRun()) return QFileInfo(m_runPath).fileName();
+  return m_result ? QString::fromStdString(m_result->eval.scenario.name) : QString();
 }
 
 void MainWindow::updateTitle() {
@@ -267,7 +298,7 @@ void MainWindow::watchView(HeatmapView* v) {
   connect(v, &HeatmapView::cellClicked, this, [this, v] { m_lastView = v; });
   connect(v, &HeatmapView::exportRequested, this, [this, v] {
     m_lastView = v;
-    exportView();
+    m_export->exportView(v, m_result, ExportController::proposedName(v, m_scenario, m_runPath));
   });
 }
 

@@ -2,22 +2,26 @@
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
-#include <QComboBox>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QInputDialog>
 #include <QKeySequence>
-#include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QStatusBar>
-#include <QToolBar>
 
+#include "ui/compare_controller.h"
 #include "ui/data_export.h"
+#include "ui/display_toolbar.h"
+#include "ui/export_controller.h"
 #include "ui/heatmap_view.h"
+#include "ui/import_controller.h"
 #include "ui/main_window.h"
 #include "ui/matrix_panel.h"
 #include "ui/memory_setting.h"
+#include "ui/real_run_controller.h"
+#include "ui/recent_files.h"
+#include "ui/run_opener.h"
 #include "ui/scenario_panel.h"
 #include "ui/welcome_panel.h"
 
@@ -50,17 +54,25 @@ void MainWindow::buildActions() {
                     if (!path.isEmpty()) openRun(path);
                   })
       ->setToolTip(tr("A run recorded by shardlens-cli run or import"));
-  file->addAction(tr("&Import dumps…"), QKeySequence(tr("Ctrl+I")), this, &MainWindow::askImport)
+  file->addAction(tr("&Import dumps…"), QKeySequence(tr("Ctrl+I")), m_import,
+                  &ImportController::ask)
       ->setToolTip(tr("Per-rank dumps of your own evaluation (.npz, .npy, .csv, .pt)"));
-  file->addAction(tr("Compare &with…"), QKeySequence(tr("Ctrl+K")), this, &MainWindow::askCompare)
+  file->addAction(tr("Compare &with…"), QKeySequence(tr("Ctrl+K")), m_compare,
+                  &CompareController::ask)
       ->setToolTip(tr("Another run, epoch or scenario beside this one, with their difference"));
-  m_recentMenu = file->addMenu(tr("Open &recent"));
+  m_recent = new RecentFiles(file->addMenu(tr("Open &recent")), this);
   file->addSeparator();
-  file->addAction(tr("&Export view…"), QKeySequence(tr("Ctrl+E")), this, &MainWindow::exportView);
-  file->addAction(tr("Export &figure set…"), QKeySequence(tr("Ctrl+Shift+E")), this,
-                  &MainWindow::exportFigureSet);
+  file->addAction(tr("&Export view…"), QKeySequence(tr("Ctrl+E")), this, [this] {
+    const HeatmapView* view = currentView();
+    if (view)
+      m_export->exportView(view, m_result,
+                           ExportController::proposedName(view, m_scenario, m_runPath));
+  });
+  file->addAction(tr("Export &figure set…"), QKeySequence(tr("Ctrl+Shift+E")), this, [this] {
+    m_export->exportFigureSet(m_result, m_options, m_matrices->figureRanges());
+  });
   file->addAction(tr("Export &data (CSV/JSON)…"), QKeySequence(tr("Ctrl+Shift+D")), this,
-                  &MainWindow::exportData);
+                  [this] { m_export->exportData(m_result); });
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -82,10 +94,12 @@ void MainWindow::buildActions() {
   });
   run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), m_runner, &EvaluationRunner::cancel);
   run->addAction(tr("Run for r&eal…"), QKeySequence(tr("Ctrl+Shift+G")), this,
-                 &MainWindow::showRealRunDialog)
+                 [this] { m_realRuns->showDialog(m_scenario); })
       ->setToolTip(tr("These settings on real rank processes with a TorchScript model, then "
                       "beside their simulation with the model's predictions"));
-  m_simulateRun = run->addAction(tr("&Simulate this run"), this, [this] { simulateThisRun(); });
+  m_simulateRun = run->addAction(tr("&Simulate this run"), this, [this] {
+    if (showingRun()) m_compare->simulateRun(m_result, m_runPath);
+  });
   m_simulateRun->setObjectName(QStringLiteral("simulateThisRun"));
   m_simulateRun->setToolTip(
       tr("The run's recorded settings in the scenario panel, and their "
@@ -101,9 +115,8 @@ void MainWindow::buildActions() {
       [this] { showingRun() ? stepRunEpoch(-1) : m_panel->stepEpoch(-1); });
   m_epochActions << run->addAction(tr("&Play epochs"), QKeySequence(tr("Ctrl+P")), this, [this] {
     if (!showingRun()) return m_panel->setPlaying(!m_panel->playing());
-    toggleRunPlay();
+    m_runs->togglePlay();
   });
-  connect(&m_runPlay, &QTimer::timeout, this, [this] { stepRunEpoch(1); });
 
   m_viewMenu = menuBar()->addMenu(tr("&View"));
   m_viewMenu->addAction(tr("&Reset zoom"), QKeySequence(tr("Ctrl+0")), this, [this] {
@@ -120,69 +133,20 @@ void MainWindow::buildActions() {
 }
 
 void MainWindow::buildToolbar() {
-  QToolBar* bar = addToolBar(tr("Display"));
-  bar->setObjectName(QStringLiteral("displayToolbar"));
-  const auto box = [this, bar](const char* name, const QString& label, const QStringList& items) {
-    bar->addWidget(new QLabel(label + QStringLiteral(" "), bar));
-    auto* c = new QComboBox(bar);
-    c->setObjectName(QLatin1String(name));
-    c->addItems(items);
-    bar->addWidget(c);
-    bar->addSeparator();
-    return c;
-  };
-  m_normalization = box("normalization", tr("Normalize"), {"none", "true", "pred", "all"});
-  m_normalization->setToolTip(
-      tr("torchmetrics normalize: rows (true), columns (pred) or total (all)"));
-  m_colormap = box("colormap", tr("Colours"), render::colormapNames());
-  m_order = box("classOrder", tr("Class order"), render::classOrderNames());
-  m_order->setToolTip(tr("index, name, count (most frequent first), error (wrong rows first)"));
-  m_log = bar->addAction(tr("Log scale"));
-  m_log->setCheckable(true);
-  m_log->setShortcut(QKeySequence(tr("Ctrl+L")));
-  m_values = bar->addAction(tr("Values on cells"));
-  m_values->setCheckable(true);
-  m_values->setShortcut(QKeySequence(tr("Ctrl+Shift+V")));
+  m_display = new DisplayToolbar(this);
+  addToolBar(m_display);
   m_viewMenu->addSeparator();
-  m_viewMenu->addAction(m_log);
-  m_viewMenu->addAction(m_values);
-  // Shared range: the colours of two epochs (or of a figure and the next) mean the same.
-  QAction* fixed = m_viewMenu->addAction(tr("&Fix colour range"));
-  fixed->setObjectName(QStringLiteral("fixColourRange"));
-  fixed->setCheckable(true);
-  fixed->setShortcut(QKeySequence(tr("Ctrl+Shift+R")));
-  fixed->setToolTip(
-      tr("Keep the current colour ranges while stepping epochs or changing the "
-         "scenario, so colours compare; figure sets use them too"));
-  bar->addAction(fixed);
-  connect(fixed, &QAction::toggled, m_matrices, &MatrixPanel::setFixedRange);
-  const auto apply = [this] {
-    ViewOptions o = m_options;
-    o.matrix.normalization = parse_normalization(m_normalization->currentText().toStdString());
-    o.style.colormap = render::parseColormap(m_colormap->currentText());
-    o.matrix.order = render::parseClassOrder(m_order->currentText());
-    o.style.logScale = m_log->isChecked();
-    o.style.showValues = m_values->isChecked();
-    setViewOptions(o);
-  };
-  connect(m_normalization, &QComboBox::currentIndexChanged, this, apply);
-  connect(m_colormap, &QComboBox::currentIndexChanged, this, apply);
-  connect(m_order, &QComboBox::currentIndexChanged, this, apply);
-  connect(m_log, &QAction::toggled, this, apply);
-  connect(m_values, &QAction::toggled, this, apply);
+  m_viewMenu->addAction(m_display->logAction());
+  m_viewMenu->addAction(m_display->valuesAction());
+  m_viewMenu->addAction(m_display->fixedRangeAction());
+  connect(m_display->fixedRangeAction(), &QAction::toggled, m_matrices,
+          &MatrixPanel::setFixedRange);
+  connect(m_display, &DisplayToolbar::optionsChanged, this, &MainWindow::setViewOptions);
 }
 
 void MainWindow::setViewOptions(const ViewOptions& o) {
   m_options = o;
-  {
-    // Reflect in the toolbar without re-entering apply.
-    const QSignalBlocker b1(m_normalization), b2(m_colormap), b3(m_order), b4(m_log), b5(m_values);
-    m_normalization->setCurrentText(QString::fromStdString(to_string(o.matrix.normalization)));
-    m_colormap->setCurrentText(render::colormapName(o.style.colormap));
-    m_order->setCurrentText(render::classOrderName(o.matrix.order));
-    m_log->setChecked(o.style.logScale);
-    m_values->setChecked(o.style.showValues);
-  }
+  m_display->setOptions(o);
   m_matrices->setOptions(o.matrix, o.style);
 }
 

@@ -1,14 +1,12 @@
 #include "ui/memory_setting.h"
 
 #include <QObject>
-#include <QSettings>
 
 #include "core/model/memory_budget.h"
+#include "ui/settings.h"
 
 namespace shardlens::ui {
 namespace {
-
-const QString kKey = QStringLiteral("loads/maxMemory");
 
 QString sizeText(uint64_t bytes) {
   return QString::fromStdString(memory_size_text(bytes));
@@ -17,7 +15,7 @@ QString sizeText(uint64_t bytes) {
 }  // namespace
 
 QString memoryBudgetSetting() {
-  return QSettings().value(kKey).toString();
+  return Settings::memoryBudget();
 }
 
 void applyMemoryBudgetSetting() {
@@ -31,7 +29,7 @@ QString setMemoryBudgetSetting(const QString& text) {
   const QString t = text.trimmed();
   if (!t.isEmpty() && !parse_memory_size(t.toStdString()))
     return QObject::tr("'%1' is not a memory size (e.g. 512M, 2G, or bytes)").arg(t);
-  QSettings().setValue(kKey, t);
+  Settings::setMemoryBudget(t);
   applyMemoryBudgetSetting();
   return {};
 }

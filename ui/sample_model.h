@@ -5,7 +5,7 @@
 #include <QAbstractTableModel>
 #include <vector>
 
-#include "ui/cell_index.h"
+#include "core/report/cell_index.h"
 
 namespace shardlens::ui {
 

@@ -1,7 +1,5 @@
 #pragma once
-// The toolbar's display settings, persisted with QSettings.
-#include <QSettings>
-
+// The toolbar's display settings (kept between sessions by Settings, ui/settings.h).
 #include "ui/render/heatmap_data.h"
 #include "ui/render/heatmap_source.h"
 
@@ -10,9 +8,6 @@ namespace shardlens::ui {
 struct ViewOptions {
   render::MatrixOptions matrix;
   render::HeatmapStyle style;
-
-  void save(QSettings& s) const;
-  static ViewOptions load(const QSettings& s);
 };
 
 }  // namespace shardlens::ui

@@ -3,15 +3,11 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
-#include <QSettings>
 #include <QVBoxLayout>
 
+#include "ui/settings.h"
+
 namespace shardlens::ui {
-namespace {
-
-const QString kDismissedKey = QStringLiteral("welcome/dismissed");
-
-}  // namespace
 
 WelcomePanel::WelcomePanel(QWidget* parent) : QFrame(parent) {
   setObjectName(QStringLiteral("welcomePanel"));
@@ -50,11 +46,11 @@ WelcomePanel::WelcomePanel(QWidget* parent) : QFrame(parent) {
 }
 
 bool WelcomePanel::dismissedForGood() {
-  return QSettings().value(kDismissedKey, false).toBool();
+  return Settings::welcomeDismissed();
 }
 
 void WelcomePanel::dismiss(bool forGood) {
-  if (forGood) QSettings().setValue(kDismissedKey, true);
+  if (forGood) Settings::setWelcomeDismissed(true);
   hide();
 }
 

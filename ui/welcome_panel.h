@@ -1,7 +1,7 @@
 #pragma once
 // The first-start panel above the heatmaps: what the views mean, in a few sentences, for
 // someone who has never seen a DDP confusion-matrix bug. Dismissed for the session with
-// Close, for good with "Don't show again" (QSettings welcome/dismissed); Help > What am I
+// Close, for good with "Don't show again" (Settings::welcomeDismissed); Help > What am I
 // looking at? brings it back.
 #include <QFrame>
 

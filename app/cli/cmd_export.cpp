@@ -64,7 +64,10 @@ void register_export(CLI::App& app) {
   add_engine_flags(*cmd, args->engine);
   cmd->add_option("--run", args->run_file, "A run file (.slrun) to export instead of simulating");
   cmd->add_option("--out", args->out, "Output directory")->required();
-  cmd->add_option("--formats", args->formats, "csv,json,latex,npy,png,svg,pdf")
+  cmd->add_option("--formats", args->formats,
+                  "csv,json,latex,npy,png,svg,pdf (csv: one file per matrix, plus "
+                  "matrices.csv with every matrix in long format: "
+                  "matrix,rank,true,predicted,value)")
       ->delimiter(',')
       ->check(CLI::IsMember({"csv", "json", "latex", "npy", "png", "svg", "pdf"}))
       ->capture_default_str();

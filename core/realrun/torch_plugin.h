@@ -33,9 +33,9 @@ struct TorchPlugin {
 // when it cannot be loaded.
 const TorchPlugin* torch_plugin(std::string* why_not = nullptr);
 
-// A .pt dump's arrays, read by the plugin (loaded on the first call): what the CLI and the
-// GUI give ImportOptions::pt_reader. Throws InputError naming the file when LibTorch cannot
-// be loaded.
+// ImportOptions::pt_reader of every front end (the CLI's import, the GUI's Import dumps…):
+// a .pt dump read through the plugin, loaded on the first call; without LibTorch an
+// InputError "PATH: reading .pt dumps needs LibTorch: WHY".
 DumpArrays read_pt_dump(const std::string& path);
 
 }  // namespace shardlens

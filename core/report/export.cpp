@@ -1,5 +1,6 @@
 #include "core/report/export.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -88,6 +89,24 @@ std::vector<std::pair<std::string, Matrix>> exported_matrices(const Evaluation& 
   return out;
 }
 
+std::string matrices_csv(const Evaluation& e) {
+  std::ostringstream out;
+  out.precision(17);
+  out << "matrix,rank,true,predicted,value\n";
+  const auto write = [&out](const char* name, int rank, const Matrix& m) {
+    for (int t = 0; t < m.classes; ++t)
+      for (int p = 0; p < m.classes; ++p) {
+        out << name << ',';
+        if (rank >= 0) out << rank;
+        out << ',' << t << ',' << p << ',' << m.at(t, p) << '\n';
+      }
+  };
+  for (size_t r = 0; r < e.per_rank.size(); ++r) write("rank", int(r), e.per_rank[r]);
+  if (e.synced) write("synced", -1, *e.synced);
+  if (e.expected) write("expected", -1, *e.expected);
+  return out.str();
+}
+
 std::vector<std::string> export_data(const Evaluation& e, const std::string& dir,
                                      const std::vector<std::string>& formats) {
   for (const std::string& format : formats) {
@@ -117,6 +136,8 @@ std::vector<std::string> export_data(const Evaluation& e, const std::string& dir
         write(name + ".json", matrix_json(m).dump() + "\n");
     }
   }
+  if (std::find(formats.begin(), formats.end(), "csv") != formats.end())
+    write("matrices.csv", matrices_csv(e));
   if (e.expected || e.synced) {
     write("metrics.csv", metrics_csv(e));
     write("metrics.json", evaluation_metrics_json(e).dump(2) + "\n");

@@ -18,7 +18,13 @@ std::string matrix_latex(const Matrix& m, const std::vector<std::string>& class_
 // expected (when known), expected_distinct and difference (when both synced and expected are).
 std::vector<std::pair<std::string, Matrix>> exported_matrices(const Evaluation& e);
 
-// Writes the exported matrices in each of `formats` (csv, json, latex, npy) plus report.json
+// Every matrix of the evaluation in one long-format CSV (matrix, rank, true, predicted, value;
+// rank empty for synced and expected) that pandas or R read directly: matrices.csv of a csv
+// export, and the GUI's Export data.
+std::string matrices_csv(const Evaluation& e);
+
+// Writes the exported matrices in each of `formats` (csv, json, latex, npy; csv adds
+// matrices.csv, every matrix in long format) plus report.json
 // and the metrics of the reported and expected matrices (metrics.csv, metrics.json) into
 // `dir` (created). Returns the paths written.
 std::vector<std::string> export_data(const Evaluation& e, const std::string& dir,

@@ -687,3 +687,67 @@ void save_run_epochs(const std::vector<RunFile>& epochs, const std::string& path
 }
 
 }  // namespace shardlens
+
+namespace shardlens {
+namespace {
+
+// An optional non-negative integer of a meta.json object; absent when the key is.
+std::optional<int64_t> optional_index(const nlohmann::json& j, const char* key,
+                                      const std::string& origin) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number_integer() || it->get<int64_t>() < 0)
+    throw InputError(origin + ": meta.json: '" + key + "' is not a non-negative integer");
+  return it->get<int64_t>();
+}
+
+RunEvaluationEntry entry_of(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object()) throw InputError(origin + ": meta.json: an evaluation is not an object");
+  RunEvaluationEntry e;
+  e.epoch = optional_index(j, "epoch", origin);
+  if (auto it = j.find("stage"); it != j.end()) {
+    if (!it->is_string()) throw InputError(origin + ": meta.json: 'stage' is not a string");
+    e.stage = it->get<std::string>();
+  }
+  e.validation_in_epoch = optional_index(j, "validation_in_epoch", origin);
+  e.dataloader_idx = optional_index(j, "dataloader_idx", origin);
+  return e;
+}
+
+}  // namespace
+
+std::vector<RunEvaluationEntry> list_run_evaluations(const std::string& path) {
+  NpzArchive archive = NpzArchive::open_file(path);
+  if (!archive.find("meta.json"))
+    throw InputError(path + ": not a ShardLens run file (no meta.json member)");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(archive.read("meta.json"));
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path + ": meta.json is not valid JSON (" + e.what() + ")");
+  }
+  if (!j.is_object() || j.value("format", std::string()) != kRunFormatName)
+    throw InputError(path + ": meta.json: not a ShardLens run file (format is not '" +
+                     std::string(kRunFormatName) + "')");
+  std::vector<RunEvaluationEntry> out;
+  const auto list = [&](const char* key) -> const nlohmann::json& {
+    const nlohmann::json& v = j[key];
+    if (!v.is_array() || v.empty() || v.size() > size_t(kMaxEpochs))
+      throw InputError(path + ": meta.json: '" + key + "' is not a non-empty list");
+    return v;
+  };
+  if (j.contains("evaluations")) {  // version 3
+    for (const nlohmann::json& entry : list("evaluations")) out.push_back(entry_of(entry, path));
+  } else if (j.contains("epochs")) {  // version 2
+    for (const nlohmann::json& epoch : list("epochs")) {
+      RunEvaluationEntry e;
+      e.epoch = optional_index(nlohmann::json{{"epoch", epoch}}, "epoch", path);
+      out.push_back(e);
+    }
+  } else {  // version 1: the one evaluation's own meta.json
+    out.push_back(entry_of(j, path));
+  }
+  return out;
+}
+
+}  // namespace shardlens

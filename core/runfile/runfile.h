@@ -75,3 +75,21 @@ bool evaluation_before(const RunMetadata& a, const RunMetadata& b);
 void validate_run(const RunFile& run, const std::string& origin);
 
 }  // namespace shardlens
+
+namespace shardlens {
+
+// Which evaluation of a run file an entry is (its epoch, Lightning stage, validation within
+// the epoch and validation dataloader), as the top-level meta.json lists it.
+struct RunEvaluationEntry {
+  std::optional<int64_t> epoch;
+  std::string stage;
+  std::optional<int64_t> validation_in_epoch;
+  std::optional<int64_t> dataloader_idx;
+};
+
+// The evaluations of a run file, in the order saved, read from its top-level meta.json alone
+// (no records, matrices or other members are inflated): what a picker lists before loading
+// one. A version-1 file lists its one evaluation. Throws InputError "PATH: what is wrong".
+std::vector<RunEvaluationEntry> list_run_evaluations(const std::string& path);
+
+}  // namespace shardlens

@@ -11,7 +11,7 @@
 #include "core/io/json_fields.h"
 #include "core/model/records.h"
 #include "core/model/types.h"
-#include "core/runs/import.h"
+#include "core/runfile/import.h"
 #include "test_io_util.h"
 
 namespace shardlens {

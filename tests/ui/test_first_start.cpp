@@ -10,12 +10,15 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "tests/ui/ui_test_util.h"
 #include "ui/lesson_model.h"
 #include "ui/main_window.h"
+#include "ui/settings.h"
 #include "ui/welcome_panel.h"
 
 using namespace shardlens;
 using namespace shardlens::ui;
+using shardlens::ui::test::part;
 
 class TestFirstStart : public QObject {
   Q_OBJECT
@@ -50,11 +53,12 @@ class TestFirstStart : public QObject {
     QVERIFY(shown.wait(30000));
     QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
     QCOMPARE(w.scenario().name, std::string("seed-lesson"));
-    QVERIFY(w.welcome()->isVisible());
+    QVERIFY(part<WelcomePanel>(w)->isVisible());
     // Close: gone now, back at the next start.
-    QTest::mouseClick(w.welcome()->findChild<QPushButton*>(QStringLiteral("welcomeClose")),
-                      Qt::LeftButton);
-    QVERIFY(!w.welcome()->isVisible());
+    QTest::mouseClick(
+        part<WelcomePanel>(w)->findChild<QPushButton*>(QStringLiteral("welcomeClose")),
+        Qt::LeftButton);
+    QVERIFY(!part<WelcomePanel>(w)->isVisible());
     QVERIFY(!WelcomePanel::dismissedForGood());
   }
 
@@ -62,22 +66,23 @@ class TestFirstStart : public QObject {
     {
       MainWindow w;
       w.show();
-      QVERIFY(w.welcome()->isVisible());
-      QTest::mouseClick(w.welcome()->findChild<QPushButton*>(QStringLiteral("welcomeDontShow")),
-                        Qt::LeftButton);
-      QVERIFY(!w.welcome()->isVisible());
+      QVERIFY(part<WelcomePanel>(w)->isVisible());
+      QTest::mouseClick(
+          part<WelcomePanel>(w)->findChild<QPushButton*>(QStringLiteral("welcomeDontShow")),
+          Qt::LeftButton);
+      QVERIFY(!part<WelcomePanel>(w)->isVisible());
     }
-    QVERIFY(QSettings().value(QStringLiteral("welcome/dismissed")).toBool());
+    QVERIFY(Settings::welcomeDismissed());
     MainWindow second;
     second.show();
-    QVERIFY(!second.welcome()->isVisible());
+    QVERIFY(!part<WelcomePanel>(second)->isVisible());
     // Help > What am I looking at? shows it again on request.
     QAction* help = nullptr;
     for (QAction* a : second.findChildren<QAction*>())
       if (a->text().contains(QStringLiteral("What am I looking at"))) help = a;
     QVERIFY(help);
     help->trigger();
-    QVERIFY(second.welcome()->isVisible());
+    QVERIFY(part<WelcomePanel>(second)->isVisible());
   }
 
  private:

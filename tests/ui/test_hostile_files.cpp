@@ -7,7 +7,6 @@
 
 #include <QDir>
 #include <QMessageBox>
-#include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -21,13 +20,16 @@
 #include "core/runfile/runfile.h"
 #include "core/sim/engine.h"
 #include "tests/ui/ui_test_util.h"
+#include "ui/import_controller.h"
 #include "ui/main_window.h"
 #include "ui/memory_setting.h"
 #include "ui/render/figures.h"
 #include "ui/render/heatmap_source.h"
+#include "ui/settings.h"
 
 using namespace shardlens;
 using namespace shardlens::ui;
+using shardlens::ui::test::part;
 using shardlens::ui::test::showQuietly;
 
 namespace {
@@ -78,7 +80,7 @@ class TestHostileFiles : public QObject {
  private slots:
   void initTestCase() {
     QStandardPaths::setTestModeEnabled(true);
-    QSettings().remove(QStringLiteral("loads/maxMemory"));
+    Settings::setMemoryBudget(QString());
     QVERIFY(m_dir.isValid());
   }
   void cleanup() { QVERIFY(setMemoryBudgetSetting(QString()).isEmpty()); }
@@ -101,7 +103,9 @@ class TestHostileFiles : public QObject {
     QVERIFY(shown.wait(30000));
     const ResultPtr before = w.result();
     const QString out = m_dir.filePath(QStringLiteral("hostile.slrun"));
-    QVERIFY(!w.importDumps({dump}, QString(), 0, out));
+    // Refused in the background (the import is a task of the job runner), with a dialog.
+    part<ImportController>(w)->importDumps({dump}, QString(), 0, out);
+    QVERIFY(errors.wait(30000));
     QCOMPARE(errors.count(), 1);
     const QString text = takeDialogText(w);
     QVERIFY2(text.contains(QStringLiteral("hostile_rank0.npz")), qPrintable(text));
@@ -154,7 +158,7 @@ class TestHostileFiles : public QObject {
     QCOMPARE(load_budget(), default_load_budget());  // a bad value changes nothing
     QVERIFY(setMemoryBudgetSetting(QStringLiteral("2G")).isEmpty());
     QCOMPARE(load_budget(), uint64_t(2) << 30);
-    QCOMPARE(QSettings().value(QStringLiteral("loads/maxMemory")).toString(), QStringLiteral("2G"));
+    QCOMPARE(Settings::memoryBudget(), QStringLiteral("2G"));
     set_load_budget(0);
     {
       MainWindow w;  // a new window applies the saved setting

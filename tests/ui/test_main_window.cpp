@@ -20,6 +20,7 @@
 using namespace shardlens;
 using namespace shardlens::ui;
 using shardlens::ui::test::mismatchPixels;
+using shardlens::ui::test::part;
 using shardlens::ui::test::showQuietly;
 
 namespace {
@@ -59,13 +60,13 @@ class TestMainWindow : public QObject {
     QVERIFY(w.loadLesson(QStringLiteral("padding-duplicates")));
     QVERIFY(waitResult(w, shown));
     QVERIFY(!w.result()->eval.diagnosis.correct);
-    HeatmapView* synced = w.matrices()->syncedView();
+    HeatmapView* synced = part<MatrixPanel>(w)->syncedView();
     QVERIFY(synced->data().mismatchCount() > 0);
     QVERIFY(mismatchPixels(synced) > 0);
     // Not colour alone: the verdict and the title say it in words.
     QVERIFY(
         w.findChild<QLabel*>(QStringLiteral("verdict"))->text().contains(QStringLiteral("wrong")));
-    QCOMPARE(mismatchPixels(w.matrices()->expectedView()), 0);
+    QCOMPARE(mismatchPixels(part<MatrixPanel>(w)->expectedView()), 0);
     QVERIFY(w.lastError().isEmpty());
   }
 
@@ -73,9 +74,9 @@ class TestMainWindow : public QObject {
     MainWindow w;
     QVERIFY(showScenario(w, correctScenario()));
     QVERIFY(w.result()->eval.diagnosis.correct);
-    QCOMPARE(w.matrices()->syncedView()->data().mismatchCount(), 0);
-    QCOMPARE(mismatchPixels(w.matrices()->syncedView()), 0);
-    QCOMPARE(mismatchPixels(w.matrices()->differenceView()), 0);
+    QCOMPARE(part<MatrixPanel>(w)->syncedView()->data().mismatchCount(), 0);
+    QCOMPARE(mismatchPixels(part<MatrixPanel>(w)->syncedView()), 0);
+    QCOMPARE(mismatchPixels(part<MatrixPanel>(w)->differenceView()), 0);
     QVERIFY(w.findChild<QLabel*>(QStringLiteral("verdict"))
                 ->text()
                 .contains(QStringLiteral("correct")));
@@ -88,36 +89,36 @@ class TestMainWindow : public QObject {
     QSignalSpy shown(&w, &MainWindow::resultShown);
     w.setScenario(correctScenario());
     QVERIFY(waitResult(w, shown));
-    const auto before = w.matrices()->rankViews().front()->data().values;
-    QCOMPARE(int(w.matrices()->rankViews().size()), 4);
+    const auto before = part<MatrixPanel>(w)->rankViews().front()->data().values;
+    QCOMPARE(int(part<MatrixPanel>(w)->rankViews().size()), 4);
 
-    auto* world = w.scenarioPanel()->findChild<QSpinBox*>(QStringLiteral("worldSize"));
+    auto* world = part<ScenarioPanel>(w)->findChild<QSpinBox*>(QStringLiteral("worldSize"));
     QVERIFY(world);
     shown.clear();
     world->setValue(3);  // 400 on 3 ranks: padding to 402
     QVERIFY(waitResult(w, shown));
     QCOMPARE(w.scenario().sampler.world_size, 3);
-    QCOMPARE(int(w.matrices()->rankViews().size()), 3);
-    QVERIFY(w.matrices()->rankViews().front()->data().values != before);
-    QVERIFY(w.matrices()->syncedView()->data().mismatchCount() > 0);
+    QCOMPARE(int(part<MatrixPanel>(w)->rankViews().size()), 3);
+    QVERIFY(part<MatrixPanel>(w)->rankViews().front()->data().values != before);
+    QVERIFY(part<MatrixPanel>(w)->syncedView()->data().mismatchCount() > 0);
 
-    auto* shuffle = w.scenarioPanel()->findChild<QCheckBox*>(QStringLiteral("shuffle"));
-    const auto unshuffled = w.matrices()->rankViews().front()->data().values;
+    auto* shuffle = part<ScenarioPanel>(w)->findChild<QCheckBox*>(QStringLiteral("shuffle"));
+    const auto unshuffled = part<MatrixPanel>(w)->rankViews().front()->data().values;
     shown.clear();
     shuffle->setChecked(true);
     QVERIFY(waitResult(w, shown));
     QVERIFY(w.scenario().sampler.shuffle);
-    QVERIFY(w.matrices()->rankViews().front()->data().values != unshuffled);
+    QVERIFY(part<MatrixPanel>(w)->rankViews().front()->data().values != unshuffled);
   }
 
   void clickListsSamples() {
     MainWindow w;
     QVERIFY(showScenario(w, correctScenario()));
-    HeatmapView* v = w.matrices()->syncedView();
+    HeatmapView* v = part<MatrixPanel>(w)->syncedView();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     const QPoint centre = v->viewport().cellRect({0, 0}).center().toPoint();
     QTest::mouseClick(v, Qt::LeftButton, {}, centre);
-    const auto* model = w.samples()->model();
+    const auto* model = part<SamplePanel>(w)->model();
     QCOMPARE(model->rowCount(), int(w.result()->eval.synced->at(0, 0)));
     for (int r = 0; r < model->rowCount(); ++r) {
       QCOMPARE(model->sample(r)->target, 0);
@@ -128,7 +129,7 @@ class TestMainWindow : public QObject {
   void toolbarOptionsRepaintViews() {
     MainWindow w;
     QVERIFY(showScenario(w, correctScenario()));
-    HeatmapView* v = w.matrices()->syncedView();
+    HeatmapView* v = part<MatrixPanel>(w)->syncedView();
     const QImage viridis = v->grab().toImage();
     ViewOptions o = w.viewOptions();
     o.style.colormap = render::Colormap::Grey;
@@ -144,7 +145,7 @@ class TestMainWindow : public QObject {
   void wheelZoomsAroundTheCursor() {
     MainWindow w;
     QVERIFY(showScenario(w, correctScenario()));
-    HeatmapView* v = w.matrices()->syncedView();
+    HeatmapView* v = part<MatrixPanel>(w)->syncedView();
     const QPointF at = v->viewport().cellRect({7, 2}).center();
     QWheelEvent wheel(at, v->mapToGlobal(at), {}, {0, 240}, Qt::NoButton, Qt::NoModifier,
                       Qt::NoScrollPhase, false);
@@ -161,7 +162,7 @@ class TestMainWindow : public QObject {
     MainWindow w;
     QVERIFY(showScenario(w, correctScenario()));
     QVERIFY(QTest::qWaitForWindowExposed(&w));
-    HeatmapView* v = w.matrices()->syncedView();
+    HeatmapView* v = part<MatrixPanel>(w)->syncedView();
     v->setFocus();
     const auto at = [v] { return v->currentCell().value_or(render::Cell{-1, -1}); };
     QTest::keyClick(v, Qt::Key_Down);  // first key: the cursor appears on the top-left cell
@@ -186,7 +187,7 @@ class TestMainWindow : public QObject {
     QCOMPARE(v->viewport().zoom, 1.0);
     // Enter lists the samples of the cursor's cell, as a click does.
     QTest::keyClick(v, Qt::Key_Return);
-    const auto* model = w.samples()->model();
+    const auto* model = part<SamplePanel>(w)->model();
     QCOMPARE(model->rowCount(), int(w.result()->eval.synced->at(9, 9)));
     QVERIFY(model->rowCount() > 0);
     QCOMPARE(model->sample(0)->target, 9);
@@ -263,7 +264,7 @@ class TestMainWindow : public QObject {
     QVERIFY(other.openScenario(path));
     QCOMPARE(other.scenario().sampler.seed, 7);
     QCOMPARE(other.scenario().sync, SyncStrategy::Double);
-    other.runner()->waitIdle();
+    part<EvaluationRunner>(other)->waitIdle();
   }
 };
 

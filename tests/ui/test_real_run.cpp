@@ -22,10 +22,12 @@
 #include "tests/ui/ui_test_util.h"
 #include "ui/compare_dialog.h"
 #include "ui/main_window.h"
+#include "ui/real_run_controller.h"
 #include "ui/real_run_dialog.h"
 
 using namespace shardlens;
 using namespace shardlens::ui;
+using shardlens::ui::test::part;
 using shardlens::ui::test::showQuietly;
 
 namespace {
@@ -91,19 +93,19 @@ class TestRealRun : public QObject {
     QSignalSpy shown(&w, &MainWindow::resultShown);
     w.setScenario(fashionScenario("fashion-mnist:test,first=300", 16));
     QVERIFY(shown.wait(120000));  // the model: predictor computes and caches predictions
-    RealRunDialog* dialog = w.showRealRunDialog();
+    RealRunDialog* dialog = part<RealRunController>(w)->showDialog(w.scenario());
     QVERIFY(dialog);
     QCOMPARE(dialog->modelEdit()->text(), QString::fromStdString(reference_model_path()));
     const QString out = m_dir.filePath(QStringLiteral("real.slrun"));
     dialog->outEdit()->setText(out);
     dialog->startRun();
     QCOMPARE(dialog->rankBars().size(), 2);
-    QTRY_VERIFY_WITH_TIMEOUT(w.realRunComparison() != nullptr, 180000);
+    QTRY_VERIFY_WITH_TIMEOUT(part<RealRunController>(w)->comparison() != nullptr, 180000);
     QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
     QVERIFY(w.showingRun());
     QVERIFY(w.result()->eval.meta.complete);
     QCOMPARE(w.result()->eval.meta.world_size, 2);
-    CompareDialog* compare = w.realRunComparison();
+    CompareDialog* compare = part<RealRunController>(w)->comparison();
     QVERIFY2(compare->comparison().equal, qPrintable(compare->summary()));
     QCOMPARE(compare->summary(), QStringLiteral("The reported matrices are equal."));
     QVERIFY(compare->differingCells().isEmpty());
@@ -121,13 +123,13 @@ class TestRealRun : public QObject {
     qputenv("SHARDLENS_PREDICTION_CACHE", cache);
     MainWindow w;
     showQuietly(w);
-    QSignalSpy cancelled(w.runner(), &EvaluationRunner::cancelled);
+    QSignalSpy cancelled(part<EvaluationRunner>(w), &EvaluationRunner::cancelled);
     bool predicting = false;
-    connect(w.runner(), &EvaluationRunner::progress, this,
+    connect(part<EvaluationRunner>(w), &EvaluationRunner::progress, this,
             [&](quint64, const QString& stage, double) {
               if (predicting || stage != QLatin1String("predicting")) return;
               predicting = true;
-              w.runner()->cancel();
+              part<EvaluationRunner>(w)->cancel();
             });
     w.setScenario(fashionScenario("fashion-mnist:test", 16));
     QVERIFY(cancelled.wait(120000));
@@ -145,7 +147,7 @@ class TestRealRun : public QObject {
     QSignalSpy shown(&w, &MainWindow::resultShown);
     w.setScenario(s);
     QVERIFY(shown.wait(60000));
-    RealRunDialog* dialog = w.showRealRunDialog();
+    RealRunDialog* dialog = part<RealRunController>(w)->showDialog(w.scenario());
     const QString out = m_dir.filePath(QStringLiteral("cancelled.slrun"));
     dialog->outEdit()->setText(out);
     // The dialog closes (and goes) once the cancelled job has ended: read the job then.
@@ -181,7 +183,7 @@ class TestRealRun : public QObject {
     Scenario s = fashionScenario("fashion-mnist:test,first=300", 16);
     s.predictor = "perfect";
     w.setScenario(s);
-    RealRunDialog* dialog = w.showRealRunDialog();
+    RealRunDialog* dialog = part<RealRunController>(w)->showDialog(w.scenario());
     const QString out = m_dir.filePath(QStringLiteral("died.slrun"));
     dialog->outEdit()->setText(out);
     QSignalSpy errors(&w, &MainWindow::errorShown);
@@ -201,7 +203,7 @@ class TestRealRun : public QObject {
     Scenario s = fashionScenario("synthetic:classes=10,per-class=50", 16);
     s.predictor = "perfect";
     w.setScenario(s);
-    RealRunDialog* dialog = w.showRealRunDialog();
+    RealRunDialog* dialog = part<RealRunController>(w)->showDialog(w.scenario());
     QSignalSpy refused(dialog, &RealRunDialog::refused);
     dialog->startRun();
     QCOMPARE(refused.size(), 1);
@@ -209,7 +211,8 @@ class TestRealRun : public QObject {
     QVERIFY(!dialog->job()->running());
     // A model file that does not exist is named.
     w.setScenario(fashionScenario("fashion-mnist:test,first=300", 16));
-    QCOMPARE(w.showRealRunDialog(), dialog);  // the same dialog, with the new settings
+    QCOMPARE(part<RealRunController>(w)->showDialog(w.scenario()),
+             dialog);  // the same dialog, with the new settings
     dialog->modelEdit()->setText(m_dir.filePath(QStringLiteral("missing.pt")));
     dialog->startRun();
     QCOMPARE(refused.size(), 2);

@@ -23,6 +23,7 @@
 #include "ui/charts.h"
 #include "ui/compare_dialog.h"
 #include "ui/heatmap_view.h"
+#include "ui/import_controller.h"
 #include "ui/main_window.h"
 #include "ui/matrix_panel.h"
 #include "ui/render/heatmap_painter.h"
@@ -32,7 +33,9 @@
 
 using namespace shardlens;
 using namespace shardlens::ui;
+using shardlens::ui::test::comparison;
 using shardlens::ui::test::mismatchPixels;
+using shardlens::ui::test::part;
 using shardlens::ui::test::showQuietly;
 
 namespace {
@@ -88,20 +91,20 @@ class TestRunFile : public QObject {
     QVERIFY(w.showingRun());
     QVERIFY(!w.result()->eval.provenance.file.empty());
     // The row-sum mismatch is marked in the synced view, none in the expected one.
-    HeatmapView* synced = w.matrices()->syncedView();
+    HeatmapView* synced = part<MatrixPanel>(w)->syncedView();
     QCOMPARE(synced->data().mismatchCount(), 2);
     QVERIFY(mismatchPixels(synced) > 0);
-    QCOMPARE(mismatchPixels(w.matrices()->expectedView()), 0);
-    QCOMPARE(int(w.matrices()->rankViews().size()), 4);
+    QCOMPARE(mismatchPixels(part<MatrixPanel>(w)->expectedView()), 0);
+    QCOMPARE(int(part<MatrixPanel>(w)->rankViews().size()), 4);
     // The diagnosis comes from the records alone.
     QVERIFY(diagnosisText(w).contains(QStringLiteral("padding-duplicates")));
     QVERIFY(w.findChild<QLabel*>(QStringLiteral("verdict"))->text().contains("wrong"));
     // Scenario read-only, with the banner.
-    QVERIFY(!w.scenarioPanel()->isEnabled());
-    QVERIFY(w.runBanner()->isVisible());
-    QCOMPARE(w.runBanner()->text(),
+    QVERIFY(!part<ScenarioPanel>(w)->isEnabled());
+    QVERIFY(part<RunBanner>(w)->isVisible());
+    QCOMPARE(part<RunBanner>(w)->text(),
              QStringLiteral("Run file: padding.slrun (simulated, 4 ranks, complete)"));
-    QCOMPARE(w.scenarioPanel()->scenario().name, std::string("padding-duplicates"));
+    QCOMPARE(part<ScenarioPanel>(w)->scenario().name, std::string("padding-duplicates"));
     QVERIFY(w.windowTitle().startsWith(QStringLiteral("padding.slrun")));
     // Shard strip and cell samples from records: 510 on 4 ranks pads with 2 duplicates.
     int64_t padding = 0;
@@ -120,9 +123,9 @@ class TestRunFile : public QObject {
     QVERIFY(shown.wait(30000));
     QVERIFY(!w.showingRun());
     QVERIFY(w.result()->eval.provenance.file.empty());
-    QVERIFY(w.scenarioPanel()->isEnabled());
-    QVERIFY(!w.runBanner()->isVisible());
-    QCOMPARE(w.scenarioPanel()->scenario().name, std::string("small"));
+    QVERIFY(part<ScenarioPanel>(w)->isEnabled());
+    QVERIFY(!part<RunBanner>(w)->isVisible());
+    QCOMPARE(part<ScenarioPanel>(w)->scenario().name, std::string("small"));
   }
 
   // A run that evaluated every sample knows every prediction: the expected and difference
@@ -145,7 +148,7 @@ class TestRunFile : public QObject {
     QVERIFY(shown.wait(30000));
     QCOMPARE(w.result()->eval.epoch(), int64_t(0));
     QVERIFY(w.result()->epochs && w.result()->epochs->size() == 3);
-    QVERIFY(w.runBanner()->detailsText().contains(QStringLiteral("Epoch 0 (1 of 3 recorded")));
+    QVERIFY(part<RunBanner>(w)->detailsText().contains(QStringLiteral("Epoch 0 (1 of 3 recorded")));
     QAction* next = nullptr;
     for (QAction* a : w.findChildren<QAction*>())
       if (a->text() == QStringLiteral("&Next epoch")) next = a;
@@ -159,15 +162,15 @@ class TestRunFile : public QObject {
     next->trigger();
     QCOMPARE(w.result()->eval.epoch(), int64_t(0));  // wrapped round
     // The banner's own stepper, as the scenario panel's is for a simulation.
-    auto* bannerNext = w.runBanner()->findChild<QToolButton*>(QStringLiteral("runNextEpoch"));
-    QVERIFY(bannerNext && bannerNext->isVisibleTo(w.runBanner()));
+    auto* bannerNext = part<RunBanner>(w)->findChild<QToolButton*>(QStringLiteral("runNextEpoch"));
+    QVERIFY(bannerNext && bannerNext->isVisibleTo(part<RunBanner>(w)));
     bannerNext->click();
     QCOMPARE(w.result()->eval.epoch(), int64_t(1));
     auto* bannerPrevious =
-        w.runBanner()->findChild<QToolButton*>(QStringLiteral("runPreviousEpoch"));
+        part<RunBanner>(w)->findChild<QToolButton*>(QStringLiteral("runPreviousEpoch"));
     bannerPrevious->click();
     QCOMPARE(w.result()->eval.epoch(), int64_t(0));
-    QChartView* chart = w.charts()->epochChart();
+    QChartView* chart = part<ChartsPanel>(w)->epochChart();
     QVERIFY(!chart->isHidden());
     const auto series = chart->chart()->series();
     QVERIFY(series.size() >= 2);
@@ -208,31 +211,35 @@ class TestRunFile : public QObject {
     showQuietly(w);
     QAction* action = w.findChild<QAction*>(QStringLiteral("simulateThisRun"));
     QVERIFY(action && !action->isEnabled());
-    QVERIFY(!w.simulateThisRun());  // a simulation is shown, not a run
+    // A simulation is shown, not a run: nothing to simulate.
+    QVERIFY(!comparison(
+        w, [&](CompareController&) { action->trigger(); }, 500));
     QSignalSpy shown(&w, &MainWindow::resultShown);
     w.openRun(path);
     QVERIFY(shown.wait(30000));
     QVERIFY(action->isEnabled());
-    CompareDialog* d = w.simulateThisRun();
+    CompareDialog* d = comparison(w, [&](CompareController&) { action->trigger(); });
     QVERIFY(d);
     QVERIFY2(d->comparison().equal && d->comparison().ranks_equal(), qPrintable(d->summary()));
-    QCOMPARE(w.scenarioPanel()->scenario().sampler.seed, s.sampler.seed);
+    QCOMPARE(part<ScenarioPanel>(w)->scenario().sampler.seed, s.sampler.seed);
 
     w.openRun(importedPath);
     QVERIFY(shown.wait(30000));
-    QVERIFY(w.runBanner()->detailsText().contains(QStringLiteral("Recorded settings: lightning")));
-    CompareDialog* again = w.simulateThisRun();
+    QVERIFY(
+        part<RunBanner>(w)->detailsText().contains(QStringLiteral("Recorded settings: lightning")));
+    CompareDialog* again = comparison(w, [&](CompareController&) { action->trigger(); });
     QVERIFY(again);
     QVERIFY2(again->comparison().equal && again->comparison().ranks_equal(),
              qPrintable(again->summary()));
-    QCOMPARE(w.scenarioPanel()->scenario().sampler.torch.to_string(), std::string("2.15"));
-    QVERIFY(w.scenarioPanel()->isVisibleTo(&w));
+    QCOMPARE(part<ScenarioPanel>(w)->scenario().sampler.torch.to_string(), std::string("2.15"));
+    QVERIFY(part<ScenarioPanel>(w)->isVisibleTo(&w));
     // Compare with… one evaluation of a run of two dataloaders, named by its label.
     std::vector<RunFile> loaders = {simulated, simulated};
     for (size_t k = 0; k < 2; ++k) loaders[k].meta.dataloader_idx = int64_t(k);
     const QString loadersPath = m_dir.filePath(QStringLiteral("loaders.slrun"));
     save_run_epochs(loaders, loadersPath.toStdString());
-    CompareDialog* second = w.compareWith(loadersPath, std::nullopt, 1);
+    CompareDialog* second =
+        comparison(w, [&](CompareController& c) { c.compareWith(loadersPath, std::nullopt, 1); });
     QVERIFY(second);
     QVERIFY2(second->windowTitle().contains(QStringLiteral("epoch 1, dataloader 1")),
              qPrintable(second->windowTitle()));
@@ -254,7 +261,7 @@ class TestRunFile : public QObject {
     QSignalSpy shown(&w, &MainWindow::resultShown);
     w.openRun(path);
     QVERIFY(shown.wait(30000));
-    CompareDialog* d = w.compareWith(path, 1);
+    CompareDialog* d = comparison(w, [&](CompareController& c) { c.compareWith(path, 1); });
     QVERIFY(d);
     QVERIFY(!d->comparison().equal);
     QVERIFY(d->summary().contains(QStringLiteral("differ")));
@@ -282,7 +289,7 @@ class TestRunFile : public QObject {
         }
     QCOMPARE(listed, cells.size());
     // Against itself: equal.
-    CompareDialog* same = w.compareWith(path, 0);
+    CompareDialog* same = comparison(w, [&](CompareController& c) { c.compareWith(path, 0); });
     QVERIFY(same && same->comparison().equal);
     QCOMPARE(same->summary(), QStringLiteral("The reported matrices are equal."));
     QVERIFY(same->differingCells().isEmpty());
@@ -291,7 +298,7 @@ class TestRunFile : public QObject {
     QVERIFY(junk.open(QIODevice::WriteOnly));
     junk.write("not a run");
     junk.close();
-    QVERIFY(!w.compareWith(junk.fileName()));
+    QVERIFY(!comparison(w, [&](CompareController& c) { c.compareWith(junk.fileName()); }));
     QVERIFY(w.lastError().contains(QStringLiteral("junk.slrun")));
   }
 
@@ -307,7 +314,10 @@ class TestRunFile : public QObject {
     b.write("rank,index,target,prediction\n0,1,x,0\n");
     b.close();
     const QString out = m_dir.filePath(QStringLiteral("imported.slrun"));
-    QVERIFY(!w.importDumps({bad}, QString(), 0, out));
+    ImportController* import = part<ImportController>(w);
+    QSignalSpy errors(&w, &MainWindow::errorShown);
+    import->importDumps({bad}, QString(), 0, out);
+    QVERIFY(errors.wait(30000));
     QVERIFY(w.lastError().contains(QStringLiteral("bad_rank0.csv")));
     QVERIFY(!QFile::exists(out));
     const QString good = m_dir.filePath(QStringLiteral("good_rank0.csv"));
@@ -316,7 +326,7 @@ class TestRunFile : public QObject {
     g.write("rank,index,target,prediction\n0,0,0,0\n0,1,1,1\n0,2,1,0\n");
     g.close();
     QSignalSpy shown(&w, &MainWindow::resultShown);
-    QVERIFY(w.importDumps({good}, QString(), 2, out));
+    import->importDumps({good}, QString(), 2, out);
     QVERIFY(shown.wait(30000));
     QCOMPARE(w.result()->eval.meta.source, std::string("imported"));
     QCOMPARE(w.result()->eval.synced->total(), 3.0);
@@ -329,13 +339,13 @@ class TestRunFile : public QObject {
     MainWindow w;
     QVERIFY(saveAndOpen(w, run, m_dir.filePath(QStringLiteral("all-seen.slrun"))));
     QVERIFY(w.lastError().isEmpty());
-    QCOMPARE(w.matrices()->expectedView()->data().classes, 10);
-    QCOMPARE(w.matrices()->differenceView()->data().classes, 10);
-    QCOMPARE(w.matrices()->syncedView()->data().mismatchCount(), 2);
+    QCOMPARE(part<MatrixPanel>(w)->expectedView()->data().classes, 10);
+    QCOMPARE(part<MatrixPanel>(w)->differenceView()->data().classes, 10);
+    QCOMPARE(part<MatrixPanel>(w)->syncedView()->data().mismatchCount(), 2);
     QVERIFY(diagnosisText(w).contains(QStringLiteral("padding-duplicates")));
     // No recorded scenario: no default settings pretending to be the run's.
-    QVERIFY(w.runBanner()->isVisible());
-    QVERIFY(!w.scenarioPanel()->isVisible());
+    QVERIFY(part<RunBanner>(w)->isVisible());
+    QVERIFY(!part<ScenarioPanel>(w)->isVisible());
   }
 
   void runWithoutExpectedSaysWhy() {
@@ -349,12 +359,12 @@ class TestRunFile : public QObject {
     MainWindow w;
     QVERIFY(saveAndOpen(w, run, m_dir.filePath(QStringLiteral("no-expected.slrun"))));
     QVERIFY(w.lastError().isEmpty());
-    QCOMPARE(w.matrices()->expectedView()->data().classes, 0);
-    QVERIFY(w.matrices()->expectedView()->data().emptyText.contains(
+    QCOMPARE(part<MatrixPanel>(w)->expectedView()->data().classes, 0);
+    QVERIFY(part<MatrixPanel>(w)->expectedView()->data().emptyText.contains(
         QStringLiteral("1 of 510 samples were never evaluated")));
-    QCOMPARE(w.matrices()->differenceView()->data().classes, 0);
+    QCOMPARE(part<MatrixPanel>(w)->differenceView()->data().classes, 0);
     // Rows are still checked, against the true class counts.
-    QVERIFY(w.matrices()->syncedView()->data().mismatchCount() > 0);
+    QVERIFY(part<MatrixPanel>(w)->syncedView()->data().mismatchCount() > 0);
   }
 
   // A run whose rank died before the sync (a real run's partial file) still opens: per-rank
@@ -372,19 +382,20 @@ class TestRunFile : public QObject {
     QVERIFY(saveAndOpen(w, run, m_dir.filePath(QStringLiteral("partial.slrun"))));
     QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
     QVERIFY(w.showingRun());
-    for (HeatmapView* v : {w.matrices()->syncedView(), w.matrices()->differenceView()}) {
+    for (HeatmapView* v :
+         {part<MatrixPanel>(w)->syncedView(), part<MatrixPanel>(w)->differenceView()}) {
       QCOMPARE(v->data().classes, 0);
       QVERIFY2(v->data().emptyText.contains(QStringLiteral("rank 1 failed")),
                qPrintable(v->data().emptyText));
       QCOMPARE(mismatchPixels(v), 0);
     }
-    QCOMPARE(int(w.matrices()->rankViews().size()), 4);
-    QCOMPARE(w.matrices()->rankViews()[0]->data().classes, run.meta.classes);
-    QCOMPARE(w.matrices()->rankViews()[1]->data().classes, 0);  // nothing arrived from it
-    QCOMPARE(w.matrices()->rankViews()[1]->data().title, QStringLiteral("Rank 1 (failed)"));
+    QCOMPARE(int(part<MatrixPanel>(w)->rankViews().size()), 4);
+    QCOMPARE(part<MatrixPanel>(w)->rankViews()[0]->data().classes, run.meta.classes);
+    QCOMPARE(part<MatrixPanel>(w)->rankViews()[1]->data().classes, 0);  // nothing arrived from it
+    QCOMPARE(part<MatrixPanel>(w)->rankViews()[1]->data().title, QStringLiteral("Rank 1 (failed)"));
     QVERIFY(diagnosisText(w).contains(QStringLiteral("incomplete-run")));
     QVERIFY(w.findChild<QLabel*>(QStringLiteral("verdict"))->text().contains("Incomplete"));
-    QVERIFY(w.runBanner()->text().contains(QStringLiteral("incomplete")));
+    QVERIFY(part<RunBanner>(w)->text().contains(QStringLiteral("incomplete")));
   }
 
   void corruptFileKeepsTheView() {
@@ -415,7 +426,7 @@ class TestRunFile : public QObject {
       QVERIFY2(w.lastError().contains(QFileInfo(bad).fileName()), qPrintable(w.lastError()));
       QCOMPARE(w.result(), before);  // the simulation stays on screen
       QVERIFY(!w.showingRun());
-      QVERIFY(w.scenarioPanel()->isEnabled());
+      QVERIFY(part<ScenarioPanel>(w)->isEnabled());
     }
     // A bad file while a run is shown keeps that run.
     w.openRun(good);
@@ -425,7 +436,7 @@ class TestRunFile : public QObject {
     QVERIFY(errors.wait(30000));
     QCOMPARE(w.result(), run);
     QVERIFY(w.showingRun());
-    QVERIFY(w.runBanner()->text().contains(QStringLiteral("good.slrun")));
+    QVERIFY(part<RunBanner>(w)->text().contains(QStringLiteral("good.slrun")));
   }
 
  private:

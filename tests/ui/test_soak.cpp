@@ -25,6 +25,7 @@
 
 using namespace shardlens;
 using namespace shardlens::ui;
+using shardlens::ui::test::part;
 using shardlens::ui::test::showQuietly;
 
 namespace {
@@ -108,7 +109,7 @@ class TestSoak : public QObject {
           nextEpoch->trigger();
           break;
         case 5:  // cancel whatever is running
-          w.runner()->cancel();
+          part<EvaluationRunner>(w)->cancel();
           break;
         case 8:  // back to the simulation
           w.leaveRun();
@@ -125,7 +126,7 @@ class TestSoak : public QObject {
       if (step % 10 == 9 || step % 20 == 7) {
         // Settle, and check that what is shown is what was asked for last. A cancel with
         // nothing after it leaves the previous result, so ask once more when idle.
-        w.runner()->waitIdle();
+        part<EvaluationRunner>(w)->waitIdle();
         QCoreApplication::processEvents();
         QSignalSpy shown(&w, &MainWindow::resultShown);
         if (expectedRun.isEmpty())
@@ -133,7 +134,7 @@ class TestSoak : public QObject {
         else
           w.openRun(expectedRun);
         QVERIFY(shown.wait(30000));
-        w.runner()->waitIdle();
+        part<EvaluationRunner>(w)->waitIdle();
         QCoreApplication::processEvents();
         QVERIFY(w.result());
         if (expectedRun.isEmpty()) {
@@ -155,7 +156,7 @@ class TestSoak : public QObject {
                     residentKib(), mi.uordblks / 1024, mi.arena / 1024, mi.hblkhd / 1024);
       }
     }
-    w.runner()->waitIdle();
+    part<EvaluationRunner>(w)->waitIdle();
     QCoreApplication::processEvents();
     const long rssEnd = residentKib();
     const double growth = 100.0 * double(rssEnd - rssAt100) / double(rssAt100);

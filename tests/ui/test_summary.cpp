@@ -2,12 +2,12 @@
 // per-rank chart, the samples behind a cell, and the diagnosis panel's headline.
 #include <QtTest>
 
+#include "core/report/cell_index.h"
+#include "core/report/shard_summary.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
-#include "ui/cell_index.h"
 #include "ui/diagnosis_panel.h"
-#include "ui/shard_summary.h"
 
 using namespace shardlens;
 using namespace shardlens::ui;

@@ -16,6 +16,7 @@
 
 #include "tests/ui/ui_test_util.h"
 #include "ui/charts.h"
+#include "ui/export_controller.h"
 #include "ui/heatmap_view.h"
 #include "ui/main_window.h"
 #include "ui/matrix_panel.h"
@@ -24,6 +25,7 @@
 
 using namespace shardlens;
 using namespace shardlens::ui;
+using shardlens::ui::test::part;
 using shardlens::ui::test::showQuietly;
 
 namespace {
@@ -61,7 +63,7 @@ class TestWindowTools : public QObject {
   void copyGivesTsvWithClassNames() {
     MainWindow w;
     QVERIFY(showLesson(w, QStringLiteral("padding-duplicates")));
-    HeatmapView* synced = w.matrices()->syncedView();
+    HeatmapView* synced = part<MatrixPanel>(w)->syncedView();
     synced->setFocus();
     QApplication::clipboard()->clear();
     w.copyMatrix();
@@ -84,28 +86,30 @@ class TestWindowTools : public QObject {
   void fixedRangeSurvivesAChange() {
     MainWindow w;
     QVERIFY(show(w, padded(51, 4)));
-    const double matrices = w.matrices()->syncedView()->data().valueMax;
-    const double difference = w.matrices()->differenceView()->data().valueMax;
+    const double matrices = part<MatrixPanel>(w)->syncedView()->data().valueMax;
+    const double difference = part<MatrixPanel>(w)->differenceView()->data().valueMax;
     auto* fix = w.findChild<QAction*>(QStringLiteral("fixColourRange"));
     QVERIFY(fix);
     fix->setChecked(true);
     QVERIFY(show(w, padded(510, 3)));  // ten times the counts
     const double own = w.result()->eval.synced->at(0, 0);
     QVERIFY(own > matrices);
-    QCOMPARE(w.matrices()->syncedView()->data().valueMax, matrices);
-    QCOMPARE(w.matrices()->differenceView()->data().valueMax, difference);
-    QCOMPARE(w.matrices()->figureRanges().vmax, matrices);
+    QCOMPARE(part<MatrixPanel>(w)->syncedView()->data().valueMax, matrices);
+    QCOMPARE(part<MatrixPanel>(w)->differenceView()->data().valueMax, difference);
+    QCOMPARE(part<MatrixPanel>(w)->figureRanges().vmax, matrices);
     fix->setChecked(false);
-    QVERIFY(w.matrices()->syncedView()->data().valueMax >= own);
-    QCOMPARE(w.matrices()->figureRanges().vmax, 0.0);
+    QVERIFY(part<MatrixPanel>(w)->syncedView()->data().valueMax >= own);
+    QCOMPARE(part<MatrixPanel>(w)->figureRanges().vmax, 0.0);
   }
 
   void exportNameFromScenarioAndView() {
     MainWindow w;
     QVERIFY(showLesson(w, QStringLiteral("padding-duplicates")));
-    QCOMPARE(w.proposedExportName(w.matrices()->syncedView()),
-             QStringLiteral("padding-duplicates-synced.png"));
-    QCOMPARE(w.proposedExportName(w.matrices()->rankViews()[2]),
+    QCOMPARE(
+        ExportController::proposedName(part<MatrixPanel>(w)->syncedView(), w.scenario(), QString()),
+        QStringLiteral("padding-duplicates-synced.png"));
+    QCOMPARE(ExportController::proposedName(part<MatrixPanel>(w)->rankViews()[2], w.scenario(),
+                                            QString()),
              QStringLiteral("padding-duplicates-rank-2.png"));
   }
 
@@ -146,23 +150,23 @@ class TestWindowTools : public QObject {
   void editedLessonIsMarkedModified() {
     MainWindow w;
     QVERIFY(showLesson(w, QStringLiteral("padding-duplicates")));
-    auto* text = w.scenarioPanel()->findChild<QLabel*>(QStringLiteral("lessonText"));
+    auto* text = part<ScenarioPanel>(w)->findChild<QLabel*>(QStringLiteral("lessonText"));
     QVERIFY(text->text().startsWith(QStringLiteral("Look for:")));
-    QVERIFY(!w.scenarioPanel()->lessonModified());
+    QVERIFY(!part<ScenarioPanel>(w)->lessonModified());
     QSignalSpy shown(&w, &MainWindow::resultShown);
-    w.scenarioPanel()->stepEpoch(1);
+    part<ScenarioPanel>(w)->stepEpoch(1);
     QVERIFY(shown.wait(30000) || shown.count() > 0);
-    QVERIFY(!w.scenarioPanel()->lessonModified());
+    QVERIFY(!part<ScenarioPanel>(w)->lessonModified());
     shown.clear();
-    w.scenarioPanel()->findChild<QSpinBox*>(QStringLiteral("worldSize"))->setValue(3);
+    part<ScenarioPanel>(w)->findChild<QSpinBox*>(QStringLiteral("worldSize"))->setValue(3);
     QVERIFY(shown.wait(30000) || shown.count() > 0);
-    QVERIFY(w.scenarioPanel()->lessonModified());
+    QVERIFY(part<ScenarioPanel>(w)->lessonModified());
     QVERIFY(QString::fromStdString(w.scenario().title).endsWith(QStringLiteral("(modified)")));
     QVERIFY(w.windowTitle().contains(QStringLiteral("(modified)")));
     QVERIFY(text->text().startsWith(QStringLiteral("(modified)")));
     QVERIFY(!text->text().contains(QStringLiteral("Look for:")));
     QVERIFY(showLesson(w, QStringLiteral("padding-duplicates")));
-    QVERIFY(!w.scenarioPanel()->lessonModified());
+    QVERIFY(!part<ScenarioPanel>(w)->lessonModified());
     QVERIFY(!QString::fromStdString(w.scenario().title).contains(QStringLiteral("modified")));
   }
 
@@ -175,18 +179,19 @@ class TestWindowTools : public QObject {
     QVERIFY(welcome);
     welcome->show();
     QTest::qWait(50);
-    const int before = w.matrices()->syncedView()->height();
+    const int before = part<MatrixPanel>(w)->syncedView()->height();
     QTest::mouseClick(welcome->findChild<QWidget*>(QStringLiteral("welcomeClose")), Qt::LeftButton);
     QTest::qWait(50);
     QVERIFY(welcome->isHidden());
-    QVERIFY2(w.matrices()->syncedView()->height() > before,
-             qPrintable(
-                 QStringLiteral("%1 -> %2").arg(before).arg(w.matrices()->syncedView()->height())));
+    QVERIFY2(part<MatrixPanel>(w)->syncedView()->height() > before,
+             qPrintable(QStringLiteral("%1 -> %2")
+                            .arg(before)
+                            .arg(part<MatrixPanel>(w)->syncedView()->height())));
     // What the square views cannot use goes to the per-rank views (upright cells), so no
     // empty band is left below them.
-    auto* rank = w.matrices()->findChild<QWidget*>(QStringLiteral("rankView0"));
+    auto* rank = part<MatrixPanel>(w)->findChild<QWidget*>(QStringLiteral("rankView0"));
     QVERIFY(rank);
-    const int band = w.matrices()->height() - rank->geometry().bottom();
+    const int band = part<MatrixPanel>(w)->height() - rank->geometry().bottom();
     QVERIFY2(band < 24,
              qPrintable(QStringLiteral("%1 px left empty below the per-rank views").arg(band)));
   }
@@ -198,11 +203,11 @@ class TestWindowTools : public QObject {
     QVERIFY(show(w, padded(40, 64)));
     w.resize(1800, 1000);
     QTest::qWait(50);
-    const int synced = w.matrices()->syncedView()->height();
-    const int expected = w.matrices()->expectedView()->height();
+    const int synced = part<MatrixPanel>(w)->syncedView()->height();
+    const int expected = part<MatrixPanel>(w)->expectedView()->height();
     QVERIFY2(expected >= synced / 3 && expected > 100,
              qPrintable(QStringLiteral("synced %1 px, expected %2 px").arg(synced).arg(expected)));
-    auto* rank = w.matrices()->findChild<QWidget*>(QStringLiteral("rankView63"));
+    auto* rank = part<MatrixPanel>(w)->findChild<QWidget*>(QStringLiteral("rankView63"));
     QVERIFY(rank);
     QVERIFY2(rank->height() > 100,
              qPrintable(QStringLiteral("rank 63: %1 px").arg(rank->height())));
@@ -218,7 +223,7 @@ class TestWindowTools : public QObject {
     s.dataset = "synthetic:classes=4,per-class=10,names=" + names.toStdString();
     MainWindow w;
     QVERIFY(show(w, s));
-    QChartView* chart = w.charts()->classChart();
+    QChartView* chart = part<ChartsPanel>(w)->classChart();
     chart->resize(260, 300);
     ChartsPanel::fitCategoryLabels(chart);
     auto* axis = qobject_cast<QBarCategoryAxis*>(chart->chart()->axes(Qt::Horizontal).front());

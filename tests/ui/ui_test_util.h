@@ -1,10 +1,21 @@
 #pragma once
 // Helpers shared by the Qt Test suites.
 #include <QImage>
+#include <QTest>
 #include <QWidget>
 
+#include "ui/charts.h"
+#include "ui/compare_controller.h"
+#include "ui/compare_dialog.h"
+#include "ui/evaluation_runner.h"
+#include "ui/lesson_model.h"
 #include "ui/main_window.h"
+#include "ui/matrix_panel.h"
 #include "ui/render/heatmap_painter.h"
+#include "ui/run_banner.h"
+#include "ui/sample_panel.h"
+#include "ui/scenario_panel.h"
+#include "ui/welcome_panel.h"
 
 namespace shardlens::ui::test {
 
@@ -16,6 +27,32 @@ inline int mismatchPixels(QWidget* view) {
     for (int x = 0; x < img.width(); ++x)
       n += (img.pixel(x, y) & 0xffffff) == (render::kMismatchFill & 0xffffff);
   return n;
+}
+
+// The window's one `T` (a view, the job runner or a controller), found among its children:
+// the window has no getters for what only tests look at.
+template <class T>
+T* part(const QObject& window) {
+  T* found = window.findChild<T*>();
+  Q_ASSERT(found);
+  return found;
+}
+
+// The comparison `start(controller)` opens in the background (Compare with…, Simulate this
+// run); null when the window shows an error instead, or nothing happens within `timeoutMs`.
+template <class Start>
+CompareDialog* comparison(MainWindow& w, Start start, int timeoutMs = 60000) {
+  auto* controller = part<CompareController>(w);
+  CompareDialog* dialog = nullptr;
+  bool failed = false;
+  const auto opened = QObject::connect(controller, &CompareController::opened,
+                                       [&](CompareDialog* d) { dialog = d; });
+  const auto error = QObject::connect(&w, &MainWindow::errorShown, [&] { failed = true; });
+  start(*controller);
+  (void)QTest::qWaitFor([&] { return dialog || failed; }, timeoutMs);
+  QObject::disconnect(opened);
+  QObject::disconnect(error);
+  return dialog;
 }
 
 // Errors go to lastError() instead of a dialog, at a size that shows every view.

@@ -1,8 +1,8 @@
-#include "ui/shard_summary.h"
+#include "core/report/shard_summary.h"
 
 #include <algorithm>
 
-namespace shardlens::ui {
+namespace shardlens {
 namespace {
 
 ShardSummary emptySummary(int64_t n, int world) {
@@ -83,4 +83,4 @@ ShardSummary summarizeShards(const Evaluation& e, Progress* progress) {
   return s;
 }
 
-}  // namespace shardlens::ui
+}  // namespace shardlens

@@ -8,7 +8,7 @@
 
 #include "core/evaluation/evaluation.h"
 
-namespace shardlens::ui {
+namespace shardlens {
 
 struct CellSample {
   int64_t index = 0;     // dataset index
@@ -31,4 +31,4 @@ enum class SampleScope {
 std::vector<CellSample> samplesOf(const Evaluation& e, SampleScope scope, int rank, int row,
                                   int col, size_t limit, int64_t* total = nullptr);
 
-}  // namespace shardlens::ui
+}  // namespace shardlens

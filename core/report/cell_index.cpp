@@ -1,11 +1,11 @@
-#include "ui/cell_index.h"
+#include "core/report/cell_index.h"
 
 #include <algorithm>
 #include <optional>
 #include <thread>
 #include <unordered_set>
 
-namespace shardlens::ui {
+namespace shardlens {
 namespace {
 
 // The dataset's samples of a cell (every prediction known).
@@ -233,4 +233,4 @@ std::vector<CellSample> samplesOf(const Evaluation& e, SampleScope scope, int ra
   return out;
 }
 
-}  // namespace shardlens::ui
+}  // namespace shardlens

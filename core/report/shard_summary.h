@@ -7,7 +7,7 @@
 
 #include "core/evaluation/evaluation.h"
 
-namespace shardlens::ui {
+namespace shardlens {
 
 struct RankTotals {
   int64_t real = 0;          // real samples evaluated in the epoch
@@ -50,4 +50,4 @@ struct ShardSummary {
 // loader cut are known only from a shard plan: without one (run files) notEvaluated stays 0.
 ShardSummary summarizeShards(const Evaluation& e, Progress* progress = nullptr);
 
-}  // namespace shardlens::ui
+}  // namespace shardlens
