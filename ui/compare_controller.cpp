@@ -39,8 +39,8 @@ Loaded loadOther(const QString& other, std::optional<int64_t> epoch, std::option
   Evaluation picked = index   ? std::move(all[*index])
                       : epoch ? select_epoch(std::move(all), *epoch, path)
                               : std::move(all.front());
-  if (count > 1) out.name += QStringLiteral("@%1").arg(picked.epoch);
-  if (count > 1 && (picked.validation >= 0 || picked.dataloader >= 0))
+  if (count > 1) out.name += QStringLiteral("@%1").arg(picked.epoch());
+  if (count > 1 && (picked.validation() >= 0 || picked.dataloader() >= 0))
     out.name += QStringLiteral(" (%1)").arg(QString::fromStdString(evaluation_label(picked)));
   out.evaluation = std::make_shared<const Evaluation>(std::move(picked));
   return out;
@@ -62,10 +62,10 @@ QStringList CompareController::evaluationLabels(const std::vector<RunEvaluationE
   QStringList labels;
   for (const RunEvaluationEntry& entry : entries) {
     Evaluation e;  // only the fields evaluation_label() reads
-    e.epoch = entry.epoch.value_or(0);
-    e.stage = entry.stage;
-    if (entry.validation_in_epoch) e.validation = int(*entry.validation_in_epoch);
-    if (entry.dataloader_idx) e.dataloader = int(*entry.dataloader_idx);
+    e.meta.epoch = entry.epoch.value_or(0);
+    e.meta.stage = entry.stage;
+    e.meta.validation_in_epoch = entry.validation_in_epoch;
+    e.meta.dataloader_idx = entry.dataloader_idx;
     labels << QString::fromStdString(evaluation_label(e));
   }
   return labels;
@@ -157,7 +157,7 @@ Simulated simulateLike(const ResultPtr& shown, const std::string& origin) {
   const Evaluation& run = *all[which];
   Simulated out;
   out.like = scenario_like(all, which, origin);
-  const auto inputs = inputs_like(run, out.like.scenario, run.provenance.scenario_recorded, origin);
+  const auto inputs = inputs_like(run, out.like.scenario, run.scenario_recorded(), origin);
   out.simulation =
       std::make_shared<const Evaluation>(simulate_like(out.like.scenario, run, inputs));
   return out;

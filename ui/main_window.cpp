@@ -270,7 +270,7 @@ void MainWindow::showError(const QString& message) {
 
 QString MainWindow::shownName() const {
   if (showingRun()) return QFileInfo(m_runPath).fileName();
-  return m_result ? QString::fromStdString(m_result->eval.scenario.name) : QString();
+  return m_result ? QString::fromStdString(m_result->eval.scenario().name) : QString();
 }
 
 void MainWindow::updateTitle() {

@@ -179,8 +179,8 @@ class TestControllers : public QObject {
     QCOMPARE(shown->epochIndex, size_t(0));
     QCOMPARE(RunOpener::epochAfter(shown, 1)->epochIndex, size_t(1));
     QCOMPARE(RunOpener::epochAfter(shown, -1)->epochIndex, size_t(2));  // wraps
-    QCOMPARE(RunOpener::epochAfter(RunOpener::epochAfter(shown, 2), 1)->eval.epoch,
-             shown->eval.epoch);
+    QCOMPARE(RunOpener::epochAfter(RunOpener::epochAfter(shown, 2), 1)->eval.epoch(),
+             shown->eval.epoch());
     QVERIFY(!RunOpener::epochAfter(nullptr, 1));
     QSignalSpy steps(&opener, &RunOpener::playStep);
     opener.togglePlay();
