@@ -22,6 +22,10 @@ inline constexpr int kMaxWorldSize = 1 << 16;
 // Ranks a simulation (the sampler) plays.
 inline constexpr int kMaxSimulatedWorldSize = 4096;
 
+// Validations a scenario runs in one epoch (Lightning's val_check_interval), each one a
+// whole evaluation.
+inline constexpr int kMaxValidationsPerEpoch = 1000;
+
 // Dataset samples: orders and shards hold 32-bit indices.
 inline constexpr int64_t kMaxSamples = int64_t{0xFFFFFFFF};
 
