@@ -16,21 +16,26 @@
 namespace shardlens {
 namespace {
 
-// A value of the setting other than the default, kept valid for the rest of the scenario.
-Scenario with_other_value(const ScenarioSetting& row) {
+// A scenario whose JSON holds the setting. A key inside an object is written only for some
+// of its parent's kinds (the inner sampler's weights with weighted-random): pick such a kind.
+Scenario written_with(const ScenarioSetting& row) {
   Scenario s;
-  // A key inside an object is written only for some of its parent's kinds (the inner
-  // sampler's weights with weighted-random): pick such a kind.
   const size_t dot = row.json_name.find('.');
-  if (row.written && dot != std::string::npos) {
-    for (const ScenarioSetting& kind : scenario_settings()) {
-      if (kind.json_name != row.json_name.substr(0, dot) + ".kind") continue;
-      for (const SettingChoice& c : kind.choices) {
-        kind.set_text(s, c.name);
-        if (row.written(s)) break;
-      }
+  if (!row.written || dot == std::string::npos) return s;
+  for (const ScenarioSetting& kind : scenario_settings()) {
+    if (kind.json_name != row.json_name.substr(0, dot) + ".kind") continue;
+    for (const SettingChoice& c : kind.choices) {
+      kind.set_text(s, c.name);
+      if (row.written(s)) break;
     }
   }
+  EXPECT_TRUE(row.written(s)) << row.key;
+  return s;
+}
+
+// A value of the setting other than the default, kept valid for the rest of the scenario.
+Scenario with_other_value(const ScenarioSetting& row) {
+  Scenario s = written_with(row);
   switch (row.kind) {
     case SettingKind::Int: {
       const int64_t v = row.get_int(s);
@@ -110,11 +115,15 @@ TEST_P(SettingRow, FlagAndEveryChoiceAreInTheHelp) {
   cli::add_engine_flags(app, flags);
   const std::string help = app.help();
   for (const std::string& flag : {row.cli_flag, row.cli_off_flag})
-    if (!flag.empty()) EXPECT_NE(help.find(flag + " "), std::string::npos) << flag;
+    if (!flag.empty()) {
+      EXPECT_NE(help.find(flag + " "), std::string::npos) << flag;
+    }
   const std::string text = setting_help(row);
   for (const SettingChoice& c : row.choices) {
     EXPECT_NE(text.find(c.name + ":"), std::string::npos) << c.name;
-    if (!row.cli_flag.empty()) EXPECT_NE(help.find(c.name + ":"), std::string::npos) << c.name;
+    if (!row.cli_flag.empty()) {
+      EXPECT_NE(help.find(c.name + ":"), std::string::npos) << c.name;
+    }
     // Each choice is a value the setting's parser takes and prints back the same.
     Scenario s;
     row.set_text(s, c.name);
@@ -125,7 +134,7 @@ TEST_P(SettingRow, FlagAndEveryChoiceAreInTheHelp) {
 TEST_P(SettingRow, OutOfRangeIsRefusedNamingTheSetting) {
   const ScenarioSetting& row = *GetParam();
   if (row.kind != SettingKind::Int) GTEST_SKIP() << "no range";
-  Scenario s;
+  Scenario s = written_with(row);
   if (row.min > std::numeric_limits<int64_t>::min()) {
     row.set_int(s, row.min - 1);
     if (row.get_int(s) == row.min - 1) {
@@ -151,7 +160,9 @@ TEST(ScenarioSettings, KeysFlagsAndJsonNamesAreUnique) {
     EXPECT_TRUE(keys.insert(s.key).second) << s.key;
     EXPECT_TRUE(json_names.insert(s.json_name).second) << s.json_name;
     for (const std::string& f : {s.cli_flag, s.cli_off_flag})
-      if (!f.empty()) EXPECT_TRUE(flags.insert(f).second) << f;
+      if (!f.empty()) {
+        EXPECT_TRUE(flags.insert(f).second) << f;
+      }
   }
 }
 

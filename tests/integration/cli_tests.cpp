@@ -84,7 +84,9 @@ TEST(Cli, HelpListsEverySettingAndChoice) {
     ASSERT_EQ(r.code, 0) << sub;
     for (const shardlens::ScenarioSetting& s : shardlens::scenario_settings()) {
       for (const std::string& flag : {s.cli_flag, s.cli_off_flag})
-        if (!flag.empty()) EXPECT_NE(r.out.find(flag + " "), std::string::npos) << sub << flag;
+        if (!flag.empty()) {
+          EXPECT_NE(r.out.find(flag + " "), std::string::npos) << sub << flag;
+        }
       if (s.cli_flag.empty()) continue;
       for (const shardlens::SettingChoice& c : s.choices)
         EXPECT_NE(r.out.find(c.name + ": "), std::string::npos) << sub << " " << c.name;

@@ -25,7 +25,8 @@ class TestScenarioPanel : public QObject {
 
   // The names tests, style sheets and users' scripts find the controls by stay as they were.
   void objectNamesStay() {
-    ScenarioPanel panel(nullptr);
+    LessonModel lessons;
+    ScenarioPanel panel(&lessons);
     for (const char* name : {"lesson",
                              "lessonText",
                              "play",
@@ -64,7 +65,8 @@ class TestScenarioPanel : public QObject {
 
   void everySetting() {
     QFETCH(const ScenarioSetting*, row);
-    ScenarioPanel panel(nullptr);
+    LessonModel lessons;
+    ScenarioPanel panel(&lessons);
     auto* w = panel.findChild<QWidget*>(settingObjectName(*row));
     QVERIFY(w);
     // The tooltip is the --help text: it names every choice.
