@@ -177,14 +177,16 @@ Scenario scenario_from_json(const json& j, const std::string& origin, const Scen
   }
   for (const ScenarioSetting& row : rows) {
     const std::string parent = parent_of(row);
-    const json& object = parent.empty() ? j : j.contains(parent) ? j.at(parent) : json();
+    // A pointer, not a conditional expression: that would copy the document (recursively,
+    // so a value nested a million deep overflowed the stack).
+    const json* object = parent.empty() ? &j : j.contains(parent) ? &j.at(parent) : nullptr;
     const std::string key = child_of(row);
-    if (!object.is_object() || !object.contains(key)) continue;
-    read_value(row, object.at(key), key, parent.empty() ? origin : origin + ": '" + parent + "'",
+    if (!object || !object->contains(key)) continue;
+    read_value(row, object->at(key), key, parent.empty() ? origin : origin + ": '" + parent + "'",
                origin, s);
   }
   in_file(origin, [&] {
-    validate(s);
+    validate_ranges(s);
     return 0;
   });
   return s;

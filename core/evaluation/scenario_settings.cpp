@@ -211,7 +211,7 @@ std::vector<ScenarioSetting> make_table() {
       "B / W"));
   t.push_back(bool_row({"even_batches", "even_batches", "", kSampler, "even batches (Accelerate)"},
                        "--no-even-batches", &Scenario::sampler, &SC::even_batches,
-                       "Accelerate even_batches=True (the default): the last round is completed "
+                       "Accelerate even_batches (on by default): the last round is completed "
                        "with samples from the start, so every rank runs the same steps"));
   t.push_back(choice_row<AccelerateInput>(
       {"accelerate_input", "accelerate_input", "--accelerate-input", kSampler, "Prepared loader"},
@@ -503,7 +503,7 @@ std::vector<int64_t> parse_integer_list(const std::string& spec, const std::stri
   return parse_list<int64_t>(spec, flag);
 }
 
-void validate(const Scenario& s) {
+void validate_ranges(const Scenario& s) {
   for (const ScenarioSetting& row : scenario_settings()) {
     if (row.kind != SettingKind::Int) continue;
     const int64_t v = row.get_int(s);
@@ -511,6 +511,10 @@ void validate(const Scenario& s) {
       throw InputError(row.name() + ": " + std::to_string(v) + " is out of range (" +
                        std::to_string(row.min) + " to " + std::to_string(row.max) + ")");
   }
+}
+
+void validate(const Scenario& s) {
+  validate_ranges(s);
   const SamplerConfig& c = s.sampler;
   if (!c.rank_seeds.empty() && static_cast<int64_t>(c.rank_seeds.size()) != c.world_size) {
     throw InputError("--rank-seeds: " + std::to_string(c.rank_seeds.size()) +

@@ -81,7 +81,12 @@ void set_setting_text(const ScenarioSetting& s, Scenario& scenario, const std::s
 
 // Every rule a scenario must keep by itself, with messages naming the setting ("--world-size:
 // 5000 is out of range (1 to 4096)"). Throws InputError; the first broken rule is reported.
+// The CLI and the scenario panel call it before simulating.
 void validate(const Scenario& s);
+// Only the ranges of the table. The scenario JSON reader calls this one: a file may hold
+// settings that disagree (split batches that do not divide), which the simulation refuses
+// with the same words when it is run, but the file still loads and saves as it was.
+void validate_ranges(const Scenario& s);
 
 // A list of numbers: npy:PATH, csv:PATH (first column) or inline a,b,c (blanks around the
 // commas and empty items are skipped). `flag` names the setting in errors.
