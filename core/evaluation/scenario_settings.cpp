@@ -66,6 +66,27 @@ ScenarioSetting bool_row(const Names& n, const char* off_flag, T Scenario::*oute
   return s;
 }
 
+// A switch of the Scenario itself rather than of its sampler or loader.
+ScenarioSetting bool_row(const Names& n, const char* off_flag, bool Scenario::*member,
+                         std::string help) {
+  ScenarioSetting s = row(n, SettingKind::Bool, std::move(help));
+  s.cli_off_flag = off_flag;
+  s.get_bool = [=](const Scenario& x) { return x.*member; };
+  s.set_bool = [=](Scenario& x, bool v) { x.*member = v; };
+  return s;
+}
+
+// An int of the Scenario itself.
+ScenarioSetting int_row(const Names& n, int64_t min, int64_t max, int Scenario::*member,
+                        std::string help) {
+  ScenarioSetting s = row(n, SettingKind::Int, std::move(help));
+  s.min = min;
+  s.max = max;
+  s.get_int = [=](const Scenario& x) { return int64_t(x.*member); };
+  s.set_int = [=](Scenario& x, int64_t v) { x.*member = int(v); };
+  return s;
+}
+
 ScenarioSetting text_row(const Names& n, std::string Scenario::*member, std::string help,
                          std::vector<std::string> suggestions = {}) {
   ScenarioSetting s = row(n, SettingKind::Text, std::move(help));
@@ -285,19 +306,12 @@ std::vector<ScenarioSetting> make_table() {
     };
     t.push_back(s);
   }
-  {
-    ScenarioSetting s = row({"validations_per_epoch", "validations_per_epoch",
-                             "--validations-per-epoch", kSampler, "Validations/epoch"},
-                            SettingKind::Int,
-                            "Lightning val_check_interval: validations in the epoch (each one "
-                            "reported; the GUI shows the last; with a batch limit they all see "
-                            "the same subset)");
-    s.min = 1;
-    s.max = kMaxValidationsPerEpoch;
-    s.get_int = [](const Scenario& x) { return int64_t(x.validations_per_epoch); };
-    s.set_int = [](Scenario& x, int64_t v) { x.validations_per_epoch = int(v); };
-    t.push_back(s);
-  }
+  t.push_back(int_row({"validations_per_epoch", "validations_per_epoch", "--validations-per-epoch",
+                       kSampler, "Validations/epoch"},
+                      1, kMaxValidationsPerEpoch, &Scenario::validations_per_epoch,
+                      "Lightning val_check_interval: validations in the epoch (each one "
+                      "reported; the GUI shows the last; with a batch limit they all see the "
+                      "same subset)"));
 
   std::vector<SettingChoice> syncs;
   for (SyncStrategy v : kSyncStrategies) syncs.push_back({to_string(v), sync_help(v)});
@@ -327,17 +341,11 @@ std::vector<ScenarioSetting> make_table() {
     };
     t.push_back(s);
   }
-  {
-    ScenarioSetting s =
-        row({"ignore_index", "ignore_index", "--ignore-index", kMetric, "Ignore index"},
-            SettingKind::Int, "torchmetrics ignore_index (-1: none)");
-    s.min = -1;
-    s.max = kMaxClasses - 1;
-    s.gui_min_text = "none";
-    s.get_int = [](const Scenario& x) { return int64_t(x.ignore_index); };
-    s.set_int = [](Scenario& x, int64_t v) { x.ignore_index = int(v); };
-    t.push_back(s);
-  }
+  ScenarioSetting ignore =
+      int_row({"ignore_index", "ignore_index", "--ignore-index", kMetric, "Ignore index"}, -1,
+              kMaxClasses - 1, &Scenario::ignore_index, "torchmetrics ignore_index (-1: none)");
+  ignore.gui_min_text = "none";
+  t.push_back(ignore);
   return t;
 }
 
