@@ -66,9 +66,10 @@ ScenarioSetting bool_row(const Names& n, const char* off_flag, T Scenario::*oute
   return s;
 }
 
-// A switch of the Scenario itself rather than of its sampler or loader.
-ScenarioSetting bool_row(const Names& n, const char* off_flag, bool Scenario::*member,
-                         std::string help) {
+// A switch of the Scenario itself rather than of its sampler or loader (none yet: the next
+// one is a field and a row made with this).
+[[maybe_unused]] ScenarioSetting bool_row(const Names& n, const char* off_flag,
+                                          bool Scenario::*member, std::string help) {
   ScenarioSetting s = row(n, SettingKind::Bool, std::move(help));
   s.cli_off_flag = off_flag;
   s.get_bool = [=](const Scenario& x) { return x.*member; };
@@ -131,10 +132,8 @@ std::string sync_help(SyncStrategy v) {
   return {};
 }
 
-std::vector<ScenarioSetting> make_table() {
-  using SC = SamplerConfig;
-  using LC = LoaderConfig;
-  std::vector<ScenarioSetting> t;
+// What the scenario is and what it evaluates: names, dataset, predictor.
+void add_data_settings(std::vector<ScenarioSetting>& t) {
   t.push_back(text_row({"name", "name", "", "", ""}, &Scenario::name,
                        "The scenario's name (a lesson's file name)"));
   t.push_back(text_row({"title", "title", "", "", ""}, &Scenario::title, "The scenario's title"));
@@ -155,7 +154,12 @@ std::vector<ScenarioSetting> make_table() {
       "npy:PATH | csv:PATH | model:PATH[,device=cuda:N] (a TorchScript model; "
       "model:reference for Fashion-MNIST)",
       {"noisy:accuracy=0.9,seed=1", "perfect", "noisy:accuracy=0.7,seed=1,structure=adjacent"}));
+}
 
+// The sampler and the loader, as torch, Lightning and Accelerate take them.
+void add_sampler_settings(std::vector<ScenarioSetting>& t) {
+  using SC = SamplerConfig;
+  using LC = LoaderConfig;
   t.push_back(int_row({"world_size", "world_size", "--world-size", kSampler, "World size"}, 1,
                       kMaxSimulatedWorldSize, &Scenario::sampler, &SC::world_size,
                       "Number of ranks (processes), WORLD_SIZE"));
@@ -256,8 +260,10 @@ std::vector<ScenarioSetting> make_table() {
        {"seedable",
         "use_seedable_sampler=True (the HF Trainer's default): randperm(seed + epoch)"}},
       "How a shuffled Accelerate loader (--shuffle) draws its order"));
+}
 
-  // The sampler Lightning wraps: one JSON object, four settings.
+// The sampler Lightning wraps: one JSON object, four settings.
+void add_inner_sampler_settings(std::vector<ScenarioSetting>& t) {
   const auto weighted = [](const Scenario& x) {
     return x.sampler.inner.kind == InnerSampler::Kind::WeightedRandom;
   };
@@ -306,13 +312,20 @@ std::vector<ScenarioSetting> make_table() {
     };
     t.push_back(s);
   }
+}
+
+// Lightning's validation loop.
+void add_loop_settings(std::vector<ScenarioSetting>& t) {
   t.push_back(int_row({"validations_per_epoch", "validations_per_epoch", "--validations-per-epoch",
                        kSampler, "Validations/epoch"},
                       1, kMaxValidationsPerEpoch, &Scenario::validations_per_epoch,
                       "Lightning val_check_interval: validations in the epoch (each one "
                       "reported; the GUI shows the last; with a batch limit they all see the "
                       "same subset)"));
+}
 
+// The metric: how the ranks sync, its counters, the torch semantics, ignore_index.
+void add_metric_settings(std::vector<ScenarioSetting>& t) {
   std::vector<SettingChoice> syncs;
   for (SyncStrategy v : kSyncStrategies) syncs.push_back({to_string(v), sync_help(v)});
   t.push_back(choice_row<SyncStrategy>(
@@ -346,6 +359,15 @@ std::vector<ScenarioSetting> make_table() {
               kMaxClasses - 1, &Scenario::ignore_index, "torchmetrics ignore_index (-1: none)");
   ignore.gui_min_text = "none";
   t.push_back(ignore);
+}
+
+std::vector<ScenarioSetting> make_table() {
+  std::vector<ScenarioSetting> t;
+  add_data_settings(t);
+  add_sampler_settings(t);
+  add_inner_sampler_settings(t);
+  add_loop_settings(t);
+  add_metric_settings(t);
   return t;
 }
 
