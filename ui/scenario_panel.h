@@ -1,16 +1,18 @@
 #pragma once
-// Every engine setting as a control, plus the lesson presets with their explanation. Each
-// edit updates the panel's scenario and emits changed() so every view follows live.
+// Every engine setting as a control, plus the lesson presets with their explanation. The
+// controls, their labels and tooltips are made from the setting table
+// (core/evaluation/scenario_settings.h). Each edit updates the panel's scenario and emits
+// changed() so every view follows live.
 #include <QTimer>
 #include <QWidget>
+#include <map>
+#include <string>
 
 #include "core/evaluation/scenario.h"
 
-class QCheckBox;
 class QComboBox;
+class QLayout;
 class QLabel;
-class QLineEdit;
-class QSpinBox;
 class QToolButton;
 
 namespace shardlens::ui {
@@ -44,6 +46,7 @@ class ScenarioPanel : public QWidget {
   void applyLesson(int row);
   void updateLessonText();
   QWidget* lessonsBox();
+  QLayout* epochRow(QWidget* epoch, QWidget* parent);  // the epoch with step and play
 
   LessonModel* m_lessons;
   Scenario m_scenario;
@@ -52,31 +55,13 @@ class ScenarioPanel : public QWidget {
 
   QComboBox* m_lesson = nullptr;
   QLabel* m_lessonText = nullptr;
-  QComboBox* m_dataset = nullptr;
-  QComboBox* m_predictor = nullptr;
-  QSpinBox* m_world = nullptr;
-  QSpinBox* m_batch = nullptr;
-  QComboBox* m_sampler = nullptr;
-  QCheckBox* m_shuffle = nullptr;
-  QSpinBox* m_seed = nullptr;
-  QSpinBox* m_epoch = nullptr;
   QToolButton* m_playButton = nullptr;
-  QCheckBox* m_samplerDropLast = nullptr;
-  QCheckBox* m_loaderDropLast = nullptr;
-  QLineEdit* m_limit = nullptr;
-  QLineEdit* m_rankSeeds = nullptr;
-  QCheckBox* m_sanityLeak = nullptr;
-  QSpinBox* m_sanitySteps = nullptr;
-  QComboBox* m_sync = nullptr;
-  QComboBox* m_dtype = nullptr;
-  QComboBox* m_torch = nullptr;
-  QSpinBox* m_ignore = nullptr;
-  QCheckBox* m_splitBatches = nullptr;
-  QCheckBox* m_evenBatches = nullptr;
-  QComboBox* m_inner = nullptr;
-  QComboBox* m_accelerateInput = nullptr;
-  QComboBox* m_accelerateShuffle = nullptr;
-  QSpinBox* m_validations = nullptr;
+  // One control per setting of the table (ui/setting_controls.h), by the setting's key.
+  std::map<std::string, QWidget*> m_controls;
+  template <class W>
+  W* control(const std::string& key) const {
+    return static_cast<W*>(m_controls.at(key));
+  }
 };
 
 }  // namespace shardlens::ui

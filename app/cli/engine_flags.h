@@ -2,6 +2,7 @@
 // The engine flags shared by simulate, shards, diagnose, export and run. Flags follow
 // PyTorch / Lightning names; a --preset is applied first and flags given override it.
 #include <CLI/CLI.hpp>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,29 +12,22 @@
 
 namespace shardlens::cli {
 
+// What the user typed for each setting of the scenario table (core/evaluation/
+// scenario_settings.h), by the setting's key; add_engine_flags makes one flag per row.
 struct EngineFlags {
   std::string preset;
-  std::string dataset, predictor, sampler, sync, counter_dtype, torch_version, limit_batches;
-  int world_size = 0;
-  int64_t batch_size = 0, seed = 0, epoch = 0;
-  bool shuffle = false, no_shuffle = false;
-  bool sampler_drop_last = false, loader_drop_last = false, sanity_leak = false;
-  int sanity_steps = 2, ignore_index = -1;
-  std::vector<int64_t> rank_seeds;
   std::string format = "text";
-  // Accelerate and Lightning's wrapped samplers.
-  bool split_batches = false, no_even_batches = false;
-  std::string accelerate_input, accelerate_shuffle;
-  std::string inner_sampler, inner_weights, inner_indices;
-  int64_t inner_num_samples = 0;
-  int validations_per_epoch = 1;
+  std::map<std::string, int64_t> ints;       // Int settings
+  std::map<std::string, std::string> texts;  // Choice, Text and list settings, as typed
+  std::map<std::string, bool> on, off;       // Bool settings: their on and off flags
+  int64_t epoch() const { return ints.count("epoch") ? ints.at("epoch") : 0; }
 };
 
 void add_engine_flags(CLI::App& cmd, EngineFlags& flags);
 void add_format_flag(CLI::App& cmd, std::string& format);
-// Preset (or defaults) with every flag the user gave applied on top.
+// Preset (or defaults) with every flag the user gave applied on top, validated.
 Scenario resolve_scenario(const CLI::App& cmd, const EngineFlags& flags);
-// `base` with every flag the user gave applied on top (--preset aside).
+// `base` with every flag the user gave applied on top (--preset aside), not yet validated.
 Scenario apply_engine_flags(const CLI::App& cmd, const EngineFlags& flags, Scenario base);
 // The evaluations a command reports: every epoch of the run file when `run_file` is given
 // (only the one --epoch names, when given), else the simulation of the resolved scenario,

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "app/cli/commands.h"
+#include "core/evaluation/scenario_settings.h"
 #include "core/model/types.h"
 #include "core/report/compare.h"
 #include "core/report/report.h"
@@ -60,7 +61,7 @@ void run_like(const CLI::App& cmd, const EngineFlags& flags, const std::string& 
   size_t compared = 0, equal = 0;
   for (size_t k = 0; k < runs.size(); ++k) {
     const Evaluation& run = runs[k];
-    if (cmd.count("--epoch") > 0 && run.epoch() != flags.epoch) continue;
+    if (cmd.count("--epoch") > 0 && run.epoch() != flags.epoch()) continue;
     const LikeScenario like = scenario_like(runs, k, run_file);
     Scenario s = apply_engine_flags(cmd, flags, like.scenario);
     s.sampler.epoch = like.scenario.sampler.epoch;  // --epoch picks the run's epoch here
@@ -70,6 +71,7 @@ void run_like(const CLI::App& cmd, const EngineFlags& flags, const std::string& 
         missing += (missing.empty() ? "" : "; ") + u.what + ": pass " + u.flag;
     if (!missing.empty())
       throw InputError(run_file + " (" + evaluation_label(run) + "): " + missing);
+    validate(s);
     const bool predictor = cmd.count("--predictor") > 0 || run.scenario_recorded();
     const Evaluation sim = simulate_like(s, run, inputs_like(run, s, predictor, run_file));
     const Comparison c = compare_evaluations(run, sim);
@@ -101,7 +103,7 @@ void run_like(const CLI::App& cmd, const EngineFlags& flags, const std::string& 
     text << "  run: " << patterns(run) << "; simulation: " << patterns(sim) << "\n";
   }
   if (compared == 0)
-    select_epoch(runs, flags.epoch, "--epoch: " + run_file);  // throws: no such epoch
+    select_epoch(runs, flags.epoch(), "--epoch: " + run_file);  // throws: no such epoch
   if (flags.format == "json") {
     std::cout << json{{"like", run_file}, {"equal", equal == compared}, {"evaluations", list}}.dump(
                      2)

@@ -26,9 +26,12 @@ struct Scenario {
   int validations_per_epoch = 1;
 };
 
+// The scenario JSON, written and read through the setting table
+// (core/evaluation/scenario_settings.h): a new setting is a field here and a row there.
 nlohmann::json to_json(const Scenario& s);
 // Reads the keys present over `base` (missing keys keep base's values). `origin` names the
-// file in errors. Unknown keys are rejected so typos do not pass silently.
+// file in errors. Unknown keys are rejected so typos do not pass silently; values outside
+// the table's ranges are refused (validate_ranges).
 Scenario scenario_from_json(const nlohmann::json& j, const std::string& origin,
                             const Scenario& base = {});
 Scenario load_scenario_file(const std::string& path);

@@ -24,6 +24,10 @@ inline constexpr int kMaxLocalWorldSize = 1024;
 // Ranks a simulation (the sampler) plays.
 inline constexpr int kMaxSimulatedWorldSize = 4096;
 
+// Validations a scenario runs in one epoch (Lightning's val_check_interval), each one a
+// whole evaluation.
+inline constexpr int kMaxValidationsPerEpoch = 1000;
+
 // Dataset samples: orders and shards hold 32-bit indices.
 inline constexpr int64_t kMaxSamples = int64_t{0xFFFFFFFF};
 
@@ -43,6 +47,10 @@ inline constexpr uint32_t kMaxImageSide = 1u << 16;
 
 // A class-names file: names are tiny, so a larger file is almost certainly the wrong one.
 inline constexpr size_t kMaxClassNamesFileBytes = size_t(64) << 20;
+
+// A scenario file (every setting of a simulation, a lesson): kilobytes in practice; the
+// largest lists in it (rank seeds, recorded indices) stay far below this.
+inline constexpr size_t kMaxScenarioFileBytes = size_t(16) << 20;
 
 // A run file's format_version field: far past any version, so a larger one is garbage
 // rather than a newer file.

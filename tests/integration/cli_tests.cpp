@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/evaluation/scenario_settings.h"
 #include "core/io/files.h"
 #include "core/io/npy.h"
 #include "core/runfile/run_evaluation.h"
@@ -73,6 +74,25 @@ TEST(Cli, HelpAndVersion) {
   const Result v = run("--version");
   EXPECT_EQ(v.code, 0);
   EXPECT_NE(v.out.find("shardlens-cli"), std::string::npos);
+}
+
+// Every command that takes scenario flags lists each of them and every choice in its --help,
+// from the one setting table (export --help once left out --sync gather).
+TEST(Cli, HelpListsEverySettingAndChoice) {
+  for (const char* sub : {"simulate", "shards", "diagnose", "export", "run"}) {
+    const Result r = run(std::string(sub) + " --help");
+    ASSERT_EQ(r.code, 0) << sub;
+    for (const shardlens::ScenarioSetting& s : shardlens::scenario_settings()) {
+      for (const std::string& flag : {s.cli_flag, s.cli_off_flag})
+        if (!flag.empty()) {
+          EXPECT_NE(r.out.find(flag + " "), std::string::npos) << sub << flag;
+        }
+      if (s.cli_flag.empty()) continue;
+      for (const shardlens::SettingChoice& c : s.choices)
+        EXPECT_NE(r.out.find(c.name + ": "), std::string::npos) << sub << " " << c.name;
+    }
+    EXPECT_NE(r.out.find("gather: "), std::string::npos) << sub;
+  }
 }
 
 TEST(Cli, ShardsJsonMatchesDesignVector) {

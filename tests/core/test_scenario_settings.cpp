@@ -1,0 +1,191 @@
+// The scenario setting table (core/evaluation/scenario_settings.h), one row a case: every
+// setting round-trips through the scenario JSON and through the command line, and its
+// flag and every choice appear in --help. The GUI side is tests/ui/test_scenario_panel.cpp.
+#include <gtest/gtest.h>
+
+#include <CLI/CLI.hpp>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "app/cli/engine_flags.h"
+#include "core/evaluation/scenario_settings.h"
+#include "core/model/types.h"
+#include "tests/core/test_io_util.h"
+
+namespace shardlens {
+namespace {
+
+// A scenario whose JSON holds the setting. A key inside an object is written only for some
+// of its parent's kinds (the inner sampler's weights with weighted-random): pick such a kind.
+Scenario written_with(const ScenarioSetting& row) {
+  Scenario s;
+  const size_t dot = row.json_name.find('.');
+  if (!row.written || dot == std::string::npos) return s;
+  for (const ScenarioSetting& kind : scenario_settings()) {
+    if (kind.json_name != row.json_name.substr(0, dot) + ".kind") continue;
+    for (const SettingChoice& c : kind.choices) {
+      kind.set_text(s, c.name);
+      if (row.written(s)) break;
+    }
+  }
+  EXPECT_TRUE(row.written(s)) << row.key;
+  return s;
+}
+
+// A value of the setting other than the default, kept valid for the rest of the scenario.
+Scenario with_other_value(const ScenarioSetting& row) {
+  Scenario s = written_with(row);
+  switch (row.kind) {
+    case SettingKind::Int: {
+      const int64_t v = row.get_int(s);
+      row.set_int(s, v == row.min ? row.min + 1 : row.min);
+      break;
+    }
+    case SettingKind::Bool:
+      row.set_bool(s, !row.get_bool(s));
+      break;
+    case SettingKind::Choice:
+      row.set_text(s, row.choices.back().name != row.get_text(s) ? row.choices.back().name
+                                                                 : row.choices.front().name);
+      break;
+    case SettingKind::Text: {
+      const std::map<std::string, std::string> samples = {{"name", "my-scenario"},
+                                                          {"title", "A title"},
+                                                          {"description", "What it shows"},
+                                                          {"limit_batches", "0.25"}};
+      std::string text = samples.count(row.key) ? samples.at(row.key) : "";
+      for (const std::string& v : row.suggestions)
+        if (text.empty() && v != row.get_text(s)) text = v;
+      set_setting_text(row, s, text);
+      break;
+    }
+    case SettingKind::IntList:
+      row.set_ints(s, row.key == "rank_seeds" ? std::vector<int64_t>{5, -1, 7, 0}
+                                              : std::vector<int64_t>{3, 1, 2});
+      break;
+    case SettingKind::NumberList:
+      row.set_numbers(s, {0.5, 2.25, 1e-3});
+      break;
+  }
+  EXPECT_NE(setting_text(row, s), setting_text(row, Scenario{})) << row.key;
+  return s;
+}
+
+class SettingRow : public ::testing::TestWithParam<const ScenarioSetting*> {};
+
+TEST_P(SettingRow, RoundTripsThroughTheScenarioJson) {
+  const ScenarioSetting& row = *GetParam();
+  const Scenario s = with_other_value(row);
+  const nlohmann::json j = to_json(s);
+  const Scenario back = scenario_from_json(j, "t.json");
+  EXPECT_EQ(setting_text(row, back), setting_text(row, s));
+  EXPECT_EQ(to_json(back), j);
+}
+
+// The value a user types: the setting's text, or the flag alone for a switch.
+std::vector<std::string> command_line(const ScenarioSetting& row, const Scenario& s) {
+  if (row.kind == SettingKind::Bool) return {row.get_bool(s) ? row.cli_flag : row.cli_off_flag};
+  return {row.cli_flag, setting_text(row, s)};
+}
+
+TEST_P(SettingRow, RoundTripsThroughTheCommandLine) {
+  const ScenarioSetting& row = *GetParam();
+  if (row.cli_flag.empty() && row.cli_off_flag.empty()) GTEST_SKIP() << "not a flag";
+  const Scenario s = with_other_value(row);
+  std::vector<std::string> args = command_line(row, s);
+  if (args.front().empty()) GTEST_SKIP() << "no flag for this direction";
+  CLI::App app;
+  cli::EngineFlags flags;
+  cli::add_engine_flags(app, flags);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 pops from the back
+  app.parse(reversed);
+  const Scenario parsed = cli::apply_engine_flags(app, flags, Scenario{});
+  EXPECT_EQ(setting_text(row, parsed), setting_text(row, s));
+  // Only this setting changed.
+  Scenario expected;
+  set_setting_text(row, expected, setting_text(row, s));
+  EXPECT_EQ(to_json(parsed), to_json(expected));
+}
+
+TEST_P(SettingRow, FlagAndEveryChoiceAreInTheHelp) {
+  const ScenarioSetting& row = *GetParam();
+  CLI::App app;
+  cli::EngineFlags flags;
+  cli::add_engine_flags(app, flags);
+  const std::string help = app.help();
+  for (const std::string& flag : {row.cli_flag, row.cli_off_flag})
+    if (!flag.empty()) {
+      EXPECT_NE(help.find(flag + " "), std::string::npos) << flag;
+    }
+  const std::string text = setting_help(row);
+  for (const SettingChoice& c : row.choices) {
+    EXPECT_NE(text.find(c.name + ":"), std::string::npos) << c.name;
+    if (!row.cli_flag.empty()) {
+      EXPECT_NE(help.find(c.name + ":"), std::string::npos) << c.name;
+    }
+    // Each choice is a value the setting's parser takes and prints back the same.
+    Scenario s;
+    row.set_text(s, c.name);
+    EXPECT_EQ(row.get_text(s), c.name);
+  }
+}
+
+TEST_P(SettingRow, OutOfRangeIsRefusedNamingTheSetting) {
+  const ScenarioSetting& row = *GetParam();
+  if (row.kind != SettingKind::Int) GTEST_SKIP() << "no range";
+  Scenario s = written_with(row);
+  if (row.min > std::numeric_limits<int64_t>::min()) {
+    row.set_int(s, row.min - 1);
+    if (row.get_int(s) == row.min - 1) {
+      EXPECT_INPUT_ERROR(validate(s), row.name(), "out of range");
+      EXPECT_INPUT_ERROR(scenario_from_json(to_json(s), "f.json"), "f.json",
+                         "'" + row.json_name.substr(row.json_name.find('.') + 1) + "' = ");
+    }
+  }
+}
+
+std::vector<const ScenarioSetting*> rows() {
+  std::vector<const ScenarioSetting*> out;
+  for (const ScenarioSetting& s : scenario_settings()) out.push_back(&s);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, SettingRow, ::testing::ValuesIn(rows()),
+                         [](const auto& info) { return info.param->key; });
+
+TEST(ScenarioSettings, KeysFlagsAndJsonNamesAreUnique) {
+  std::set<std::string> keys, flags, json_names;
+  for (const ScenarioSetting& s : scenario_settings()) {
+    EXPECT_TRUE(keys.insert(s.key).second) << s.key;
+    EXPECT_TRUE(json_names.insert(s.json_name).second) << s.json_name;
+    for (const std::string& f : {s.cli_flag, s.cli_off_flag})
+      if (!f.empty()) {
+        EXPECT_TRUE(flags.insert(f).second) << f;
+      }
+  }
+}
+
+TEST(ScenarioSettings, ValidateChecksSettingsThatMustAgree) {
+  Scenario s;
+  s.sampler.rank_seeds = {1, 2};
+  EXPECT_INPUT_ERROR(validate(s), "--rank-seeds", "2 seeds given for world size 4");
+  s = Scenario{};
+  s.sampler.kind = SamplerKind::Accelerate;
+  s.sampler.split_batches = true;
+  s.loader.batch_size = 6;
+  EXPECT_INPUT_ERROR(validate(s), "--split-batches", "round multiple");
+  s.loader.batch_size = 8;
+  EXPECT_NO_THROW(validate(s));
+}
+
+TEST(ScenarioSettings, ShuffleAndNoShuffleContradict) {
+  CLI::App app;
+  cli::EngineFlags flags;
+  cli::add_engine_flags(app, flags);
+  app.parse(std::vector<std::string>{"--no-shuffle", "--shuffle"});
+  EXPECT_INPUT_ERROR(cli::apply_engine_flags(app, flags, Scenario{}), "--shuffle", "contradict");
+}
+
+}  // namespace
+}  // namespace shardlens
