@@ -1,4 +1,4 @@
-// Bandwidth of the CUDA confusion-matrix kernel (DESIGN, "Performance targets": at least
+// Bandwidth of the CUDA confusion-matrix kernel (docs/TARGETS.md: at least
 // half of the device's memory bandwidth). Accumulates n (target, prediction) int32 pairs
 // already on the device, 8 bytes read per pair, and reports the achieved GB/s as a fraction
 // of the device's theoretical peak.
@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
         median * 1e3, best * 1e3, gbs, 100 * fraction,
         info.peak_bandwidth_gbs > 0 ? "" : " (peak unknown)", correct ? "to" : "DIFFERS FROM");
   }
-  std::printf("target (DESIGN): >= 50%% of peak; lowest here %.1f%%: %s\n", 100 * worst_fraction,
+  std::printf("target (docs/TARGETS.md): >= 50%% of peak; lowest here %.1f%%: %s\n", 100 * worst_fraction,
               worst_fraction >= 0.5 ? "met" : "NOT met");
   return all_correct ? 0 : 1;
 }

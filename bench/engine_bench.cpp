@@ -1,5 +1,5 @@
 // Engine benchmark: per-rank and synced confusion matrices for a shuffled DistributedSampler
-// evaluation from recorded predictions (DESIGN "Performance targets"). bench/peer.py times
+// evaluation from recorded predictions (docs/TARGETS.md). bench/peer.py times
 // the same work in PyTorch; scripts/bench.sh runs both and prints the ratios.
 //
 // The labels and predictions come from the same integer hash as bench/peer.py, so both

@@ -1,4 +1,4 @@
-// GUI benchmark (not in ctest; scripts/bench-ui.sh runs it). DESIGN's targets: a setting
+// GUI benchmark (not in ctest; scripts/bench-ui.sh runs it). docs/TARGETS.md: a setting
 // toggled on a 10,000-sample scenario repaints every view within 50 ms, on 1,000,000 samples
 // within 300 ms, on 10,000,000 within 500 ms, without freezing the window; a 1000 x 1000
 // heatmap paints in under 20 ms; a cell's sample list at 10^8 samples comes in 100 ms.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GUI benchmark: time from a setting change to every view repainted at 10,000, 1,000,000 and
 # 10,000,000 samples, the paint time of a 1000 x 1000 heatmap, and a cell's sample list at
-# 10^8 samples (DESIGN "Performance targets"; the last needs about 1.5 GB of memory).
+# 10^8 samples (docs/TARGETS.md; the last needs about 1.5 GB of memory).
 # Runs offscreen, so it works without a display. Not part of ctest: timings on a shared
 # machine are noisy.
 #

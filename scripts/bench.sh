@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks ShardLens against the PyTorch code a user writes today (DESIGN "Performance
+# Benchmarks ShardLens against the PyTorch code a user writes today (docs/TARGETS.md "Performance
 # targets"): n = 10^7, C = 1000, W = 8, shuffled, recorded predictions, both as the engine's
 # inner functions and as the command a user types (shardlens-cli simulate / diagnose on the
 # same data saved as .npy, end to end); then the peak resident memory of the command at

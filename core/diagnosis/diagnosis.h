@@ -1,6 +1,6 @@
 #pragma once
 // Diagnosis: every difference between the reported matrix and the expected one, classified
-// into a named pattern of DESIGN's catalogue. Works from records and matrices alone, so it
+// into a named pattern of the catalogue (core/diagnosis/catalogue_*.cpp). Works from records and matrices alone, so it
 // applies to simulated, real and imported runs alike (no scenario toggle is consulted).
 #include <cstdint>
 #include <optional>

@@ -14,7 +14,7 @@
 
 namespace shardlens {
 
-// The catalogue of patterns (DESIGN's pitfalls, plus what no pattern explains). Adding one:
+// The catalogue of patterns (the pitfalls of docs/ARCHITECTURE.md, plus what no pattern explains). Adding one:
 // its value here and its row (id, words, headline) in a catalogue_*.cpp; kept last:
 // UnexplainedDifference.
 enum class Pattern : uint8_t {

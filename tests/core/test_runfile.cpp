@@ -312,7 +312,7 @@ TEST(RunFile, SimulatedEvaluationRoundTripAndDiagnosis) {
   EXPECT_FALSE(d.correct);
 }
 
-// numpy.load under Debian's python must open a run file (DESIGN: "a valid NumPy .npz").
+// numpy.load under Debian's python must open a run file (docs/ARCHITECTURE.md: a run file is a valid NumPy .npz).
 TEST(RunFile, NumpyLoadsIt) {
   if (std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "numpy is not installed for /usr/bin/python3";

@@ -72,5 +72,5 @@ TEST(RunFileFuzz, ScenarioErrorsNameTheFile) {
                      "'world_size' must be an integer (is 1e+300)");
   EXPECT_INPUT_ERROR(parse_run_file(with_scenario({{"sanity_steps", 1LL << 40}}), "bad.slrun"),
                      "bad.slrun: meta.json scenario",
-                     "'sanity_steps' must be an integer in [-2147483648, 2147483647]");
+                     "'sanity_steps' must be an integer in [0, 2147483647]");
 }

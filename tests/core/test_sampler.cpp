@@ -1,4 +1,4 @@
-// Samplers against torch's DistributedSampler vectors and the rules in DESIGN.
+// Samplers against torch's DistributedSampler vectors and the rules in docs/ARCHITECTURE.md.
 #include <gtest/gtest.h>
 
 #include <fstream>

@@ -30,7 +30,7 @@ class TestSummary : public QObject {
   Q_OBJECT
  private slots:
   void paddingIsCountedPerRank() {
-    // DESIGN's vector: n=10, W=4, no shuffle -> [0,4,8] [1,5,9] [2,6,0] [3,7,1].
+    // torch's vector: n=10, W=4, no shuffle -> [0,4,8] [1,5,9] [2,6,0] [3,7,1].
     const ShardSummary s = summarizeShards(tenOnFour(false));
     QCOMPARE(s.n, int64_t(10));
     QCOMPARE(s.buckets, 10);
