@@ -15,11 +15,14 @@ if [[ ! -x "$venv/bin/lizard" ]]; then
   sed -i "1s|$venv.tmp|$venv|" "$venv/bin/lizard"
 fi
 echo "# largest functions (lines of code, name@lines@file) in core/ ui/ app/"
-"$venv/bin/lizard" -l cpp core ui app --csv 2>/dev/null |
-  awk -F, '{gsub(/"/, "", $9); print $1, $9}' | sort -n -r | head -n "$most"
+"$venv/bin/lizard" -l cpp core ui app --csv 2>/dev/null | python3 -c '
+import csv, sys
+rows = sorted(csv.reader(sys.stdin), key=lambda r: -int(r[0]))
+for r in rows[:int(sys.argv[1])]:
+    print(r[0], r[7], "(%s:%s)" % (r[6], r[9]))' "$most"
 echo "# functions over 60 lines: $("$venv/bin/lizard" -l cpp core ui app --csv 2>/dev/null |
   awk -F, '$1 > 60' | wc -l)"
 if command -v duplicates > /dev/null; then
   echo "# duplicates"
-  duplicates --most 200 --seconds 120 | head -n 1
+  duplicates --most 200 --seconds 120 | awk 'NR == 1'
 fi

@@ -20,6 +20,7 @@
 #include "core/runfile/run_evaluation.h"
 #include "core/runfile/runfile.h"
 #include "core/sim/engine.h"
+#include "tests/ui/ui_test_util.h"
 #include "ui/compare_controller.h"
 #include "ui/compare_dialog.h"
 #include "ui/evaluation_runner.h"
@@ -32,15 +33,22 @@
 using namespace shardlens;
 using namespace shardlens::ui;
 
+namespace test = shardlens::ui::test;
+
 namespace {
 
+// Export data… of the matrices, as the GUI writes it; false when nothing was written.
+bool writeMatricesFromTheGui(const ResultPtr& result, const QString& path) {
+  QWidget window;
+  EvaluationRunner runner;
+  ExportController exporter(&runner, &window);
+  QSignalSpy written(&exporter, &ExportController::written);
+  exporter.writeData(result, path, ExportController::DataKind::Matrices);
+  return written.wait(30000);
+}
+
 Scenario scenarioOf(int64_t perClass, int world) {
-  Scenario s;
-  s.name = "controllers";
-  s.dataset = "synthetic:classes=10,per-class=" + std::to_string(perClass);
-  s.sampler.world_size = world;
-  s.loader.batch_size = 10;
-  return s;
+  return test::syntheticScenario("controllers", 10, perClass, world, 10);
 }
 
 // A run file of `epochs` epochs of a small scenario, for the pickers and the epoch steps.
@@ -150,11 +158,9 @@ class TestControllers : public QObject {
     save_run_epochs(runs, path.toStdString());
     QCOMPARE(CompareController::evaluationLabels(list_run_evaluations(path.toStdString())), labels);
     // Junk and a missing file are named.
-    QFile junk(m_dir.filePath(QStringLiteral("junk.slrun")));
-    QVERIFY(junk.open(QIODevice::WriteOnly));
-    junk.write("not a run");
-    junk.close();
-    for (const QString& bad : {junk.fileName(), m_dir.filePath(QStringLiteral("none.slrun"))}) {
+    const QString junkPath = m_dir.filePath(QStringLiteral("junk.slrun"));
+    QVERIFY(test::writeTestFile(junkPath, "not a run"));
+    for (const QString& bad : {junkPath, m_dir.filePath(QStringLiteral("none.slrun"))}) {
       try {
         list_run_evaluations(bad.toStdString());
         QFAIL("no error");
@@ -228,20 +234,14 @@ class TestControllers : public QObject {
     QSignalSpy imported(&import, &ImportController::imported);
     QSignalSpy failed(&import, &ImportController::failed);
     const QString bad = m_dir.filePath(QStringLiteral("bad_rank0.csv"));
-    QFile b(bad);
-    QVERIFY(b.open(QIODevice::WriteOnly));
-    b.write("rank,index,target,prediction\n0,1,x,0\n");
-    b.close();
+    QVERIFY(test::writeTestFile(bad, "rank,index,target,prediction\n0,1,x,0\n"));
     const QString out = m_dir.filePath(QStringLiteral("imported.slrun"));
     import.importDumps({bad}, QString(), 0, out);
     QVERIFY(failed.wait(30000));
     QVERIFY(failed.front().front().toString().contains(QStringLiteral("bad_rank0.csv")));
     QVERIFY(!QFile::exists(out));
     const QString good = m_dir.filePath(QStringLiteral("good_rank0.csv"));
-    QFile g(good);
-    QVERIFY(g.open(QIODevice::WriteOnly));
-    g.write("rank,index,target,prediction\n0,0,0,0\n0,1,1,1\n0,2,1,0\n");
-    g.close();
+    QVERIFY(test::writeTestFile(good, "rank,index,target,prediction\n0,0,0,0\n0,1,1,1\n0,2,1,0\n"));
     import.importDumps({good}, QString(), 2, out);
     QVERIFY(imported.wait(30000));
     QCOMPARE(imported.front().front().toString(), out);
@@ -252,13 +252,8 @@ class TestControllers : public QObject {
     const RunFile run = epochRuns(1).front();
     auto result = std::make_shared<EvaluationResult>();
     result->eval = evaluation_from_run(run, "one.slrun");
-    QWidget window;
-    EvaluationRunner runner;
-    ExportController exporter(&runner, &window);
-    QSignalSpy written(&exporter, &ExportController::written);
     const QString csv = m_dir.filePath(QStringLiteral("gui-matrices.csv"));
-    exporter.writeData(result, csv, ExportController::DataKind::Matrices);
-    QVERIFY(written.wait(30000));
+    QVERIFY(writeMatricesFromTheGui(result, csv));
     QFile f(csv);
     QVERIFY(f.open(QIODevice::ReadOnly));
     QCOMPARE(f.readAll().toStdString(), matrices_csv(result->eval));
@@ -290,13 +285,8 @@ class TestControllers : public QObject {
     save_run_file(epochRuns(1).front(), run.toStdString());
     auto result = std::make_shared<EvaluationResult>();
     result->eval = load_run_evaluation(run.toStdString());
-    QWidget window;
-    EvaluationRunner runner;
-    ExportController exporter(&runner, &window);
-    QSignalSpy written(&exporter, &ExportController::written);
     const QString gui = m_dir.filePath(QStringLiteral("gui.csv"));
-    exporter.writeData(result, gui, ExportController::DataKind::Matrices);
-    QVERIFY(written.wait(30000));
+    QVERIFY(writeMatricesFromTheGui(result, gui));
     const QString out = m_dir.filePath(QStringLiteral("cli-export"));
     QProcess cli;
     cli.start(QStringLiteral(SHARDLENS_TEST_CLI),

@@ -35,12 +35,7 @@ using shardlens::ui::test::showQuietly;
 namespace {
 
 Scenario smallScenario() {
-  Scenario s;
-  s.name = "small";
-  s.dataset = "synthetic:classes=5,per-class=20";
-  s.sampler.world_size = 2;
-  s.loader.batch_size = 10;
-  return s;
+  return test::syntheticScenario("small", 5, 20, 2, 10);
 }
 
 // An .npy of `count` int64 zeros (the header written by npy_bytes for one value, its shape

@@ -46,12 +46,7 @@ RunFile paddingRun() {
 }
 
 Scenario smallScenario() {
-  Scenario s;
-  s.name = "small";
-  s.dataset = "synthetic:classes=5,per-class=20";
-  s.sampler.world_size = 2;
-  s.loader.batch_size = 10;
-  return s;
+  return test::syntheticScenario("small", 5, 20, 2, 10);
 }
 
 // Saves `run` at `path`, shows the window and opens the run through File > Open run's path.
@@ -294,11 +289,9 @@ class TestRunFile : public QObject {
     QCOMPARE(same->summary(), QStringLiteral("The reported matrices are equal."));
     QVERIFY(same->differingCells().isEmpty());
     // A file that is not a run: an error naming it, no dialog.
-    QFile junk(m_dir.filePath(QStringLiteral("junk.slrun")));
-    QVERIFY(junk.open(QIODevice::WriteOnly));
-    junk.write("not a run");
-    junk.close();
-    QVERIFY(!comparison(w, [&](CompareController& c) { c.compareWith(junk.fileName()); }));
+    const QString junkPath = m_dir.filePath(QStringLiteral("junk.slrun"));
+    QVERIFY(test::writeTestFile(junkPath, "not a run"));
+    QVERIFY(!comparison(w, [&](CompareController& c) { c.compareWith(junkPath); }));
     QVERIFY(w.lastError().contains(QStringLiteral("junk.slrun")));
   }
 
@@ -309,10 +302,7 @@ class TestRunFile : public QObject {
     w.setErrorDialogs(false);
     showQuietly(w);
     const QString bad = m_dir.filePath(QStringLiteral("bad_rank0.csv"));
-    QFile b(bad);
-    QVERIFY(b.open(QIODevice::WriteOnly));
-    b.write("rank,index,target,prediction\n0,1,x,0\n");
-    b.close();
+    QVERIFY(test::writeTestFile(bad, "rank,index,target,prediction\n0,1,x,0\n"));
     const QString out = m_dir.filePath(QStringLiteral("imported.slrun"));
     ImportController* import = part<ImportController>(w);
     QSignalSpy errors(&w, &MainWindow::errorShown);
@@ -321,10 +311,7 @@ class TestRunFile : public QObject {
     QVERIFY(w.lastError().contains(QStringLiteral("bad_rank0.csv")));
     QVERIFY(!QFile::exists(out));
     const QString good = m_dir.filePath(QStringLiteral("good_rank0.csv"));
-    QFile g(good);
-    QVERIFY(g.open(QIODevice::WriteOnly));
-    g.write("rank,index,target,prediction\n0,0,0,0\n0,1,1,1\n0,2,1,0\n");
-    g.close();
+    QVERIFY(test::writeTestFile(good, "rank,index,target,prediction\n0,0,0,0\n0,1,1,1\n0,2,1,0\n"));
     QSignalSpy shown(&w, &MainWindow::resultShown);
     import->importDumps({good}, QString(), 2, out);
     QVERIFY(shown.wait(30000));

@@ -44,12 +44,7 @@ bool showLesson(MainWindow& w, const QString& name) {
 }
 
 Scenario padded(int perClass, int world) {
-  Scenario s;
-  s.name = "padded";
-  s.dataset = "synthetic:classes=9,per-class=" + std::to_string(perClass);
-  s.sampler.world_size = world;
-  s.loader.batch_size = 16;
-  return s;
+  return test::syntheticScenario("padded", 9, perClass, world, 16);
 }
 
 }  // namespace

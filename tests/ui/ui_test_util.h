@@ -1,5 +1,6 @@
 #pragma once
 // Helpers shared by the Qt Test suites.
+#include <QFile>
 #include <QImage>
 #include <QTest>
 #include <QWidget>
@@ -18,6 +19,24 @@
 #include "ui/welcome_panel.h"
 
 namespace shardlens::ui::test {
+
+// A small synthetic scenario: `classes` classes of `perClass` samples on `world` ranks.
+inline Scenario syntheticScenario(const std::string& name, int classes, int64_t perClass, int world,
+                                  int64_t batchSize) {
+  Scenario s;
+  s.name = name;
+  s.dataset =
+      "synthetic:classes=" + std::to_string(classes) + ",per-class=" + std::to_string(perClass);
+  s.sampler.world_size = world;
+  s.loader.batch_size = batchSize;
+  return s;
+}
+
+// Writes a test's input file; false when it could not.
+inline bool writeTestFile(const QString& path, const QByteArray& bytes) {
+  QFile f(path);
+  return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
+}
 
 // Pixels of the mismatch fill in a rendered view: the colour half of the row-sum marker.
 inline int mismatchPixels(QWidget* view) {
