@@ -9,8 +9,12 @@ namespace {
 
 // "(20 of 40 counts)" / "(60 for 40 counts)"
 std::string totals(const Facts& f, const char* relation) {
-  return "(" + num(f.reported_total.value_or(0)) + relation + num(f.rank_sum_total.value_or(0)) +
-         " counts)";
+  std::string out = "(";  // appended piece by piece: GCC 12 warns wrongly on "(" + string&&
+  out += num(f.reported_total.value_or(0));
+  out += relation;
+  out += num(f.rank_sum_total.value_or(0));
+  out += " counts)";
+  return out;
 }
 
 std::string unsynced_specifics(const Facts& f) {
@@ -94,8 +98,10 @@ std::string rounded_sentence(const RoundedCells& r) {
 
 FindingText counter_precision(const Facts& f) {
   std::string specifics;
-  for (const RoundedCells& r : f.rounded)
-    specifics += (specifics.empty() ? "" : " ") + rounded_sentence(r);
+  for (const RoundedCells& r : f.rounded) {
+    if (!specifics.empty()) specifics += ' ';
+    specifics += rounded_sentence(r);
+  }
   return {"Counter precision rounds counts",
           explained(specifics,
                     "The counts are kept in a low-precision float (float16 is exact up to 2048, "
