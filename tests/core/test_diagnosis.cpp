@@ -11,6 +11,7 @@
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
 #include "core/sim/validations.h"
+#include "tests/common/test_rows.h"
 
 using namespace shardlens;
 
@@ -296,37 +297,76 @@ TEST(Diagnosis, BFloat16SpacingIsNamedWhereFloat16WouldBeExact) {
   EXPECT_NE(explanation_of(d, "counter-precision").find("bfloat16"), std::string::npos);
 }
 
-TEST(Diagnosis, CountsNoFloatHoldsAreNotBlamedOnPrecision) {
-  // Below 2048 float16 is exact, and 4503 is no float16 or bfloat16 number: a counter
-  // did not round these, something else changed them.
-  for (const auto& [records, counted] : {std::pair{3.0, 2.0}, std::pair{4501.0, 4503.0}}) {
-    const Diagnosis d = one_rank_counting(int64_t(records), counted).run();
-    EXPECT_EQ(patterns(d), std::vector<std::string>{"unexplained-difference"}) << counted;
-    EXPECT_EQ(d.findings[0].classes, std::vector<int32_t>{0});
-    EXPECT_NE(explanation_of(d, "unexplained-difference").find("no float"), std::string::npos);
-  }
+// Below 2048 float16 is exact, and 4503 is no float16 or bfloat16 number: a counter did not
+// round these, something else changed them.
+namespace {
+
+struct NoFloatCase {
+  std::string name;
+  double records;
+  double counted;
+};
+
+void PrintTo(const NoFloatCase& c, std::ostream* os) {
+  *os << c.name;
 }
 
-TEST(Diagnosis, AFloat16AllReduceThatRoundsIsCounterPrecision) {
-  // Two ranks of 3003 records count exactly (1501 + 1502 in each diagonal cell); the float16
-  // sum 3003 lies between 3002 and 3004, so a float16 all_reduce reports either, never 3003.
+}  // namespace
+
+class CountsNoFloatHolds : public testing::TestWithParam<NoFloatCase> {};
+
+TEST_P(CountsNoFloatHolds, AreNotBlamedOnPrecision) {
+  const auto& [name, records, counted] = GetParam();
+  const Diagnosis d = one_rank_counting(int64_t(records), counted).run();
+  EXPECT_EQ(patterns(d), std::vector<std::string>{"unexplained-difference"}) << counted;
+  EXPECT_EQ(d.findings[0].classes, std::vector<int32_t>{0});
+  EXPECT_NE(explanation_of(d, "unexplained-difference").find("no float"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Diagnosis, CountsNoFloatHolds,
+                         testing::Values(NoFloatCase{"ThreeCountedAsTwo", 3.0, 2.0},
+                                         NoFloatCase{"Records4501CountedAs4503", 4501.0, 4503.0}),
+                         test::NamedRow{});
+
+// Two ranks of 3003 records count exactly (1501 + 1502 in each diagonal cell); the float16 sum
+// 3003 lies between 3002 and 3004, so a float16 all_reduce reports either, never 3003.
+namespace {
+
+struct AllReduceCase {
+  std::string name;
+  double reported;
+};
+
+void PrintTo(const AllReduceCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
+}  // namespace
+
+class AFloat16AllReduceThatRounds : public testing::TestWithParam<AllReduceCase> {};
+
+TEST_P(AFloat16AllReduceThatRounds, IsCounterPrecision) {
+  const double reported = GetParam().reported;
   std::vector<int64_t> a, b;
   for (int64_t i = 0; i <= 3000; i += 2) a.push_back(i);     // 1501 of class 0
   for (int64_t i = 1; i <= 3003; i += 2) a.push_back(i);     // 1502 of class 1
   for (int64_t i = 3002; i <= 6004; i += 2) b.push_back(i);  // 1502 of class 0
   for (int64_t i = 3005; i <= 6005; i += 2) b.push_back(i);  // 1501 of class 1
-  for (double reported : {3004.0, 3002.0}) {
-    HandRun run(6006, {a, b});
-    ASSERT_EQ(run.reported.at(0, 0), 3003);
-    run.reported.at(0, 0) = reported;
-    run.reported.at(1, 1) = 3004;
-    const Diagnosis d = run.run();
-    EXPECT_EQ(patterns(d), std::vector<std::string>{"counter-precision"}) << reported;
-    const std::string text = explanation_of(d, "counter-precision");
-    EXPECT_NE(text.find("synced matrix"), std::string::npos) << text;
-    EXPECT_NE(text.find("float16"), std::string::npos) << text;
-  }
+  HandRun run(6006, {a, b});
+  ASSERT_EQ(run.reported.at(0, 0), 3003);
+  run.reported.at(0, 0) = reported;
+  run.reported.at(1, 1) = 3004;
+  const Diagnosis d = run.run();
+  EXPECT_EQ(patterns(d), std::vector<std::string>{"counter-precision"}) << reported;
+  const std::string text = explanation_of(d, "counter-precision");
+  EXPECT_NE(text.find("synced matrix"), std::string::npos) << text;
+  EXPECT_NE(text.find("float16"), std::string::npos) << text;
 }
+
+INSTANTIATE_TEST_SUITE_P(Diagnosis, AFloat16AllReduceThatRounds,
+                         testing::Values(AllReduceCase{"RoundedUpTo3004", 3004.0},
+                                         AllReduceCase{"RoundedDownTo3002", 3002.0}),
+                         test::NamedRow{});
 
 TEST(Diagnosis, ARankMissingFromOrAddedTwiceToTheSumIsNamed) {
   // Three ranks of two samples each; the reported matrix drops rank 1 (too low), or adds it
@@ -384,16 +424,40 @@ TEST(Diagnosis, EmptiedRowIsIgnoredTargets) {
   EXPECT_EQ(patterns(run.run()), std::vector<std::string>{"ignored-targets"});
 }
 
-TEST(Diagnosis, EveryPatternHasTextAndFixes) {
-  for (Pattern p : all_patterns()) {
-    const std::string id = pattern_id(p);
-    EXPECT_EQ(pattern_from_id(id), p);
-    const FindingText f = describe_pattern(p);
-    EXPECT_FALSE(f.title.empty()) << id;
-    EXPECT_FALSE(f.explanation.empty()) << id;
-    EXPECT_FALSE(f.fixes.empty()) << id;
-  }
+namespace {
+
+// One row per pattern of the catalogue, named by its id.
+struct PatternRow {
+  std::string name;
+  Pattern pattern;
+};
+
+void PrintTo(const PatternRow& r, std::ostream* os) {
+  *os << r.name;
 }
+
+std::vector<PatternRow> pattern_rows() {
+  std::vector<PatternRow> rows;
+  for (Pattern p : all_patterns()) rows.push_back({pattern_id(p), p});
+  return rows;
+}
+
+}  // namespace
+
+class EveryPattern : public testing::TestWithParam<PatternRow> {};
+
+TEST_P(EveryPattern, HasTextAndFixes) {
+  const Pattern p = GetParam().pattern;
+  const std::string id = pattern_id(p);
+  EXPECT_EQ(pattern_from_id(id), p);
+  const FindingText f = describe_pattern(p);
+  EXPECT_FALSE(f.title.empty()) << id;
+  EXPECT_FALSE(f.explanation.empty()) << id;
+  EXPECT_FALSE(f.fixes.empty()) << id;
+}
+
+INSTANTIATE_TEST_SUITE_P(Diagnosis, EveryPattern, testing::ValuesIn(pattern_rows()),
+                         test::NamedRow{});
 
 namespace {
 
@@ -421,37 +485,62 @@ int64_t total(const Matrix& m) {
 
 }  // namespace
 
-// Every lesson shows the pitfall it is named after, from the records alone.
-TEST(Lessons, EachLessonIsDiagnosedAsItsPattern) {
+// The lessons load, without errors, seed-lesson first.
+TEST(Lessons, AllLessonsLoad) {
   const LessonList all = load_lessons();
   for (const std::string& error : all.errors) ADD_FAILURE() << error;
-  const auto& lessons = all.lessons;
-  ASSERT_GE(lessons.size(), 16u);
-  EXPECT_EQ(lessons.front().name, "seed-lesson");
-  for (const LessonInfo& lesson : lessons) {
-    // Several validations per epoch: the last one (each is its own evaluation).
-    const Evaluation e = simulate_validations(lesson.scenario).back();
-    EXPECT_FALSE(e.diagnosis.correct) << lesson.name;
-    const auto p = patterns(e.diagnosis);
-    const std::string want = lesson_pattern(lesson.name);
-    EXPECT_NE(std::find(p.begin(), p.end(), want), p.end()) << lesson.name;
-    EXPECT_EQ(std::find(p.begin(), p.end(), "unexplained-difference"), p.end()) << lesson.name;
-    EXPECT_FALSE(lesson.scenario.description.empty()) << lesson.name;
-  }
+  ASSERT_GE(all.lessons.size(), 16u);
+  EXPECT_EQ(all.lessons.front().name, "seed-lesson");
+}
+
+namespace {
+
+// One row per lesson, named by the lesson.
+struct LessonRow {
+  std::string name;
+  LessonInfo lesson;
+};
+
+void PrintTo(const LessonRow& r, std::ostream* os) {
+  *os << r.name;
+}
+
+std::vector<LessonRow> lesson_rows() {
+  std::vector<LessonRow> rows;
+  for (const LessonInfo& lesson : load_lessons().lessons) rows.push_back({lesson.name, lesson});
+  return rows;
+}
+
+}  // namespace
+
+class EachLesson : public testing::TestWithParam<LessonRow> {};
+
+// Every lesson shows the pitfall it is named after, from the records alone.
+TEST_P(EachLesson, IsDiagnosedAsItsPattern) {
+  const LessonInfo& lesson = GetParam().lesson;
+  // Several validations per epoch: the last one (each is its own evaluation).
+  const Evaluation e = simulate_validations(lesson.scenario).back();
+  EXPECT_FALSE(e.diagnosis.correct) << lesson.name;
+  const auto p = patterns(e.diagnosis);
+  const std::string want = lesson_pattern(lesson.name);
+  EXPECT_NE(std::find(p.begin(), p.end(), want), p.end()) << lesson.name;
+  EXPECT_EQ(std::find(p.begin(), p.end(), "unexplained-difference"), p.end()) << lesson.name;
+  EXPECT_FALSE(lesson.scenario.description.empty()) << lesson.name;
 }
 
 // Each lesson opens with one sentence on what to look for in the views.
-TEST(Lessons, EachLessonSaysFirstWhatToLookFor) {
-  for (const LessonInfo& lesson : load_lessons().lessons) {
-    const std::string& text = lesson.scenario.description;
-    EXPECT_EQ(text.rfind("Look for: ", 0), 0u) << lesson.name;
-    const size_t end = text.find(". ");
-    ASSERT_NE(end, std::string::npos) << lesson.name;
-    // One sentence: no sentence break inside it ("e.g." aside, none is used there).
-    EXPECT_EQ(text.substr(0, end).find(". "), std::string::npos) << lesson.name;
-    EXPECT_LT(end, 200u) << lesson.name << ": the first sentence is too long to read at a glance";
-  }
+TEST_P(EachLesson, SaysFirstWhatToLookFor) {
+  const LessonInfo& lesson = GetParam().lesson;
+  const std::string& text = lesson.scenario.description;
+  EXPECT_EQ(text.rfind("Look for: ", 0), 0u) << lesson.name;
+  const size_t end = text.find(". ");
+  ASSERT_NE(end, std::string::npos) << lesson.name;
+  // One sentence: no sentence break inside it ("e.g." aside, none is used there).
+  EXPECT_EQ(text.substr(0, end).find(". "), std::string::npos) << lesson.name;
+  EXPECT_LT(end, 200u) << lesson.name << ": the first sentence is too long to read at a glance";
 }
+
+INSTANTIATE_TEST_SUITE_P(Lessons, EachLesson, testing::ValuesIn(lesson_rows()), test::NamedRow{});
 
 // 16-mixed does not make torchmetrics' counters float16: the seed lesson counts in int64,
 // and its rows are wrong for the batch limit and the shuffle alone.

@@ -14,6 +14,7 @@
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
 #include "tests/common/small_run.h"
+#include "tests/common/test_rows.h"
 
 namespace shardlens {
 namespace {
@@ -37,31 +38,48 @@ Evaluation reopened(const Evaluation& e) {
   return back;
 }
 
-// Every lesson: the reopened run carries the same matrices, coverage and findings.
-TEST(Evaluation, ALessonSavedAsARunIsTheSameEvaluation) {
-  for (const char* name : {"padding-duplicates", "sanity-leak", "counter-precision", "unsynced",
-                           "gather-zero-pad", "batch-limit-subset", "ignored-targets"}) {
-    const Evaluation sim = simulate(load_preset(name));
-    const Evaluation run = reopened(sim);
-    EXPECT_EQ(run.per_rank, sim.per_rank) << name;
-    EXPECT_EQ(run.synced, sim.synced) << name;
-    EXPECT_EQ(run.expected, sim.expected) << name;
-    EXPECT_EQ(run.expected_distinct, sim.expected_distinct) << name;
-    EXPECT_EQ(run.times_evaluated, sim.times_evaluated) << name;
-    EXPECT_EQ(run.meta.class_names, sim.meta.class_names) << name;
-    EXPECT_EQ(run.meta.class_counts, sim.meta.class_counts) << name;
-    EXPECT_EQ(patterns(run.diagnosis), patterns(sim.diagnosis)) << name;
-    EXPECT_EQ(run.diagnosis.mismatched_rows, sim.diagnosis.mismatched_rows) << name;
-    // The run knows no plan and no per-index predictions; nothing stands in for them.
-    EXPECT_EQ(run.plan, nullptr) << name;
-    EXPECT_EQ(run.inputs, nullptr) << name;
-    EXPECT_EQ(run.provenance.file, "sim.slrun") << name;
-    // The reports differ only where the provenance does.
-    nlohmann::json a = report_json(sim), b = report_json(run);
-    b.erase("run_file");
-    EXPECT_EQ(a, b) << name;
-  }
+// A lesson by its preset name.
+struct LessonRow {
+  std::string name;
+};
+
+void PrintTo(const LessonRow& r, std::ostream* os) {
+  *os << r.name;
 }
+
+class LessonSavedAsARun : public testing::TestWithParam<LessonRow> {};
+
+// Every lesson: the reopened run carries the same matrices, coverage and findings.
+TEST_P(LessonSavedAsARun, IsTheSameEvaluation) {
+  const std::string& name = GetParam().name;
+  const Evaluation sim = simulate(load_preset(name));
+  const Evaluation run = reopened(sim);
+  EXPECT_EQ(run.per_rank, sim.per_rank) << name;
+  EXPECT_EQ(run.synced, sim.synced) << name;
+  EXPECT_EQ(run.expected, sim.expected) << name;
+  EXPECT_EQ(run.expected_distinct, sim.expected_distinct) << name;
+  EXPECT_EQ(run.times_evaluated, sim.times_evaluated) << name;
+  EXPECT_EQ(run.meta.class_names, sim.meta.class_names) << name;
+  EXPECT_EQ(run.meta.class_counts, sim.meta.class_counts) << name;
+  EXPECT_EQ(patterns(run.diagnosis), patterns(sim.diagnosis)) << name;
+  EXPECT_EQ(run.diagnosis.mismatched_rows, sim.diagnosis.mismatched_rows) << name;
+  // The run knows no plan and no per-index predictions; nothing stands in for them.
+  EXPECT_EQ(run.plan, nullptr) << name;
+  EXPECT_EQ(run.inputs, nullptr) << name;
+  EXPECT_EQ(run.provenance.file, "sim.slrun") << name;
+  // The reports differ only where the provenance does.
+  nlohmann::json a = report_json(sim), b = report_json(run);
+  b.erase("run_file");
+  EXPECT_EQ(a, b) << name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Evaluation, LessonSavedAsARun,
+                         testing::Values(LessonRow{"padding-duplicates"}, LessonRow{"sanity-leak"},
+                                         LessonRow{"counter-precision"}, LessonRow{"unsynced"},
+                                         LessonRow{"gather-zero-pad"},
+                                         LessonRow{"batch-limit-subset"},
+                                         LessonRow{"ignored-targets"}),
+                         test::NamedRow{});
 
 TEST(Evaluation, RecordsOfARunReadLikeASimulations) {
   const Evaluation sim = simulate(load_preset("padding-duplicates"));
@@ -152,12 +170,36 @@ TEST(Evaluation, PatternIdsRoundTrip) {
   EXPECT_EQ(pattern_from_id("accelerate-double-shard"), Pattern::AccelerateDoubleShard);
   EXPECT_EQ(all_patterns().size(), 24u);
   EXPECT_FALSE(describe_pattern(Pattern::IncompleteRun).fixes.empty());
-  for (Pattern p : all_patterns()) {  // every pattern has its text and fixes, and round-trips
-    EXPECT_EQ(pattern_from_id(pattern_id(p)), p);
-    EXPECT_FALSE(describe_pattern(p).title.empty()) << pattern_id(p);
-    EXPECT_FALSE(describe_pattern(p).fixes.empty()) << pattern_id(p);
-  }
 }
+
+// One row per pattern of the catalogue, named by its id.
+struct PatternRow {
+  std::string name;
+  Pattern pattern;
+};
+
+void PrintTo(const PatternRow& r, std::ostream* os) {
+  *os << r.name;
+}
+
+std::vector<PatternRow> pattern_rows() {
+  std::vector<PatternRow> rows;
+  for (Pattern p : all_patterns()) rows.push_back({pattern_id(p), p});
+  return rows;
+}
+
+class PatternId : public testing::TestWithParam<PatternRow> {};
+
+// Every pattern has its text and fixes, and round-trips.
+TEST_P(PatternId, RoundTripsWithTextAndFixes) {
+  const Pattern p = GetParam().pattern;
+  EXPECT_EQ(pattern_from_id(pattern_id(p)), p);
+  EXPECT_FALSE(describe_pattern(p).title.empty()) << pattern_id(p);
+  EXPECT_FALSE(describe_pattern(p).fixes.empty()) << pattern_id(p);
+}
+
+INSTANTIATE_TEST_SUITE_P(Evaluation, PatternId, testing::ValuesIn(pattern_rows()),
+                         test::NamedRow{});
 
 // A simulation and the run file of another epoch of it: the comparison lists exactly the
 // cells and rows where the two reported matrices differ.

@@ -1,6 +1,7 @@
 // Imports of per-rank dumps (.npz, .npy, .csv) and their rejection of malformed input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -8,13 +9,14 @@
 
 #include <unistd.h>
 
+#include "core/dataset/labels.h"
 #include "core/io/npy.h"
 #include "core/io/npz.h"
-#include "core/dataset/labels.h"
 #include "core/model/types.h"
 #include "core/runfile/import.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/sim/specs.h"
+#include "tests/common/test_rows.h"
 
 namespace fs = std::filesystem;
 using namespace shardlens;
@@ -24,9 +26,11 @@ namespace {
 class ImportTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    m_dir = fs::temp_directory_path() /
-            ("shardlens_import_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    // A row of a table test is named "Test/Row": one directory, not a nested one.
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');
+    m_dir =
+        fs::temp_directory_path() / ("shardlens_import_" + std::to_string(::getpid()) + "_" + name);
     fs::create_directories(m_dir);
   }
   void TearDown() override { fs::remove_all(m_dir); }
@@ -366,21 +370,40 @@ TEST_F(ImportTest, AgreeingReportsAreTheSyncedMatrix) {
   for (const Finding& f : e.diagnosis.findings) EXPECT_NE(f.pattern, Pattern::Unsynced);
 }
 
-TEST_F(ImportTest, NonFiniteReportedMatrixNamesTheFile) {
-  for (const double bad : {std::nan(""), std::numeric_limits<double>::infinity()}) {
-    auto m0 = rank_members(0);
-    std::vector<double> reported(9, 1.0);
-    reported[4] = bad;
-    m0.push_back({"reported.npy", npy_bytes(reported, {3, 3})});
-    const auto a = write_npz_dump("nan.npz", m0);
-    const auto b = write_npz_dump("b.npz", rank_members(1));
-    expect_error(
-        [&] {
-          import_dumps({a, b}, {});
-        },
-        "nan.npz", std::isnan(bad) ? "holds NaN at row 1, column 1" : "holds an infinity");
-  }
+namespace {
+
+// A reported matrix holding a value that is no count, and the words naming it.
+struct NonFiniteCase {
+  std::string name;
+  double bad;
+  std::string needle;
+};
+
+void PrintTo(const NonFiniteCase& c, std::ostream* os) {
+  *os << c.name;
 }
+
+class ImportNonFinite : public ImportTest, public ::testing::WithParamInterface<NonFiniteCase> {};
+
+}  // namespace
+
+TEST_P(ImportNonFinite, ReportedMatrixNamesTheFile) {
+  const NonFiniteCase& c = GetParam();
+  auto m0 = rank_members(0);
+  std::vector<double> reported(9, 1.0);
+  reported[4] = c.bad;
+  m0.push_back({"reported.npy", npy_bytes(reported, {3, 3})});
+  const auto a = write_npz_dump("nan.npz", m0);
+  const auto b = write_npz_dump("b.npz", rank_members(1));
+  expect_error([&] { import_dumps({a, b}, {}); }, "nan.npz", c.needle);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ImportTest, ImportNonFinite,
+    ::testing::Values(NonFiniteCase{"NaN", std::nan(""), "holds NaN at row 1, column 1"},
+                      NonFiniteCase{"Infinity", std::numeric_limits<double>::infinity(),
+                                    "holds an infinity"}),
+    shardlens::test::NamedRow{});
 
 // An index of 10^12 with no dataset would size per-index state at a terabyte.
 TEST_F(ImportTest, HugeIndexIsAOneLineErrorNamingTheDump) {

@@ -23,6 +23,7 @@
 #include "core/runfile/runfile.h"
 #include "core/sim/engine.h"
 #include "tests/common/small_run.h"
+#include "tests/common/test_rows.h"
 
 namespace fs = std::filesystem;
 using namespace shardlens;
@@ -211,14 +212,38 @@ TEST(RunFile, SaveRejectsInconsistentRun) {
   EXPECT_THROW(run_file_bytes(run), InputError);
 }
 
-TEST(RunFile, RejectsGarbageAndTruncation) {
-  const std::string good = run_file_bytes(small_run());
+TEST(RunFile, RejectsGarbage) {
   expect_input_error("", "");
   expect_input_error("this is not a zip archive at all", "");
-  for (size_t cut : {size_t(10), good.size() / 2, good.size() - 5}) {
-    expect_input_error(good.substr(0, cut), "");
-  }
 }
+
+namespace {
+
+// Where a good run file is cut, from its size.
+struct TruncationCase {
+  std::string name;
+  std::function<size_t(size_t)> cut;
+};
+
+void PrintTo(const TruncationCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
+class RunFileTruncated : public testing::TestWithParam<TruncationCase> {};
+
+}  // namespace
+
+TEST_P(RunFileTruncated, IsRejected) {
+  const std::string good = run_file_bytes(small_run());
+  expect_input_error(good.substr(0, GetParam().cut(good.size())), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RunFile, RunFileTruncated,
+    testing::Values(TruncationCase{"AfterTenBytes", [](size_t) { return size_t(10); }},
+                    TruncationCase{"InTheMiddle", [](size_t size) { return size / 2; }},
+                    TruncationCase{"FiveBytesShort", [](size_t size) { return size - 5; }}),
+    shardlens::test::NamedRow{});
 
 TEST(RunFile, RejectsDamagedMembers) {
   const std::string good = run_file_bytes(small_run());
@@ -312,7 +337,8 @@ TEST(RunFile, SimulatedEvaluationRoundTripAndDiagnosis) {
   EXPECT_FALSE(d.correct);
 }
 
-// numpy.load under Debian's python must open a run file (docs/ARCHITECTURE.md: a run file is a valid NumPy .npz).
+// numpy.load under Debian's python must open a run file (docs/ARCHITECTURE.md: a run file is a
+// valid NumPy .npz).
 TEST(RunFile, NumpyLoadsIt) {
   if (std::system("/usr/bin/python3 -c 'import numpy' >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "numpy is not installed for /usr/bin/python3";

@@ -59,22 +59,31 @@ class TestSummary : public QObject {
     s.buckets = ShardSummary::kMaxBuckets;
     QCOMPARE(s.bucketOf(0), 0);
     QCOMPARE(s.bucketOf(s.n - 1), s.buckets - 1);
-    // The multiply-and-correct bucket equals the exact integer division everywhere, at the
-    // bucket edges in particular, with and without the cached scale.
-    for (const int64_t n : {int64_t(1'000'003), int64_t(4'294'967'295), int64_t(2049)}) {
-      ShardSummary t;
-      t.n = n;
-      t.buckets = ShardSummary::kMaxBuckets;
-      for (const double scale : {0.0, double(t.buckets) / double(n)}) {
-        t.bucketScale = scale;
-        for (int b = 0; b < t.buckets; ++b)
-          for (const int64_t i : {t.bucketStart(b) - 1, t.bucketStart(b), t.bucketStart(b) + 1})
-            if (i >= 0 && i < n) QCOMPARE(t.bucketOf(i), int(i * t.buckets / n));
-      }
-    }
     int64_t covered = 0;
     for (int b = 0; b < s.buckets; ++b) covered += s.bucketSize(b);
     QCOMPARE(covered, s.n);
+  }
+
+  // The multiply-and-correct bucket equals the exact integer division everywhere, at the
+  // bucket edges in particular, with and without the cached scale.
+  void bucketOfIsTheExactDivision_data() {
+    QTest::addColumn<qint64>("n");
+    QTest::addColumn<bool>("cachedScale");
+    for (const qint64 n : {qint64(1'000'003), qint64(4'294'967'295), qint64(2049)})
+      for (const bool cached : {false, true})
+        QTest::addRow("n=%lld, %s", n, cached ? "cached scale" : "no scale") << n << cached;
+  }
+
+  void bucketOfIsTheExactDivision() {
+    QFETCH(qint64, n);
+    QFETCH(bool, cachedScale);
+    ShardSummary t;
+    t.n = n;
+    t.buckets = ShardSummary::kMaxBuckets;
+    t.bucketScale = cachedScale ? double(t.buckets) / double(n) : 0.0;
+    for (int b = 0; b < t.buckets; ++b)
+      for (const int64_t i : {t.bucketStart(b) - 1, t.bucketStart(b), t.bucketStart(b) + 1})
+        if (i >= 0 && i < n) QCOMPARE(t.bucketOf(i), int(i * t.buckets / n));
   }
 
   void samplesBehindACell() {
@@ -140,31 +149,36 @@ class TestSummary : public QObject {
   // A simulation finds a cell's records from the dataset side (keys, then positions in the
   // order, then segments); the plain walk over every record must find exactly the same, in
   // the same order, for padding, sanity copies, overlap, shuffles and drops alike.
-  void cellSamplesFromTheDatasetSideEqualTheWalk() {
+  void cellSamplesFromTheDatasetSideEqualTheWalk_data() {
+    QTest::addColumn<QString>("lesson");
     for (const char* lesson :
          {"padding-duplicates", "sanity-leak", "rank-overlap", "no-distributed-sampler",
-          "shuffled-eval", "sampler-drop-last", "batch-limit-subset", "seed-lesson"}) {
-      const Evaluation sim = simulate(load_preset(lesson));
-      Evaluation walked = sim;
-      walked.plan = nullptr;  // the same records, found by the walk
-      const int classes = std::min(sim.classes(), 6);
-      for (int t = 0; t < classes; ++t)
-        for (int p = 0; p < classes; ++p)
-          for (int r = -1; r < sim.meta.world_size; ++r) {
-            const SampleScope scope = r < 0 ? SampleScope::AllRanks : SampleScope::Rank;
-            int64_t na = 0, nb = 0;
-            const auto fast = samplesOf(sim, scope, r, t, p, 40, &na);
-            const auto slow = samplesOf(walked, scope, r, t, p, 40, &nb);
-            QCOMPARE(na, nb);
-            QCOMPARE(fast.size(), slow.size());
-            for (size_t k = 0; k < fast.size(); ++k) {
-              QCOMPARE(fast[k].index, slow[k].index);
-              QCOMPARE(fast[k].position, slow[k].position);
-              QCOMPARE(fast[k].rank, slow[k].rank);
-              QCOMPARE(fast[k].flags, slow[k].flags);
-            }
+          "shuffled-eval", "sampler-drop-last", "batch-limit-subset", "seed-lesson"})
+      QTest::newRow(lesson) << QString::fromLatin1(lesson);
+  }
+
+  void cellSamplesFromTheDatasetSideEqualTheWalk() {
+    QFETCH(QString, lesson);
+    const Evaluation sim = simulate(load_preset(lesson.toStdString()));
+    Evaluation walked = sim;
+    walked.plan = nullptr;  // the same records, found by the walk
+    const int classes = std::min(sim.classes(), 6);
+    for (int t = 0; t < classes; ++t)
+      for (int p = 0; p < classes; ++p)
+        for (int r = -1; r < sim.meta.world_size; ++r) {
+          const SampleScope scope = r < 0 ? SampleScope::AllRanks : SampleScope::Rank;
+          int64_t na = 0, nb = 0;
+          const auto fast = samplesOf(sim, scope, r, t, p, 40, &na);
+          const auto slow = samplesOf(walked, scope, r, t, p, 40, &nb);
+          QCOMPARE(na, nb);
+          QCOMPARE(fast.size(), slow.size());
+          for (size_t k = 0; k < fast.size(); ++k) {
+            QCOMPARE(fast[k].index, slow[k].index);
+            QCOMPARE(fast[k].position, slow[k].position);
+            QCOMPARE(fast[k].rank, slow[k].rank);
+            QCOMPARE(fast[k].flags, slow[k].flags);
           }
-    }
+        }
   }
 
   // Lightning's wrapper over a weighted sampler: ranks drawing their own lists is a wrong
