@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
         median * 1e3, best * 1e3, gbs, 100 * fraction,
         info.peak_bandwidth_gbs > 0 ? "" : " (peak unknown)", correct ? "to" : "DIFFERS FROM");
   }
-  std::printf("target (docs/TARGETS.md): >= 50%% of peak; lowest here %.1f%%: %s\n", 100 * worst_fraction,
-              worst_fraction >= 0.5 ? "met" : "NOT met");
+  std::printf("target (docs/TARGETS.md): >= 50%% of peak; lowest here %.1f%%: %s\n",
+              100 * worst_fraction, worst_fraction >= 0.5 ? "met" : "NOT met");
   return all_correct ? 0 : 1;
 }

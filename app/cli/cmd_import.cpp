@@ -10,10 +10,10 @@
 #include "app/cli/terminal_progress.h"
 #include "core/model/limits.h"
 #include "core/model/types.h"
+#include "core/realrun/torch_plugin.h"
 #include "core/report/report.h"
 #include "core/runfile/import.h"
 #include "core/runfile/run_evaluation.h"
-#include "core/realrun/torch_plugin.h"
 #include "shardlens/config.h"
 
 namespace shardlens::cli {

@@ -11,9 +11,9 @@
 #include "app/cli/terminal_progress.h"
 #include "core/model/limits.h"
 #include "core/model/types.h"
+#include "core/realrun/torch_plugin.h"
 #include "core/report/report.h"
 #include "core/runfile/run_evaluation.h"
-#include "core/realrun/torch_plugin.h"
 #include "core/sim/lessons.h"
 #include "shardlens/config.h"
 

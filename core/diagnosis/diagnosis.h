@@ -1,16 +1,17 @@
 #pragma once
 // Diagnosis: every difference between the reported matrix and the expected one, classified
-// into a named pattern of the catalogue (core/diagnosis/catalogue_*.cpp). Works from records and matrices alone, so it
-// applies to simulated, real and imported runs alike (no scenario toggle is consulted).
+// into a named pattern of the catalogue (core/diagnosis/catalogue_*.cpp). Works from records and
+// matrices alone, so it applies to simulated, real and imported runs alike (no scenario toggle is
+// consulted).
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/dataset/dataset_inputs.h"
 #include "core/diagnosis/catalogue.h"
 #include "core/diagnosis/finding.h"
 #include "core/diagnosis/stats.h"
-#include "core/dataset/dataset_inputs.h"
 #include "core/model/matrix.h"
 #include "core/model/records.h"
 #include "core/torchsem/sampler.h"

@@ -14,8 +14,8 @@
 
 namespace shardlens {
 
-// The catalogue of patterns (the pitfalls of docs/ARCHITECTURE.md, plus what no pattern explains). Adding one:
-// its value here and its row (id, words, headline) in a catalogue_*.cpp; kept last:
+// The catalogue of patterns (the pitfalls of docs/ARCHITECTURE.md, plus what no pattern explains).
+// Adding one: its value here and its row (id, words, headline) in a catalogue_*.cpp; kept last:
 // UnexplainedDifference.
 enum class Pattern : uint8_t {
   PaddingDuplicates,         // padding-duplicates

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "core/diagnosis/diagnosis.h"
 #include "core/dataset/dataset_inputs.h"
 #include "core/dataset/labels.h"
+#include "core/diagnosis/diagnosis.h"
 #include "core/evaluation/run_metadata.h"
 #include "core/model/matrix.h"
 #include "core/model/progress.h"

@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "core/model/types.h"
 #include "core/dataset/dataset_spec.h"
+#include "core/model/types.h"
 
 namespace shardlens {
 

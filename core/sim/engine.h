@@ -5,9 +5,9 @@
 #include <memory>
 #include <vector>
 
+#include "core/dataset/dataset_inputs.h"
 #include "core/evaluation/evaluation.h"
 #include "core/evaluation/scenario.h"
-#include "core/dataset/dataset_inputs.h"
 #include "core/model/matrix.h"
 #include "core/model/progress.h"
 #include "core/model/records.h"

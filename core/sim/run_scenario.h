@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "core/dataset/dataset_inputs.h"
 #include "core/evaluation/evaluation.h"
 #include "core/evaluation/scenario.h"
-#include "core/dataset/dataset_inputs.h"
 
 namespace shardlens {
 

@@ -146,7 +146,8 @@ void for_each_element(const RankSequence& seq, F&& f) {
   }
 }
 
-// num_samples per rank of a DistributedSampler (torch's exact formula; docs/ARCHITECTURE.md, "Semantics reproduced").
+// num_samples per rank of a DistributedSampler (torch's exact formula; docs/ARCHITECTURE.md,
+// "Semantics reproduced").
 int64_t distributed_num_samples(int64_t n, int world_size, bool drop_last);
 
 // The sampler's output for every rank; padding included. Accelerate's sampler shards the

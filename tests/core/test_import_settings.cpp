@@ -15,8 +15,8 @@
 #include "core/report/report.h"
 #include "core/runfile/import.h"
 #include "core/runfile/run_evaluation.h"
-#include "core/sim/run_scenario.h"
 #include "core/sim/engine.h"
+#include "core/sim/run_scenario.h"
 #include "core/sim/specs.h"
 
 namespace fs = std::filesystem;
