@@ -12,6 +12,7 @@
 #include "core/sim/lessons.h"
 #include "core/sim/validations.h"
 #include "tests/common/test_rows.h"
+#include "tests/core/pattern_rows.h"
 
 using namespace shardlens;
 
@@ -423,26 +424,6 @@ TEST(Diagnosis, EmptiedRowIsIgnoredTargets) {
   run.reported += run.per_rank[1];
   EXPECT_EQ(patterns(run.run()), std::vector<std::string>{"ignored-targets"});
 }
-
-namespace {
-
-// One row per pattern of the catalogue, named by its id.
-struct PatternRow {
-  std::string name;
-  Pattern pattern;
-};
-
-void PrintTo(const PatternRow& r, std::ostream* os) {
-  *os << r.name;
-}
-
-std::vector<PatternRow> pattern_rows() {
-  std::vector<PatternRow> rows;
-  for (Pattern p : all_patterns()) rows.push_back({pattern_id(p), p});
-  return rows;
-}
-
-}  // namespace
 
 class EveryPattern : public testing::TestWithParam<PatternRow> {};
 

@@ -15,6 +15,7 @@
 #include "core/sim/lessons.h"
 #include "tests/common/small_run.h"
 #include "tests/common/test_rows.h"
+#include "tests/core/pattern_rows.h"
 
 namespace shardlens {
 namespace {
@@ -170,22 +171,6 @@ TEST(Evaluation, PatternIdsRoundTrip) {
   EXPECT_EQ(pattern_from_id("accelerate-double-shard"), Pattern::AccelerateDoubleShard);
   EXPECT_EQ(all_patterns().size(), 24u);
   EXPECT_FALSE(describe_pattern(Pattern::IncompleteRun).fixes.empty());
-}
-
-// One row per pattern of the catalogue, named by its id.
-struct PatternRow {
-  std::string name;
-  Pattern pattern;
-};
-
-void PrintTo(const PatternRow& r, std::ostream* os) {
-  *os << r.name;
-}
-
-std::vector<PatternRow> pattern_rows() {
-  std::vector<PatternRow> rows;
-  for (Pattern p : all_patterns()) rows.push_back({pattern_id(p), p});
-  return rows;
 }
 
 class PatternId : public testing::TestWithParam<PatternRow> {};
