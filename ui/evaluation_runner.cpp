@@ -40,12 +40,26 @@ std::shared_ptr<const DatasetInputs> EvaluationRunner::inputsFor(const Scenario&
   return inputs;
 }
 
+namespace {
+
+render::ViewSetPtr viewsOf(const Evaluation& e, const render::ViewRequest& request,
+                           JobProgress* progress) {
+  step(progress, "preparing the views", 0.0);
+  render::ViewSetPtr views =
+      render::prepareViews(e, request, [progress] { return progress->cancelled(); });
+  if (!views) throw Cancelled();
+  return views;
+}
+
+}  // namespace
+
 quint64 EvaluationRunner::start(const Scenario& s) {
-  return launch([this, s](JobProgress* prog) {
+  return launch([this, s, request = m_viewRequest](JobProgress* prog) {
     auto r = std::make_shared<EvaluationResult>();
     // Several validations per epoch: the epoch's last one, with what they share.
     r->eval = std::move(simulate_validations(s, inputsFor(s, prog), prog).back());
     r->shards = summarizeShards(r->eval, prog);
+    r->views = viewsOf(r->eval, request, prog);
     return r;
   });
 }
@@ -64,7 +78,7 @@ struct RunEpochs {
 }  // namespace
 
 quint64 EvaluationRunner::startRun(const QString& path) {
-  return launch([path](JobProgress* prog) {
+  return launch([path, request = m_viewRequest](JobProgress* prog) {
     const std::string file = path.toStdString();
     step(prog, "reading run file", 0.0);
     std::vector<Evaluation> evals = load_run_evaluations(file);
@@ -84,6 +98,8 @@ quint64 EvaluationRunner::startRun(const QString& path) {
     const std::shared_ptr<const std::vector<ResultPtr>> siblings(std::shared_ptr<void>(),
                                                                  &set->views);
     for (EvaluationResult& r : set->results) r.epochs = siblings;
+    // The epoch shown first; the others are prepared when stepped to.
+    set->results.front().views = viewsOf(set->results.front().eval, request, prog);
     return std::shared_ptr<EvaluationResult>(set, &set->results.front());
   });
 }

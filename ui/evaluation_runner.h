@@ -17,6 +17,7 @@
 #include "core/runfile/runfile.h"
 #include "core/sim/engine.h"
 #include "ui/job_progress.h"
+#include "ui/render/view_set.h"
 
 namespace shardlens::ui {
 
@@ -32,6 +33,9 @@ struct EvaluationResult {
   // it must share the ownership of the result it came from, ResultPtr(from, epochs->at(k).get()).
   std::shared_ptr<const std::vector<std::shared_ptr<const EvaluationResult>>> epochs;
   size_t epochIndex = 0;
+  // The heatmaps for the view request current when the job started (the shown epoch's only):
+  // prepared here so the GUI thread only swaps them in.
+  render::ViewSetPtr views;
 };
 using ResultPtr = std::shared_ptr<const EvaluationResult>;
 
@@ -40,6 +44,9 @@ class EvaluationRunner : public QObject {
  public:
   explicit EvaluationRunner(QObject* parent = nullptr);
   ~EvaluationRunner() override;
+
+  // What the views show: the views' job prepares its heatmaps for it (MatrixPanel sets it).
+  void setViewRequest(const render::ViewRequest& request) { m_viewRequest = request; }
 
   quint64 start(const Scenario& s);
   // Loads and diagnoses a run file (.slrun) in the worker; same signals as start().
@@ -81,6 +88,7 @@ class EvaluationRunner : public QObject {
   void endTask(quint64 task);
   std::shared_ptr<const DatasetInputs> inputsFor(const Scenario& s, Progress* progress);
 
+  render::ViewRequest m_viewRequest;
   quint64 m_latest = 0;
   int m_running = 0;
   std::shared_ptr<JobProgress> m_current;

@@ -16,7 +16,8 @@ namespace shardlens::ui {
 
 using namespace shardlens::render;
 
-HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
+HeatmapView::HeatmapView(QWidget* parent)
+    : QWidget(parent), m_data(std::make_shared<const HeatmapData>()) {
   setMouseTracking(true);
   setAttribute(Qt::WA_OpaquePaintEvent);
   setFocusPolicy(Qt::StrongFocus);  // Tab reaches every view for keyboard navigation
@@ -24,9 +25,16 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
 }
 
 void HeatmapView::setData(HeatmapData data) {
-  const bool sameShape = data.classes == m_data.classes;
+  setData(std::make_shared<const HeatmapData>(std::move(data)));
+}
+
+void HeatmapView::setData(std::shared_ptr<const HeatmapData> data) {
+  const bool sameShape = data->classes == m_data->classes;
   m_data = std::move(data);
-  m_image = buildHeatmapImage(m_data, m_style);
+  m_image = QImage();
+  ++m_generation;
+  m_metrics[0].reset();
+  m_metrics[1].reset();
   if (!sameShape) m_view.reset();
   m_hover.reset();
   relayout();
@@ -34,11 +42,30 @@ void HeatmapView::setData(HeatmapData data) {
 }
 
 void HeatmapView::setStyle(const HeatmapStyle& style) {
-  const bool recolour = style.colormap != m_style.colormap || style.logScale != m_style.logScale;
+  if (style.colormap != m_style.colormap || style.logScale != m_style.logScale) {
+    m_image = QImage();
+    ++m_generation;
+  }
   m_style = style;
-  if (recolour) m_image = buildHeatmapImage(m_data, m_style);
+  m_metrics[0].reset();
+  m_metrics[1].reset();
   relayout();
   update();
+}
+
+const LayoutMetrics& HeatmapView::metrics(bool indexLabels) const {
+  std::optional<LayoutMetrics>& cached = m_metrics[indexLabels ? 1 : 0];
+  if (!cached) {
+    HeatmapStyle s = m_style;
+    s.indexLabels = indexLabels;
+    cached = layoutMetrics(*m_data, s);
+  }
+  return *cached;
+}
+
+const QImage& HeatmapView::cellImage() {
+  if (m_image.isNull()) m_image = buildHeatmapImage(*m_data, m_style);
+  return m_image;
 }
 
 void HeatmapView::resetZoom() {
@@ -54,7 +81,7 @@ QSize HeatmapView::minimumSizeHint() const {
 }
 
 int HeatmapView::idealHeight(int width) const {
-  const LayoutMetrics m = layoutMetrics(m_data, m_style);
+  const LayoutMetrics& m = metrics(m_style.indexLabels);
   const auto g = [&m](double size) { return size > 0 ? size + m.gap : 0.0; };
   const double side =
       width - 2 * m.margin - g(m.axisTitle) - g(m.rowLabels) - g(m.rowSums) - g(m.colorBar);
@@ -64,18 +91,18 @@ int HeatmapView::idealHeight(int width) const {
 
 void HeatmapView::relayout() {
   m_style.indexLabels = false;
-  m_layout = computeLayout(QRectF(rect()), layoutMetrics(m_data, m_style));
+  m_layout = computeLayout(QRectF(rect()), metrics(false));
   // Long class names in a small view leave too little grid: fall back to class numbers
   // (the tooltip still names them).
-  if (m_layout.grid.width() < 0.45 * width() && !m_data.classOf.empty()) {
+  if (m_layout.grid.width() < 0.45 * width() && !m_data->classOf.empty()) {
     m_style.indexLabels = true;
-    const HeatmapLayout numbered = computeLayout(QRectF(rect()), layoutMetrics(m_data, m_style));
+    const HeatmapLayout numbered = computeLayout(QRectF(rect()), metrics(true));
     if (numbered.grid.width() > m_layout.grid.width() * 1.15)
       m_layout = numbered;
     else
       m_style.indexLabels = false;
   }
-  m_view.classes = m_data.classes;
+  m_view.classes = m_data->classes;
   m_view.grid = m_layout.grid;
   m_view.clamp();
 }
@@ -87,17 +114,17 @@ void HeatmapView::resizeEvent(QResizeEvent*) {
 void HeatmapView::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), Qt::white);
-  if (m_data.classes <= 0) {
+  if (m_data->classes <= 0) {
     p.setPen(Qt::gray);
-    const QString text = m_data.emptyText.isEmpty() ? tr("No data") : m_data.emptyText;
+    const QString text = m_data->emptyText.isEmpty() ? tr("No data") : m_data->emptyText;
     const QString title =
-        m_data.title.isEmpty() ? QString() : m_data.title + QStringLiteral("\n\n");
+        m_data->title.isEmpty() ? QString() : m_data->title + QStringLiteral("\n\n");
     p.drawText(rect().adjusted(8, 8, -8, -8), Qt::AlignCenter | Qt::TextWordWrap, title + text);
     return;
   }
   PaintState state;
-  state.image = &m_image;
   const double scale = devicePixelRatioF();
+  if (!needsPooling(m_view, scale)) state.image = &cellImage();
   if (needsPooling(m_view, scale)) {
     // Rebuilt only when the visible cells, the size or the data change, not on hover.
     const QString key = QStringLiteral("%1 %2 %3 %4 %5 %6")
@@ -106,15 +133,15 @@ void HeatmapView::paintEvent(QPaintEvent*) {
                             .arg(m_view.origin.y())
                             .arg(m_view.grid.width())
                             .arg(m_view.grid.height())
-                            .arg(m_image.cacheKey());
+                            .arg(m_generation);
     if (key != m_pooledKey) {
-      m_pooled = pooledImageFor(m_data, m_style, m_view, scale);
+      m_pooled = pooledImageFor(*m_data, m_style, m_view, scale);
       m_pooledKey = key;
     }
     state.pooled = &m_pooled;
   }
   state.hover = m_hover;
-  paintHeatmap(p, m_data, m_style, m_layout, m_view, state);
+  paintHeatmap(p, *m_data, m_style, m_layout, m_view, state);
   if (hasFocus()) {
     p.setPen(QPen(palette().highlight().color(), 1, Qt::DotLine));
     p.drawRect(rect().adjusted(0, 0, -1, -1));
@@ -202,14 +229,14 @@ void HeatmapView::contextMenuEvent(QContextMenuEvent* e) {
 }
 
 void HeatmapView::keyPressEvent(QKeyEvent* e) {
-  if (m_data.classes <= 0) return QWidget::keyPressEvent(e);
-  const int last = m_data.classes - 1;
+  if (m_data->classes <= 0) return QWidget::keyPressEvent(e);
+  const int last = m_data->classes - 1;
   const int page = m_view.cellsAcross();
   const bool ctrl = e->modifiers() & Qt::ControlModifier;
   const Cell at = m_hover.value_or(Cell{});
   // The first navigation key shows the cursor where it is (the top-left cell) before moving.
   const auto go = [&](int rows, int cols) {
-    moveCursorTo(m_hover ? stepCell(at, rows, cols, m_data.classes) : at);
+    moveCursorTo(m_hover ? stepCell(at, rows, cols, m_data->classes) : at);
   };
   switch (e->key()) {
     case Qt::Key_Left:

@@ -7,6 +7,7 @@
 #include <QImage>
 #include <QWidget>
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include "ui/render/heatmap_data.h"
@@ -23,8 +24,11 @@ class HeatmapView : public QWidget {
   explicit HeatmapView(QWidget* parent = nullptr);
 
   void setData(render::HeatmapData data);
+  // Shares prepared data (the background job's views) without copying it.
+  void setData(std::shared_ptr<const render::HeatmapData> data);
   void setStyle(const render::HeatmapStyle& style);
-  const render::HeatmapData& data() const { return m_data; }
+  const render::HeatmapData& data() const { return *m_data; }
+  const std::shared_ptr<const render::HeatmapData>& sharedData() const { return m_data; }
   const render::HeatmapStyle& style() const { return m_style; }
   const render::HeatmapViewport& viewport() const { return m_view; }
   const render::HeatmapLayout& layoutRects() const { return m_layout; }
@@ -58,11 +62,18 @@ class HeatmapView : public QWidget {
  private:
   void relayout();
   void moveCursorTo(const render::Cell& cell);
+  // Layout sizes of the data in the style, with class names or numbers: measured once per
+  // data and style, since the panel asks for every view's ideal height on each resize.
+  const render::LayoutMetrics& metrics(bool indexLabels) const;
+  // The one-pixel-per-cell image, built the first time cells are a pixel or larger.
+  const QImage& cellImage();
 
-  render::HeatmapData m_data;
+  std::shared_ptr<const render::HeatmapData> m_data;
   render::HeatmapStyle m_style;
-  QImage m_image;
-  QImage m_pooled;  // for cells below a pixel; keyed by what it was built for
+  mutable std::optional<render::LayoutMetrics> m_metrics[2];  // by indexLabels
+  QImage m_image;            // null until needed; dropped when the data or colours change
+  quint64 m_generation = 0;  // of the data and colours the images are built from
+  QImage m_pooled;           // for cells below a pixel; keyed by what it was built for
   QString m_pooledKey;
   render::HeatmapLayout m_layout;
   render::HeatmapViewport m_view;

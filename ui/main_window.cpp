@@ -53,6 +53,7 @@ MainWindow::MainWindow(QWidget* parent)
   buildToolbar();
   buildStatusBar();
   connectControllers();
+  m_matrices->setRunner(m_runner);
   m_matrices->setOptions(m_options.matrix, m_options.style);
   resize(1600, 1000);  // first start; readSettings() restores the user's size after that
   readSettings();
@@ -219,6 +220,13 @@ void MainWindow::recompute() {
 }
 
 void MainWindow::onResult(ResultPtr result) {
+  // Nothing changes on screen until the views are ready, so the status and every panel show
+  // the same result (a run's other epoch, or views of other options, are prepared first).
+  m_requested = result;
+  if (!m_matrices->canShow(result)) {
+    m_matrices->prepare(result, [this, result] { onResult(result); });
+    return;
+  }
   m_result = std::move(result);
   m_matrices->setResult(m_result);
   m_strip->setResult(m_result);

@@ -143,6 +143,7 @@ class MainWindow : public QMainWindow {
   QString m_path;     // scenario file, empty when unsaved
   QString m_runPath;  // the run file on screen, empty while simulating
   ResultPtr m_result;
+  ResultPtr m_requested;  // the result last given to onResult: shown, or its views pending
   ViewOptions m_options;
   QString m_lastError;
   bool m_errorDialogs = true;

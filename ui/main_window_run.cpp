@@ -53,7 +53,9 @@ void MainWindow::setRunView(const ResultPtr& result) {
 }
 
 void MainWindow::stepRunEpoch(int delta) {
-  if (ResultPtr next = RunOpener::epochAfter(m_result, delta)) onResult(std::move(next));
+  // From the epoch last asked for: quick steps add up while views are being prepared.
+  if (ResultPtr next = RunOpener::epochAfter(m_requested ? m_requested : m_result, delta))
+    onResult(std::move(next));
 }
 
 void MainWindow::leaveRun() {

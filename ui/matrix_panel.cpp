@@ -3,6 +3,8 @@
 #include <QGridLayout>
 #include <QVBoxLayout>
 
+#include "ui/render/heatmap_painter.h"
+
 namespace shardlens::ui {
 
 namespace {
@@ -156,71 +158,133 @@ void MatrixPanel::ensureRankViews(int world) {
     m_rankGrid->addWidget(m_ranks[size_t(r)], r / columns, r % columns);
 }
 
+void MatrixPanel::setRunner(EvaluationRunner* runner) {
+  m_runner = runner;
+  if (m_runner) m_runner->setViewRequest(m_request);
+}
+
 void MatrixPanel::setOptions(const render::MatrixOptions& matrix,
                              const render::HeatmapStyle& style) {
-  const bool reorder =
-      matrix.normalization != m_matrix.normalization || matrix.order != m_matrix.order;
-  // Fixed ranges of counts mean nothing for fractions: a new normalization fixes anew.
-  const bool refix = m_fixed && matrix.normalization != m_matrix.normalization;
-  if (refix) m_fixed.reset();
-  m_matrix = matrix;
   m_style = style;
   m_synced->setStyle(style);
   m_expected->setStyle(style);
   m_difference->setStyle(style);
   for (HeatmapView* v : m_ranks) v->setStyle(compactStyle());
-  if (reorder) rebuild();
-  if (refix) setFixedRange(true);
+  render::ViewRequest next = m_request;
+  next.matrix = matrix;
+  next.labelFonts = {render::heatmapFont(style, true), render::heatmapFont(compactStyle(), true)};
+  // Fixed ranges of counts mean nothing for fractions: a new normalization fixes anew, at
+  // the ranges of its own views.
+  if (matrix.normalization != m_request.matrix.normalization && next.fixed) {
+    next.fixed.reset();
+    m_refix = true;
+  }
+  request(next);
   fitHeights();
 }
 
 void MatrixPanel::setFixedRange(bool on) {
   if (on == fixedRange()) return;
-  m_fixed = on ? std::optional<Ranges>(m_current) : std::nullopt;
-  rebuild();
+  render::ViewRequest next = m_request;
+  next.fixed.reset();
+  if (on && m_views) next.fixed = m_views->ranges;
+  if (on && m_views && !m_views->request.fixed) {
+    // Fixing the ranges shown changes no colour: the views stay, marked as fixed.
+    auto same = std::make_shared<render::ViewSet>(*m_views);
+    same->request.fixed = next.fixed;
+    m_request = next;
+    if (m_runner) m_runner->setViewRequest(m_request);
+    show(same);
+    return;
+  }
+  request(next);
 }
 
 render::FigureSetOptions MatrixPanel::figureRanges() const {
   render::FigureSetOptions o;
-  if (m_fixed) {
-    o.vmax = m_fixed->matrices;
-    o.vmaxDifference = m_fixed->difference;
-    o.vmaxRanks = m_fixed->ranks;
+  if (m_request.fixed) {
+    o.vmax = m_request.fixed->matrices;
+    o.vmaxDifference = m_request.fixed->difference;
+    o.vmaxRanks = m_request.fixed->ranks;
   }
   return o;
 }
 
-void MatrixPanel::setResult(ResultPtr result) {
-  m_result = std::move(result);
-  rebuild();
+void MatrixPanel::request(const render::ViewRequest& next) {
+  const bool newData = !next.sameData(m_request);
+  m_request = next;
+  if (m_runner) m_runner->setViewRequest(m_request);
+  if (!newData) return;
+  if (m_pendingThen) {
+    // A result waiting for its views waits for these instead.
+    prepare(m_pendingResult, std::move(m_pendingThen));
+  } else if (m_result) {
+    const ResultPtr shown = m_result;
+    prepare(shown, [this, shown] { setResult(shown); });
+  }
 }
 
-void MatrixPanel::rebuild() {
-  if (!m_result) return;
-  const Evaluation& e = m_result->eval;
-  ensureRankViews(int(e.per_rank.size()));
-  // Synced and expected share a colour range so equal colours mean equal counts.
-  auto synced = render::syncedHeatmap(e, m_matrix);
-  auto expected = render::expectedHeatmap(e, m_matrix);
-  synced.valueMax = expected.valueMax = std::max(synced.valueMax, expected.valueMax);
-  auto difference = render::differenceHeatmap(e, m_matrix);
-  auto ranks = render::rankHeatmaps(e, m_matrix);
-  m_current = {synced.valueMax, difference.valueMax, ranks.empty() ? 0.0 : ranks[0].valueMax};
-  if (m_fixed) {
-    // Zero (an all-zero matrix when fixed) keeps the data's own range.
-    const auto fix = [](render::HeatmapData& d, double top) {
-      if (top > 0) d.valueMax = top;
-    };
-    fix(synced, m_fixed->matrices);
-    fix(expected, m_fixed->matrices);
-    fix(difference, m_fixed->difference);
-    for (auto& r : ranks) fix(r, m_fixed->ranks);
+bool MatrixPanel::canShow(const ResultPtr& result) const {
+  const auto fits = [this](const render::ViewSetPtr& v) {
+    return v && v->request.sameData(m_request);
+  };
+  return result && (fits(result->views) || (m_preparedFor.lock() == result && fits(m_prepared)));
+}
+
+void MatrixPanel::prepare(ResultPtr result, std::function<void()> then) {
+  const quint64 ticket = ++m_ticket;
+  m_pendingResult = result;
+  m_pendingThen = std::move(then);
+  auto work = [result, request = m_request](JobProgress* progress) {
+    return render::prepareViews(result->eval, request,
+                                [progress] { return progress && progress->cancelled(); });
+  };
+  if (!m_runner) {
+    delivered(ticket, work(nullptr));
+    return;
   }
-  m_synced->setData(std::move(synced));
-  m_expected->setData(std::move(expected));
-  m_difference->setData(std::move(difference));
-  for (size_t r = 0; r < ranks.size(); ++r) m_ranks[r]->setData(std::move(ranks[r]));
+  m_runner->startTask(
+      this, tr("Preparing the views"), std::move(work),
+      [this, ticket](render::ViewSetPtr views) { delivered(ticket, std::move(views)); },
+      [](const QString&) {});
+}
+
+void MatrixPanel::delivered(quint64 ticket, render::ViewSetPtr views) {
+  if (ticket != m_ticket || !views) return;  // superseded, or cancelled
+  m_preparedFor = m_pendingResult;
+  m_prepared = std::move(views);
+  m_pendingResult.reset();
+  const auto then = std::move(m_pendingThen);
+  m_pendingThen = nullptr;
+  if (then) then();
+}
+
+void MatrixPanel::setResult(ResultPtr result) {
+  if (!result) return;
+  if (!canShow(result)) {
+    // No runner (tests) or a caller that did not prepare: prepared here, on this thread.
+    m_preparedFor = result;
+    m_prepared = render::prepareViews(result->eval, m_request);
+  }
+  m_result = std::move(result);
+  const auto fits = [this](const render::ViewSetPtr& v) {
+    return v && v->request.sameData(m_request);
+  };
+  show(fits(m_result->views) ? m_result->views : m_prepared);
+}
+
+void MatrixPanel::show(render::ViewSetPtr views) {
+  m_views = std::move(views);
+  ensureRankViews(int(m_views->ranks.size()));
+  m_synced->setData(m_views->synced);
+  m_expected->setData(m_views->expected);
+  m_difference->setData(m_views->difference);
+  for (size_t r = 0; r < m_views->ranks.size(); ++r) m_ranks[r]->setData(m_views->ranks[r]);
   fitHeights();
+  if (m_refix && m_views->request.sameData(m_request)) {
+    m_refix = false;
+    setFixedRange(true);
+  }
 }
 
 void MatrixPanel::repaintAll() {

@@ -62,7 +62,7 @@ class TestFigures : public QObject {
     const HeatmapData diff = differenceHeatmap(m_eval, {});
     QVERIFY(diff.diverging);
     double total = 0;
-    for (double v : diff.values) total += v;
+    for (double v : diff.denseValues()) total += v;
     QCOMPARE(total, 2.0);  // two padding duplicates
     QCOMPARE(int(rankHeatmaps(m_eval, {}).size()), 4);
   }

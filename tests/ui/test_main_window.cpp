@@ -89,7 +89,7 @@ class TestMainWindow : public QObject {
     QSignalSpy shown(&w, &MainWindow::resultShown);
     w.setScenario(correctScenario());
     QVERIFY(waitResult(w, shown));
-    const auto before = part<MatrixPanel>(w)->rankViews().front()->data().values;
+    const auto before = part<MatrixPanel>(w)->rankViews().front()->data().denseValues();
     QCOMPARE(int(part<MatrixPanel>(w)->rankViews().size()), 4);
 
     auto* world = part<ScenarioPanel>(w)->findChild<QSpinBox*>(QStringLiteral("worldSize"));
@@ -99,16 +99,16 @@ class TestMainWindow : public QObject {
     QVERIFY(waitResult(w, shown));
     QCOMPARE(w.scenario().sampler.world_size, 3);
     QCOMPARE(int(part<MatrixPanel>(w)->rankViews().size()), 3);
-    QVERIFY(part<MatrixPanel>(w)->rankViews().front()->data().values != before);
+    QVERIFY(part<MatrixPanel>(w)->rankViews().front()->data().denseValues() != before);
     QVERIFY(part<MatrixPanel>(w)->syncedView()->data().mismatchCount() > 0);
 
     auto* shuffle = part<ScenarioPanel>(w)->findChild<QCheckBox*>(QStringLiteral("shuffle"));
-    const auto unshuffled = part<MatrixPanel>(w)->rankViews().front()->data().values;
+    const auto unshuffled = part<MatrixPanel>(w)->rankViews().front()->data().denseValues();
     shown.clear();
     shuffle->setChecked(true);
     QVERIFY(waitResult(w, shown));
     QVERIFY(w.scenario().sampler.shuffle);
-    QVERIFY(part<MatrixPanel>(w)->rankViews().front()->data().values != unshuffled);
+    QVERIFY(part<MatrixPanel>(w)->rankViews().front()->data().denseValues() != unshuffled);
   }
 
   void clickListsSamples() {
@@ -136,7 +136,7 @@ class TestMainWindow : public QObject {
     o.matrix.normalization = Normalization::True;
     w.setViewOptions(o);
     QCOMPARE(v->style().colormap, render::Colormap::Grey);
-    QVERIFY(!v->data().integral);  // normalized values
+    QTRY_VERIFY(!v->data().integral);  // normalized values, prepared in the background
     QVERIFY(v->grab().toImage() != viridis);
     // Row sums stay counts whatever the normalization.
     QCOMPARE(v->data().rowObserved[0], w.result()->eval.synced->row_sums()[0]);

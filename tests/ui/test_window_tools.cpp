@@ -92,8 +92,8 @@ class TestWindowTools : public QObject {
     QCOMPARE(part<MatrixPanel>(w)->syncedView()->data().valueMax, matrices);
     QCOMPARE(part<MatrixPanel>(w)->differenceView()->data().valueMax, difference);
     QCOMPARE(part<MatrixPanel>(w)->figureRanges().vmax, matrices);
-    fix->setChecked(false);
-    QVERIFY(part<MatrixPanel>(w)->syncedView()->data().valueMax >= own);
+    fix->setChecked(false);  // the views' own ranges, prepared in the background
+    QTRY_VERIFY(part<MatrixPanel>(w)->syncedView()->data().valueMax >= own);
     QCOMPARE(part<MatrixPanel>(w)->figureRanges().vmax, 0.0);
   }
 

@@ -22,9 +22,28 @@ int HeatmapData::mismatchCount() const {
   return n;
 }
 
+double HeatmapData::value(int row, int col) const {
+  if (!sparse())
+    return values[static_cast<size_t>(row) * static_cast<size_t>(classes) +
+                  static_cast<size_t>(col)];
+  const int32_t* begin = sparseCols.data() + rowStart[size_t(row)];
+  const int32_t* end = sparseCols.data() + rowStart[size_t(row) + 1];
+  const int32_t* it = std::lower_bound(begin, end, col);
+  return it != end && *it == col ? sparseValues[size_t(it - sparseCols.data())] : 0.0;
+}
+
+std::vector<double> HeatmapData::denseValues() const {
+  if (!sparse()) return values;
+  const size_t c = static_cast<size_t>(classes);
+  std::vector<double> out(c * c, 0.0);
+  for (int r = 0; r < classes; ++r)
+    forEachInRow(r, 0, classes, [&](int col, double v) { out[size_t(r) * c + size_t(col)] = v; });
+  return out;
+}
+
 double HeatmapData::maxAbsValue() const {
   double m = 0;
-  for (double v : values)
+  for (double v : sparse() ? sparseValues : values)
     if (std::isfinite(v)) m = std::max(m, std::abs(v));
   return m;
 }
@@ -74,10 +93,10 @@ QImage buildHeatmapImage(const HeatmapData& d, const HeatmapStyle& s) {
   if (d.classes <= 0) return {};
   QImage image(d.classes, d.classes, QImage::Format_RGB32);
   const FastColor color{d, s};
+  if (d.sparse()) image.fill(color(0.0));
   for (int r = 0; r < d.classes; ++r) {
     auto* line = reinterpret_cast<QRgb*>(image.scanLine(r));
-    const double* row = d.values.data() + static_cast<size_t>(r) * d.classes;
-    for (int c = 0; c < d.classes; ++c) line[c] = color(row[c]);
+    d.forEachInRow(r, 0, d.classes, [&](int c, double v) { line[c] = color(v); });
   }
   return image;
 }
@@ -92,11 +111,25 @@ QImage buildPooledImage(const HeatmapData& d, const HeatmapStyle& s, int firstRo
   // Pixel px covers columns [colEnd[px - 1], colEnd[px]): computed once, not per row.
   std::vector<int> colEnd(static_cast<size_t>(w));
   for (int px = 0; px < w; ++px) colEnd[size_t(px)] = int((int64_t(px + 1) * cols + w - 1) / w);
+  // Sparse rows: the pixel of each stored cell's column, looked up per cell.
+  std::vector<int> pixelOfCol;
+  if (d.sparse()) {
+    pixelOfCol.resize(size_t(cols));
+    for (int px = 0, c = 0; px < w; ++px)
+      for (; c < colEnd[size_t(px)] && c < cols; ++c) pixelOfCol[size_t(c)] = px;
+  }
   for (int py = 0; py < h; ++py) {
     const int r0 = firstRow + int(int64_t(py) * rows / h);
     const int r1 = firstRow + int(int64_t(py + 1) * rows / h);
     std::fill(best.begin(), best.end(), 0.0);
     for (int r = r0; r < r1; ++r) {
+      if (d.sparse()) {
+        d.forEachInRow(r, firstCol, firstCol + cols, [&](int c, double v) {
+          double& b = best[size_t(pixelOfCol[size_t(c - firstCol)])];
+          if (std::abs(v) > std::abs(b)) b = v;
+        });
+        continue;
+      }
       const double* row = d.values.data() + size_t(r) * size_t(d.classes) + size_t(firstCol);
       // Runs of columns share an output pixel; walk them without a lookup per cell.
       for (int px = 0, c = 0; px < w; ++px) {

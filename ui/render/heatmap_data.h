@@ -3,9 +3,13 @@
 // Built from an Evaluation by heatmap_source.h; painted by heatmap_painter.h.
 #include <QImage>
 #include <QString>
+#include <algorithm>
+#include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "ui/render/colormap.h"
+#include "ui/render/label_widths.h"
 
 namespace shardlens::render {
 
@@ -14,11 +18,20 @@ struct HeatmapData {
   QString xLabel = QStringLiteral("Predicted");
   QString yLabel = QStringLiteral("True");
   int classes = 0;
-  std::vector<double> values;  // C x C, row-major, display order (may be normalized)
+  // The cells in display order (may be normalized), in one of two layouts: dense (`values`,
+  // C x C row-major) or, when most cells are zero (a rank's share at 1000 classes), sparse
+  // rows (`rowStart` has C + 1 offsets into `sparseCols` / `sparseValues`, columns ascending
+  // within a row, zeros left out). Images and pooling then cost the non-zero cells, not C².
+  std::vector<double> values;
+  std::vector<uint32_t> rowStart;
+  std::vector<int32_t> sparseCols;
+  std::vector<double> sparseValues;
   std::vector<QString> names;  // per display position
   std::vector<int> classOf;    // display position -> class id
-  bool integral = true;        // values are counts: printed without decimals
-  bool diverging = false;      // signed values (difference): diverging colours around 0
+  // Widths of `names`, shared by the views of one class axis; null: measured when needed.
+  std::shared_ptr<const LabelWidths> nameWidths;
+  bool integral = true;    // values are counts: printed without decimals
+  bool diverging = false;  // signed values (difference): diverging colours around 0
   // Row and column sums in counts (never normalized): observed, and expected where the
   // view has an expectation. A row whose observed sum differs from the expected one is a
   // mismatch.
@@ -30,10 +43,14 @@ struct HeatmapData {
   // Shown instead of cells when there is no matrix (classes == 0), e.g. why it is unknown.
   QString emptyText;
 
-  double value(int row, int col) const {
-    return values[static_cast<size_t>(row) * static_cast<size_t>(classes) +
-                  static_cast<size_t>(col)];
-  }
+  bool sparse() const { return !rowStart.empty(); }
+  double value(int row, int col) const;
+  // Calls f(col, value) for the stored cells of `row` with first <= col < last, in column
+  // order: every cell when dense, the non-zero ones when sparse.
+  template <class F>
+  void forEachInRow(int row, int first, int last, F&& f) const;
+  // Every cell, C x C row-major (tests, small exports).
+  std::vector<double> denseValues() const;
   bool hasExpectedRows() const { return !rowExpected.empty(); }
   bool rowMismatch(int row) const;
   int mismatchCount() const;
@@ -44,6 +61,19 @@ struct HeatmapData {
                                                  : names[size_t(pos)];
   }
 };
+
+template <class F>
+void HeatmapData::forEachInRow(int row, int first, int last, F&& f) const {
+  if (!sparse()) {
+    const double* cells = values.data() + static_cast<size_t>(row) * static_cast<size_t>(classes);
+    for (int c = first; c < last; ++c) f(c, cells[c]);
+    return;
+  }
+  const int32_t* begin = sparseCols.data() + rowStart[size_t(row)];
+  const int32_t* end = sparseCols.data() + rowStart[size_t(row) + 1];
+  for (const int32_t* it = std::lower_bound(begin, end, first); it != end && *it < last; ++it)
+    f(int(*it), sparseValues[size_t(it - sparseCols.data())]);
+}
 
 struct HeatmapStyle {
   Colormap colormap = Colormap::Viridis;

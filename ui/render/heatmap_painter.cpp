@@ -13,15 +13,19 @@ QFont heatmapFont(const HeatmapStyle& s, bool bold) {
   return f;
 }
 
+double widestLabel(const HeatmapData& d, const QFont& font, bool index) {
+  if (index && !d.classOf.empty()) {
+    const std::vector<double> ids(d.classOf.begin(), d.classOf.end());
+    return widestNumberText(font, {&ids});
+  }
+  return d.nameWidths ? d.nameWidths->widest(font, d.names) : LabelWidths().widest(font, d.names);
+}
+
 LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s, double width) {
   const QFontMetricsF fm(heatmapFont(s));
-  const QFontMetricsF boldFm(heatmapFont(s, true));  // wrong rows' labels are bold
   const double line = fm.height();
-  double names = 0;
-  // Measuring every name of C = 1000 is cheap next to painting; cap the width so a long
-  // name cannot squeeze the grid.
-  for (int i = 0; i < int(d.names.size()); ++i)
-    names = std::max(names, boldFm.horizontalAdvance(d.label(i, s.indexLabels)));
+  // Wrong rows' labels are bold. Cap the width so a long name cannot squeeze the grid.
+  double names = widestLabel(d, heatmapFont(s, true), s.indexLabels);
   names = std::min(names, 14.0 * s.fontPixels) + 4;
   // The row-label column also carries the "Σ col" header of the column-sum row.
   names = std::max(names, fm.horizontalAdvance(QStringLiteral("Σ col")) + 6);
@@ -32,10 +36,7 @@ LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s, double 
   m.colLabels = names;
   m.colSums = line;
   // Widest sum text, signs included (the difference view has negative sums).
-  double widestSum = fm.horizontalAdvance(QStringLiteral("0"));
-  for (const auto* sums : {&d.rowObserved, &d.rowExpected})
-    for (double v : *sums)
-      widestSum = std::max(widestSum, fm.horizontalAdvance(formatValue(v, false)));
+  const double widestSum = widestNumberText(heatmapFont(s), {&d.rowObserved, &d.rowExpected});
   const double icon = line + 2;
   m.rowSums = d.hasExpectedRows() && !s.compact
                   ? icon + 2 * widestSum + fm.horizontalAdvance(QStringLiteral(" ≠ ")) + 8
@@ -76,7 +77,7 @@ QImage pooledImageFor(const HeatmapData& d, const HeatmapStyle& s, const Heatmap
 }
 
 void paintCells(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const HeatmapViewport& v,
-                const QImage& image, const QImage* pooled) {
+                const QImage* image, const QImage* pooled) {
   const VisibleRange vis = v.visible();
   if (vis.lastRow < vis.firstRow || vis.lastCol < vis.firstCol) return;
   p.save();
@@ -89,17 +90,18 @@ void paintCells(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const 
                         v.toScreen(vis.lastCol + 1, vis.lastRow + 1));
     p.setRenderHint(QPainter::SmoothPixmapTransform, false);
     p.drawImage(target, img);
-  } else if (s.vectorCells || image.isNull()) {
+  } else if (s.vectorCells) {
     for (int r = vis.firstRow; r <= vis.lastRow; ++r)
       for (int c = vis.firstCol; c <= vis.lastCol; ++c)
         p.fillRect(v.cellRect({r, c}), QColor(cellColor(d, s, d.value(r, c))));
   } else {
+    const QImage local = image && !image->isNull() ? QImage() : buildHeatmapImage(d, s);
     const QRect source(vis.firstCol, vis.firstRow, vis.lastCol - vis.firstCol + 1,
                        vis.lastRow - vis.firstRow + 1);
     const QRectF target(v.toScreen(vis.firstCol, vis.firstRow),
                         v.toScreen(vis.lastCol + 1, vis.lastRow + 1));
     p.setRenderHint(QPainter::SmoothPixmapTransform, false);
-    p.drawImage(target, image, source);
+    p.drawImage(target, image && !image->isNull() ? *image : local, source);
   }
   const double cw = v.cellWidth(), ch = v.cellHeight();
   if (cw >= 8) {
@@ -168,13 +170,7 @@ void paintHeatmap(QPainter& p, const HeatmapData& d, const HeatmapStyle& s,
                   const PaintState& state) {
   if (d.classes <= 0) return;
   p.save();
-  QImage local;
-  const QImage* image = state.image;
-  if (!s.vectorCells && (!image || image->isNull())) {
-    local = buildHeatmapImage(d, s);
-    image = &local;
-  }
-  paintCells(p, d, s, view, image ? *image : QImage(), state.pooled);
+  paintCells(p, d, s, view, state.image, state.pooled);
   p.setPen(QPen(QColor(60, 60, 60), 1));
   p.setBrush(Qt::NoBrush);
   p.drawRect(view.grid);

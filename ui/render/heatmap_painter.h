@@ -20,6 +20,8 @@ inline constexpr QRgb kMismatchFill = 0xfff4b6a8;
 inline constexpr QRgb kMismatchInk = 0xffb2182b;
 
 QFont heatmapFont(const HeatmapStyle& s, bool bold = false);
+// The widest class label of the heatmap in `font`: its names, or its class numbers.
+double widestLabel(const HeatmapData& d, const QFont& font, bool index);
 // Sizes of the parts around the grid for this data and style. With the width of the bounds
 // (figures), the title band grows to hold a title that wraps; without it (0), it is one line.
 LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s, double width = 0);
@@ -41,7 +43,7 @@ TitleLines layoutTitle(const HeatmapData& d, const HeatmapStyle& s, double width
 void paintTitle(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const QRectF& band);
 
 struct PaintState {
-  const QImage* image = nullptr;  // buildHeatmapImage(d, s); built on demand when null
+  const QImage* image = nullptr;  // buildHeatmapImage(d, s); built when needed and null
   // buildPooledImage of the visible cells at the grid's pixel size, used when cells are
   // smaller than a pixel; built on demand when null.
   const QImage* pooled = nullptr;
@@ -57,8 +59,10 @@ void paintHeatmap(QPainter& p, const HeatmapData& d, const HeatmapStyle& s,
 void paintHeatmap(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const QRectF& bounds);
 
 // Parts, exposed for the widgets that paint them separately.
+// `image` and `pooled` are the cached images when the caller has them; null or a null image:
+// built here if the zoom needs them.
 void paintCells(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const HeatmapViewport& v,
-                const QImage& image, const QImage* pooled = nullptr);
+                const QImage* image, const QImage* pooled = nullptr);
 // Whether cells are below a device pixel, so the pooled image should be used.
 bool needsPooling(const HeatmapViewport& v, double devicePixelsPerUnit = 1.0);
 QImage pooledImageFor(const HeatmapData& d, const HeatmapStyle& s, const HeatmapViewport& v,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 namespace shardlens::render {
 
@@ -80,6 +81,16 @@ std::vector<int> classOrder(const Evaluation& e, ClassOrder order) {
   return idx;
 }
 
+namespace {
+
+// Below this share of non-zero cells a heatmap keeps its cells sparse.
+constexpr double kSparseDensity = 0.25;
+
+}  // namespace
+
+// One pass over the matrices in display-row order: the sums of `counts` and the non-zero
+// cells of `values` (sorted into display columns), then the dense layout from those when
+// the matrix is dense. At 64 ranks of 1000 classes this is the preparation's whole cost.
 HeatmapData makeHeatmap(const QString& title, const Matrix& values, const Matrix& counts,
                         const std::vector<int>& order, const std::vector<QString>& names) {
   HeatmapData d;
@@ -87,26 +98,52 @@ HeatmapData makeHeatmap(const QString& title, const Matrix& values, const Matrix
   d.classes = values.classes;
   d.classOf = order;
   const size_t c = static_cast<size_t>(d.classes);
-  d.values.resize(c * c);
   d.names.resize(c);
-  const auto rows = counts.row_sums();
-  const auto cols = counts.col_sums();
   d.rowObserved.resize(c);
-  d.colObserved.resize(c);
-  bool integral = true;
+  std::vector<double> cols(c, 0.0);  // by class id
+  std::vector<int32_t> position(c);  // class id -> display position
+  bool identity = true;
   for (size_t i = 0; i < c; ++i) {
-    const int ci = order[i];
-    d.names[i] = names[size_t(ci)];
-    d.rowObserved[i] = rows[size_t(ci)];
-    d.colObserved[i] = cols[size_t(ci)];
-    for (size_t j = 0; j < c; ++j) {
-      const double v = values.at(ci, order[j]);
-      d.values[i * c + j] = v;
+    position[size_t(order[i])] = int32_t(i);
+    identity = identity && order[i] == int(i);
+    d.names[i] = names[size_t(order[i])];
+  }
+  bool integral = true;
+  double top = 0;
+  d.rowStart.reserve(c + 1);
+  std::vector<std::pair<int32_t, double>> row;
+  for (size_t i = 0; i < c; ++i) {
+    const double* countRow = counts.cells.data() + size_t(order[i]) * c;
+    double total = 0;
+    for (size_t k = 0; k < c; ++k) {
+      total += countRow[k];
+      cols[k] += countRow[k];
+    }
+    d.rowObserved[i] = total;
+    d.rowStart.push_back(uint32_t(d.sparseCols.size()));
+    const double* valueRow = values.cells.data() + size_t(order[i]) * c;
+    row.clear();
+    for (size_t k = 0; k < c; ++k)
+      if (valueRow[k] != 0) row.emplace_back(position[k], valueRow[k]);
+    if (!identity) std::sort(row.begin(), row.end());
+    for (const auto& [col, v] : row) {
       integral = integral && v == std::floor(v);
+      if (std::isfinite(v)) top = std::max(top, std::abs(v));
+      d.sparseCols.push_back(col);
+      d.sparseValues.push_back(v);
     }
   }
+  d.rowStart.push_back(uint32_t(d.sparseCols.size()));
+  d.colObserved.resize(c);
+  for (size_t j = 0; j < c; ++j) d.colObserved[j] = cols[size_t(order[j])];
   d.integral = integral;
-  d.valueMax = d.maxAbsValue();
+  d.valueMax = top;
+  if (double(d.sparseCols.size()) > kSparseDensity * double(c * c)) {
+    d.values = d.denseValues();
+    d.rowStart.clear();
+    d.sparseCols = {};
+    d.sparseValues = {};
+  }
   return d;
 }
 
@@ -142,7 +179,38 @@ std::vector<double> permuted(const std::vector<double>& v, const std::vector<int
 
 }  // namespace
 
-HeatmapData rankHeatmap(const Evaluation& e, int rank, const MatrixOptions& o) {
+ClassAxis classAxis(const Evaluation& e, ClassOrder order) {
+  return {classOrder(e, order), classNames(e), std::make_shared<LabelWidths>()};
+}
+
+namespace {
+
+// The matrix as displayed: itself without a normalization (no copy), else normalized.
+struct Displayed {
+  std::optional<Matrix> normalized;
+  const Matrix* matrix;
+  Displayed(const Matrix& m, Normalization n)
+      : normalized(n == Normalization::None ? std::nullopt : std::optional(normalize(m, n))),
+        matrix(normalized ? &*normalized : &m) {}
+};
+
+HeatmapData viewOf(const QString& title, const Matrix& counts, const MatrixOptions& o,
+                   const ClassAxis& axis) {
+  const Displayed shown(counts, o.normalization);
+  HeatmapData d = render::makeHeatmap(title, *shown.matrix, counts, axis.order, axis.names);
+  d.nameWidths = axis.nameWidths;
+  d.valueLabel = valueLabel(o.normalization, false);
+  return d;
+}
+
+bool allZero(const Matrix& m) {
+  return std::all_of(m.cells.begin(), m.cells.end(), [](double v) { return v == 0; });
+}
+
+}  // namespace
+
+HeatmapData rankHeatmap(const Evaluation& e, int rank, const MatrixOptions& o,
+                        const ClassAxis& axis) {
   const Matrix& m = e.per_rank[size_t(rank)];
   const bool failed = std::find(e.meta.failed_ranks.begin(), e.meta.failed_ranks.end(), rank) !=
                       e.meta.failed_ranks.end();
@@ -153,23 +221,27 @@ HeatmapData rankHeatmap(const Evaluation& e, int rank, const MatrixOptions& o) {
   const QString title = failed      ? QStringLiteral("Rank %1 (failed)").arg(rank)
                         : ownReport ? QStringLiteral("Rank %1 (reported its own matrix)").arg(rank)
                                     : QStringLiteral("Rank %1").arg(rank);
-  const bool empty = std::all_of(m.cells.begin(), m.cells.end(), [](double v) { return v == 0; });
-  if (failed && empty)
+  if (failed && allZero(m))
     return emptyHeatmap(title, QStringLiteral("Nothing arrived: the rank failed first"));
-  HeatmapData d =
-      makeHeatmap(title, normalize(m, o.normalization), m, classOrder(e, o.order), classNames(e));
-  d.valueLabel = valueLabel(o.normalization, false);
-  return d;
+  return viewOf(title, m, o, axis);
+}
+
+HeatmapData rankHeatmap(const Evaluation& e, int rank, const MatrixOptions& o) {
+  return rankHeatmap(e, rank, o, classAxis(e, o.order));
+}
+
+void shareRange(std::vector<HeatmapData>& views) {
+  double top = 0;
+  for (const HeatmapData& d : views) top = std::max(top, d.valueMax);
+  for (HeatmapData& d : views) d.valueMax = top;
 }
 
 std::vector<HeatmapData> rankHeatmaps(const Evaluation& e, const MatrixOptions& o) {
+  const ClassAxis axis = classAxis(e, o.order);
   std::vector<HeatmapData> out;
-  double top = 0;
-  for (int r = 0; r < static_cast<int>(e.per_rank.size()); ++r) {
-    out.push_back(rankHeatmap(e, r, o));
-    top = std::max(top, out.back().valueMax);
-  }
-  for (auto& d : out) d.valueMax = top;
+  for (int r = 0; r < static_cast<int>(e.per_rank.size()); ++r)
+    out.push_back(rankHeatmap(e, r, o, axis));
+  shareRange(out);
   return out;
 }
 
@@ -180,15 +252,15 @@ HeatmapData emptyHeatmap(const QString& title, const QString& why) {
   return d;
 }
 
-HeatmapData syncedHeatmap(const Evaluation& e, const MatrixOptions& o) {
+HeatmapData syncedHeatmap(const Evaluation& e, const MatrixOptions& o, const ClassAxis& axis) {
   if (!e.synced) return emptyHeatmap(QStringLiteral("Synced (reported)"), syncedMissingText(e));
-  const auto order = classOrder(e, o.order);
-  HeatmapData d =
-      makeHeatmap(QStringLiteral("Synced (reported)"), normalize(*e.synced, o.normalization),
-                  *e.synced, order, classNames(e));
-  d.rowExpected = permuted(trueRowCounts(e), order);
-  d.valueLabel = valueLabel(o.normalization, false);
+  HeatmapData d = viewOf(QStringLiteral("Synced (reported)"), *e.synced, o, axis);
+  d.rowExpected = permuted(trueRowCounts(e), axis.order);
   return d;
+}
+
+HeatmapData syncedHeatmap(const Evaluation& e, const MatrixOptions& o) {
+  return syncedHeatmap(e, o, classAxis(e, o.order));
 }
 
 QString syncedMissingText(const Evaluation& e) {
@@ -203,32 +275,38 @@ HeatmapData unknown(const Evaluation& e, const QString& title) {
 
 }  // namespace
 
-HeatmapData expectedHeatmap(const Evaluation& e, const MatrixOptions& o) {
+HeatmapData expectedHeatmap(const Evaluation& e, const MatrixOptions& o, const ClassAxis& axis) {
   if (!e.expected) return unknown(e, QStringLiteral("Expected (single process)"));
-  const auto order = classOrder(e, o.order);
-  HeatmapData d =
-      makeHeatmap(QStringLiteral("Expected (single process)"),
-                  normalize(*e.expected, o.normalization), *e.expected, order, classNames(e));
-  d.rowExpected = permuted(e.expected->row_sums(), order);
-  d.valueLabel = valueLabel(o.normalization, false);
+  HeatmapData d = viewOf(QStringLiteral("Expected (single process)"), *e.expected, o, axis);
+  d.rowExpected = d.rowObserved;  // the expected matrix's rows are the true counts
   return d;
 }
 
-HeatmapData differenceHeatmap(const Evaluation& e, const MatrixOptions& o) {
+HeatmapData expectedHeatmap(const Evaluation& e, const MatrixOptions& o) {
+  return expectedHeatmap(e, o, classAxis(e, o.order));
+}
+
+HeatmapData differenceHeatmap(const Evaluation& e, const MatrixOptions& o, const ClassAxis& axis) {
   if (!e.synced) return emptyHeatmap(QStringLiteral("Synced − expected"), syncedMissingText(e));
   if (!e.expected) return unknown(e, QStringLiteral("Synced − expected"));
-  const auto order = classOrder(e, o.order);
   Matrix diff = normalize(*e.synced, o.normalization);
-  const Matrix exp = normalize(*e.expected, o.normalization);
-  for (size_t i = 0; i < diff.cells.size(); ++i) diff.cells[i] -= exp.cells[i];
-  const Matrix counts = *e.difference();
-  HeatmapData d =
-      makeHeatmap(QStringLiteral("Synced − expected"), diff, counts, order, classNames(e));
+  const Displayed exp(*e.expected, o.normalization);
+  for (size_t i = 0; i < diff.cells.size(); ++i) diff.cells[i] -= exp.matrix->cells[i];
+  // The difference of counts; without a normalization that is `diff` itself.
+  const std::optional<Matrix> counts =
+      o.normalization == Normalization::None ? std::nullopt : e.difference();
+  HeatmapData d = makeHeatmap(QStringLiteral("Synced − expected"), diff, counts ? *counts : diff,
+                              axis.order, axis.names);
+  d.nameWidths = axis.nameWidths;
   d.diverging = true;
   d.valueLabel = valueLabel(o.normalization, true);
   // A correct row differs by zero in total.
   d.rowExpected.assign(size_t(d.classes), 0.0);
   return d;
+}
+
+HeatmapData differenceHeatmap(const Evaluation& e, const MatrixOptions& o) {
+  return differenceHeatmap(e, o, classAxis(e, o.order));
 }
 
 }  // namespace shardlens::render

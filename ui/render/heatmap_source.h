@@ -3,6 +3,7 @@
 // expected one, and their difference, in the chosen normalization and class order.
 #include <QString>
 #include <QStringList>
+#include <memory>
 #include <vector>
 
 #include "core/model/matrix.h"
@@ -24,6 +25,7 @@ QStringList classOrderNames();
 struct MatrixOptions {
   Normalization normalization = Normalization::None;
   ClassOrder order = ClassOrder::Index;
+  bool operator==(const MatrixOptions&) const = default;
 };
 
 // What each row of a correct reported matrix sums to: the expected matrix's row sums, or
@@ -40,9 +42,27 @@ HeatmapData emptyHeatmap(const QString& title, const QString& why);
 std::vector<int> classOrder(const Evaluation& e, ClassOrder order);
 std::vector<QString> classNames(const Evaluation& e);
 
-// A heatmap of `values` (display values) with row/column sums from `counts`.
+// The class axis every view of one evaluation shares: display order and names, computed once
+// for all views instead of once per view (64 ranks at 1000 classes).
+struct ClassAxis {
+  std::vector<int> order;  // display position -> class id
+  std::vector<QString> names;
+  std::shared_ptr<const LabelWidths> nameWidths = std::make_shared<LabelWidths>();
+};
+ClassAxis classAxis(const Evaluation& e, ClassOrder order);
+
+// A heatmap of `values` (display values) with row/column sums from `counts`; its cells are
+// kept sparse when most are zero.
 HeatmapData makeHeatmap(const QString& title, const Matrix& values, const Matrix& counts,
                         const std::vector<int>& order, const std::vector<QString>& names);
+
+HeatmapData rankHeatmap(const Evaluation& e, int rank, const MatrixOptions& o,
+                        const ClassAxis& axis);
+HeatmapData syncedHeatmap(const Evaluation& e, const MatrixOptions& o, const ClassAxis& axis);
+HeatmapData expectedHeatmap(const Evaluation& e, const MatrixOptions& o, const ClassAxis& axis);
+HeatmapData differenceHeatmap(const Evaluation& e, const MatrixOptions& o, const ClassAxis& axis);
+// Gives every view the largest of their colour ranges, so their colours compare.
+void shareRange(std::vector<HeatmapData>& views);
 
 HeatmapData rankHeatmap(const Evaluation& e, int rank, const MatrixOptions& o);
 HeatmapData syncedHeatmap(const Evaluation& e, const MatrixOptions& o);

@@ -43,11 +43,13 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
   const std::vector<int> wrongRows =
       readable ? std::vector<int>{} : labelledWrongRows(d, v, fm.height());
   // Column sums, only when every visible one fits.
-  double widestCol = 0;
-  for (int c = vis.firstCol; c <= vis.lastCol && !d.colObserved.empty(); ++c)
-    widestCol =
-        std::max(widestCol, fm.horizontalAdvance(formatValue(d.colObserved[size_t(c)], false)));
-  const bool colSums = l.colSums.height() > 0 && !d.colObserved.empty() && widestCol + 2 <= cw;
+  // (Columns narrower than a digit fit none: not measured, which at C = 1000 costs a frame.)
+  const bool colSums = l.colSums.height() > 0 && !d.colObserved.empty() &&
+                       fm.horizontalAdvance(QStringLiteral("0")) + 2 <= cw &&
+                       widestNumberText(font, {&d.colObserved}, size_t(std::max(0, vis.firstCol)),
+                                        size_t(vis.lastCol + 1)) +
+                               2 <=
+                           cw;
   // Headers of the sum bands, on the column-sum row; never one without values beside it.
   p.setPen(QColor(80, 80, 80));
   if (l.rowSums.width() > 0 && l.colSums.height() > 0 && (readable || !wrongRows.empty())) {

@@ -1,0 +1,48 @@
+#pragma once
+// Every heatmap the window shows for one evaluation (synced, expected, difference, each
+// rank), prepared as plain data in the background job: at 1000 classes and 64 ranks that is
+// 67 million cells, which on the GUI thread froze the window for seconds per click. The
+// views then only swap pointers and paint what is on screen.
+#include <QFont>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "ui/render/heatmap_data.h"
+#include "ui/render/heatmap_source.h"
+
+namespace shardlens::render {
+
+// Colour ranges: the synced and expected matrices share one, the difference and the ranks
+// each have their own.
+struct ViewRanges {
+  double matrices = 0, difference = 0, ranks = 0;
+  bool operator==(const ViewRanges&) const = default;
+};
+
+// What decides the views' data: the normalization and class order, and fixed colour ranges
+// (View > Fix colour range). Colours and sizes are the views' own and need no new data.
+struct ViewRequest {
+  MatrixOptions matrix;
+  std::optional<ViewRanges> fixed;
+  // Fonts the views lay their labels out in: measured with the data, off the GUI thread.
+  std::vector<QFont> labelFonts;
+  bool sameData(const ViewRequest& o) const { return matrix == o.matrix && fixed == o.fixed; }
+};
+
+using HeatmapPtr = std::shared_ptr<const HeatmapData>;
+
+struct ViewSet {
+  ViewRequest request;
+  HeatmapPtr synced, expected, difference;
+  std::vector<HeatmapPtr> ranks;
+  ViewRanges ranges;  // of the data, before any fixing
+};
+using ViewSetPtr = std::shared_ptr<const ViewSet>;
+
+// `cancelled` (may be empty) is polled between views; true abandons the work (returns null).
+ViewSetPtr prepareViews(const Evaluation& e, const ViewRequest& request,
+                        const std::function<bool()>& cancelled = {});
+
+}  // namespace shardlens::render
