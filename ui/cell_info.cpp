@@ -1,5 +1,7 @@
 #include "ui/cell_info.h"
 
+#include <numeric>
+
 #include "ui/render/heatmap_data.h"
 #include "ui/render/heatmap_source.h"
 
@@ -103,8 +105,16 @@ QString rowSumTooltip(const EvaluationResult& r, ViewKind kind, int rank, int t)
                     : e.synced                   ? &*e.synced
                                                  : nullptr;
   if (!m) return QObject::tr("<b>Row %1</b><br>Never synchronized").arg(name(r, t));
-  const double obs = m->row_sums()[size_t(t)];
-  const double exp = render::trueRowCounts(e)[size_t(t)];
+  // One row's sums, not all C of them: a hover at 1000 classes reads 1000 cells, not 10^6.
+  const auto rowSum = [t](const Matrix& x) {
+    const double* row = x.cells.data() + size_t(t) * size_t(x.classes);
+    return std::accumulate(row, row + x.classes, 0.0);
+  };
+  const double obs = rowSum(*m);
+  const double exp = e.expected ? rowSum(*e.expected)
+                     : size_t(t) < e.meta.class_counts.size()
+                         ? double(e.meta.class_counts[size_t(t)])
+                         : 0.0;
   QString html = QObject::tr("<b>Row %1</b><br>").arg(name(r, t));
   html += QObject::tr("Observed row sum: <b>%1</b><br>").arg(count(obs));
   if (kind != ViewKind::Rank) {

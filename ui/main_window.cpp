@@ -11,6 +11,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "core/evaluation/scenario_settings.h"
 #include "core/realrun/model_predictions.h"
 #include "core/sim/run_scenario.h"
 #include "ui/charts.h"
@@ -266,7 +267,9 @@ void MainWindow::onFailed(quint64 job, const QString& message) {
   showError(m_runs->failureText(job, message));
 }
 
-void MainWindow::showError(const QString& message) {
+void MainWindow::showError(const QString& shown) {
+  // The window's user sees fields, not command-line flags.
+  const QString message = QString::fromStdString(with_field_labels(shown.toStdString()));
   m_lastError = message;
   emit errorShown(message);
   if (!m_errorDialogs) return;

@@ -153,10 +153,23 @@ void ScenarioPanel::updateLessonText() {
   // The explanation belongs to the lesson only while its scenario is the one shown.
   const bool current = l->scenario.name == m_scenario.name;
   if (current && lessonModified()) {
+    // The explanation stays while a student experiments, marked as the lesson's, with what
+    // was changed named.
+    QStringList changes;
+    for (const ScenarioSetting& row : scenario_settings()) {
+      if (row.key == "epoch" || row.gui_label.empty()) continue;
+      const std::string was = setting_text(row, l->scenario), now = setting_text(row, m_scenario);
+      if (was != now)
+        changes << tr("%1 %2 → %3")
+                       .arg(QString::fromStdString(row.gui_label),
+                            QString::fromStdString(was.empty() ? "(none)" : was),
+                            QString::fromStdString(now.empty() ? "(none)" : now));
+    }
     m_lessonText->setText(
-        tr("(modified) These are no longer the lesson's settings, so its explanation does not "
-           "describe what is shown; the diagnosis does. Choose the lesson again to restore "
-           "them."));
+        tr("(modified: %1) The lesson's explanation below describes its own settings; the "
+           "diagnosis describes what is shown. Choose the lesson again to restore them.\n\n%2")
+            .arg(changes.join(QStringLiteral(", ")),
+                 QString::fromStdString(l->scenario.description)));
     return;
   }
   m_lessonText->setText(QString::fromStdString(l->scenario.description) +

@@ -82,6 +82,19 @@ bool ShardStrip::hit(const QPoint& p, int* lane, int* bucket) const {
   return true;
 }
 
+QString ShardStrip::headerText() const {
+  if (!m_result) return {};
+  const Evaluation& e = m_result->eval;
+  const Scenario& sc = e.scenario();
+  // A run's evaluation names its own epoch (and validation); a simulation's is its setting.
+  const QString which = e.meta.epoch ? QString::fromStdString(evaluation_label(e))
+                                     : tr("epoch %1").arg(sc.sampler.epoch);
+  return tr("Shard strip — dataset index 0 … %1 →   %2%3   (hatched: padding duplicates)")
+      .arg(m_result->shards.n - 1)
+      .arg(which)
+      .arg(sc.sampler.shuffle ? tr(", shuffled") : QString());
+}
+
 void ShardStrip::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), palette().base());
@@ -91,12 +104,7 @@ void ShardStrip::paintEvent(QPaintEvent*) {
     return;
   }
   const ShardSummary& s = m_result->shards;
-  const Scenario& sc = m_result->eval.scenario();
-  p.drawText(QRectF(4, 0, width() - 8, kHeader), Qt::AlignLeft | Qt::AlignVCenter,
-             tr("Shard strip — dataset index 0 … %1 →   epoch %2%3   (hatched: padding duplicates)")
-                 .arg(s.n - 1)
-                 .arg(sc.sampler.epoch)
-                 .arg(sc.sampler.shuffle ? tr(", shuffled") : QString()));
+  p.drawText(QRectF(4, 0, width() - 8, kHeader), Qt::AlignLeft | Qt::AlignVCenter, headerText());
   const QRectF lanes = lanesRect();
   const double lh = laneHeight();
   p.drawImage(lanes, m_lanes);

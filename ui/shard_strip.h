@@ -16,6 +16,8 @@ class ShardStrip : public QWidget {
  public:
   explicit ShardStrip(QWidget* parent = nullptr);
   void setResult(const ResultPtr& result);
+  // "Shard strip — dataset index 0 … N →   epoch 2, shuffled …": the epoch shown.
+  QString headerText() const;
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;
   // Lanes of the result shown (W + 2), or 6 before any.

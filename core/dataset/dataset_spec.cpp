@@ -85,8 +85,14 @@ Labels synthetic_labels(const Spec& spec) {
       counts =
           zipf_counts(static_cast<int32_t>(classes), spec_int(spec, "n", flag, 1, kMaxSamples), s);
     } else {
+      if (spec.options.count("n"))
+        throw InputError(flag +
+                         ": synthetic n=N needs zipf=S (the exponent of the class sizes); "
+                         "for equal classes give per-class=K instead");
       if (!spec.options.count("per-class"))
-        throw InputError(flag + ": synthetic needs per-class=K");
+        throw InputError(flag +
+                         ": synthetic needs per-class=K (samples per class), or n=N with "
+                         "zipf=S");
       counts.assign(static_cast<size_t>(classes),
                     spec_int(spec, "per-class", flag, 1, kMaxSamples));
     }

@@ -1,6 +1,7 @@
 #include "core/evaluation/scenario_settings.h"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -443,6 +444,30 @@ std::string join_list(const std::vector<T>& values) {
 }
 
 }  // namespace
+
+std::string with_field_labels(const std::string& message) {
+  std::string out = message;
+  const auto isFlagChar = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-';
+  };
+  for (const ScenarioSetting& s : scenario_settings())
+    for (const std::string& flag : {s.cli_flag, s.cli_off_flag}) {
+      if (flag.empty() || s.gui_label.empty()) continue;
+      for (size_t at = out.find(flag); at != std::string::npos; at = out.find(flag, at)) {
+        const size_t end = at + flag.size();
+        // Part of a longer word or flag (--seed in --seeds): not this flag.
+        if ((end < out.size() && isFlagChar(out[end])) || (at > 0 && isFlagChar(out[at - 1]))) {
+          at = end;
+          continue;
+        }
+        const bool leads = at == 0 && end < out.size() && out[end] == ':';
+        const std::string label = leads ? s.gui_label : "\u201c" + s.gui_label + "\u201d";
+        out.replace(at, flag.size(), label);
+        at += label.size();
+      }
+    }
+  return out;
+}
 
 std::string ScenarioSetting::name() const {
   if (!cli_flag.empty()) return cli_flag;

@@ -88,6 +88,11 @@ void validate(const Scenario& s);
 // with the same words when it is run, but the file still loads and saves as it was.
 void validate_ranges(const Scenario& s);
 
+// A message for the GUI: the flags it names become the fields' labels ("--dataset: ..."
+// becomes "Dataset: ...", a flag inside the text the quoted label), since the GUI's user
+// sees fields, not flags.
+std::string with_field_labels(const std::string& message);
+
 // A list of numbers: npy:PATH, csv:PATH (first column) or inline a,b,c (blanks around the
 // commas and empty items are skipped). `flag` names the setting in errors.
 std::vector<double> parse_number_list(const std::string& spec, const std::string& flag);

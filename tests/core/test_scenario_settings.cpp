@@ -223,5 +223,36 @@ TEST(ScenarioSettings, ShuffleAndNoShuffleContradict) {
   EXPECT_INPUT_ERROR(cli::apply_engine_flags(app, flags, Scenario{}), "--shuffle", "contradict");
 }
 
+// The GUI's words for a message: every setting's flag becomes its field's label, leading
+// ("--world-size: ..." -> "World size: ...") or quoted inside the text.
+TEST_P(FlagRow, MessagesForTheGuiNameTheField) {
+  const ScenarioSetting& s = *GetParam();
+  for (const std::string& flag : {s.cli_flag, s.cli_off_flag}) {
+    if (flag.empty()) continue;
+    if (s.gui_label.empty()) {  // not in the panel: the message keeps its words
+      EXPECT_EQ(with_field_labels(flag + ": out of range"), flag + ": out of range");
+      continue;
+    }
+    EXPECT_EQ(with_field_labels(flag + ": out of range"), s.gui_label + ": out of range");
+    EXPECT_EQ(with_field_labels("give " + flag + " again"),
+              "give \u201c" + s.gui_label + "\u201d again");
+    // A longer word that begins with the flag is not the flag.
+    EXPECT_EQ(with_field_labels(flag + "x: y"), flag + "x: y");
+  }
+}
+
+TEST(ScenarioSettings, ValidationMessagesReadInTheGuiWithoutFlags) {
+  Scenario s;
+  s.sampler.rank_seeds = {1, 2};
+  try {
+    validate(s);
+    FAIL() << "two seeds for four ranks were accepted";
+  } catch (const InputError& e) {
+    const std::string shown = with_field_labels(e.what());
+    EXPECT_EQ(shown.find("--"), std::string::npos) << shown;
+    EXPECT_EQ(shown.rfind(scenario_setting("rank_seeds").gui_label + ":", 0), 0u) << shown;
+  }
+}
+
 }  // namespace
 }  // namespace shardlens

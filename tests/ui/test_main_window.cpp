@@ -2,7 +2,9 @@
 // rendered matrices, row-sum mismatches are highlighted for the padding lesson and absent
 // for a correct scenario, stale jobs are dropped and cancel works.
 #include <QCheckBox>
+#include <QComboBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QtTest>
@@ -245,6 +247,21 @@ class TestMainWindow : public QObject {
     QVERIFY(errors.wait(30000) || errors.count() > 0);
     QVERIFY(w.lastError().contains(QStringLiteral("/nonexistent/labels.npy")));
     QVERIFY(!w.openScenario(QStringLiteral("/nonexistent/scenario.json")));
+  }
+
+  // A bad dataset typed into the panel is named by its field, not by the CLI's flag, and
+  // says what n=N lacks.
+  void badDatasetNamesTheField() {
+    MainWindow w;
+    w.setErrorDialogs(false);
+    auto* dataset = part<ScenarioPanel>(w)->findChild<QComboBox*>(QStringLiteral("dataset"));
+    QVERIFY(dataset);
+    dataset->setCurrentText(QStringLiteral("synthetic:classes=10,n=100"));
+    QVERIFY(QMetaObject::invokeMethod(dataset->lineEdit(), "editingFinished"));
+    QTRY_VERIFY(!w.lastError().isEmpty());
+    QVERIFY2(w.lastError().startsWith(QStringLiteral("Dataset: ")), qPrintable(w.lastError()));
+    QVERIFY2(w.lastError().contains(QStringLiteral("zipf=S")), qPrintable(w.lastError()));
+    QVERIFY2(!w.lastError().contains(QStringLiteral("--")), qPrintable(w.lastError()));
   }
 
   void saveAndReopenScenario() {

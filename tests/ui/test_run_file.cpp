@@ -30,6 +30,7 @@
 #include "ui/render/heatmap_source.h"
 #include "ui/run_banner.h"
 #include "ui/scenario_panel.h"
+#include "ui/shard_strip.h"
 
 using namespace shardlens;
 using namespace shardlens::ui;
@@ -153,7 +154,9 @@ class TestRunFile : public QObject {
     next->trigger();
     QTRY_COMPARE(w.result()->eval.epoch(), int64_t(1));
     QCOMPARE(*w.result()->eval.synced, epochs[1].synced);
-    QVERIFY(!(*w.result()->eval.synced == first));  // the seed lesson's rows drift
+    QVERIFY2(part<ShardStrip>(w)->headerText().contains(QStringLiteral("epoch 1")),
+             qPrintable(part<ShardStrip>(w)->headerText()));  // the strip follows the run
+    QVERIFY(!(*w.result()->eval.synced == first));            // the seed lesson's rows drift
     next->trigger();
     next->trigger();  // before epoch 2 is shown: steps on from it, not from epoch 1
     QTRY_COMPARE(w.result()->eval.epoch(), int64_t(0));  // wrapped round

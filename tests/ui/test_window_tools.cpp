@@ -140,8 +140,9 @@ class TestWindowTools : public QObject {
     QVERIFY2(red >= 2, qPrintable(QString::number(red)));
   }
 
-  // An edited lesson is "(modified)": its title says so and its text no longer claims to
-  // explain the view; stepping the epoch is no edit; choosing the lesson restores it.
+  // An edited lesson is "(modified)": its title says so and its text keeps the lesson's
+  // explanation, marked as describing the lesson's settings and naming what changed;
+  // stepping the epoch is no edit; choosing the lesson restores it.
   void editedLessonIsMarkedModified() {
     MainWindow w;
     QVERIFY(showLesson(w, QStringLiteral("padding-duplicates")));
@@ -158,8 +159,11 @@ class TestWindowTools : public QObject {
     QVERIFY(part<ScenarioPanel>(w)->lessonModified());
     QVERIFY(QString::fromStdString(w.scenario().title).endsWith(QStringLiteral("(modified)")));
     QVERIFY(w.windowTitle().contains(QStringLiteral("(modified)")));
-    QVERIFY(text->text().startsWith(QStringLiteral("(modified)")));
-    QVERIFY(!text->text().contains(QStringLiteral("Look for:")));
+    // The explanation stays, marked as the lesson's, with the change named.
+    QVERIFY2(text->text().startsWith(QStringLiteral("(modified: World size 4 → 3)")),
+             qPrintable(text->text()));
+    QVERIFY(text->text().contains(QStringLiteral("describes its own settings")));
+    QVERIFY(text->text().contains(QStringLiteral("Look for:")));
     QVERIFY(showLesson(w, QStringLiteral("padding-duplicates")));
     QVERIFY(!part<ScenarioPanel>(w)->lessonModified());
     QVERIFY(!QString::fromStdString(w.scenario().title).contains(QStringLiteral("modified")));
