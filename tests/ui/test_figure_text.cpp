@@ -322,7 +322,9 @@ class TestFigureText : public QObject {
     QCOMPARE(figures[3].second.panels[0].valueMax, 7.0);
     // The colour bars print the fixed ends.
     QVERIFY(joined(textOf(figures[1].second)).contains(QStringLiteral("1000\n")));
-    QVERIFY(joined(textOf(figures[3].second)).contains(QStringLiteral("-7\n")));
+    // The difference bar's ends are signed: a true minus and an explicit plus.
+    QVERIFY(joined(textOf(figures[3].second)).contains(QStringLiteral("\u22127\n")));
+    QVERIFY(joined(textOf(figures[3].second)).contains(QStringLiteral("+7\n")));
   }
 };
 

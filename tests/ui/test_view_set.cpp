@@ -170,19 +170,21 @@ class TestViewSet : public QObject {
         const Evaluation& e = c.eval;
         ViewRequest request;
         request.matrix = {Normalization::None, ClassOrder::Error};
-        if (fixed) request.fixed = ViewRanges{1234, 56, 78};
+        if (fixed) request.fixed = ViewRanges{1234, 90, 56, 78};
         const ViewSetPtr set = prepareViews(e, request);
         QVERIFY(set);
-        HeatmapData synced = syncedHeatmap(e, request.matrix);
-        HeatmapData expected = expectedHeatmap(e, request.matrix);
-        const double shared = std::max(synced.valueMax, expected.valueMax);
+        const HeatmapData synced = syncedHeatmap(e, request.matrix);
+        const HeatmapData expected = expectedHeatmap(e, request.matrix);
         const auto ranks = rankHeatmaps(e, request.matrix);
-        QCOMPARE(set->ranges.matrices, shared);
+        // Each view its own range, so its content shows; the ranks one between them.
+        QCOMPARE(set->ranges.matrices, synced.valueMax);
+        QCOMPARE(set->ranges.expected, expected.valueMax);
         QCOMPARE(set->ranges.difference, differenceHeatmap(e, request.matrix).valueMax);
         QCOMPARE(set->ranges.ranks, ranks.empty() ? 0.0 : ranks[0].valueMax);
         QCOMPARE(set->synced->denseValues(), synced.denseValues());
         QCOMPARE(set->expected->denseValues(), expected.denseValues());
-        QCOMPARE(set->synced->valueMax, fixed ? 1234.0 : shared);
+        QCOMPARE(set->synced->valueMax, fixed ? 1234.0 : synced.valueMax);
+        QCOMPARE(set->expected->valueMax, fixed ? 90.0 : expected.valueMax);
         QCOMPARE(int(set->ranks.size()), int(ranks.size()));
         for (size_t r = 0; r < ranks.size(); ++r) {
           QCOMPARE(set->ranks[r]->denseValues(), ranks[r].denseValues());

@@ -1,6 +1,7 @@
 // The colour bar: the map as a vertical gradient with the value at its ends and middle
 // (for a log scale, the value at the middle of the log range).
 #include <QFontMetricsF>
+#include <cmath>
 
 #include "ui/render/heatmap_painter.h"
 
@@ -16,6 +17,13 @@ double valueAt(const HeatmapData& d, const HeatmapStyle& s, double t) {
 }
 
 }  // namespace
+
+QString colorBarTickText(const HeatmapData& d, double value) {
+  if (!d.diverging || value == 0) return formatValue(value, d.integral);
+  // Signs explicit on a difference bar, with a true minus: "+56", "0", "−56".
+  return (value > 0 ? QStringLiteral("+") : QStringLiteral("\u2212")) +
+         formatValue(std::abs(value), d.integral);
+}
 
 void paintColorBar(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const QRectF& r) {
   if (r.width() <= 0 || r.height() <= 0) return;
@@ -47,10 +55,11 @@ void paintColorBar(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, con
   const double labelRight = d.valueLabel.isEmpty() ? r.right() : r.right() - fm.height() - 2;
   const auto tick = [&](double frac, double value) {
     const double y = bar.bottom() - frac * bar.height();
-    p.drawLine(QPointF(bar.right(), y), QPointF(bar.right() + 3, y));
-    p.drawText(
-        QRectF(bar.right() + 4, y - fm.height() / 2, labelRight - bar.right() - 4, fm.height()),
-        Qt::AlignLeft | Qt::AlignVCenter, formatValue(value, d.integral));
+    p.drawLine(QPointF(bar.right(), y), QPointF(bar.right() + kColorBarTick, y));
+    // A gap between tick and number, so "−56" cannot read as "--56".
+    const double x = bar.right() + kColorBarTick + kColorBarTickGap;
+    p.drawText(QRectF(x, y - fm.height() / 2, labelRight - x, fm.height()),
+               Qt::AlignLeft | Qt::AlignVCenter, colorBarTickText(d, value));
   };
   if (d.diverging) {
     const double top = d.valueMax > 0 ? d.valueMax : 1.0;

@@ -42,10 +42,12 @@ LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s, double 
                   ? icon + 2 * widestSum + fm.horizontalAdvance(QStringLiteral(" ≠ ")) + 8
                   : icon + widestSum + 8;
   m.rowSums = std::max(m.rowSums, fm.horizontalAdvance(QStringLiteral("Σ row")) + 4);
-  m.colorBar = s.showColorBar ? 20 +
-                                    fm.horizontalAdvance(formatValue(
-                                        d.diverging ? -d.valueMax : d.valueMax, d.integral)) +
-                                    6 + (d.valueLabel.isEmpty() ? 0 : line + 2)
+  // Bar (12), tick and gap, the widest end label, then the bar's own label.
+  const double ticks =
+      std::max(fm.horizontalAdvance(colorBarTickText(d, d.valueMax)),
+               d.diverging ? fm.horizontalAdvance(colorBarTickText(d, -d.valueMax)) : 0.0);
+  m.colorBar = s.showColorBar ? 14 + kColorBarTick + kColorBarTickGap + ticks + 6 +
+                                    (d.valueLabel.isEmpty() ? 0 : line + 2)
                               : 0;
   m.margin = s.compact ? 3 : 6;
   m.maxAspect = s.maxAspect;

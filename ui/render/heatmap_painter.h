@@ -75,6 +75,10 @@ void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const
                  const HeatmapViewport& v);
 void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const HeatmapLayout& l,
                const HeatmapViewport& v);
+// The colour bar's tick marks and the gap between a tick and its number, in pixels.
+inline constexpr double kColorBarTick = 3, kColorBarTickGap = 3;
+// A colour-bar tick's number: signed explicitly on a difference bar ("+56", "0", "−56").
+QString colorBarTickText(const HeatmapData& d, double value);
 void paintColorBar(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const QRectF& r);
 void paintWarningIcon(QPainter& p, const QRectF& r);
 

@@ -21,10 +21,8 @@ ViewSetPtr prepareViews(const Evaluation& e, const ViewRequest& request,
   const ClassAxis axis = classAxis(e, request.matrix.order);
   for (const QFont& font : request.labelFonts) axis.nameWidths->widest(font, axis.names);
   const MatrixOptions& o = request.matrix;
-  // Synced and expected share a colour range so equal colours mean equal counts.
   HeatmapData synced = syncedHeatmap(e, o, axis);
   HeatmapData expected = expectedHeatmap(e, o, axis);
-  synced.valueMax = expected.valueMax = std::max(synced.valueMax, expected.valueMax);
   HeatmapData difference = differenceHeatmap(e, o, axis);
   // The ranks in two halves, one on a second thread: the GUI thread is idle meanwhile,
   // waiting for this result, and the 64 passes over 1000 x 1000 cells are the job's longest.
@@ -48,10 +46,11 @@ ViewSetPtr prepareViews(const Evaluation& e, const ViewRequest& request,
   shareRange(ranks);
   auto set = std::make_shared<ViewSet>();
   set->request = request;
-  set->ranges = {synced.valueMax, difference.valueMax, ranks.empty() ? 0.0 : ranks[0].valueMax};
+  set->ranges = {synced.valueMax, expected.valueMax, difference.valueMax,
+                 ranks.empty() ? 0.0 : ranks[0].valueMax};
   if (request.fixed) {
     fix(synced, request.fixed->matrices);
-    fix(expected, request.fixed->matrices);
+    fix(expected, request.fixed->expected);
     fix(difference, request.fixed->difference);
     for (HeatmapData& d : ranks) fix(d, request.fixed->ranks);
   }

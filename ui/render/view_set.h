@@ -14,10 +14,11 @@
 
 namespace shardlens::render {
 
-// Colour ranges: the synced and expected matrices share one, the difference and the ranks
-// each have their own.
+// Colour ranges: each view its own, so its content shows (a batch-limited synced matrix is
+// not a dark square under the expected one's range); the ranks share one, so they compare.
 struct ViewRanges {
-  double matrices = 0, difference = 0, ranks = 0;
+  double matrices = 0;  // the synced (reported) matrix
+  double expected = 0, difference = 0, ranks = 0;
   bool operator==(const ViewRanges&) const = default;
 };
 
