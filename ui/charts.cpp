@@ -101,16 +101,15 @@ ChartsPanel::ChartsPanel(QWidget* parent)
     : QWidget(parent),
       m_classes(makeView(this)),
       m_ranks(makeView(this)),
-      m_epochs(makeView(this)) {
+      m_drift(new DriftView(this)) {
   m_classes->setObjectName(QStringLiteral("classChart"));
   m_ranks->setObjectName(QStringLiteral("rankChart"));
-  m_epochs->setObjectName(QStringLiteral("epochChart"));
-  m_epochs->hide();
+  m_drift->hide();
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_classes);
   layout->addWidget(m_ranks);
-  layout->addWidget(m_epochs);
+  layout->addWidget(m_drift, 1);
 }
 
 void ChartsPanel::setResult(const ResultPtr& result) {
@@ -189,85 +188,8 @@ void ChartsPanel::setResult(const ResultPtr& result) {
     setAxes(chart, series, categories, top);
     fitCategoryLabels(m_ranks);
   }
-  showEpochs(result);
-}
-
-void ChartsPanel::showEpochs(const ResultPtr& result) {
-  const bool several = result->epochs && result->epochs->size() > 1;
-  m_epochs->setVisible(several);
-  if (!several) return;
-  QChart* chart = m_epochs->chart();
-  chart->removeAllSeries();
-  for (QAbstractAxis* a : chart->axes()) {
-    chart->removeAxis(a);
-    delete a;
-  }
-  const auto& all = *result->epochs;
-  const Evaluation& e = result->eval;
-  const int classes = e.classes();
-  // Off by how much, per class and epoch: 0 is a right row. What the ranks counted stands
-  // in for an epoch that never synchronized.
-  std::vector<std::vector<double>> off(static_cast<size_t>(classes));
-  double worst = 1;
-  for (const auto& r : all) {
-    const Evaluation& x = r->eval;
-    std::vector<double> rows(size_t(classes), 0.0);
-    if (x.synced) {
-      rows = x.synced->row_sums();
-    } else {
-      for (const Matrix& m : x.per_rank) {
-        const auto s = m.row_sums();
-        for (size_t c = 0; c < rows.size() && c < s.size(); ++c) rows[c] += s[c];
-      }
-    }
-    for (int c = 0; c < classes; ++c) {
-      const double d = rows[size_t(c)] - double(x.meta.class_counts[size_t(c)]);
-      off[size_t(c)].push_back(d);
-      worst = std::max(worst, std::abs(d));
-    }
-  }
-  // The classes that drift most, when there are many.
-  std::vector<int> shown(static_cast<size_t>(classes));
-  std::iota(shown.begin(), shown.end(), 0);
-  const auto spread = [&](int c) {
-    const auto [lo, hi] = std::minmax_element(off[size_t(c)].begin(), off[size_t(c)].end());
-    return *hi - *lo + std::abs(*hi) + std::abs(*lo);
-  };
-  std::stable_sort(shown.begin(), shown.end(), [&](int a, int b) { return spread(a) > spread(b); });
-  if (int(shown.size()) > kMaxEpochLines) shown.resize(size_t(kMaxEpochLines));
-  std::sort(shown.begin(), shown.end());
-  auto* x = new QValueAxis;
-  x->setRange(double(all.front()->eval.epoch()), double(all.back()->eval.epoch()));
-  x->setTickCount(int(std::min<size_t>(all.size(), 11)));
-  x->setLabelFormat(QStringLiteral("%d"));
-  x->setTitleText(tr("epoch"));
-  auto* y = new QValueAxis;
-  y->setRange(-worst * 1.1, worst * 1.1);
-  y->setLabelFormat(QStringLiteral("%+.0f"));
-  y->setTitleText(tr("row sum − true count"));
-  chart->addAxis(x, Qt::AlignBottom);
-  chart->addAxis(y, Qt::AlignLeft);
-  for (int c : shown) {
-    auto* line = new QLineSeries;
-    line->setName(QString::fromStdString(e.class_name(c)));
-    for (size_t k = 0; k < all.size(); ++k)
-      line->append(double(all[k]->eval.epoch()), off[size_t(c)][k]);
-    chart->addSeries(line);
-    line->attachAxis(x);
-    line->attachAxis(y);
-  }
-  // Where this epoch is.
-  auto* here = new QScatterSeries;
-  here->setName(tr("epoch %1 (shown)").arg(e.epoch()));
-  here->setMarkerSize(9);
-  for (int c : shown) here->append(double(e.epoch()), off[size_t(c)][result->epochIndex]);
-  chart->addSeries(here);
-  here->attachAxis(x);
-  here->attachAxis(y);
-  chart->setTitle(
-      int(shown.size()) < classes
-          ? tr("Row sum − true count per epoch (%1 classes that drift most)").arg(shown.size())
-          : tr("Row sum − true count per epoch (0: the row is right)"));
+  m_drift->setVisible(result->epochs && result->epochs->size() > 1);
+  m_drift->setResult(result);
 }
 
 }  // namespace shardlens::ui

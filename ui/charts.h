@@ -3,6 +3,7 @@
 // favour of Qt Graphs, and only this file has to move.
 #include <QWidget>
 
+#include "ui/drift_view.h"
 #include "ui/evaluation_runner.h"
 
 class QChartView;
@@ -18,8 +19,7 @@ class ChartsPanel : public QWidget {
   QChartView* classChart() const { return m_classes; }
   QChartView* rankChart() const { return m_ranks; }
   // Each class's row sum minus its true count, epoch by epoch (runs of several epochs).
-  QChartView* epochChart() const { return m_epochs; }
-  static constexpr int kMaxEpochLines = 10;
+  DriftView* driftView() const { return m_drift; }
 
   // Class names below the bars: horizontal when each fits its bar's width, else rotated to
   // read upwards, so a name is never cut to "T…" (public for tests; done on every resize).
@@ -29,11 +29,9 @@ class ChartsPanel : public QWidget {
   void resizeEvent(QResizeEvent* e) override;
 
  private:
-  void showEpochs(const ResultPtr& result);
-
   QChartView* m_classes;
   QChartView* m_ranks;
-  QChartView* m_epochs;
+  DriftView* m_drift;
 };
 
 }  // namespace shardlens::ui

@@ -169,13 +169,20 @@ class TestRunFile : public QObject {
         part<RunBanner>(w)->findChild<QToolButton*>(QStringLiteral("runPreviousEpoch"));
     bannerPrevious->click();
     QTRY_COMPARE(w.result()->eval.epoch(), int64_t(0));
-    QChartView* chart = part<ChartsPanel>(w)->epochChart();
-    QVERIFY(!chart->isHidden());
-    const auto series = chart->chart()->series();
-    QVERIFY(series.size() >= 2);
-    auto* line = qobject_cast<QLineSeries*>(series.front());
-    QVERIFY(line);
-    QCOMPARE(line->count(), 3);
+    // The drift figure: every class and epoch, each cell the synced row sum minus the true
+    // count of that epoch, the shown epoch outlined.
+    DriftView* drift = part<ChartsPanel>(w)->driftView();
+    QVERIFY(!drift->isHidden());
+    const render::DriftFigure& f = drift->figure();
+    QCOMPARE(int(f.drift.columns.size()), 3);
+    QCOMPARE(f.highlight, 0);
+    for (size_t k = 0; k < 3; ++k) {
+      const auto rows = epochs[k].synced.row_sums();
+      for (int c = 0; c < f.drift.classes; ++c)
+        QCOMPARE(f.drift.at(c, k),
+                 rows[size_t(c)] - double(epochs[k].meta.class_counts[size_t(c)]));
+    }
+    QVERIFY(!drift->grab().isNull());
   }
 
   // Run > Simulate this run: a run made by ShardLens (its scenario recorded), and an imported

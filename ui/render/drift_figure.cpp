@@ -1,0 +1,214 @@
+#include "ui/render/drift_figure.h"
+
+#include <QFontMetricsF>
+#include <algorithm>
+#include <cmath>
+
+#include "ui/render/heatmap_geometry.h"
+#include "ui/render/heatmap_painter.h"
+
+namespace shardlens::render {
+namespace {
+
+constexpr double kMaxColumnWidth = 64;  // points: a few epochs do not stretch across a page
+
+// The colour bar's stand-in data: signed counts around 0.
+HeatmapData barData(const DriftFigure& f) {
+  HeatmapData d;
+  d.diverging = true;
+  d.integral = true;
+  d.valueMax = std::max(1.0, f.drift.worst);
+  d.valueLabel = QStringLiteral("row sum − true count");
+  return d;
+}
+
+// "epoch 3" columns are labelled by their numbers under an "epoch" axis title.
+bool epochColumns(const RowDrift& d) {
+  return std::all_of(d.columns.begin(), d.columns.end(), [](const std::string& c) {
+    return c.rfind("epoch ", 0) == 0 && c.find(',') == std::string::npos;
+  });
+}
+
+QString columnLabel(const RowDrift& d, size_t k) {
+  const QString label = QString::fromStdString(d.columns[k]);
+  return epochColumns(d) ? label.mid(6) : label;
+}
+
+struct Parts {
+  QRectF title, names, grid, columns, xTitle, bar;
+};
+
+Parts layout(const DriftFigure& f, const HeatmapStyle& s, const QRectF& bounds) {
+  const QFontMetricsF fm(heatmapFont(s));
+  const QFontMetricsF bold(heatmapFont(s, true));
+  const double line = fm.height(), margin = 6, gap = 6;
+  double names = bold.horizontalAdvance(QStringLiteral("class"));
+  for (const QString& n : f.classNames) names = std::max(names, bold.horizontalAdvance(n));
+  names = std::min(names, 14.0 * s.fontPixels) + 8;
+  const HeatmapData bar = barData(f);
+  const double barWidth = layoutMetrics(bar, s).colorBar;
+  Parts p;
+  p.title = QRectF(bounds.left() + margin, bounds.top() + margin, bounds.width() - 2 * margin,
+                   1.6 * line);
+  const double top = p.title.bottom() + gap;
+  const double bottom = bounds.bottom() - margin - 2 * line - gap;  // column labels, x title
+  const double left = bounds.left() + margin + names;
+  const double room = bounds.right() - margin - barWidth - gap - left;
+  const double width =
+      std::clamp(kMaxColumnWidth * double(f.drift.columns.size()), std::min(room, 40.0), room);
+  p.names = QRectF(bounds.left() + margin, top, names - 4, bottom - top);
+  p.grid = QRectF(left, top, std::max(1.0, width), std::max(1.0, bottom - top));
+  p.columns = QRectF(left, p.grid.bottom() + 2, p.grid.width(), line);
+  p.xTitle = QRectF(left, p.columns.bottom(), p.grid.width(), line);
+  p.bar = QRectF(p.grid.right() + gap, top, barWidth, p.grid.height());
+  return p;
+}
+
+QString titleOf(const DriftFigure& f) {
+  return f.title.isEmpty()
+             ? QStringLiteral("Row sum − true count, by class and epoch (0: the row is right)")
+             : f.title;
+}
+
+QString signedCount(double v) {
+  if (v == 0) return QStringLiteral("0");
+  return (v > 0 ? QStringLiteral("+") : QStringLiteral("\u2212")) + formatValue(std::abs(v), true);
+}
+
+}  // namespace
+
+std::vector<int> driftNamedRows(const DriftFigure& f, double rowHeight, double lineHeight) {
+  std::vector<int> rows;
+  const int classes = f.drift.classes;
+  if (classes <= 0) return rows;
+  if (rowHeight >= lineHeight * 0.95) {
+    for (int c = 0; c < classes; ++c) rows.push_back(c);
+    return rows;
+  }
+  // The most drifting first, each kept where it does not overlap one kept before.
+  std::vector<double> taken;
+  for (int c : f.drift.by_drift) {
+    if (int(rows.size()) >= kDriftNamedClasses) break;
+    const double y = (c + 0.5) * rowHeight;
+    if (std::any_of(taken.begin(), taken.end(),
+                    [&](double t) { return std::abs(t - y) < lineHeight; }))
+      continue;
+    taken.push_back(y);
+    rows.push_back(c);
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+QImage driftImage(const DriftFigure& f, int pixelRows) {
+  const RowDrift& d = f.drift;
+  const int columns = int(d.columns.size());
+  if (d.classes <= 0 || columns <= 0) return {};
+  const int h = std::clamp(pixelRows, 1, d.classes);
+  QImage image(columns, h, QImage::Format_RGB32);
+  const double top = std::max(1.0, d.worst);
+  for (int py = 0; py < h; ++py) {
+    const int r0 = int(int64_t(py) * d.classes / h), r1 = int(int64_t(py + 1) * d.classes / h);
+    for (int k = 0; k < columns; ++k) {
+      double best = 0;
+      for (int r = r0; r < r1; ++r)
+        if (std::abs(d.at(r, size_t(k))) > std::abs(best)) best = d.at(r, size_t(k));
+      image.setPixel(k, py, divergingColor(std::clamp(best / top, -1.0, 1.0)));
+    }
+  }
+  return image;
+}
+
+QRectF driftGrid(const DriftFigure& f, const HeatmapStyle& s, const QRectF& bounds) {
+  return layout(f, s, bounds).grid;
+}
+
+QSizeF driftSizePoints(const DriftFigure& f, const HeatmapStyle& s) {
+  // Tall enough for every class to be named up to 40 classes; beyond, a page-like height.
+  const double line = QFontMetricsF(heatmapFont(s)).height();
+  const double rows = std::clamp(double(f.drift.classes) * line, 12 * line, 40 * line);
+  // Laid out on a wide page, the grid takes its columns' width and the bar follows it.
+  const Parts p = layout(f, s, QRectF(0, 0, 4000, 4000));
+  QFont titleFont = heatmapFont(s, true);
+  titleFont.setPixelSize(s.fontPixels + 2);
+  const double titleWidth = QFontMetricsF(titleFont).horizontalAdvance(titleOf(f)) + 12;
+  return {std::max(p.bar.right() + 6, titleWidth), rows + 6 * line};
+}
+
+void paintDrift(QPainter& p, const DriftFigure& f, const HeatmapStyle& s, const QRectF& bounds) {
+  const RowDrift& d = f.drift;
+  const Parts parts = layout(f, s, bounds);
+  const QFont font = heatmapFont(s);
+  const QFont bold = heatmapFont(s, true);
+  const QFontMetricsF fm(font);
+  p.save();
+  QFont titleFont = bold;
+  titleFont.setPixelSize(s.fontPixels + 2);
+  p.setFont(titleFont);
+  p.setPen(Qt::black);
+  p.drawText(parts.title, Qt::AlignLeft | Qt::AlignVCenter,
+             QFontMetricsF(titleFont).elidedText(titleOf(f), Qt::ElideRight, parts.title.width()));
+  const int columns = int(d.columns.size());
+  if (d.classes <= 0 || columns <= 0) {
+    p.restore();
+    return;
+  }
+  const QRectF& g = parts.grid;
+  const double scale = p.device() ? p.device()->devicePixelRatioF() * p.transform().m11() : 1.0;
+  const double rowHeight = g.height() / d.classes, columnWidth = g.width() / columns;
+  p.setRenderHint(QPainter::SmoothPixmapTransform, false);
+  p.drawImage(g, driftImage(f, int(std::ceil(g.height() * scale))));
+  p.setPen(QPen(QColor(60, 60, 60), 1));
+  p.drawRect(g);
+  // Values on the cells when they fit: the signed deviation.
+  p.setFont(font);
+  if (rowHeight >= fm.height() && columnWidth >= fm.horizontalAdvance(QStringLiteral("+000")))
+    for (int c = 0; c < d.classes; ++c)
+      for (int k = 0; k < columns; ++k) {
+        const double v = d.at(c, size_t(k));
+        const QRectF cell(g.left() + k * columnWidth, g.top() + c * rowHeight, columnWidth,
+                          rowHeight);
+        p.setPen(textColorOn(divergingColor(std::clamp(v / std::max(1.0, d.worst), -1.0, 1.0))));
+        p.drawText(cell, Qt::AlignCenter, signedCount(v));
+      }
+  // The column shown in the window.
+  if (f.highlight >= 0 && f.highlight < columns) {
+    p.setPen(QPen(Qt::black, 2));
+    p.setBrush(Qt::NoBrush);
+    p.drawRect(QRectF(g.left() + f.highlight * columnWidth, g.top(), columnWidth, g.height()));
+  }
+  // Class names: all when they fit, else the most drifting, bold when their row is wrong.
+  for (int c : driftNamedRows(f, rowHeight, fm.height())) {
+    double worst = 0;
+    for (int k = 0; k < columns; ++k) worst = std::max(worst, std::abs(d.at(c, size_t(k))));
+    p.setFont(worst > 0 ? bold : font);
+    p.setPen(worst > 0 ? QColor(kMismatchInk) : QColor(Qt::black));
+    const double y = g.top() + (c + 0.5) * rowHeight;
+    const QString name =
+        size_t(c) < f.classNames.size() ? f.classNames[size_t(c)] : QString::number(c);
+    p.drawText(QRectF(parts.names.left(), y - fm.height() / 2, parts.names.width(), fm.height()),
+               Qt::AlignRight | Qt::AlignVCenter,
+               QFontMetricsF(p.font()).elidedText(name, Qt::ElideRight, parts.names.width()));
+    if (rowHeight < fm.height()) {  // a leader to the thin row it names
+      p.setPen(QPen(QColor(120, 120, 120), 0.8));
+      p.drawLine(QPointF(parts.names.right() + 1, y), QPointF(g.left() - 1, y));
+    }
+  }
+  // Column labels, thinned to fit, and the axis title.
+  p.setFont(font);
+  p.setPen(Qt::black);
+  double widest = 0;
+  for (int k = 0; k < columns; ++k)
+    widest = std::max(widest, fm.horizontalAdvance(columnLabel(d, size_t(k))));
+  const int step = labelStep(columnWidth, widest + 6);
+  for (int k = 0; k < columns; k += step)
+    p.drawText(QRectF(g.left() + k * columnWidth, parts.columns.top(), columnWidth,
+                      parts.columns.height()),
+               Qt::AlignCenter | Qt::TextDontClip, columnLabel(d, size_t(k)));
+  p.drawText(parts.xTitle, Qt::AlignCenter,
+             epochColumns(d) ? QStringLiteral("epoch") : QStringLiteral("evaluation"));
+  paintColorBar(p, barData(f), s, parts.bar);
+  p.restore();
+}
+
+}  // namespace shardlens::render

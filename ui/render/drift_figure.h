@@ -1,0 +1,40 @@
+#pragma once
+// The drift figure: each class's row sum minus its true count, evaluation by evaluation, as
+// a class x epoch heatmap in diverging colours (0: the row is right), with the classes that
+// drift most named. It reads at 10 classes (every row named, values on the cells) and at
+// 1000 (rows pooled to pixels by their largest deviation, the worst classes named). The
+// GUI's Charts tab and `export` of a run of several epochs draw it.
+#include <QImage>
+#include <QPainter>
+#include <QString>
+#include <vector>
+
+#include "core/report/row_drift.h"
+#include "ui/render/heatmap_data.h"
+
+namespace shardlens::render {
+
+struct DriftFigure {
+  RowDrift drift;
+  std::vector<QString> classNames;  // by class id
+  QString title;                    // above the figure; empty: the default title
+  int highlight = -1;               // the column shown in the window, outlined
+};
+
+// At most this many classes are named beside the rows when they do not all fit.
+inline constexpr int kDriftNamedClasses = 12;
+
+// The rows named beside the grid at `rowHeight` pixels a class, top to bottom: every class
+// when their labels fit, else the most drifting ones that do not overlap (`lineHeight`).
+std::vector<int> driftNamedRows(const DriftFigure& f, double rowHeight, double lineHeight);
+
+// One pixel per column and per `pixelRows` rows: each pixel the largest |deviation| among
+// the classes it covers, so one wrong class among 1000 still shows.
+QImage driftImage(const DriftFigure& f, int pixelRows);
+
+// Where the cells are inside `bounds` (for hit tests: row = class, column = evaluation).
+QRectF driftGrid(const DriftFigure& f, const HeatmapStyle& s, const QRectF& bounds);
+QSizeF driftSizePoints(const DriftFigure& f, const HeatmapStyle& s);
+void paintDrift(QPainter& p, const DriftFigure& f, const HeatmapStyle& s, const QRectF& bounds);
+
+}  // namespace shardlens::render
