@@ -37,6 +37,7 @@ class Fd {
   explicit Fd(int fd) : m_fd(fd) {}
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
+  Fd(Fd&& other) noexcept : m_fd(other.m_fd) { other.m_fd = -1; }
   ~Fd() {
     if (m_fd >= 0) ::close(m_fd);
   }
@@ -189,20 +190,49 @@ std::string quote_excerpt(std::string_view text, size_t max_chars) {
 
 }  // namespace io_detail
 
-std::string read_file_bytes(const std::string& path, size_t max_bytes) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+namespace {
+
+std::string kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "a special file";
+}
+
+[[noreturn]] void fail_not_regular(const std::string& path, mode_t mode) {
+  fail(path, "cannot read: is " + kind_of(mode) + ", not a regular file");
+}
+
+// Opened without blocking (a FIFO without a writer would block the open itself), then
+// refused unless regular; O_NONBLOCK changes nothing for a regular file's reads.
+Fd open_regular(const std::string& path, struct stat& st) {
+  // Named before opening: a socket cannot be opened at all ("No such device or address").
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) fail_not_regular(path, st.st_mode);
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (fd.get() < 0) fail_errno(path, "open", errno);
-  struct stat st {};
   if (::fstat(fd.get(), &st) != 0) fail_errno(path, "open", errno);
-  if (S_ISDIR(st.st_mode)) fail(path, "cannot open (is a directory)");
+  if (!S_ISREG(st.st_mode)) fail_not_regular(path, st.st_mode);
+  return fd;
+}
+
+}  // namespace
+
+void require_regular_file(const std::string& path) {
+  struct stat st {};
+  open_regular(path, st);
+}
+
+std::string read_file_bytes(const std::string& path, size_t max_bytes) {
+  struct stat st {};
+  Fd fd = open_regular(path, st);
   std::string out;
-  if (S_ISREG(st.st_mode)) {
-    if (uint64_t(st.st_size) > max_bytes)
-      fail(path, "file is " + std::to_string(st.st_size) + " bytes, more than the " +
-                     limit_text(max_bytes));
-    check_load_budget(path, uint64_t(st.st_size), "the file's bytes");
-    out.reserve(size_t(st.st_size));  // Checked against the limit and the budget just above.
-  }
+  if (uint64_t(st.st_size) > max_bytes)
+    fail(path, "file is " + std::to_string(st.st_size) + " bytes, more than the " +
+                   limit_text(max_bytes));
+  check_load_budget(path, uint64_t(st.st_size), "the file's bytes");
+  out.reserve(size_t(st.st_size));  // Checked against the limit and the budget just above.
   read_all(fd.get(), path, max_bytes, out);
   if (out.empty()) fail(path, "empty file");
   return out;

@@ -9,6 +9,11 @@
 
 namespace shardlens {
 
+// The one check of what a reader is given by path: it must be a regular file. A FIFO would
+// block the open (or the read) forever, a socket or device never end; a directory is no
+// file. Opens without blocking to find out. Throws InputError naming the path and what it is.
+void require_regular_file(const std::string& path);
+
 // Reads a file; throws InputError "PATH: cannot open (reason)" / "PATH: empty file".
 // `max_bytes` guards against reading absurd files into memory.
 std::string read_file_bytes(const std::string& path, size_t max_bytes = kMaxReadBytes);

@@ -443,6 +443,7 @@ std::vector<double> npy_doubles_from_bytes(const std::string& bytes, const std::
 }
 
 size_t read_npy_integer_column(const std::string& path, const IntegerChunkSink& sink) {
+  require_regular_file(path);
   std::ifstream file(path, std::ios::binary);
   std::error_code ec;
   if (!file || std::filesystem::is_directory(path, ec)) fail(path, "cannot open for reading");

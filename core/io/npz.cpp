@@ -173,10 +173,10 @@ NpzArchive& NpzArchive::operator=(NpzArchive&&) noexcept = default;
 NpzArchive::~NpzArchive() = default;
 
 NpzArchive NpzArchive::open_file(const std::string& path) {
+  require_regular_file(path);
   struct stat sb {};
   if (::stat(path.c_str(), &sb) != 0)
     fail(path, std::string("cannot open (") + strerror(errno) + ")");
-  if (S_ISDIR(sb.st_mode)) fail(path, "cannot open (is a directory)");
   if (sb.st_size == 0) fail(path, "empty file");
   zip_error_t err;
   zip_error_init(&err);

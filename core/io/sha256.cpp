@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/io/files.h"
 #include "core/model/types.h"
 
 namespace shardlens {
@@ -56,6 +57,7 @@ std::string sha256_hex(std::string_view data) {
 }
 
 std::string sha256_file_hex(const std::string& path) {
+  require_regular_file(path);
   std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!file) throw InputError(path + ": cannot open (" + std::strerror(errno) + ")");
   const Digest ctx = start_digest();
