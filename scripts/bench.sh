@@ -197,15 +197,15 @@ torch_wall, torch_rss = float(sys.argv[1]), float(sys.argv[2])
 version = sys.argv[3]
 wall, rss = float(sys.argv[4]), float(sys.argv[5])
 # "shardlens-progress RANK FRACTION STAGE" lines: the bar moves when stages report fractions
-# strictly inside (0, 1), the longest gap between two reports says whether it ever froze.
+# strictly inside (0, 1); the stages are listed in the order they reported.
 moves, stages = 0, []
 with open(sys.argv[6]) as err:
     for line in err:
-        parts = line.split()
+        parts = line.split(maxsplit=3)  # a stage name may hold spaces ("loading labels")
         if len(parts) == 4 and parts[0] == "shardlens-progress":
             moves += 0 < float(parts[2]) < 1
             if not stages or stages[-1] != parts[3]:
-                stages.append(parts[3])
+                stages.append(parts[3].strip())
 def verdict(ok):
     return "met" if ok else "MISSED"
 print(f"  torch.randperm(10**9), torch {version}: {torch_wall:8.1f} s, peak RSS {torch_rss:.0f} MB")
