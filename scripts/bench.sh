@@ -10,6 +10,7 @@
 #   scripts/bench.sh                 # builds the minimal preset (no Qt/LibTorch/CUDA) first
 #   BUILD_DIR=build/x scripts/bench.sh   # or uses an already configured build directory
 #   REPEATS=5 PEER_REPEATS=2 N=10000000 BIG_N=100000000 scripts/bench.sh
+#   BIG9=1 scripts/bench.sh          # adds the 10^9-sample row beside torch.randperm(10**9)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,7 +47,8 @@ echo "$engine_out"
 echo
 echo "== PyTorch peers (bench/peer.py, $PY)"
 data_dir=$(mktemp -d)
-trap 'rm -rf "$data_dir"' EXIT
+measure_err=$(mktemp)  # the stderr of the last measure() (progress lines)
+trap 'rm -rf "$data_dir" "$measure_err"' EXIT
 peer_out=$("$PY" bench/peer.py --n "$N" --classes 1000 --world-size 8 --repeats "$REPEATS" \
   --peer-repeats "$PEER_REPEATS" --save-npy "$data_dir")
 echo "$peer_out"
@@ -96,6 +98,20 @@ if [[ "$cli_checksum" != "$(result checksum "$peer_out")" ]]; then
 fi
 echo
 
+# measure CMD...: runs CMD once, stdout discarded (stderr kept in $measure_err); prints
+# RESULT rss_mb (the child's peak resident memory, ru_maxrss in KiB / 1024), wall_s, rc.
+measure() {
+  "$PY" - "$@" 2>"$measure_err" <<'PYEOF'
+import resource, subprocess, sys, time
+start = time.perf_counter()
+proc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
+wall = time.perf_counter() - start
+# ru_maxrss of the children: the command is the only child (kilobytes on Linux).
+rss_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(f"RESULT rss_mb={rss_kb / 1024:.1f} wall_s={wall:.3f} rc={proc.returncode}")
+PYEOF
+}
+
 # Peak resident memory of the CLI command at n = BIG_N, C = 1000, W = 8, shuffled (labels,
 # predictions, the permutation, coverage and every rank's matrices included).
 classes=1000
@@ -103,26 +119,27 @@ per_class=$((BIG_N / classes))
 big_cmd=("$CLI" simulate --dataset "synthetic:classes=$classes,per-class=$per_class" --world-size 8
   --shuffle)
 echo "== Peak memory: ${big_cmd[*]}"
-big_out=$("$PY" - "${big_cmd[@]}" <<'PYEOF'
-import resource, subprocess, sys, time
-start = time.perf_counter()
-proc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
-wall = time.perf_counter() - start
-# ru_maxrss of the children: the CLI is the only child (kilobytes on Linux).
-rss_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(f"RESULT rss_mb={rss_kb / 1024:.1f} wall_s={wall:.3f} rc={proc.returncode}")
-PYEOF
-)
+big_out=$(measure "${big_cmd[@]}")
 rss=$(result rss_mb "$big_out")
 [[ "$(result rc "$big_out")" == 0 ]] || { echo "bench.sh: the n=$BIG_N simulation failed" >&2; exit 1; }
 
+# Issue 27's headless row: the imbalanced ImageNet-like case with the JSON report (every
+# rank's 1000 x 1000 matrix printed), n = BIG_N, 8 ranks; target < 1 GB.
+zipf_cmd=("$CLI" simulate --dataset "synthetic:classes=$classes,n=$BIG_N,zipf=1.1" --world-size 8
+  --batch-size 256 --shuffle --format json)
+echo "== Peak memory: ${zipf_cmd[*]}"
+zipf_out=$(measure "${zipf_cmd[@]}")
+[[ "$(result rc "$zipf_out")" == 0 ]] || { echo "bench.sh: the zipf simulation failed" >&2; exit 1; }
+
 "$PY" - "$core" "$evaluate" "$peer" "$floor" "$rss" "$(result wall_s "$big_out")" \
   "$(result core_cpu_s "$engine_out")" "$(result peer_cpu_s "$peer_out")" \
-  "$(result floor_cpu_s "$peer_out")" "$cli_simulate" "$cli_diagnose" "$N" "$BIG_N" <<'PYEOF'
+  "$(result floor_cpu_s "$peer_out")" "$cli_simulate" "$cli_diagnose" "$N" "$BIG_N" \
+  "$(result rss_mb "$zipf_out")" "$(result wall_s "$zipf_out")" <<'PYEOF'
 import sys
 (core, evaluate, peer, floor, rss, big_wall, core_cpu, peer_cpu, floor_cpu, cli_simulate,
  cli_diagnose) = map(float, sys.argv[1:12])
 n, big_n = sys.argv[12], sys.argv[13]
+zipf_rss, zipf_wall = map(float, sys.argv[14:16])
 def verdict(ok):
     return "met" if ok else "MISSED"
 print()
@@ -149,7 +166,57 @@ print(f"  CPU seconds: ShardLens {core_cpu:.3f}, peer {peer_cpu:.3f}, randperm +
       f"{floor_cpu:.3f} -> {peer_cpu / core_cpu:.1f}x and {floor_cpu / core_cpu:.2f}x")
 print(f"  peak RSS, simulate n = {big_n}: {rss:.0f} MB in {big_wall:.1f} s "
       f"(target < 1024 MB: {verdict(rss < 1024)})")
+print(f"  peak RSS, simulate zipf=1.1 n = {big_n} --format json: {zipf_rss:.0f} MB in "
+      f"{zipf_wall:.1f} s (target < 1024 MB: {verdict(zipf_rss < 1024)})")
 PYEOF
+
+# Opt-in (BIG9=1, about 5 minutes and 16 GB of memory free): 10^9 samples, 64 ranks, the
+# JSON report, beside torch.randperm(10**9) alone timed in the same run. Targets: no slower
+# than that randperm (ratio <= 1.0), under 8 GB, and progress that moves on stderr.
+if [[ "${BIG9:-0}" == 1 ]]; then
+  nine_cmd=("$CLI" simulate --dataset "synthetic:classes=$classes,n=1000000000,zipf=1.1"
+    --world-size 64 --batch-size 256 --shuffle --format json)
+  echo
+  echo "== 10^9: torch.randperm(10**9) ($PY), then ${nine_cmd[*]}"
+  torch_out=$("$PY" - <<'PYEOF'
+import resource, time, torch
+start = time.perf_counter()
+perm = torch.randperm(10**9)
+wall = time.perf_counter() - start
+rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(f"RESULT rss_mb={rss_kb / 1024:.1f} wall_s={wall:.3f} torch={torch.__version__}")
+PYEOF
+)
+  nine_out=$(measure env SHARDLENS_PROGRESS=lines "${nine_cmd[@]}")
+  [[ "$(result rc "$nine_out")" == 0 ]] || { echo "bench.sh: the 10^9 simulation failed" >&2; exit 1; }
+  "$PY" - "$(result wall_s "$torch_out")" "$(result rss_mb "$torch_out")" \
+    "$(result torch "$torch_out")" "$(result wall_s "$nine_out")" "$(result rss_mb "$nine_out")" \
+    "$measure_err" <<'PYEOF'
+import sys
+torch_wall, torch_rss = float(sys.argv[1]), float(sys.argv[2])
+version = sys.argv[3]
+wall, rss = float(sys.argv[4]), float(sys.argv[5])
+# "shardlens-progress RANK FRACTION STAGE" lines: the bar moves when stages report fractions
+# strictly inside (0, 1); the stages are listed in the order they reported.
+moves, stages = 0, []
+with open(sys.argv[6]) as err:
+    for line in err:
+        parts = line.split(maxsplit=3)  # a stage name may hold spaces ("loading labels")
+        if len(parts) == 4 and parts[0] == "shardlens-progress":
+            moves += 0 < float(parts[2]) < 1
+            if not stages or stages[-1] != parts[3]:
+                stages.append(parts[3].strip())
+def verdict(ok):
+    return "met" if ok else "MISSED"
+print(f"  torch.randperm(10**9), torch {version}: {torch_wall:8.1f} s, peak RSS {torch_rss:.0f} MB")
+print(f"  shardlens-cli simulate n = 10^9, W = 64:  {wall:8.1f} s, peak RSS {rss:.0f} MB")
+print(f"  time vs torch.randperm(10**9) alone: {wall / torch_wall:5.2f}x "
+      f"(target <= 1.0: {verdict(wall <= torch_wall)})")
+print(f"  peak RSS {rss / 1024:.2f} GB (target < 8 GB: {verdict(rss < 8192)})")
+print(f"  progress: {moves} updates inside (0, 1) over {' > '.join(stages)} "
+      f"(target: it moves: {verdict(moves >= 10)})")
+PYEOF
+fi
 
 # The Python recorder's cost per sample beside the bare evaluation loop, before (the recorder
 # as it was before issue 23, commit 4f3246a) and after; the venv's python when there is one
@@ -157,7 +224,7 @@ PYEOF
 REC_PY=$PY
 [[ -x build/venv/bin/python ]] && REC_PY=build/venv/bin/python
 before_py=$(mktemp --suffix=.py)
-trap 'rm -f "$before_py"' EXIT
+trap 'rm -rf "$data_dir" "$measure_err" "$before_py"' EXIT
 echo
 echo "== The Python recorder (bench/recorder_bench.py, $REC_PY): microseconds a sample"
 if git show 4f3246a:integrations/python/shardlens_recorder.py >"$before_py" 2>/dev/null; then

@@ -59,7 +59,10 @@ void register_simulate(CLI::App& app) {
       if (!args->run_file.empty()) throw InputError("--like: not with --run");
       return run_like(*cmd, args->engine, args->like);
     }
-    const std::vector<Evaluation> e = evaluations_for(*cmd, args->engine, args->run_file);
+    std::vector<Evaluation> e = evaluations_for(*cmd, args->engine, args->run_file);
+    // Only the report is left to write: it reads no per-sample array.
+    if (args->out.empty() && args->save_run.empty())
+      for (Evaluation& one : e) release_samples(one);
     print_reports(e, args->engine.format);
     write_outputs(e, *args);
     if (!args->save_run.empty()) {
@@ -87,7 +90,8 @@ void register_diagnose(CLI::App& app) {
     // A run file and a simulation are reported alike; an incomplete run is wrong (exit 1)
     // with its "incomplete-run" finding, as the GUI shows it.
     // Several epochs: each is reported, and any wrong one makes the exit code 1.
-    const std::vector<Evaluation> e = evaluations_for(*cmd, args->engine, args->run_file);
+    std::vector<Evaluation> e = evaluations_for(*cmd, args->engine, args->run_file);
+    for (Evaluation& one : e) release_samples(one);  // the report reads no per-sample array
     print_reports(e, args->engine.format);
     g_exit_code = all_correct(e) ? 0 : 1;
   });

@@ -92,7 +92,8 @@ std::vector<Evaluation> evaluations_for(const CLI::App& cmd, const EngineFlags& 
 
 void print_reports(const std::vector<Evaluation>& evaluations, const std::string& format) {
   if (format == "json") {
-    std::cout << reports_json(evaluations).dump(2) << "\n";
+    write_reports_json(std::cout, evaluations);  // the matrices streamed, no tree in memory
+    std::cout << "\n";
     return;
   }
   if (evaluations.size() == 1) {

@@ -54,7 +54,7 @@ LabelLayout parse_layout(const Spec& spec) {
   throw InputError("--dataset: layout=" + v + " is not shuffled, blocks or interleaved");
 }
 
-Labels synthetic_labels(const Spec& spec) {
+Labels synthetic_labels(const Spec& spec, Progress* progress) {
   const std::string flag = "--dataset";
   spec_allow_only(spec,
                   {"classes", "per-class", "counts", "n", "zipf", "layout", "layout-seed", "names",
@@ -107,7 +107,8 @@ Labels synthetic_labels(const Spec& spec) {
     throw InputError(flag + ": the dataset must have 1 to 2^32-1 samples");
   const auto seed =
       spec.options.count("layout-seed") ? spec_int(spec, "layout-seed", flag, 0, 0xFFFFFFFFll) : 0;
-  Labels labels = synthetic_counts(counts, parse_layout(spec), static_cast<uint32_t>(seed));
+  Labels labels =
+      synthetic_counts(counts, parse_layout(spec), static_cast<uint32_t>(seed), progress);
   labels.source = "synthetic";
   return labels;
 }
@@ -242,7 +243,7 @@ Labels load_labels(const std::string& text, Progress* progress) {
   const Spec spec = parse_spec(text, "--dataset");
   Labels labels;
   if (spec.kind == "synthetic") {
-    labels = synthetic_labels(spec);
+    labels = synthetic_labels(spec, progress);
   } else if (spec.kind == "fashion-mnist") {
     if (spec.path != "test" && spec.path != "train") {
       throw InputError("--dataset: fashion-mnist:" + spec.path +

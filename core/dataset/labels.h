@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/model/huge_pages.h"
+#include "core/model/progress.h"
 
 namespace shardlens {
 
@@ -48,7 +49,12 @@ Labels labels_from_values(const std::vector<int64_t>& values, int32_t num_classe
 // `layout_seed`) so it looks like a real dataset; `blocks` keeps classes contiguous.
 enum class LabelLayout { Shuffled, Blocks, Interleaved };
 Labels synthetic_counts(const std::vector<int64_t>& counts,
-                        LabelLayout layout = LabelLayout::Shuffled, uint32_t layout_seed = 0);
+                        LabelLayout layout = LabelLayout::Shuffled, uint32_t layout_seed = 0,
+                        Progress* progress = nullptr);
+// The Shuffled layout's shuffle of `targets` in place: Fisher-Yates from the end with
+// std::mt19937(seed) draws, j = gen() % (i + 1) (exposed for tests).
+// `progress` moves the "loading labels" stage (10^9 labels take seconds).
+void shuffle_layout(std::vector<int32_t>& targets, uint32_t seed, Progress* progress = nullptr);
 // Zipf-imbalanced: class k gets a share proportional to 1 / (k + 1)^exponent of n samples.
 std::vector<int64_t> zipf_counts(int32_t classes, int64_t n, double exponent);
 

@@ -444,7 +444,9 @@ void classify_sampling(Classifier& c, const RecordStats& st, const SampleSet& mi
 // The samples never evaluated, with their classes when known.
 SampleSet never_evaluated(const DiagnosisInput& in, const RecordStats& st) {
   SampleSet missing;
-  for (size_t i = 0; i < st.times.size(); ++i) {
+  // Uniform coverage of at least one evaluation (the usual case) misses nothing.
+  const bool none_missing = st.times.is_uniform() && !st.times.empty() && st.times[0] > 0;
+  for (size_t i = 0; i < st.times.size() && !none_missing; ++i) {
     if (st.times[i] == 0) {
       const int32_t cls = in.inputs    ? in.inputs->target(int64_t(i))
                           : in.targets ? (*in.targets)[i]
@@ -468,10 +470,8 @@ SampleSet never_evaluated(const DiagnosisInput& in, const RecordStats& st) {
 void summarize(const DiagnosisInput& in, const RecordStats& st, const SampleSet& missing,
                const Matrix& record_sum, Diagnosis& out) {
   const Matrix& reported = *in.reported;
-  for (uint8_t t : st.times) {
-    out.distinct_evaluated += t > 0;
-    out.duplicated_samples += t > 1;
-  }
+  out.distinct_evaluated = st.times.count_at_least(1);
+  out.duplicated_samples = st.times.count_at_least(2);
   out.reported_total = reported.total();
   for (int64_t k : in.class_counts) out.expected_total += k;
   out.evaluated_records = st.records;
@@ -528,16 +528,14 @@ Diagnosis diagnose(const DiagnosisInput& in) {
 }
 
 Diagnosis diagnose_incomplete(const RecordSource& records, const std::vector<int64_t>& class_counts,
-                              const std::vector<uint8_t>& times_evaluated, const std::string& why) {
+                              const Coverage& times_evaluated, const std::string& why) {
   Diagnosis d;
   d.correct = false;
   for (int64_t c : class_counts) d.expected_total += c;
   for (int r = 0; r < records.world_size(); ++r) d.evaluated_records += records.rank_size(r);
-  for (uint8_t t : times_evaluated) {
-    d.distinct_evaluated += t > 0;
-    d.duplicated_samples += t > 1;
-    d.missing_samples += t == 0;
-  }
+  d.distinct_evaluated = times_evaluated.count_at_least(1);
+  d.duplicated_samples = times_evaluated.count_at_least(2);
+  d.missing_samples = times_evaluated.count_equal(0);
   Finding f(Pattern::IncompleteRun);
   f.facts.stopped_by = why;
   d.findings.push_back(std::move(f));

@@ -76,7 +76,7 @@ Diagnosis diagnose(const DiagnosisInput& input);
 // The diagnosis of a run that ended before its sync: coverage from the records, and one
 // "incomplete-run" finding saying why no row can be checked (`why`: what stopped the sync).
 Diagnosis diagnose_incomplete(const RecordSource& records, const std::vector<int64_t>& class_counts,
-                              const std::vector<uint8_t>& times_evaluated, const std::string& why);
+                              const Coverage& times_evaluated, const std::string& why);
 
 // The diagnosis of an evaluation with no records at all: nothing can be checked, and an
 // empty matrix that "equals" an empty expectation is no evidence; one "nothing-recorded"

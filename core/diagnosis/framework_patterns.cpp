@@ -194,8 +194,7 @@ void classify_framework_patterns(const DiagnosisInput& in, Diagnosis& out) {
 
 Diagnosis diagnose_uneven_steps(const RecordSource& records,
                                 const std::vector<int64_t>& class_counts,
-                                const std::vector<uint8_t>& times_evaluated,
-                                const std::vector<int64_t>& steps,
+                                const Coverage& times_evaluated, const std::vector<int64_t>& steps,
                                 const std::vector<int64_t>& sizes, const std::string& sync) {
   Diagnosis d = diagnose_incomplete(records, class_counts, times_evaluated, "uneven steps");
   d.findings.clear();

@@ -20,8 +20,7 @@ void classify_framework_patterns(const DiagnosisInput& in, Diagnosis& out);
 // `steps` holds each rank's step count, `sizes` its sample count.
 Diagnosis diagnose_uneven_steps(const RecordSource& records,
                                 const std::vector<int64_t>& class_counts,
-                                const std::vector<uint8_t>& times_evaluated,
-                                const std::vector<int64_t>& steps,
+                                const Coverage& times_evaluated, const std::vector<int64_t>& steps,
                                 const std::vector<int64_t>& sizes, const std::string& sync);
 
 }  // namespace shardlens

@@ -7,7 +7,8 @@ RecordStats collect_stats(const RecordSource& src, int64_t dataset_size, int32_t
   RecordStats st;
   const int w = src.world_size();
   const auto n = static_cast<size_t>(std::max<int64_t>(dataset_size, 0));
-  assign_huge(st.times, n, uint8_t{0});
+  std::vector<uint8_t> times;
+  assign_huge(times, n, uint8_t{0});
   st.distinct.emplace(classes);
   Matrix& distinct = *st.distinct;
   // Which rank saw an index last (rank + 1; 0 = none): ranks are visited in order, so a
@@ -42,7 +43,7 @@ RecordStats collect_stats(const RecordSource& src, int64_t dataset_size, int32_t
       if (rec.index < previous) ++descents;
       previous = rec.index;
       const auto i = static_cast<size_t>(rec.index);
-      if (st.times[i] > 0) {
+      if (times[i] > 0) {
         if (last_rank[i] == r + 1) {
           st.within_rank_duplicates.add(rec.index, rec.target);
         } else {
@@ -52,7 +53,7 @@ RecordStats collect_stats(const RecordSource& src, int64_t dataset_size, int32_t
       } else {
         distinct.at(rec.target, rec.prediction) += 1;
       }
-      st.times[i] = static_cast<uint8_t>(st.times[i] + (st.times[i] < 255));
+      times[i] = static_cast<uint8_t>(times[i] + (times[i] < 255));
       last_rank[i] = static_cast<uint16_t>(r + 1);
     });
     st.rank_sizes.push_back(counted);
@@ -60,6 +61,7 @@ RecordStats collect_stats(const RecordSource& src, int64_t dataset_size, int32_t
     if (size >= 8 && descents > 2) st.shuffled_order = true;
     st.exact_per_rank.push_back(std::move(m));
   }
+  st.times = Coverage(std::move(times));
   return st;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/dataset/dataset_inputs.h"
+#include "core/model/coverage.h"
 #include "core/model/matrix.h"
 #include "core/model/progress.h"
 #include "core/model/records.h"
@@ -41,7 +42,7 @@ struct RecordStats {
   // check); filled by the record walk, where no dataset inputs give it.
   std::optional<Matrix> distinct;
   std::vector<int64_t> rank_sizes;  // records per rank outside the sanity check
-  std::vector<uint8_t> times;       // evaluations per dataset index, saturating at 255
+  Coverage times;                   // evaluations per dataset index, saturating at 255
   int64_t records = 0;
   int64_t invalid = 0;  // index outside [0, n) or target/prediction outside [0, C)
   SampleSet flagged_padding, flagged_sanity;

@@ -3,6 +3,7 @@
 // position of that order, in sequential memory, and mapped to dataset indices once; only
 // padding, sanity and duplicate records (few) are looked at one by one.
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "core/diagnosis/stats.h"
@@ -62,6 +63,54 @@ std::vector<uint8_t> position_counts(const ShardPlan& plan, int64_t n) {
     }
   }
   return counts;
+}
+
+// The count of every position when all are counted alike, else nullopt. Counted a block of
+// positions at a time (each block in cache), so the uniform case, a DistributedSampler's
+// usual one, makes no array of n counts: 1 GB at 10^9 samples. Positions that wrap past n
+// are padding, a few per rank; past kMaxWrapped of them the caller's full count decides.
+std::optional<uint8_t> uniform_position_count(const ShardPlan& plan, int64_t n) {
+  constexpr size_t kMaxWrapped = size_t(1) << 20;
+  struct Run {
+    int64_t start, stride, direct;
+  };
+  std::vector<Run> runs;
+  std::vector<int64_t> wrapped;
+  for (const EvaluatedRank& rank : plan.evaluated) {
+    for (const Segment& s : rank.sequence.segments) {
+      if (s.flags & kSanity) continue;
+      if (s.stride <= 0) return std::nullopt;
+      const int64_t direct = unwrapped_count(s);
+      runs.push_back({s.start, s.stride, direct});
+      for (int64_t k = direct; k < s.count; ++k) {
+        if (wrapped.size() == kMaxWrapped) return std::nullopt;
+        wrapped.push_back((s.start + k * s.stride) % n);
+      }
+    }
+  }
+  std::sort(wrapped.begin(), wrapped.end());
+  constexpr int64_t kBlock = int64_t(1) << 16;
+  std::vector<uint8_t> block(static_cast<size_t>(kBlock));
+  std::optional<uint8_t> value;
+  size_t next_wrapped = 0;
+  for (int64_t begin = 0; begin < n; begin += kBlock) {
+    const int64_t end = std::min(n, begin + kBlock);
+    uint8_t* c = block.data() - begin;  // c[pos] for pos in [begin, end)
+    std::fill(block.begin(), block.end(), uint8_t{0});
+    for (const Run& r : runs) {
+      int64_t k = begin <= r.start ? 0 : (begin - r.start + r.stride - 1) / r.stride;
+      for (int64_t pos = r.start + k * r.stride; k < r.direct && pos < end; ++k, pos += r.stride)
+        c[pos] = uint8_t(c[pos] + (c[pos] < 255));
+    }
+    for (; next_wrapped < wrapped.size() && wrapped[next_wrapped] < end; ++next_wrapped) {
+      uint8_t& t = c[wrapped[next_wrapped]];
+      t = uint8_t(t + (t < 255));
+    }
+    const auto [least, most] = std::minmax_element(block.begin(), block.begin() + (end - begin));
+    if (*least != *most || (value && *value != *least)) return std::nullopt;
+    value = *least;
+  }
+  return value;
 }
 
 // Duplicates in walk order (rank by rank): the second and later evaluations of a position,
@@ -138,10 +187,15 @@ std::optional<RecordStats> stats_from_plan(const ShardPlan& plan, const DatasetI
     if (seq.size() >= 8 && descents(seq, 2) > 2) st.shuffled_order = true;
   }
   if (n <= 0 || !order) {
-    st.times.assign(size_t(std::max<int64_t>(n, 0)), 0);
+    st.times = Coverage::uniform(size_t(std::max<int64_t>(n, 0)), 0);
     return st;
   }
   step(progress, "diagnosing", 0.3);
+  if (const std::optional<uint8_t> same = uniform_position_count(plan, n); same && *same <= 1) {
+    // Every index evaluated once (or never): no duplicates to classify, one count for all.
+    st.times = Coverage::uniform(size_t(n), *same);
+    return st;
+  }
   std::vector<uint8_t> counts = position_counts(plan, n);
   step(progress, "diagnosing", 0.6);
   uint8_t least = 255, most = 0;  // one pass: are they all equal, is any counted twice?
@@ -152,9 +206,11 @@ std::optional<RecordStats> stats_from_plan(const ShardPlan& plan, const DatasetI
   if (order->perm.empty() || uniform) {
     st.times = std::move(counts);  // positions are indices, or every index counts the same
   } else {
-    assign_huge(st.times, size_t(n), uint8_t{0});
+    std::vector<uint8_t> times;
+    assign_huge(times, size_t(n), uint8_t{0});
     const uint32_t* perm = order->perm.data();
-    for (int64_t p = 0; p < n; ++p) st.times[perm[p]] = counts[size_t(p)];
+    for (int64_t p = 0; p < n; ++p) times[perm[p]] = counts[size_t(p)];
+    st.times = Coverage(std::move(times));
   }
   return st;
 }

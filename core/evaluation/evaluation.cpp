@@ -7,7 +7,7 @@ namespace {
 
 // The whole dataset's matrix and the distinct evaluated samples' matrix in one pass over
 // the keys; when every sample was evaluated they are the same.
-void bincount_inputs(const DatasetInputs& in, const std::vector<uint8_t>& times, int64_t never,
+void bincount_inputs(const DatasetInputs& in, const Coverage& times, int64_t never,
                      std::optional<Matrix>& whole, Matrix& distinct) {
   const int32_t c = in.classes();
   const uint32_t* keys = in.unsigned_keys();
@@ -111,6 +111,14 @@ std::string evaluation_label(const Evaluation& e) {
   return label;
 }
 
+void release_samples(Evaluation& e) {
+  e.records.reset();
+  e.plan.reset();
+  e.inputs.reset();
+  e.labels.reset();
+  e.times_evaluated = Coverage();
+}
+
 std::optional<Matrix> Evaluation::difference() const {
   if (!synced || !expected) return std::nullopt;
   Matrix d = *synced;
@@ -121,8 +129,8 @@ std::optional<Matrix> Evaluation::difference() const {
 void complete_evaluation(Evaluation& e, Progress* progress, std::optional<RecordStats> stats) {
   if (!stats) stats = collect_stats(*e.records, e.meta.dataset_size, e.classes(), progress);
   step(progress, "expected", 0.0);
-  const std::vector<uint8_t>& times = stats->times;
-  const int64_t never = std::count(times.begin(), times.end(), 0);
+  const Coverage& times = stats->times;
+  const int64_t never = times.count_equal(0);
   if (e.inputs) {
     bincount_inputs(*e.inputs, times, never, e.expected, e.expected_distinct);
   } else {

@@ -20,6 +20,7 @@
 #include "core/dataset/labels.h"
 #include "core/diagnosis/diagnosis.h"
 #include "core/evaluation/run_metadata.h"
+#include "core/model/coverage.h"
 #include "core/model/matrix.h"
 #include "core/model/progress.h"
 #include "core/model/records.h"
@@ -57,8 +58,8 @@ struct Evaluation {
   // What each rank itself reported, when the run recorded it (every rank logging its own
   // compute()); absent for ranks that did not say.
   std::vector<std::optional<Matrix>> reported_per_rank;
-  Matrix expected_distinct;              // one process on the distinct evaluated samples
-  std::vector<uint8_t> times_evaluated;  // per dataset index, saturating at 255
+  Matrix expected_distinct;  // one process on the distinct evaluated samples
+  Coverage times_evaluated;  // per dataset index, saturating at 255
   Diagnosis diagnosis;
 
   int32_t classes() const { return static_cast<int32_t>(meta.class_names.size()); }
@@ -81,6 +82,12 @@ struct Evaluation {
   // The synced matrix minus the expected one, when both are known.
   std::optional<Matrix> difference() const;
 };
+
+// Drops what an evaluation holds per dataset sample (records, plan, inputs, labels,
+// coverage), keeping its matrices, metadata and diagnosis: what a report reads. The CLI does
+// it before printing when nothing else is written (at 10^8 samples, 0.9 GB the report never
+// reads).
+void release_samples(Evaluation& e);
 
 // "epoch 1, validation 2, dataloader 1" ("test, epoch 3" for a test stage): what tells an
 // evaluation from the others of its run, as the CLI's reports, JSON and the GUI name it.

@@ -60,10 +60,12 @@ inline constexpr int64_t kMaxFormatVersionField = int64_t(1) << 20;
 // or 8000 classes on one.
 inline constexpr uint64_t kMaxImportMatrixCells = uint64_t(1) << 27;
 
-// A simulation draws its permutation on a second core while the predictions load, which
-// holds the permutation (4 bytes a sample) beside the labels and predictions being read.
-// Up to this many samples (256 MB of permutation) that costs nothing worth counting; past
-// it the load and the plan run one after the other, so 10^8 samples stay under 1 GB.
+// A simulation draws its permutation on a second core while the predictions load. Predictions
+// computed from the labels (perfect, noisy) are packed over the targets, so that holds 8
+// bytes a sample, what the evaluation holds anyway, at any n. Predictions read from a file
+// sit beside the targets until packed: 12 bytes a sample with the permutation. Up to this many
+// samples (256 MB of permutation) that costs nothing worth counting; past it those load
+// first and the plan is drawn after, so 10^8 samples stay under 1 GB.
 inline constexpr int64_t kMaxOverlappedPlanSamples = int64_t(1) << 26;
 
 // One value in a run's store (a rank's records: 17 bytes each). Bytes are kept as they

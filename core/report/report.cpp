@@ -1,9 +1,12 @@
 #include "core/report/report.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <functional>
 #include <iomanip>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <sstream>
 
 #include "core/diagnosis/facts_json.h"
@@ -76,9 +79,15 @@ std::string report_title(const Evaluation& e) {
   return !s.title.empty() ? s.title : !s.name.empty() ? s.name : "ShardLens evaluation";
 }
 
-json report_json(const Evaluation& e) {
+namespace {
+
+// report_json with each C x C matrix made by `matrix`: the matrix's JSON, or a marker that
+// write_reports_json replaces with the matrix streamed.
+using MatrixJson = std::function<json(const Matrix&)>;
+
+json report_json_with(const Evaluation& e, const MatrixJson& matrix) {
   json per_rank = json::array();
-  for (const Matrix& m : e.per_rank) per_rank.push_back(matrix_json(m));
+  for (const Matrix& m : e.per_rank) per_rank.push_back(matrix(m));
   json observed = json::array();
   json mismatched = json::array();
   if (e.synced) {
@@ -104,9 +113,9 @@ json report_json(const Evaluation& e) {
               {"world_size", e.meta.world_size},
               {"complete", meta.complete},
               {"per_rank", per_rank},
-              {"synced", e.synced ? matrix_json(*e.synced) : json(nullptr)},
-              {"expected", e.expected ? matrix_json(*e.expected) : json(nullptr)},
-              {"expected_distinct", matrix_json(e.expected_distinct)},
+              {"synced", e.synced ? matrix(*e.synced) : json(nullptr)},
+              {"expected", e.expected ? matrix(*e.expected) : json(nullptr)},
+              {"expected_distinct", matrix(e.expected_distinct)},
               {"row_sums",
                {{"observed", e.synced ? observed : json(nullptr)},
                 {"expected", e.meta.class_counts},
@@ -125,8 +134,7 @@ json report_json(const Evaluation& e) {
   if (!e.meta.dataset.empty()) out["dataset"] = e.meta.dataset;
   if (!e.reported_per_rank.empty()) {
     json reported = json::array();
-    for (const auto& m : e.reported_per_rank)
-      reported.push_back(m ? matrix_json(*m) : json(nullptr));
+    for (const auto& m : e.reported_per_rank) reported.push_back(m ? matrix(*m) : json(nullptr));
     out["reported_per_rank"] = reported;
   }
   if (!meta.complete) out["incomplete_reason"] = meta.incomplete_reason;
@@ -147,15 +155,129 @@ json report_json(const Evaluation& e) {
   return out;
 }
 
-json reports_json(const std::vector<Evaluation>& epochs) {
-  if (epochs.size() == 1) return report_json(epochs.front());
+json reports_json_with(const std::vector<Evaluation>& epochs, const MatrixJson& matrix) {
+  if (epochs.size() == 1) return report_json_with(epochs.front(), matrix);
   json list = json::array();
   bool correct = true;
   for (const Evaluation& e : epochs) {
-    list.push_back(report_json(e));
+    list.push_back(report_json_with(e, matrix));
     correct = correct && e.diagnosis.correct;
   }
   return {{"epochs", list}, {"correct", correct}};
+}
+
+// Writes what json::dump(2) writes, in pieces through a buffer. A binary value is the
+// marker of matrix number `subtype` in `matrices`, written cell by cell: at 1000 classes
+// and 64 ranks the matrices as a json tree and then one string took 2 GB.
+class StreamingDump {
+ public:
+  StreamingDump(std::ostream& out, const std::vector<const Matrix*>& matrices)
+      : m_out(out), m_matrices(matrices) {
+    m_buffer.reserve(kFlushAt + 4096);
+  }
+  ~StreamingDump() { flush(); }
+
+  void value(const json& j, size_t indent) {
+    if (j.is_binary()) return matrix(*m_matrices.at(size_t(j.get_binary().subtype())), indent);
+    if (j.is_object() && !j.empty()) {
+      m_buffer += "{\n";
+      bool first = true;
+      for (auto it = j.begin(); it != j.end(); ++it) {
+        if (!first) m_buffer += ",\n";
+        first = false;
+        m_buffer.append(indent + 2, ' ');
+        m_buffer += json(it.key()).dump();
+        m_buffer += ": ";
+        value(it.value(), indent + 2);
+      }
+      close('}', indent);
+    } else if (j.is_array() && !j.empty()) {
+      m_buffer += "[\n";
+      for (size_t i = 0; i < j.size(); ++i) {
+        if (i > 0) m_buffer += ",\n";
+        m_buffer.append(indent + 2, ' ');
+        value(j[i], indent + 2);
+      }
+      close(']', indent);
+    } else {
+      m_buffer += j.dump();  // scalars, "[]" and "{}" as the tree's dump writes them
+    }
+    maybe_flush();
+  }
+
+  void flush() {
+    m_out.write(m_buffer.data(), std::streamsize(m_buffer.size()));
+    m_buffer.clear();
+  }
+
+ private:
+  static constexpr size_t kFlushAt = size_t(1) << 20;
+
+  void close(char bracket, size_t indent) {
+    m_buffer += '\n';
+    m_buffer.append(indent, ' ');
+    m_buffer += bracket;
+  }
+
+  void maybe_flush() {
+    if (m_buffer.size() >= kFlushAt) flush();
+  }
+
+  // matrix_json(m).dump(2) at this indent: rows of numbers() as integers where integral.
+  void matrix(const Matrix& m, size_t indent) {
+    if (m.classes <= 0) {
+      m_buffer += "[]";
+      return;
+    }
+    m_buffer += "[\n";
+    for (int32_t r = 0; r < m.classes; ++r) {
+      if (r > 0) m_buffer += ",\n";
+      m_buffer.append(indent + 2, ' ');
+      m_buffer += "[\n";
+      for (int32_t c = 0; c < m.classes; ++c) {
+        if (c > 0) m_buffer += ",\n";
+        m_buffer.append(indent + 4, ' ');
+        cell(m.at(r, c));
+      }
+      close(']', indent + 2);
+      maybe_flush();
+    }
+    close(']', indent);
+  }
+
+  void cell(double v) {
+    if (std::isfinite(v) && v == std::floor(v) && std::abs(v) < 9e15) {
+      char digits[24];
+      const auto end = std::to_chars(digits, digits + sizeof digits, static_cast<int64_t>(v)).ptr;
+      m_buffer.append(digits, end);
+    } else {
+      m_buffer += number(v).dump();
+    }
+  }
+
+  std::ostream& m_out;
+  const std::vector<const Matrix*>& m_matrices;
+  std::string m_buffer;
+};
+
+}  // namespace
+
+json report_json(const Evaluation& e) {
+  return report_json_with(e, [](const Matrix& m) { return matrix_json(m); });
+}
+
+json reports_json(const std::vector<Evaluation>& epochs) {
+  return reports_json_with(epochs, [](const Matrix& m) { return matrix_json(m); });
+}
+
+void write_reports_json(std::ostream& out, const std::vector<Evaluation>& epochs) {
+  std::vector<const Matrix*> matrices;
+  const json tree = reports_json_with(epochs, [&](const Matrix& m) {
+    matrices.push_back(&m);
+    return json::binary({}, static_cast<std::uint64_t>(matrices.size() - 1));
+  });
+  StreamingDump dump(out, matrices);
+  dump.value(tree, 0);
 }
 
 namespace {

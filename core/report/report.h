@@ -2,6 +2,7 @@
 // Reports of an evaluation (simulated, real or imported: the same to the report) as JSON
 // and as readable text. The CLI's `--format json` prints report_json().
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ nlohmann::json report_json(const Evaluation& e);
 std::string report_text(const Evaluation& e);
 // The report of a run's epochs: report_json of one, {"epochs": [...], "correct"} of several.
 nlohmann::json reports_json(const std::vector<Evaluation>& epochs);
+// Writes reports_json(epochs).dump(2), byte for byte, without building the matrices' json
+// or the whole string: they are streamed to `out` (no newline after).
+void write_reports_json(std::ostream& out, const std::vector<Evaluation>& epochs);
 // The title of an evaluation's report and figures: the scenario's title, else its name.
 std::string report_title(const Evaluation& e);
 

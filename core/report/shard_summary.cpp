@@ -37,7 +37,7 @@ void count(ShardSummary& s, int rank, int64_t index, uint8_t flags) {
     ++t.real;
 }
 
-void addCoverage(ShardSummary& s, const std::vector<uint8_t>& times) {
+void addCoverage(ShardSummary& s, const Coverage& times) {
   s.never.assign(size_t(s.buckets), 0);
   s.duplicated.assign(size_t(s.buckets), 0);
   for (int64_t i = 0; i < s.n && size_t(i) < times.size(); ++i) {

@@ -1,5 +1,6 @@
 #include "core/sim/engine.h"
 
+#include <chrono>
 #include <future>
 
 #include "core/evaluation/framework_hazards.h"
@@ -50,10 +51,50 @@ std::shared_ptr<const DatasetInputs> make_inputs(std::shared_ptr<const Labels> l
   return inputs;
 }
 
+std::shared_ptr<const DatasetInputs> make_inputs_in_place(Labels labels,
+                                                          const LabelPredictor& predictor,
+                                                          Progress* progress) {
+  auto inputs = std::make_shared<DatasetInputs>();
+  const int32_t c = labels.num_classes;
+  inputs->num_classes = c;
+  std::vector<int64_t> counts(static_cast<size_t>(c), 0);
+  int32_t* keys = labels.targets.data();
+  const int64_t n = labels.size();
+  constexpr int64_t kChunk = int64_t(1) << 20;
+  for (int64_t begin = 0; begin < n; begin += kChunk) {
+    step(progress, "predicting", static_cast<double>(begin) / static_cast<double>(n));
+    const int64_t end = std::min(n, begin + kChunk);
+    for (int64_t i = begin; i < end; ++i) {
+      const int32_t t = keys[i];
+      ++counts[static_cast<size_t>(t)];
+      keys[i] = t * c + predictor.predict(i, t, c);
+    }
+  }
+  inputs->class_counts = std::move(counts);
+  inputs->keys = std::move(labels.targets);
+  labels.targets = {};  // a moved-from vector is only promised valid
+  inputs->labels = std::make_shared<const Labels>(std::move(labels));
+  return inputs;
+}
+
+namespace {
+
+// The inputs of labels already loaded: in place when the predictor allows it.
+std::shared_ptr<const DatasetInputs> inputs_of(Labels labels, const Scenario& s,
+                                               const std::optional<LabelPredictor>& predictor,
+                                               Progress* progress) {
+  if (predictor) return make_inputs_in_place(std::move(labels), *predictor, progress);
+  auto shared = std::make_shared<const Labels>(std::move(labels));
+  std::vector<int32_t> predictions = load_predictions(s.predictor, *shared, progress);
+  return make_inputs(std::move(shared), std::move(predictions));
+}
+
+}  // namespace
+
 std::shared_ptr<const DatasetInputs> load_inputs(const Scenario& s, Progress* progress) {
-  auto labels = std::make_shared<const Labels>(load_labels(s.dataset, progress));
-  std::vector<int32_t> predictions = load_predictions(s.predictor, *labels, progress);
-  return make_inputs(std::move(labels), std::move(predictions));
+  Labels labels = load_labels(s.dataset, progress);
+  const std::optional<LabelPredictor> predictor = label_predictor(s.predictor);
+  return inputs_of(std::move(labels), s, predictor, progress);
 }
 
 namespace {
@@ -127,28 +168,62 @@ Evaluation evaluate(const Scenario& s, std::shared_ptr<const DatasetInputs> inpu
   return evaluate_with_plan(s, std::move(inputs), std::move(plan), progress);
 }
 
+namespace {
+
+// The shard plan drawn on a second core. The caller's thread waits in wait(), where it moves
+// the progress bar with the permutation and takes a cancel; a planner left behind by an
+// exception is told to stop and waited for.
+class Planner {
+ public:
+  explicit Planner(int64_t n, const Scenario& s)
+      : m_planning(std::async(std::launch::async,
+                              [this, n, &s] {
+                                const ScopedDrawWatch watch(&m_watch);
+                                return std::make_shared<const ShardPlan>(
+                                    plan_shards(n, s.sampler, s.loader));
+                              })),
+        m_n(n) {}
+  ~Planner() {
+    if (!m_planning.valid()) return;
+    m_watch.cancel = true;
+    m_planning.wait();
+  }
+  Planner(const Planner&) = delete;
+  Planner& operator=(const Planner&) = delete;
+
+  std::shared_ptr<const ShardPlan> wait(Progress* progress) {
+    using namespace std::chrono_literals;
+    while (m_planning.wait_for(100ms) != std::future_status::ready) {
+      step(progress, "shuffling", double(m_watch.done.load()) / double(std::max<int64_t>(m_n, 1)));
+    }
+    return m_planning.get();
+  }
+
+ private:
+  DrawWatch m_watch;
+  std::future<std::shared_ptr<const ShardPlan>> m_planning;
+  int64_t m_n;
+};
+
+}  // namespace
+
 Evaluation simulate(const Scenario& s, Progress* progress) {
-  auto labels = std::make_shared<const Labels>(load_labels(s.dataset, progress));
-  const int64_t n = labels->size();
-  if (n > kMaxOverlappedPlanSamples) {
-    std::vector<int32_t> predictions = load_predictions(s.predictor, *labels, progress);
-    return evaluate(s, make_inputs(std::move(labels), std::move(predictions)), progress);
-  }
+  Labels labels = load_labels(s.dataset, progress);
+  const int64_t n = labels.size();
+  const std::optional<LabelPredictor> predictor = label_predictor(s.predictor);
   // The shard plan needs only the dataset size: the permutation is drawn on a second core
-  // while the predictions are read and packed.
-  auto planning = std::async(std::launch::async, [n, &s] {
-    return std::make_shared<const ShardPlan>(plan_shards(n, s.sampler, s.loader));
-  });
+  // while the predictions are computed or read and packed. Keys packed in place hold one
+  // array of n values beside the permutation, no more than the evaluation holds anyway;
+  // predictions read beside the targets would hold a third, so past
+  // kMaxOverlappedPlanSamples those load first.
   std::shared_ptr<const DatasetInputs> inputs;
-  try {
-    std::vector<int32_t> predictions = load_predictions(s.predictor, *labels, progress);
-    inputs = make_inputs(std::move(labels), std::move(predictions));
-  } catch (...) {
-    planning.wait();  // never leave the planner running past a failed load
-    throw;
-  }
+  if (!predictor && n > kMaxOverlappedPlanSamples)
+    inputs = inputs_of(std::move(labels), s, predictor, progress);
+  Planner planner(n, s);
+  if (!inputs) inputs = inputs_of(std::move(labels), s, predictor, progress);
+  std::shared_ptr<const ShardPlan> plan = planner.wait(progress);
   step(progress, "sharding", 0.0);
-  return evaluate_with_plan(s, std::move(inputs), planning.get(), progress);
+  return evaluate_with_plan(s, std::move(inputs), std::move(plan), progress);
 }
 
 }  // namespace shardlens

@@ -11,6 +11,7 @@
 #include "core/model/matrix.h"
 #include "core/model/progress.h"
 #include "core/model/records.h"
+#include "core/sim/specs.h"
 #include "core/torchsem/loader.h"
 
 namespace shardlens {
@@ -19,6 +20,11 @@ namespace shardlens {
 // the predictions' own storage.
 std::shared_ptr<const DatasetInputs> make_inputs(std::shared_ptr<const Labels> labels,
                                                  std::vector<int32_t> predictions);
+// The same for a predictor that needs only each sample's index and target (perfect, noisy):
+// each key is written over its target, so one array of n values is held, not two.
+std::shared_ptr<const DatasetInputs> make_inputs_in_place(Labels labels,
+                                                          const LabelPredictor& predictor,
+                                                          Progress* progress = nullptr);
 // Loads dataset and predictor specs of a scenario.
 std::shared_ptr<const DatasetInputs> load_inputs(const Scenario& s, Progress* progress = nullptr);
 

@@ -36,13 +36,17 @@ std::vector<int32_t> predict_perfect(const Labels& labels) {
   return labels.targets;
 }
 
-std::vector<int32_t> predict_noisy(const Labels& labels, const NoisyParams& p, Progress* progress) {
+void validate_noisy(const NoisyParams& p) {
   if (!(p.accuracy >= 0.0 && p.accuracy <= 1.0)) {
     throw InputError("--predictor: accuracy must be in [0, 1]");
   }
   if (p.structure != "uniform" && p.structure != "adjacent") {
     throw InputError("--predictor: structure '" + p.structure + "' is not uniform or adjacent");
   }
+}
+
+std::vector<int32_t> predict_noisy(const Labels& labels, const NoisyParams& p, Progress* progress) {
+  validate_noisy(p);
   std::vector<int32_t> out;
   assign_huge(out, labels.targets.size(), 0);
   const int64_t n = labels.size();

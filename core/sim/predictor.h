@@ -22,6 +22,9 @@ struct NoisyParams {
 // Deterministic per (seed, index): the same index always gets the same prediction.
 int32_t noisy_prediction(const NoisyParams& p, int64_t index, int32_t target, int32_t classes);
 
+// Throws InputError for an accuracy outside [0, 1] or an unknown structure.
+void validate_noisy(const NoisyParams& p);
+
 std::vector<int32_t> predict_perfect(const Labels& labels);
 std::vector<int32_t> predict_noisy(const Labels& labels, const NoisyParams& p, Progress* progress);
 

@@ -41,6 +41,25 @@ ModelPredictorSpec parse_model_predictor(const std::string& text) {
   return out;
 }
 
+std::optional<LabelPredictor> label_predictor(const std::string& text) {
+  const Spec spec = parse_spec(text, "--predictor");
+  if (spec.kind == "perfect") {
+    spec_allow_only(spec, {}, "--predictor");
+    return LabelPredictor{};
+  }
+  if (spec.kind != "noisy") return std::nullopt;
+  spec_allow_only(spec, {"accuracy", "seed", "structure"}, "--predictor");
+  LabelPredictor out;
+  NoisyParams& p = out.noisy.emplace();
+  if (spec.options.count("accuracy")) p.accuracy = spec_double(spec, "accuracy", "--predictor");
+  if (spec.options.count("seed")) {
+    p.seed = static_cast<uint64_t>(spec_int(spec, "seed", "--predictor", 0, INT64_MAX));
+  }
+  if (spec.options.count("structure")) p.structure = spec.options.at("structure");
+  validate_noisy(p);
+  return out;
+}
+
 std::vector<int32_t> load_predictions(const std::string& text, const Labels& labels,
                                       Progress* progress) {
   const Spec spec = parse_spec(text, "--predictor");
@@ -58,16 +77,7 @@ std::vector<int32_t> load_predictions(const std::string& text, const Labels& lab
     spec_allow_only(spec, {}, "--predictor");
     return predict_perfect(labels);
   }
-  if (spec.kind == "noisy") {
-    spec_allow_only(spec, {"accuracy", "seed", "structure"}, "--predictor");
-    NoisyParams p;
-    if (spec.options.count("accuracy")) p.accuracy = spec_double(spec, "accuracy", "--predictor");
-    if (spec.options.count("seed")) {
-      p.seed = static_cast<uint64_t>(spec_int(spec, "seed", "--predictor", 0, INT64_MAX));
-    }
-    if (spec.options.count("structure")) p.structure = spec.options.at("structure");
-    return predict_noisy(labels, p, progress);
-  }
+  if (spec.kind == "noisy") return predict_noisy(labels, *label_predictor(text)->noisy, progress);
   if (spec.kind == "npy" || spec.kind == "csv") {
     spec_allow_only(spec, {}, "--predictor");
     return read_predictions_file(spec, labels);

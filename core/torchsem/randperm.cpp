@@ -4,6 +4,7 @@
 #include <charconv>
 #include <numeric>
 
+#include "core/model/block_mt19937.h"
 #include "core/model/huge_pages.h"
 #include "core/model/limits.h"
 #include "core/model/types.h"
@@ -44,71 +45,29 @@ std::string TorchVersion::to_string() const {
 
 namespace {
 
-// std::mt19937, bit for bit, but producing its output 624 words at a time: the state
-// refill and the tempering are straight loops the compiler vectorizes, where
-// std::mt19937::operator() pays a branch and a scalar temper per draw. The draws were
-// half of randperm's time at n = 10^7.
-class BlockMt19937 {
- public:
-  explicit BlockMt19937(uint32_t seed) {
-    m_state[0] = seed;
-    for (uint32_t i = 1; i < kN; ++i) {
-      m_state[i] = 1812433253u * (m_state[i - 1] ^ (m_state[i - 1] >> 30)) + i;
-    }
-  }
+thread_local DrawWatch* t_watch = nullptr;
 
-  uint32_t operator()() {
-    if (m_next == kN) refill();
-    return m_out[m_next++];
-  }
+// Between chunks of kTick positions: the watcher sees how far the loop is and may stop it.
+constexpr int64_t kTick = int64_t(1) << 16;
+void tick(int64_t done) {
+  if (!t_watch) return;
+  t_watch->done.store(done, std::memory_order_relaxed);
+  if (t_watch->cancel.load(std::memory_order_relaxed)) throw Cancelled();
+}
 
- private:
-  static constexpr uint32_t kN = 624, kM = 397;
-
-  static uint32_t twist(uint32_t upper, uint32_t lower, uint32_t far) {
-    const uint32_t y = (upper & 0x80000000u) | (lower & 0x7fffffffu);
-    return far ^ (y >> 1) ^ ((0u - (y & 1u)) & 0x9908b0dfu);
-  }
-
-  void refill() {
-    uint32_t* mt = m_state;
-    // Split where mt[i + kM] wraps round to already-updated words; each part reads only
-    // words at least 227 away from the ones it writes, so it vectorizes.
-    for (uint32_t i = 0; i < kN - kM; ++i) mt[i] = twist(mt[i], mt[i + 1], mt[i + kM]);
-    for (uint32_t i = kN - kM; i < kN - 1; ++i) {
-      mt[i] = twist(mt[i], mt[i + 1], mt[i + kM - kN]);
-    }
-    mt[kN - 1] = twist(mt[kN - 1], mt[0], mt[kM - 1]);
-    for (uint32_t i = 0; i < kN; ++i) {
-      uint32_t y = mt[i];
-      y ^= y >> 11;
-      y ^= (y << 7) & 0x9d2c5680u;
-      y ^= (y << 15) & 0xefc60000u;
-      y ^= y >> 18;
-      m_out[i] = y;
-    }
-    m_next = 0;
-  }
-
-  uint32_t m_state[kN];
-  uint32_t m_out[kN];
-  uint32_t m_next = kN;  // std::mt19937 also refills before its first draw
-};
-
-}  // namespace
+// Both loops swap with a position chosen by draws that do not depend on the array, so each
+// block's targets are computed first and prefetched a fixed distance ahead of the swaps:
+// the loops are bound by cache misses, not arithmetic.
+constexpr int64_t kBlock = 256;
+constexpr int64_t kAhead = 32;  // swaps in flight: enough to cover a DRAM miss
 
 // torch.randperm for n < 2^32 on CPU (aten/src/ATen/native/TensorFactories.cpp): swap each
-// position with a later one chosen by one 32-bit draw. Draws for the next positions do not
-// depend on the array, so each block's swap targets are computed first and prefetched a
-// fixed distance ahead of the swaps: the loop is bound by cache misses, not arithmetic.
-namespace {
-
+// position with a later one chosen by one 32-bit draw.
 void swap_loop(uint32_t* out, int64_t n, BlockMt19937& gen) {
   std::iota(out, out + n, 0u);
-  constexpr int64_t kBlock = 256;
-  constexpr int64_t kAhead = 32;  // swaps in flight: enough to cover a DRAM miss
   uint32_t targets[kBlock];
   for (int64_t base = 0; base < n - 1; base += kBlock) {
+    if (base % kTick == 0) tick(base);
     const int64_t len = std::min<int64_t>(kBlock, n - 1 - base);
     // n < 2^32, so n - i and the draw both fit 32 bits: a 32-bit division gives the same
     // remainder as torch's 64-bit one, at a fraction of the latency.
@@ -124,15 +83,28 @@ void swap_loop(uint32_t* out, int64_t n, BlockMt19937& gen) {
   }
 }
 
-// PyTorch >= 2.7, n >= UINT32_MAX / 20: the inside-out shuffle with 64-bit draws.
+// PyTorch >= 2.7, n >= UINT32_MAX / 20: the inside-out shuffle with 64-bit draws, each
+// position i taking a z <= i drawn as random64() % (i + 1). The element moved to i comes
+// from z, so it is read where the next blocks' targets were prefetched.
 void inside_out_loop(uint32_t* out, int64_t n, BlockMt19937& gen) {
-  for (int64_t i = 0; i < n; ++i) {
-    const uint64_t hi = gen();
-    const uint64_t lo = gen();
-    const uint64_t draw = (hi << 32) | lo;
-    const int64_t z = static_cast<int64_t>(draw % static_cast<uint64_t>(i + 1));
-    out[i] = out[z];
-    out[z] = static_cast<uint32_t>(i);
+  uint32_t targets[kBlock];
+  for (int64_t base = 0; base < n; base += kBlock) {
+    if (base % kTick == 0) tick(base);
+    const int64_t len = std::min<int64_t>(kBlock, n - base);
+    for (int64_t j = 0; j < len; ++j) {
+      const uint32_t hi = gen();  // random64(): the first draw is the high word
+      const uint32_t lo = gen();
+      // i + 1 <= n < 2^32: the 64-bit remainder from two 32-bit divisions.
+      targets[j] = mod_u64_by_u32(hi, lo, static_cast<uint32_t>(base + j + 1));
+    }
+    for (int64_t j = 0; j < std::min(kAhead, len); ++j) __builtin_prefetch(out + targets[j], 1);
+    for (int64_t j = 0; j < len; ++j) {
+      if (j + kAhead < len) __builtin_prefetch(out + targets[j + kAhead], 1);
+      const uint32_t z = targets[j];
+      const auto i = static_cast<uint32_t>(base + j);
+      out[i] = out[z];
+      out[z] = i;
+    }
   }
 }
 
@@ -146,6 +118,14 @@ bool inside_out(int64_t n, TorchVersion version) {
 }
 
 }  // namespace
+
+ScopedDrawWatch::ScopedDrawWatch(DrawWatch* watch) : m_previous(t_watch) {
+  t_watch = watch;
+}
+
+ScopedDrawWatch::~ScopedDrawWatch() {
+  t_watch = m_previous;
+}
 
 void randperm_swap_loop(uint32_t* out, int64_t n, uint32_t seed32) {
   BlockMt19937 gen(seed32);

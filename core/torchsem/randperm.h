@@ -1,5 +1,6 @@
 #pragma once
 // Bit-exact reproduction of torch.randperm(n, generator=g) on CPU after g.manual_seed(seed).
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -48,6 +49,26 @@ std::vector<uint32_t> randperm_nth(int64_t n, int64_t seed, int64_t index,
 // (torch.manual_seed(seed)) after `skip` 32-bit draws: how Accelerate and a RandomSampler
 // without a generator seed the sampler's generator from the global RNG.
 int64_t random_int64(int64_t seed, int64_t skip = 0);
+
+// How far the permutation being drawn on a thread has got, for a caller that waits for that
+// thread (a simulation draws its plan on a second core): `done` is the positions shuffled
+// so far, and setting `cancel` makes the draw throw Cancelled at its next check (every
+// 65,536 positions).
+struct DrawWatch {
+  std::atomic<int64_t> done{0};
+  std::atomic<bool> cancel{false};
+};
+// Watches the randperm calls of the current thread while it lives.
+class ScopedDrawWatch {
+ public:
+  explicit ScopedDrawWatch(DrawWatch* watch);
+  ~ScopedDrawWatch();
+  ScopedDrawWatch(const ScopedDrawWatch&) = delete;
+  ScopedDrawWatch& operator=(const ScopedDrawWatch&) = delete;
+
+ private:
+  DrawWatch* m_previous;
+};
 
 // The two loops, exposed for tests.
 void randperm_swap_loop(uint32_t* out, int64_t n, uint32_t seed32);

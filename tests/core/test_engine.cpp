@@ -286,3 +286,117 @@ INSTANTIATE_TEST_SUITE_P(EveryPath, EngineCancel,
                          ::testing::Values(DtypeRow{"int64", CounterDtype::Int64},
                                            DtypeRow{"float16", CounterDtype::Float16}),
                          shardlens::test::NamedRow());
+
+namespace {
+
+// Keys computed over the targets (perfect and noisy predictors) against the predictions
+// made by load_predictions and packed by make_inputs.
+struct InPlaceRow {
+  std::string name;
+  std::string dataset;
+  std::string predictor;
+};
+
+void PrintTo(const InPlaceRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
+class InPlaceKeys : public ::testing::TestWithParam<InPlaceRow> {};
+
+}  // namespace
+
+TEST_P(InPlaceKeys, EqualTheKeysOfLoadedPredictions) {
+  const InPlaceRow& row = GetParam();
+  const Labels labels = load_labels(row.dataset);
+  auto shared = std::make_shared<const Labels>(labels);
+  const auto packed = make_inputs(shared, load_predictions(row.predictor, *shared));
+  const auto predictor = label_predictor(row.predictor);
+  ASSERT_TRUE(predictor.has_value());
+  const auto in_place = make_inputs_in_place(labels, *predictor);
+  EXPECT_EQ(in_place->keys, packed->keys);
+  EXPECT_EQ(in_place->class_counts, packed->class_counts);
+  EXPECT_EQ(in_place->num_classes, packed->num_classes);
+  EXPECT_EQ(in_place->labels->source, packed->labels->source);
+  EXPECT_TRUE(in_place->labels->targets.empty());
+
+  // The whole simulation (in place, the plan drawn beside it) against the packed inputs.
+  Scenario s = base(3, 7);
+  s.dataset = row.dataset;
+  s.predictor = row.predictor;
+  s.sampler.shuffle = true;
+  const Evaluation got = simulate(s);
+  const Evaluation want = evaluate(s, packed);
+  EXPECT_EQ(got.per_rank, want.per_rank);
+  EXPECT_EQ(got.synced, want.synced);
+  EXPECT_EQ(got.expected, want.expected);
+  EXPECT_EQ(got.times_evaluated, want.times_evaluated);
+  EXPECT_EQ(got.diagnosis.correct, want.diagnosis.correct);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Predictors, InPlaceKeys,
+    ::testing::Values(InPlaceRow{"perfect", "synthetic:classes=10,per-class=51", "perfect"},
+                      InPlaceRow{"noisy", "synthetic:classes=10,per-class=51",
+                                 "noisy:accuracy=0.8,seed=3"},
+                      InPlaceRow{"adjacent", "synthetic:classes=7,n=999,zipf=1.1",
+                                 "noisy:accuracy=0.5,seed=9,structure=adjacent"},
+                      InPlaceRow{"never_right", "synthetic:classes=1000,n=20000,zipf=1.1",
+                                 "noisy:accuracy=0,seed=2"}),
+    shardlens::test::NamedRow());
+
+TEST(Engine, FilePredictorsAreNotComputedInPlace) {
+  EXPECT_FALSE(label_predictor("npy:/nonexistent.npy").has_value());
+  EXPECT_THROW(label_predictor("noisy:accuracy=2"), InputError);
+}
+
+// A cancel while the inputs load also stops the permutation drawn beside them.
+TEST(Engine, CancelDuringTheLoadStopsThePlanner) {
+  RecordingProgress progress("predicting", -1.0);
+  EXPECT_THROW(simulate(large_scenario(), &progress), Cancelled);
+  for (const auto& [stage, fraction] : progress.reports) EXPECT_NE(stage, "accumulating");
+}
+
+namespace {
+
+// The coverage read off the plan (one count for all when uniform) against the walk over
+// every record, which counts index by index.
+struct CoverageRow {
+  std::string name;
+  std::string dataset;
+  int world_size;
+  bool shuffle;
+  bool uniform;  // whether the plan's coverage is one count for all
+};
+
+void PrintTo(const CoverageRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
+class PlanCoverage : public ::testing::TestWithParam<CoverageRow> {};
+
+}  // namespace
+
+TEST_P(PlanCoverage, EqualsTheRecordWalk) {
+  const CoverageRow& row = GetParam();
+  Scenario s = base(row.world_size, 16);
+  s.dataset = row.dataset;
+  s.sampler.shuffle = row.shuffle;
+  const Evaluation e = simulate(s);
+  const RecordStats walked = collect_stats(*e.records, e.meta.dataset_size, e.classes());
+  EXPECT_EQ(e.times_evaluated.is_uniform(), row.uniform);
+  EXPECT_EQ(e.times_evaluated, walked.times);
+  EXPECT_EQ(std::vector<uint8_t>(e.times_evaluated.begin(), e.times_evaluated.end()),
+            std::vector<uint8_t>(walked.times.begin(), walked.times.end()));
+  EXPECT_EQ(e.diagnosis.distinct_evaluated, walked.times.count_at_least(1));
+  EXPECT_EQ(e.diagnosis.duplicated_samples, walked.times.count_at_least(2));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Plans, PlanCoverage,
+    ::testing::Values(
+        CoverageRow{"even_shuffled", "synthetic:classes=10,per-class=64", 8, true, true},
+        CoverageRow{"even_in_order", "synthetic:classes=10,per-class=64", 4, false, true},
+        CoverageRow{"padded_shuffled", "synthetic:classes=10,per-class=51", 4, true, false},
+        CoverageRow{"padded_in_order", "synthetic:classes=7,n=99999,zipf=1.1", 8, false, false},
+        CoverageRow{"large_even", "synthetic:classes=10,n=300000,zipf=1.1", 3, true, true}),
+    shardlens::test::NamedRow());

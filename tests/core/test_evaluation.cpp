@@ -4,8 +4,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
+#include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "core/report/compare.h"
 #include "core/report/export.h"
@@ -216,6 +220,85 @@ TEST(Evaluation, ComparingTwoEpochs) {
   const Comparison other = compare_evaluations(a, simulate(three));
   EXPECT_FALSE(other.comparable);
   EXPECT_NE(other.why.find("classes"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardlens
+
+namespace shardlens {
+namespace {
+
+// The CLI's --format json streamed (write_reports_json) against the json tree's own dump:
+// every byte the same, for one evaluation, several, and matrices whose cells take every
+// path of the number rule (integers, fractions, negatives, huge, inf, nan).
+struct StreamedRow {
+  std::string name;
+  std::function<std::vector<Evaluation>()> make;
+};
+
+void PrintTo(const StreamedRow& r, std::ostream* os) {
+  *os << r.name;
+}
+
+class StreamedReport : public testing::TestWithParam<StreamedRow> {};
+
+TEST_P(StreamedReport, IsTheTreesDumpByteForByte) {
+  const std::vector<Evaluation> e = GetParam().make();
+  std::ostringstream streamed;
+  write_reports_json(streamed, e);
+  EXPECT_EQ(streamed.str(), reports_json(e).dump(2));
+}
+
+std::vector<Evaluation> lesson(const std::string& name) {
+  return {simulate(load_preset(name))};
+}
+
+std::vector<Evaluation> odd_cells() {
+  Evaluation e = simulate(load_preset("padding-duplicates"));
+  Matrix& m = e.per_rank.at(0);
+  m.cells.at(0) = 0.5;
+  m.cells.at(1) = -3;
+  m.cells.at(2) = 1e16;
+  m.cells.at(3) = std::numeric_limits<double>::infinity();
+  m.cells.at(4) = std::nan("");
+  m.cells.at(5) = -0.0;
+  m.cells.at(6) = 1.0 / 3.0;
+  return {e};
+}
+
+std::vector<Evaluation> several() {
+  return {simulate(load_preset("sanity-leak")), simulate(load_preset("unsynced"))};
+}
+
+std::vector<Evaluation> thousand_classes() {
+  Scenario s;
+  s.dataset = "synthetic:classes=1000,n=20000,zipf=1.1";
+  s.sampler.world_size = 3;
+  s.sampler.shuffle = true;
+  s.loader.batch_size = 7;
+  return {simulate(s)};
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Reports, StreamedReport,
+    testing::Values(StreamedRow{"padding_duplicates", [] { return lesson("padding-duplicates"); }},
+                    StreamedRow{"counter_precision", [] { return lesson("counter-precision"); }},
+                    StreamedRow{"unsynced", [] { return lesson("unsynced"); }},
+                    StreamedRow{"gather_zero_pad", [] { return lesson("gather-zero-pad"); }},
+                    StreamedRow{"ignored_targets", [] { return lesson("ignored-targets"); }},
+                    StreamedRow{"odd_cells", odd_cells}, StreamedRow{"several_epochs", several},
+                    StreamedRow{"thousand_classes", thousand_classes}),
+    test::NamedRow{});
+
+// What release_samples drops is what the report never reads: the same JSON before and after.
+TEST(Evaluation, ReleasedSamplesLeaveTheReportAlone) {
+  std::vector<Evaluation> e = thousand_classes();
+  const std::string before = reports_json(e).dump(2);
+  release_samples(e.front());
+  EXPECT_FALSE(e.front().plan);
+  EXPECT_FALSE(e.front().inputs);
+  EXPECT_TRUE(e.front().times_evaluated.empty());
+  EXPECT_EQ(reports_json(e).dump(2), before);
 }
 
 }  // namespace

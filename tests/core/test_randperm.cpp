@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "core/model/block_mt19937.h"
 #include "core/model/types.h"
 #include "core/torchsem/randperm.h"
 #include "tests/common/test_rows.h"
@@ -135,6 +136,74 @@ TEST(Randperm, InsideOutLoopFollowsPyTorch27Definition) {
   auto sorted = got;
   std::sort(sorted.begin(), sorted.end());
   for (int64_t i = 0; i < n; ++i) EXPECT_EQ(sorted[i], i);
+}
+
+// The blocked, prefetching inside-out loop (blocks of 256, two 32-bit divisions) against the
+// definition above, at sizes around its blocks.
+class InsideOutLoopOfSize : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(InsideOutLoopOfSize, EqualsTextbookLoop) {
+  const int64_t n = GetParam();
+  std::vector<uint32_t> want(static_cast<size_t>(n));
+  std::mt19937 gen(12345);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t first = gen();
+    const uint64_t draw = (first << 32) | gen();
+    const auto z = static_cast<size_t>(draw % static_cast<uint64_t>(i + 1));
+    want[i] = want[z];
+    want[z] = static_cast<uint32_t>(i);
+  }
+  std::vector<uint32_t> got(static_cast<size_t>(n));
+  randperm_inside_out_loop(got.data(), n, 12345);
+  EXPECT_EQ(got, want);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, InsideOutLoopOfSize, ::testing::Values(1, 2, 255, 256, 257, 70000),
+                         size_name);
+
+// The remainder by two 32-bit divisions against the 64-bit `%`.
+struct ModRow {
+  std::string name;
+  uint32_t hi, lo, d;
+};
+
+void PrintTo(const ModRow& row, std::ostream* os) {
+  *os << row.name;
+}
+
+class ModU64ByU32 : public ::testing::TestWithParam<ModRow> {};
+
+TEST_P(ModU64ByU32, EqualsTheSixtyFourBitRemainder) {
+  const ModRow& r = GetParam();
+  const uint64_t x = (uint64_t{r.hi} << 32) | r.lo;
+  EXPECT_EQ(mod_u64_by_u32(r.hi, r.lo, r.d), x % r.d);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, ModU64ByU32,
+    ::testing::Values(ModRow{"divisor_one", 0xFFFFFFFFu, 0xFFFFFFFFu, 1},
+                      ModRow{"high_below_divisor", 5, 0x12345678u, 7},
+                      ModRow{"high_above_divisor", 0xDEADBEEFu, 0xCAFEBABEu, 1000},
+                      ModRow{"high_equals_divisor", 1000, 999, 1000},
+                      ModRow{"largest_divisor", 0xFFFFFFFFu, 0xFFFFFFFEu, 0xFFFFFFFFu},
+                      ModRow{"zero_draw", 0, 0, 214748365},
+                      ModRow{"billion", 0x9E3779B9u, 0x7F4A7C15u, 1000000000}),
+    [](const auto& info) { return info.param.name; });
+
+// A watched draw says how far it got and stops when told to.
+TEST(Randperm, WatchedDrawReportsAndCancels) {
+  const int64_t n = 1 << 18;
+  DrawWatch watch;
+  {
+    const ScopedDrawWatch scope(&watch);
+    EXPECT_EQ(randperm(n, 3), randperm_nth(n, 3, 0));
+  }
+  EXPECT_GT(watch.done.load(), 0);
+  EXPECT_LE(watch.done.load(), n);
+  DrawWatch stopped;
+  stopped.cancel = true;
+  const ScopedDrawWatch scope(&stopped);
+  EXPECT_THROW(randperm(n, 3), Cancelled);
 }
 
 TEST(Randperm, VersionSelectsLoopOnlyAboveThreshold) {

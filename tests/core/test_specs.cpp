@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 
 #include "core/evaluation/scenario.h"
@@ -79,6 +80,26 @@ INSTANTIATE_TEST_SUITE_P(
                       BadSpecRow{"FashionMnistUnknownSplit", "fashion-mnist:validation"},
                       BadSpecRow{"NpyWithoutPath", "npy:"}),
     shardlens::test::NamedRow());
+
+// The blocked, prefetching layout shuffle against the loop it replaced, around its blocks.
+class ShuffleLayoutOfSize : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(ShuffleLayoutOfSize, EqualsTextbookLoop) {
+  const int64_t n = GetParam();
+  std::vector<int32_t> want(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) want[size_t(i)] = int32_t(i % 13);
+  std::vector<int32_t> got = want;
+  std::mt19937 gen(5);
+  for (int64_t i = n - 1; i > 0; --i) {
+    const auto j = static_cast<int64_t>(gen() % static_cast<uint64_t>(i + 1));
+    std::swap(want[size_t(i)], want[size_t(j)]);
+  }
+  shuffle_layout(got, 5);
+  EXPECT_EQ(got, want);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, ShuffleLayoutOfSize, ::testing::Values(1, 2, 256, 257, 70001),
+                         [](const auto& info) { return "n" + std::to_string(info.param); });
 
 TEST(Specs, NoisyPredictorIsDeterministicPerIndex) {
   const Labels l = load_labels("synthetic:classes=10,per-class=1000");
@@ -201,9 +222,8 @@ TEST(Scenario, RejectsIntegersThatAreFractionalOrOutOfRange) {
                      "'world_size' must be an integer (is 1e+300)");
   EXPECT_INPUT_ERROR(scenario_from_json(json{{"world_size", 2.5}}, "f.json"), "f.json",
                      "'world_size' must be an integer (is 2.5)");
-  EXPECT_INPUT_ERROR(
-      scenario_from_json(json{{"world_size", 4294967297LL}}, "f.json"), "f.json",
-      "'world_size' must be an integer in [1, 4096] (is 4294967297)");
+  EXPECT_INPUT_ERROR(scenario_from_json(json{{"world_size", 4294967297LL}}, "f.json"), "f.json",
+                     "'world_size' must be an integer in [1, 4096] (is 4294967297)");
   EXPECT_INPUT_ERROR(scenario_from_json(json{{"seed", 18446744073709551615ULL}}, "f.json"),
                      "f.json",
                      "'seed' must be an integer in [-9223372036854775808, 9223372036854775807] "
@@ -243,7 +263,8 @@ TEST(Scenario, DeeplyNestedValueIsRejectedWithoutRecursion) {
   EXPECT_INPUT_ERROR(load_scenario_file(path), path, "'name' must be a string (is a list)");
   io_test::write_bytes(
       path, "{\"limit_batches\": " + std::string(depth, '[') + std::string(depth, ']') + "}");
-  EXPECT_INPUT_ERROR(load_scenario_file(path), path, "'limit_batches' must be a string (is a list)");
+  EXPECT_INPUT_ERROR(load_scenario_file(path), path,
+                     "'limit_batches' must be a string (is a list)");
   io_test::write_bytes(path, "{\"title\": \"" + std::string(100, 'x') + "\", \"seed\": \"" +
                                  std::string(100, 'y') + "\"}");
   EXPECT_INPUT_ERROR(load_scenario_file(path), path, "a string of 100 bytes");
