@@ -440,7 +440,8 @@ TEST(Cli, ExportedEpochsShareTheColourRange) {
   const fs::path out = temp_dir() / "seed-epochs-figs";
   const Result r = run_export_svg(run, out);
   if (!figures_built(r)) return;
-  const std::string bar = ">" + std::to_string(static_cast<int64_t>(top)) + "<";
+  // The difference bar's top end, signed: "+16".
+  const std::string bar = ">+" + std::to_string(static_cast<int64_t>(top)) + "<";
   for (const char* epoch : {"epoch1", "epoch2"}) {
     const std::string svg = shardlens::read_file_bytes((out / epoch / "difference.svg").string());
     EXPECT_NE(svg.find(bar), std::string::npos) << epoch << " lacks " << bar;
