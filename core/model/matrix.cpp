@@ -1,6 +1,9 @@
 #include "core/model/matrix.h"
 
+#include <cmath>
+#include <iomanip>
 #include <numeric>
+#include <sstream>
 
 #include "core/model/types.h"
 
@@ -35,6 +38,36 @@ Matrix Matrix::scaled(double factor) const {
   Matrix out = *this;
   for (double& v : out.cells) v *= factor;
   return out;
+}
+
+void check_counts(const Matrix& m, const std::string& origin, const std::string& name,
+                  Overflow overflow) {
+  const size_t c = static_cast<size_t>(m.classes);
+  const auto where = [&](size_t i) {
+    return " at row " + std::to_string(i / c) + ", column " + std::to_string(i % c);
+  };
+  constexpr double kExact = 9007199254740992.0;  // 2^53: counts above are not exact
+  double total = 0;
+  for (size_t i = 0; i < m.cells.size(); ++i) {
+    const double v = m.cells[i];
+    if (overflow == Overflow::Kept && v == HUGE_VAL) continue;
+    if (!std::isfinite(v))
+      throw InputError(origin + ": '" + name + "' holds " +
+                       (std::isnan(v) ? "NaN" : "an infinity") + where(i) +
+                       ": counts must be finite");
+    const auto value = [v] {
+      std::ostringstream text;
+      text << std::setprecision(17) << v;
+      return text.str();
+    };
+    if (v < 0)
+      throw InputError(origin + ": '" + name + "' holds " + value() + where(i) +
+                       ": counts cannot be negative");
+    total += v;
+    if (total >= kExact)
+      throw InputError(origin + ": '" + name + "' holds " + value() + where(i) +
+                       ": the counts' total passes 2^53, where counts are no longer exact");
+  }
 }
 
 Matrix normalize(const Matrix& m, Normalization how) {

@@ -27,6 +27,16 @@ struct Matrix {
   Matrix scaled(double factor) const;
 };
 
+// The one check of counts read from a file (a dump's or a run file's matrices): no NaN, no
+// negative cell, and the finite cells' total exact in a double (below 2^53), so no report
+// prints "nan", a negative count or a sum past int64. +infinity is a float16/float32
+// counter's overflow: a run file keeps it as recorded (the simulation makes it too); a dump,
+// whose counter is not known, refuses it. Throws InputError "ORIGIN: 'NAME' holds NaN at row
+// r, column c: ..." (or -50, or a total past 2^53).
+enum class Overflow { Refused, Kept };
+void check_counts(const Matrix& m, const std::string& origin, const std::string& name,
+                  Overflow overflow);
+
 enum class Normalization { None, True, Pred, All };
 // torchmetrics semantics: divide by row sums (true), column sums (pred) or the total (all);
 // NaN from an empty row or column becomes 0.

@@ -96,12 +96,7 @@ Matrix matrix_of(const DumpArray& a, const std::string& name, const std::string&
   } else {
     m.cells = a.reals;
   }
-  for (size_t i = 0; i < m.cells.size(); ++i) {
-    if (!std::isfinite(m.cells[i]))
-      fail(origin, "'" + name + "' holds " + (std::isnan(m.cells[i]) ? "NaN" : "an infinity") +
-                       " at row " + std::to_string(i / size_t(m.classes)) + ", column " +
-                       std::to_string(i % size_t(m.classes)));
-  }
+  check_counts(m, origin, name, Overflow::Refused);
   return m;
 }
 

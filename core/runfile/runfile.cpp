@@ -263,6 +263,7 @@ Matrix read_matrix(const std::map<std::string, std::string>& members, const std:
   Matrix m;
   m.classes = classes;
   m.cells = std::move(values);
+  check_counts(m, origin, name, Overflow::Kept);
   return m;
 }
 

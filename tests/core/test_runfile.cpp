@@ -157,6 +157,34 @@ TEST(RunFile, FloatMatricesSurvive) {
   EXPECT_TRUE(std::isinf(back.synced.at(1, 1)));
 }
 
+// Counts a file cannot make the report lie with (issue 26): refused at load, naming the
+// member, the cell and what is wrong, whichever matrix holds them.
+struct HostileCount {
+  const char* name;
+  double value;
+  const char* says;
+};
+
+class HostileCounts : public ::testing::TestWithParam<HostileCount> {};
+
+TEST_P(HostileCounts, AreRefusedNamingTheMemberAndCell) {
+  for (const char* member : {"synced.npy", "rank0_matrix.npy"}) {
+    RunFile run = small_run();
+    Matrix& m = std::string(member) == "synced.npy" ? run.synced : run.per_rank[0];
+    m.at(1, 0) = GetParam().value;
+    expect_input_error(run_file_bytes(run), std::string("'") + member + "' holds");
+    expect_input_error(run_file_bytes(run), "at row 1, column 0");
+    expect_input_error(run_file_bytes(run), GetParam().says);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cells, HostileCounts,
+                         ::testing::Values(HostileCount{"nan", std::nan(""), "NaN"},
+                                           HostileCount{"minus_infinity", -HUGE_VAL, "an infinity"},
+                                           HostileCount{"negative", -50, "-50"},
+                                           HostileCount{"past_exact", 1e300, "passes 2^53"}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
 TEST(RunFile, SyncNoteIsOptionalAndKept) {
   RunFile run = small_run();
   EXPECT_EQ(parse_run_file(run_file_bytes(run), "plain.slrun").meta.sync_note, "");
