@@ -192,6 +192,10 @@ void apply_subset(Labels& labels, const Spec& spec, const std::string& text) {
 }  // namespace
 
 Spec parse_spec(const std::string& text, const std::string& flag) {
+  // A NUL would cut the path or option where the OS reads it: "npy:a.npy\0,first=5" would
+  // open a.npy and drop what follows without a word.
+  if (const size_t nul = text.find('\0'); nul != std::string::npos)
+    throw InputError(flag + ": holds a NUL character at byte " + std::to_string(nul));
   Spec spec;
   const size_t colon = text.find(':');
   spec.kind = text.substr(0, colon);

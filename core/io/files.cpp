@@ -368,6 +368,10 @@ std::vector<std::string> read_class_names(const std::string& path) {
     if (line.empty()) continue;
     if (std::any_of(line.begin(), line.end(), [](char c) { return uint8_t(c) < 0x20; }))
       fail(path, "line " + std::to_string(line_no) + ": control character in class name");
+    if (line.size() > kMaxClassNameBytes)
+      fail(path, "line " + std::to_string(line_no) + ": class name of " +
+                     std::to_string(line.size()) + " bytes, more than the " +
+                     std::to_string(kMaxClassNameBytes) + " a name may have");
     names.emplace_back(line);
   }
   if (names.empty()) fail(path, "no class names (only blank lines)");

@@ -162,6 +162,11 @@ const std::vector<MetaField>& meta_fields() {
        [](const RunMetadata& m) { return json(m.class_names); },
        [](const json& j, RunMetadata& m, const std::string& origin) {
          m.class_names = json_strings(j, "class_names", in_meta(origin));
+         for (size_t c = 0; c < m.class_names.size(); ++c)
+           if (m.class_names[c].size() > kMaxClassNameBytes)
+             fail(origin, "meta.json: class name " + std::to_string(c) + " has " +
+                              std::to_string(m.class_names[c].size()) + " bytes, more than the " +
+                              std::to_string(kMaxClassNameBytes) + " a name may have");
          if (!m.class_names.empty() && m.class_names.size() != size_t(m.classes)) {
            fail(origin, "meta.json: " + std::to_string(m.class_names.size()) + " class names for " +
                             std::to_string(m.classes) + " classes");

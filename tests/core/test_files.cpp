@@ -146,6 +146,11 @@ TEST(FilesClassNames, RejectsBadUtf8ControlCharsBlankAndEmpty) {
   EXPECT_INPUT_ERROR(read_class_names(p), p, "no class names");
   write_bytes(p, "");
   EXPECT_INPUT_ERROR(read_class_names(p), p, "empty file");
+  // A name is a label, not a payload: 100,000 characters are refused with the line named.
+  write_bytes(p, "cat\n" + std::string(100000, 'x') + "\n");
+  EXPECT_INPUT_ERROR(read_class_names(p), p, "line 2: class name of 100000 bytes");
+  write_bytes(p, "cat\n" + std::string(kMaxClassNameBytes, 'x') + "\n");
+  EXPECT_EQ(read_class_names(p)[1].size(), kMaxClassNameBytes);
 }
 
 }  // namespace

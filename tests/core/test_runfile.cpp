@@ -185,6 +185,13 @@ INSTANTIATE_TEST_SUITE_P(Cells, HostileCounts,
                                            HostileCount{"past_exact", 1e300, "passes 2^53"}),
                          [](const auto& info) { return std::string(info.param.name); });
 
+TEST(RunFile, OverlongClassNameIsRefused) {
+  RunFile run = small_run();
+  expect_input_error(edit_meta(run_file_bytes(run),
+                               [](auto& j) { j["class_names"][1] = std::string(100000, 'x'); }),
+                     "class name 1 has 100000 bytes");
+}
+
 TEST(RunFile, SyncNoteIsOptionalAndKept) {
   RunFile run = small_run();
   EXPECT_EQ(parse_run_file(run_file_bytes(run), "plain.slrun").meta.sync_note, "");

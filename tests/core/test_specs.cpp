@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 
+#include "core/dataset/dataset_spec.h"
 #include "core/evaluation/scenario.h"
 #include "core/io/npy.h"
 #include "core/model/types.h"
@@ -51,7 +52,7 @@ namespace {
 // Dataset specs that name no dataset, one row each, named by what is wrong.
 struct BadSpecRow {
   std::string name;
-  const char* spec;
+  std::string spec;
 };
 
 // ctest lists a row by its name, not its bytes.
@@ -70,16 +71,31 @@ TEST_P(BadDatasetSpec, IsAnInputError) {
 
 INSTANTIATE_TEST_SUITE_P(
     Specs, BadDatasetSpec,
-    ::testing::Values(BadSpecRow{"SyntheticNoClasses", "synthetic:classes=0,per-class=5"},
-                      BadSpecRow{"SyntheticClassesWithoutSizes", "synthetic:classes=3"},
-                      BadSpecRow{"SyntheticNegativePerClass", "synthetic:classes=3,per-class=-1"},
-                      BadSpecRow{"SyntheticCountNotANumber", "synthetic:counts=1,x"},
-                      BadSpecRow{"SyntheticTooManyClasses", "synthetic:classes=70000,per-class=1"},
-                      BadSpecRow{"SyntheticUnknownOption",
-                                 "synthetic:classes=2,n=5,zipf=1,color=red"},
-                      BadSpecRow{"FashionMnistUnknownSplit", "fashion-mnist:validation"},
-                      BadSpecRow{"NpyWithoutPath", "npy:"}),
+    ::testing::Values(
+        BadSpecRow{"SyntheticNoClasses", "synthetic:classes=0,per-class=5"},
+        BadSpecRow{"SyntheticClassesWithoutSizes", "synthetic:classes=3"},
+        BadSpecRow{"SyntheticNegativePerClass", "synthetic:classes=3,per-class=-1"},
+        BadSpecRow{"SyntheticCountNotANumber", "synthetic:counts=1,x"},
+        BadSpecRow{"SyntheticTooManyClasses", "synthetic:classes=70000,per-class=1"},
+        BadSpecRow{"SyntheticUnknownOption", "synthetic:classes=2,n=5,zipf=1,color=red"},
+        BadSpecRow{"FashionMnistUnknownSplit", "fashion-mnist:validation"},
+        BadSpecRow{"NpyWithoutPath", "npy:"},
+        BadSpecRow{"SyntheticNWithoutZipf", "synthetic:classes=3,n=30"},
+        // A NUL would cut what the OS reads: refused, not silently shortened.
+        BadSpecRow{"NulInsideSpec", std::string("synthetic:classes=3,per-class=5\0,first=2", 40)}),
     shardlens::test::NamedRow());
+
+// A path with a NUL would open the file named up to it; the spec is refused instead.
+TEST(Specs, NulInsideAPathIsRefused) {
+  const std::string spec("npy:labels.npy\0.evil", 20);
+  try {
+    parse_spec(spec, "--dataset");
+    FAIL() << "a spec with a NUL was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("NUL character at byte 14"), std::string::npos)
+        << e.what();
+  }
+}
 
 // The blocked, prefetching layout shuffle against the loop it replaced, around its blocks.
 class ShuffleLayoutOfSize : public ::testing::TestWithParam<int64_t> {};
