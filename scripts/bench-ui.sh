@@ -28,7 +28,8 @@ if [[ "$ROWS" != export ]]; then
 fi
 [[ "$ROWS" == small ]] && exit 0
 
-# The export row: the command a user types, timed by GNU time (wall seconds, peak RSS in KB).
+# The export row: the command a user types, timed by GNU time (wall seconds, peak RSS in KiB;
+# printed in MB of 2^20 bytes, as scripts/bench.sh prints it).
 [[ -x /usr/bin/time ]] || { echo "bench-ui.sh: the export row needs GNU time (/usr/bin/time)" >&2; exit 2; }
 EXPORT_REPS=${EXPORT_REPS:-3}
 out_dir=$(mktemp -d)
