@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 
+#include "core/model/limits.h"
 #include "core/sim/engine.h"
 #include "ui/render/figures.h"
 #include "ui/render/heatmap_source.h"
@@ -71,6 +72,9 @@ void frameRankFigure(Figure& ranks, const Evaluation& eval, const HeatmapStyle& 
 // together a panel keeps nothing and its matrix is built again when painted.
 constexpr size_t kStoredCellsBytes = size_t(64) << 20;
 
+// A cell's row-major index fits 32 bits at the class cap.
+static_assert(uint64_t(kMaxClasses) * uint64_t(kMaxClasses) <= UINT32_MAX);
+
 struct StoredCells {
   bool stored = false;
   size_t size = 0;              // C x C
@@ -103,8 +107,7 @@ Figure lazyRankFigure(const Evaluation& eval, const MatrixOptions& options,
         size_t(std::count_if(d.values.begin(), d.values.end(), [](double v) { return v != 0; }));
     const size_t bytes = nonZero * (sizeof(uint32_t) + sizeof(double));
     StoredCells& cells = (*stored)[size_t(r)];
-    if (shown[size_t(r)] && d.values.size() <= UINT32_MAX &&
-        storedBytes + bytes <= kStoredCellsBytes) {
+    if (shown[size_t(r)] && storedBytes + bytes <= kStoredCellsBytes) {
       storedBytes += bytes;
       cells.stored = true;
       cells.size = d.values.size();
