@@ -30,6 +30,25 @@ struct Case {
   int dpi = 150;
 };
 
+Case caseOf(Scenario scenario, int dpi = 150) {
+  Case c;
+  c.scenario = std::move(scenario);
+  c.dpi = dpi;
+  return c;
+}
+
+// 120 classes, 4 ranks of 15,000 samples, mostly wrong predictions: the ranks' matrices
+// are dense (most cells non-zero), so the per-rank figure keeps their cells aside.
+Scenario denseRanks() {
+  Scenario s;
+  s.name = "dense-ranks";
+  s.dataset = "synthetic:classes=120,per-class=500";
+  s.predictor = "noisy:accuracy=0.1,seed=2";
+  s.sampler.world_size = 4;
+  s.loader.batch_size = 32;
+  return s;
+}
+
 Scenario imagenetLike() {
   Scenario s;
   s.name = "imagenet-like";
@@ -66,26 +85,32 @@ class TestFigureExport : public QObject {
 
   void setEqualsTheStraightforwardPath_data() {
     QTest::addColumn<Case>("c");
-    Case padding{load_preset("padding-duplicates")};
+    Case padding = caseOf(load_preset("padding-duplicates"));
     QTest::newRow("padding lesson, 10 classes on 4 ranks") << padding;
     Case normalized = padding;
     normalized.options.normalization = Normalization::True;
     normalized.options.order = ClassOrder::Count;
     QTest::newRow("padding lesson, normalized by row, by count") << normalized;
-    QTest::newRow("unsynced lesson: no synced matrix") << Case{load_preset("unsynced")};
+    QTest::newRow("unsynced lesson: no synced matrix") << caseOf(load_preset("unsynced"));
     // Cells below a pixel: pooled images in every format.
-    QTest::newRow("1000 classes, 64 ranks, shuffled") << Case{imagenetLike(), {}, {}, 100};
-    Case chosen{imagenetLike()};
+    QTest::newRow("1000 classes, 64 ranks, shuffled") << caseOf(imagenetLike(), 100);
+    Case chosen = caseOf(imagenetLike());
     chosen.set.ranks = {5, 0, 63, 5};
     chosen.set.vmaxRanks = 7;
     chosen.set.vmax = 40;
     QTest::newRow("1000 classes, ranks 5, 0, 63, 5, fixed ranges") << chosen;
+    QTest::newRow("120 classes, dense ranks") << caseOf(denseRanks(), 100);
+    Case denseChosen = caseOf(denseRanks());
+    denseChosen.set.ranks = {2, 2, 0};
+    QTest::newRow("120 classes, dense ranks 2, 2, 0") << denseChosen;
   }
 
   void setEqualsTheStraightforwardPath() {
     QFETCH(Case, c);
     const Evaluation e = simulate(c.scenario);
     const QString tag = QString::fromLatin1(QTest::currentDataTag());
+    // The dense rows are what they say (dense cells are what the lazy path stores).
+    if (tag.contains(QLatin1String("dense"))) QVERIFY(!rankHeatmap(e, 0, c.options).sparse());
     const QString newDir = m_dir.filePath(tag + QStringLiteral("/set"));
     const QString refDir = m_dir.filePath(tag + QStringLiteral("/reference"));
     QStringList written;
@@ -119,9 +144,9 @@ class TestFigureExport : public QObject {
   // painted by paintHeatmap over the whole page with images built on demand.
   void syncedPngEqualsPaintHeatmap_data() {
     QTest::addColumn<Case>("c");
-    QTest::newRow("padding lesson, 10 classes") << Case{load_preset("padding-duplicates")};
-    QTest::newRow("1000 classes, pooled at 72 dpi") << Case{imagenetLike(), {}, {}, 72};
-    QTest::newRow("1000 classes, one pixel per cell at 150 dpi") << Case{imagenetLike()};
+    QTest::newRow("padding lesson, 10 classes") << caseOf(load_preset("padding-duplicates"));
+    QTest::newRow("1000 classes, pooled at 72 dpi") << caseOf(imagenetLike(), 72);
+    QTest::newRow("1000 classes, one pixel per cell at 150 dpi") << caseOf(imagenetLike());
   }
 
   void syncedPngEqualsPaintHeatmap() {

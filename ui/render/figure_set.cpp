@@ -65,27 +65,27 @@ void frameRankFigure(Figure& ranks, const Evaluation& eval, const HeatmapStyle& 
   }
 }
 
-// What the lazy per-rank figure keeps of its panels' values between building the panels
+// What the lazy per-rank figure keeps of a dense panel's values between building the panels
 // (for the layout and the shared range) and painting them: the non-zero cells, so each
-// matrix is built once. A rank's matrix at C = 1000 has at most its samples' count of them
-// (15,625 of 10^6 cells at 64 ranks x 10^6 samples). Beyond this budget for all panels
-// together a panel keeps nothing and its matrix is built again when painted.
+// matrix is built once. Beyond this budget for all panels together a dense panel keeps
+// nothing and its matrix is built again when painted. Sparse panels (most cells zero: a
+// rank's share at 1000 classes) keep their cells as they are.
 constexpr size_t kStoredCellsBytes = size_t(64) << 20;
 
 // A cell's row-major index fits 32 bits at the class cap.
 static_assert(uint64_t(kMaxClasses) * uint64_t(kMaxClasses) <= UINT32_MAX);
 
 struct StoredCells {
-  bool stored = false;
+  enum class Kind { Whole, Stored, Rebuilt } kind = Kind::Whole;
   size_t size = 0;              // C x C
   std::vector<uint32_t> index;  // row-major cell index
   std::vector<double> value;
 };
 
-// The per-rank figure for writing: the panels without their values, filled in one at a time
-// when painted, so 64 ranks at C = 1000 hold one dense matrix (8 MB) instead of all (512 MB).
-// Its panels equal figureSet's: the same heatmaps, the range shared across every rank as
-// rankHeatmaps shares it.
+// The per-rank figure for writing: dense panels without their values, filled in one at a
+// time when painted, so 64 dense ranks at C = 1000 hold one matrix (8 MB) instead of all
+// (512 MB). Its panels equal figureSet's: the same heatmaps, the range shared across every
+// rank as rankHeatmaps shares it.
 Figure lazyRankFigure(const Evaluation& eval, const MatrixOptions& options,
                       const HeatmapStyle& style, const FigureSetOptions& set) {
   const int world = static_cast<int>(eval.per_rank.size());
@@ -95,21 +95,27 @@ Figure lazyRankFigure(const Evaluation& eval, const MatrixOptions& options,
   // Without a fixed range every rank sets it, shown or not.
   std::vector<bool> shown(size_t(world), false);
   for (int r : chosen) shown[size_t(r)] = true;
+  auto axis = std::make_shared<const ClassAxis>(classAxis(eval, options.order));
   std::vector<HeatmapData> all(static_cast<size_t>(world));
   auto stored = std::make_shared<std::vector<StoredCells>>(size_t(world));
   size_t storedBytes = 0;
-  double top = 0;
+  std::vector<HeatmapData> ranges;  // the panels' ranges, shared as rankHeatmaps shares them
   for (int r = 0; r < world; ++r) {
     if (!shown[size_t(r)] && set.vmaxRanks > 0) continue;
-    HeatmapData d = rankHeatmap(eval, r, options);
-    top = std::max(top, d.valueMax);
+    HeatmapData d = rankHeatmap(eval, r, options, *axis);
+    ranges.emplace_back().valueMax = d.valueMax;
+    if (!shown[size_t(r)] || d.values.empty()) {  // sparse or empty: kept whole
+      all[size_t(r)] = std::move(d);
+      continue;
+    }
     const size_t nonZero =
         size_t(std::count_if(d.values.begin(), d.values.end(), [](double v) { return v != 0; }));
     const size_t bytes = nonZero * (sizeof(uint32_t) + sizeof(double));
     StoredCells& cells = (*stored)[size_t(r)];
-    if (shown[size_t(r)] && storedBytes + bytes <= kStoredCellsBytes) {
+    cells.kind = StoredCells::Kind::Rebuilt;
+    if (storedBytes + bytes <= kStoredCellsBytes) {
       storedBytes += bytes;
-      cells.stored = true;
+      cells.kind = StoredCells::Kind::Stored;
       cells.size = d.values.size();
       cells.index.reserve(nonZero);
       cells.value.reserve(nonZero);
@@ -122,17 +128,28 @@ Figure lazyRankFigure(const Evaluation& eval, const MatrixOptions& options,
     std::vector<double>().swap(d.values);
     all[size_t(r)] = std::move(d);
   }
+  shareRange(ranges);
+  const double top = set.vmaxRanks > 0 ? set.vmaxRanks
+                     : ranges.empty()  ? 0.0
+                                       : ranges.front().valueMax;
   Figure ranks;
   for (int r : chosen) {
     ranks.panels.push_back(all[size_t(r)]);
-    ranks.panels.back().valueMax = set.vmaxRanks > 0 ? set.vmaxRanks : top;
+    ranks.panels.back().valueMax = top;
   }
-  ranks.panelValues = [&eval, options, chosen, stored](size_t i, std::vector<double>& values) {
+  ranks.panelValues = [&eval, options, axis, chosen, stored](size_t i,
+                                                             std::vector<double>& values) {
     const int rank = chosen[i];
     const StoredCells& cells = (*stored)[size_t(rank)];
-    if (!cells.stored) {
-      values = rankHeatmap(eval, rank, options).values;
-      return;
+    switch (cells.kind) {
+      case StoredCells::Kind::Whole:
+        values.clear();  // the panel holds its cells
+        return;
+      case StoredCells::Kind::Rebuilt:
+        values = rankHeatmap(eval, rank, options, *axis).values;
+        return;
+      case StoredCells::Kind::Stored:
+        break;
     }
     values.assign(cells.size, 0.0);  // the previous panel's storage: no new pages
     for (size_t k = 0; k < cells.index.size(); ++k) values[cells.index[k]] = cells.value[k];

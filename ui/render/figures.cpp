@@ -222,10 +222,8 @@ void paintPanel(std::span<const PaintTarget> targets, const HeatmapData& d,
           pooled.emplace_back(scale, pooledImageFor(d, s, view, scale));
           it = std::prev(pooled.end());
         }
-        // The pooled image stands in for the full one too: paintCells does not use it then.
-        if (!it->second.isNull()) state.image = state.pooled = &it->second;
-      }
-      if (!state.image) {
+        state.pooled = &it->second;
+      } else {
         if (full.isNull()) full = buildHeatmapImage(d, s);
         state.image = &full;
       }
