@@ -32,11 +32,12 @@ struct Figure {
   QSizeF page;
   // One colour bar beside the grid instead of one per panel (panels share the range).
   bool sharedColorBar = false;
-  // Export of many large panels (64 ranks at C = 1000 are 512 MB of cells): when set, the
-  // panels hold everything but their `values` (the layout needs only names, sums and the
-  // colour range) and this fills `values` with panel i's C x C values when it is painted.
-  // The buffer is the previous panel's, so a filler may reuse its storage; one panel's
-  // values exist at a time. It may refer to data that must outlive the figure's painting.
+  // Export of many large dense panels (64 dense ranks at C = 1000 are 512 MB of cells): when
+  // set, dense panels come without their `values` (the layout needs only names, sums and
+  // the colour range) and this fills `values` with panel i's C x C values when it is
+  // painted, or empties it for a panel that holds its cells itself (sparse). The buffer is
+  // the previous panel's, so a filler may reuse its storage; one panel's values exist at a
+  // time. It may refer to data that must outlive the figure's painting.
   std::function<void(size_t panel, std::vector<double>& values)> panelValues;
 };
 
