@@ -49,16 +49,12 @@ FigureFlags shared_range(const std::vector<Evaluation>& all, FigureFlags flags) 
   return flags;
 }
 
-// What the figures do not read, released once the data formats are written: at 1000
-// classes, 64 ranks and 10^6 samples the records, plan, inputs and the distinct-samples
-// matrix hold about 16 MB, which the figures' own buffers then reuse.
+// What the figures do not read, released once the data formats are written: the per-sample
+// arrays (release_samples) and the distinct-samples matrix, about 16 MB at 1000 classes, 64
+// ranks and 10^6 samples, which the figures' own buffers then reuse.
 void release_for_figures(Evaluation& e) {
-  e.records.reset();
-  e.plan.reset();
-  e.inputs.reset();
-  e.labels.reset();
+  release_samples(e);
   e.expected_distinct = Matrix();
-  std::vector<uint8_t>().swap(e.times_evaluated);
 }
 
 // Figures allocate and free buffers of 8 to 17 MB (a panel's cells, a PNG page) beside the
