@@ -1,9 +1,13 @@
 // The figure set of an evaluation, for the GUI's "Export figure set" and the CLI.
 #include <QDir>
 #include <QGuiApplication>
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 
+#include "core/model/limits.h"
 #include "core/sim/engine.h"
 #include "ui/render/figures.h"
 #include "ui/render/heatmap_source.h"
@@ -46,21 +50,11 @@ QString figureTitle(const Evaluation& eval, const QString& view) {
   return name.isEmpty() ? view : name + QStringLiteral(" — ") + view;
 }
 
-std::vector<std::pair<QString, Figure>> figureSet(const Evaluation& eval,
-                                                  const MatrixOptions& options,
-                                                  const HeatmapStyle& style,
-                                                  const FigureSetOptions& set) {
-  std::vector<std::pair<QString, Figure>> figures;
-  Figure ranks;
+namespace {
+
+// The per-rank figure around its panels: title, grid and colour bar for their number.
+void frameRankFigure(Figure& ranks, const Evaluation& eval, const HeatmapStyle& style) {
   ranks.title = figureTitle(eval, QStringLiteral("per-rank matrices"));
-  std::vector<HeatmapData> all = rankHeatmaps(eval, options);
-  if (set.ranks.empty()) {
-    ranks.panels = std::move(all);
-  } else {
-    for (int r : set.ranks) ranks.panels.push_back(all[size_t(r)]);
-  }
-  if (set.vmaxRanks > 0)
-    for (HeatmapData& d : ranks.panels) d.valueMax = set.vmaxRanks;
   ranks.columns = std::min(4, std::max(1, static_cast<int>(ranks.panels.size())));
   ranks.style = style;
   ranks.style.compact = true;
@@ -69,25 +63,148 @@ std::vector<std::pair<QString, Figure>> figureSet(const Evaluation& eval,
     ranks.page = kFigurePage;
     ranks.sharedColorBar = true;
   }
-  figures.emplace_back(QStringLiteral("per-rank"), ranks);
+}
+
+// What the lazy per-rank figure keeps of a dense panel's values between building the panels
+// (for the layout and the shared range) and painting them: the non-zero cells, so each
+// matrix is built once. Beyond this budget for all panels together a dense panel keeps
+// nothing and its matrix is built again when painted. Sparse panels (most cells zero: a
+// rank's share at 1000 classes) keep their cells as they are.
+constexpr size_t kStoredCellsBytes = size_t(64) << 20;
+
+// A cell's row-major index fits 32 bits at the class cap.
+static_assert(uint64_t(kMaxClasses) * uint64_t(kMaxClasses) <= UINT32_MAX);
+
+struct StoredCells {
+  enum class Kind { Whole, Stored, Rebuilt } kind = Kind::Whole;
+  size_t size = 0;              // C x C
+  std::vector<uint32_t> index;  // row-major cell index
+  std::vector<double> value;
+};
+
+// The per-rank figure for writing: dense panels without their values, filled in one at a
+// time when painted, so 64 dense ranks at C = 1000 hold one matrix (8 MB) instead of all
+// (512 MB). Its panels equal figureSet's: the same heatmaps, the range shared across every
+// rank as rankHeatmaps shares it.
+Figure lazyRankFigure(const Evaluation& eval, const MatrixOptions& options,
+                      const HeatmapStyle& style, const FigureSetOptions& set) {
+  const int world = static_cast<int>(eval.per_rank.size());
+  std::vector<int> chosen = set.ranks;
+  if (chosen.empty())
+    for (int r = 0; r < world; ++r) chosen.push_back(r);
+  // Without a fixed range every rank sets it, shown or not.
+  std::vector<bool> shown(size_t(world), false);
+  for (int r : chosen) shown[size_t(r)] = true;
+  auto axis = std::make_shared<const ClassAxis>(classAxis(eval, options.order));
+  std::vector<HeatmapData> all(static_cast<size_t>(world));
+  auto stored = std::make_shared<std::vector<StoredCells>>(size_t(world));
+  size_t storedBytes = 0;
+  std::vector<HeatmapData> ranges;  // the panels' ranges, shared as rankHeatmaps shares them
+  for (int r = 0; r < world; ++r) {
+    if (!shown[size_t(r)] && set.vmaxRanks > 0) continue;
+    HeatmapData d = rankHeatmap(eval, r, options, *axis);
+    ranges.emplace_back().valueMax = d.valueMax;
+    if (!shown[size_t(r)] || d.values.empty()) {  // sparse or empty: kept whole
+      all[size_t(r)] = std::move(d);
+      continue;
+    }
+    const size_t nonZero =
+        size_t(std::count_if(d.values.begin(), d.values.end(), [](double v) { return v != 0; }));
+    const size_t bytes = nonZero * (sizeof(uint32_t) + sizeof(double));
+    StoredCells& cells = (*stored)[size_t(r)];
+    cells.kind = StoredCells::Kind::Rebuilt;
+    if (storedBytes + bytes <= kStoredCellsBytes) {
+      storedBytes += bytes;
+      cells.kind = StoredCells::Kind::Stored;
+      cells.size = d.values.size();
+      cells.index.reserve(nonZero);
+      cells.value.reserve(nonZero);
+      for (size_t i = 0; i < d.values.size(); ++i)
+        if (d.values[i] != 0) {
+          cells.index.push_back(uint32_t(i));
+          cells.value.push_back(d.values[i]);
+        }
+    }
+    std::vector<double>().swap(d.values);
+    all[size_t(r)] = std::move(d);
+  }
+  shareRange(ranges);
+  const double top = set.vmaxRanks > 0 ? set.vmaxRanks
+                     : ranges.empty()  ? 0.0
+                                       : ranges.front().valueMax;
+  Figure ranks;
+  for (int r : chosen) {
+    ranks.panels.push_back(all[size_t(r)]);
+    ranks.panels.back().valueMax = top;
+  }
+  ranks.panelValues = [&eval, options, axis, chosen, stored](size_t i,
+                                                             std::vector<double>& values) {
+    const int rank = chosen[i];
+    const StoredCells& cells = (*stored)[size_t(rank)];
+    switch (cells.kind) {
+      case StoredCells::Kind::Whole:
+        values.clear();  // the panel holds its cells
+        return;
+      case StoredCells::Kind::Rebuilt:
+        values = rankHeatmap(eval, rank, options, *axis).values;
+        return;
+      case StoredCells::Kind::Stored:
+        break;
+    }
+    values.assign(cells.size, 0.0);  // the previous panel's storage: no new pages
+    for (size_t k = 0; k < cells.index.size(); ++k) values[cells.index[k]] = cells.value[k];
+  };
+  frameRankFigure(ranks, eval, style);
+  return ranks;
+}
+
+// The figures of one matrix each (synced, expected, difference; the last two only when the
+// expected matrix is known), handed to `sink` one by one; stops when it returns false.
+bool singleFigures(const Evaluation& eval, const MatrixOptions& options, const HeatmapStyle& style,
+                   const FigureSetOptions& set,
+                   const std::function<bool(const QString&, Figure&&)>& sink) {
   auto synced = syncedHeatmap(eval, options);
   auto expected = expectedHeatmap(eval, options);
   synced.valueMax = expected.valueMax =
       set.vmax > 0 ? set.vmax : std::max(synced.valueMax, expected.valueMax);
-  auto difference = differenceHeatmap(eval, options);
-  if (set.vmaxDifference > 0) difference.valueMax = set.vmaxDifference;
   const auto single = [&](const QString& file, HeatmapData d) {
-    if (d.classes <= 0) return;  // e.g. the expected matrix of a run that does not know it
+    if (d.classes <= 0) return true;  // e.g. the expected matrix of a run that does not know it
     Figure f;
     f.style = style;
     f.style.compact = false;
     d.title = figureTitle(eval, d.title);
     f.panels.push_back(std::move(d));
-    figures.emplace_back(file, f);
+    return sink(file, std::move(f));
   };
-  single(QStringLiteral("synced"), std::move(synced));
-  single(QStringLiteral("expected"), std::move(expected));
-  single(QStringLiteral("difference"), std::move(difference));
+  if (!single(QStringLiteral("synced"), std::move(synced))) return false;
+  if (!single(QStringLiteral("expected"), std::move(expected))) return false;
+  auto difference = differenceHeatmap(eval, options);
+  if (set.vmaxDifference > 0) difference.valueMax = set.vmaxDifference;
+  return single(QStringLiteral("difference"), std::move(difference));
+}
+
+}  // namespace
+
+std::vector<std::pair<QString, Figure>> figureSet(const Evaluation& eval,
+                                                  const MatrixOptions& options,
+                                                  const HeatmapStyle& style,
+                                                  const FigureSetOptions& set) {
+  std::vector<std::pair<QString, Figure>> figures;
+  Figure ranks;
+  std::vector<HeatmapData> all = rankHeatmaps(eval, options);
+  if (set.ranks.empty()) {
+    ranks.panels = std::move(all);
+  } else {
+    for (int r : set.ranks) ranks.panels.push_back(all[size_t(r)]);
+  }
+  if (set.vmaxRanks > 0)
+    for (HeatmapData& d : ranks.panels) d.valueMax = set.vmaxRanks;
+  frameRankFigure(ranks, eval, style);
+  figures.emplace_back(QStringLiteral("per-rank"), std::move(ranks));
+  singleFigures(eval, options, style, set, [&](const QString& file, Figure&& f) {
+    figures.emplace_back(file, std::move(f));
+    return true;
+  });
   return figures;
 }
 
@@ -106,14 +223,17 @@ bool writeFigureSet(const Evaluation& eval, const QString& dir,
     if (error) *error = dir + QStringLiteral(": cannot create the directory");
     return false;
   }
-  for (const auto& [file, figure] : figureSet(eval, options, style, set)) {
-    for (FigureFormat f : formats) {
-      const QString path = QDir(dir).filePath(file + QLatin1Char('.') + figureExtension(f));
-      if (!writeFigure(figure, path, f, dpi, error)) return false;
-      if (written) *written << path;
-    }
-  }
-  return true;
+  // Figure by figure, every format in one pass: each matrix is built once for all formats
+  // and released before the next (figureSet would hold all of them, 512 MB at 64 x 1000).
+  const auto write = [&](const QString& file, const Figure& figure) {
+    std::vector<FigureOutput> outputs;
+    for (FigureFormat f : formats)
+      outputs.push_back({QDir(dir).filePath(file + QLatin1Char('.') + figureExtension(f)), f});
+    return writeFigureFormats(figure, outputs, dpi, written, error);
+  };
+  if (!write(QStringLiteral("per-rank"), lazyRankFigure(eval, options, style, set))) return false;
+  return singleFigures(eval, options, style, set,
+                       [&](const QString& file, Figure&& f) { return write(file, f); });
 }
 
 int write_figure_set(const Evaluation& eval, const std::string& out_dir,

@@ -10,6 +10,8 @@
 #include <QSvgGenerator>
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <span>
 
 #include "ui/render/heatmap_painter.h"
 
@@ -162,133 +164,256 @@ void paintEmptyPanel(QPainter& p, const HeatmapData& d, const HeatmapStyle& styl
              d.emptyText.isEmpty() ? QStringLiteral("No data") : d.emptyText);
 }
 
-}  // namespace
+// The figure's geometry, computed once for all its formats: fitting the grid measures every
+// panel's labels and sums, thousands of text advances per panel at C = 1000.
+struct FigurePlan {
+  FigureGrid grid;
+  QSizeF panel;   // one cell of the grid
+  QSizeF points;  // the whole figure
+};
 
-QSizeF figureSizePoints(const Figure& f) {
-  if (f.panels.empty()) return {100, 100};
-  const FigureGrid g = fitGrid(f);
-  const QSizeF p = panelSize(f, g);
-  const double width = p.width() * g.columns + sharedBarWidth(f);
+FigurePlan planFigure(const Figure& f) {
+  FigurePlan plan;
+  if (f.panels.empty()) {
+    plan.points = {100, 100};
+    return plan;
+  }
+  plan.grid = fitGrid(f);
+  plan.panel = panelSize(f, plan.grid);
+  const double width = plan.panel.width() * plan.grid.columns + sharedBarWidth(f);
   // Whole points, so every format gets exactly the same page.
-  return {std::ceil(width), std::ceil(p.height() * g.rows + figureTitleHeight(f, width))};
+  plan.points = {std::ceil(width),
+                 std::ceil(plan.panel.height() * plan.grid.rows + figureTitleHeight(f, width))};
+  return plan;
 }
 
-void paintFigure(QPainter& p, const Figure& f, const QRectF& bounds) {
-  p.fillRect(bounds, Qt::white);
+// One painter a figure is painted into, and whether its format draws cells as rectangles.
+struct PaintTarget {
+  QPainter* painter = nullptr;
+  bool vectorCells = false;
+};
+
+// Device pixels per logical unit, as paintCells derives them to decide on pooling.
+double devicePixelsPerUnit(const QPainter& p) {
+  return p.device() ? p.device()->devicePixelRatioF() * p.transform().m11() : 1.0;
+}
+
+// One panel into every target: the layout once, the one-pixel-per-cell image at most once,
+// and a pooled image per output resolution (cells below a pixel), so each target paints
+// exactly what paintHeatmap(p, d, style, cell) would, without building the images again.
+void paintPanel(std::span<const PaintTarget> targets, const HeatmapData& d,
+                const HeatmapStyle& style, const QRectF& cell) {
+  const HeatmapLayout layout = computeLayout(cell, layoutMetrics(d, style, cell.width()));
+  HeatmapViewport view;
+  view.classes = d.classes;
+  view.grid = layout.grid;
+  QImage full;
+  std::vector<std::pair<double, QImage>> pooled;  // by device pixels per unit
+  for (const PaintTarget& t : targets) {
+    HeatmapStyle s = style;
+    s.vectorCells = t.vectorCells;
+    PaintState state;
+    if (!s.vectorCells) {
+      const double scale = devicePixelsPerUnit(*t.painter);
+      if (needsPooling(view, scale)) {
+        auto it = std::find_if(pooled.begin(), pooled.end(),
+                               [&](const auto& entry) { return entry.first == scale; });
+        if (it == pooled.end()) {
+          pooled.emplace_back(scale, pooledImageFor(d, s, view, scale));
+          it = std::prev(pooled.end());
+        }
+        state.pooled = &it->second;
+      } else {
+        if (full.isNull()) full = buildHeatmapImage(d, s);
+        state.image = &full;
+      }
+    }
+    paintHeatmap(*t.painter, d, s, layout, view, state);
+  }
+}
+
+// The figure into every target at once; a lazy figure's panel values exist one at a time.
+void paintPlanned(std::span<const PaintTarget> targets, const Figure& f, const FigurePlan& plan,
+                  const QRectF& bounds) {
+  for (const PaintTarget& t : targets) t.painter->fillRect(bounds, Qt::white);
   if (f.panels.empty()) return;
   QRectF area = bounds;
   if (!f.title.isEmpty()) {
     const double h = figureTitleHeight(f, bounds.width());
-    p.setFont(figureTitleFont(f.style));
-    p.setPen(Qt::black);
-    p.drawText(QRectF(bounds.left() + 4, bounds.top(), bounds.width() - 8, h),
-               Qt::AlignCenter | Qt::TextWordWrap, f.title);
+    for (const PaintTarget& t : targets) {
+      t.painter->setFont(figureTitleFont(f.style));
+      t.painter->setPen(Qt::black);
+      t.painter->drawText(QRectF(bounds.left() + 4, bounds.top(), bounds.width() - 8, h),
+                          Qt::AlignCenter | Qt::TextWordWrap, f.title);
+    }
     area.setTop(bounds.top() + h);
   }
-  const FigureGrid g = fitGrid(f);
+  const FigureGrid& g = plan.grid;
   const double bar = sharedBarWidth(f);
   if (bar > 0) {
     // One colour bar for all panels, as tall as one panel's grid, beside the first row.
-    const HeatmapData& d = sizingPanel(f);
-    const QSizeF panel = panelSize(f, g);
-    const double top = area.top() + (panel.height() - g.side) / 2;
-    paintColorBar(p, d, f.style,
-                  QRectF(area.right() - bar + 4, top, bar - 8,
-                         std::min(g.side * 1.5, area.height() - (top - area.top()))));
+    const double top = area.top() + (plan.panel.height() - g.side) / 2;
+    const QRectF r(area.right() - bar + 4, top, bar - 8,
+                   std::min(g.side * 1.5, area.height() - (top - area.top())));
+    for (const PaintTarget& t : targets) {
+      HeatmapStyle s = f.style;
+      s.vectorCells = t.vectorCells;
+      paintColorBar(*t.painter, sizingPanel(f), s, r);
+    }
     area.setRight(area.right() - bar);
   }
   const double w = area.width() / g.columns, h = area.height() / g.rows;
+  std::vector<double> cells;  // a lazy figure's panel values, one panel at a time
   for (size_t i = 0; i < f.panels.size(); ++i) {
     const QRectF cell(area.left() + w * double(i % size_t(g.columns)),
                       area.top() + h * double(i / size_t(g.columns)), w, h);
-    if (f.panels[i].classes > 0)
-      paintHeatmap(p, f.panels[i], g.style, cell);
-    else
-      paintEmptyPanel(p, f.panels[i], g.style, cell);
+    const HeatmapData& panel = f.panels[i];
+    if (panel.classes <= 0) {
+      for (const PaintTarget& t : targets) paintEmptyPanel(*t.painter, panel, g.style, cell);
+    } else if (f.panelValues) {
+      HeatmapData filled = panel;  // names are implicitly shared; the sums are a few KB
+      f.panelValues(i, cells);
+      filled.values = std::move(cells);
+      paintPanel(targets, filled, g.style, cell);
+      cells = std::move(filled.values);
+    } else {
+      paintPanel(targets, panel, g.style, cell);
+    }
   }
+}
+
+// One file being written: its device, its painter and the file it is saved to.
+struct Output {
+  FigureOutput what;
+  QSaveFile file;
+  QImage image;  // PNG
+  std::unique_ptr<QSvgGenerator> svg;
+  std::unique_ptr<QPdfWriter> pdf;
+  QPainter painter;  // declared last: ends before its device goes
+  explicit Output(const FigureOutput& o) : what(o), file(o.path) {}
+};
+
+QString documentTitle(const Figure& f) {
+  return f.title.isEmpty() && !f.panels.empty() ? f.panels.front().title : f.title;
+}
+
+// Opens the output's device and begins painting on it; returns why not, or an empty string.
+QString beginOutput(Output& out, const Figure& f, const QSizeF& pts, int dpi) {
+  // Fonts are sized in logical pixels; one logical pixel is one point in every format.
+  if (out.what.format == FigureFormat::Png) {
+    const double scale = dpi / 72.0;
+    out.image =
+        QImage(QSize(int(std::ceil(pts.width() * scale)), int(std::ceil(pts.height() * scale))),
+               QImage::Format_ARGB32_Premultiplied);
+    if (out.image.isNull()) return QStringLiteral("figure too large for memory at %1 dpi").arg(dpi);
+    out.image.setDotsPerMeterX(int(std::lround(dpi / 0.0254)));
+    out.image.setDotsPerMeterY(int(std::lround(dpi / 0.0254)));
+    out.image.fill(Qt::white);
+    out.painter.begin(&out.image);
+    out.painter.setRenderHint(QPainter::TextAntialiasing);
+    out.painter.scale(scale, scale);
+    return {};
+  }
+  if (!out.file.open(QIODevice::WriteOnly)) return out.file.errorString();
+  if (out.what.format == FigureFormat::Svg) {
+    out.svg = std::make_unique<QSvgGenerator>();
+    out.svg->setOutputDevice(&out.file);
+    out.svg->setSize(pts.toSize());
+    out.svg->setViewBox(QRectF(QPointF(0, 0), pts));
+    out.svg->setResolution(72);
+    out.svg->setTitle(documentTitle(f));
+    out.svg->setDescription(QStringLiteral("ShardLens confusion-matrix figure"));
+    if (!out.painter.begin(out.svg.get())) return QStringLiteral("cannot write SVG");
+    return {};
+  }
+  out.pdf = std::make_unique<QPdfWriter>(&out.file);
+  out.pdf->setResolution(std::max(dpi, 300));
+  out.pdf->setPageSize(QPageSize(pts, QPageSize::Point));
+  out.pdf->setPageMargins(QMarginsF(0, 0, 0, 0));
+  out.pdf->setTitle(documentTitle(f));
+  out.pdf->setCreator(QStringLiteral("ShardLens"));
+  if (!out.painter.begin(out.pdf.get())) return QStringLiteral("cannot write PDF");
+  const double scale = out.pdf->resolution() / 72.0;
+  out.painter.scale(scale, scale);
+  return {};
+}
+
+// Saves a painted output: every format goes to a temporary file beside PATH, renamed over it
+// only when complete (QSaveFile: the same atomic save as run files), so a full disk or a
+// read-only directory leaves the previous figure intact and no temporary file behind.
+QString saveOutput(Output& out) {
+  const auto discard = [&] {
+    out.file.cancelWriting();
+    out.file.commit();  // discards the temporary file
+  };
+  if (out.what.format == FigureFormat::Png) {
+    if (!out.file.open(QIODevice::WriteOnly)) return out.file.errorString();
+    QImageWriter writer(&out.file, "png");
+    if (!writer.write(out.image)) return writer.errorString();
+  } else if (out.file.size() == 0 && out.file.error() == QFileDevice::NoError) {
+    discard();
+    return QStringLiteral("nothing was written");
+  }
+  if (out.file.error() != QFileDevice::NoError) {
+    const QString why = out.file.errorString();
+    discard();
+    return why;
+  }
+  if (!out.file.commit()) return QStringLiteral("cannot write (%1)").arg(out.file.errorString());
+  return {};
+}
+
+}  // namespace
+
+QSizeF figureSizePoints(const Figure& f) {
+  return planFigure(f).points;
+}
+
+void paintFigure(QPainter& p, const Figure& f, const QRectF& bounds) {
+  const PaintTarget target{&p, f.style.vectorCells};
+  paintPlanned({&target, 1}, f, planFigure(f), bounds);
 }
 
 bool writeFigure(const Figure& f, const QString& path, FigureFormat format, int dpi,
                  QString* error) {
-  const auto fail = [&](const QString& why) {
-    if (error) *error = path + QStringLiteral(": ") + why;
-    return false;
-  };
-  // Every format is written to a temporary file beside PATH and renamed over it only when
-  // complete (QSaveFile: the same atomic save as run files), so a full disk or a read-only
-  // directory leaves the previous figure intact and no temporary file behind.
-  const auto commit = [&](QSaveFile& file) {
-    if (file.error() != QFileDevice::NoError) {
-      const QString why = file.errorString();
-      file.cancelWriting();
-      file.commit();  // discards the temporary file
-      return fail(why);
-    }
-    if (!file.commit()) return fail(QStringLiteral("cannot write (%1)").arg(file.errorString()));
-    return true;
-  };
+  return writeFigureFormats(f, {FigureOutput{path, format}}, dpi, nullptr, error);
+}
+
+bool writeFigureFormats(const Figure& f, const std::vector<FigureOutput>& outputs, int dpi,
+                        QStringList* written, QString* error) {
   dpi = std::clamp(dpi, 30, 1200);
-  const QSizeF pts = figureSizePoints(f);
-  Figure vf = f;
-  // Fonts are sized in logical pixels; one logical pixel is one point in every format.
-  if (format == FigureFormat::Png) {
-    const double scale = dpi / 72.0;
-    QImage image(QSize(int(std::ceil(pts.width() * scale)), int(std::ceil(pts.height() * scale))),
-                 QImage::Format_ARGB32_Premultiplied);
-    if (image.isNull())
-      return fail(QStringLiteral("figure too large for memory at %1 dpi").arg(dpi));
-    image.setDotsPerMeterX(int(std::lround(dpi / 0.0254)));
-    image.setDotsPerMeterY(int(std::lround(dpi / 0.0254)));
-    image.fill(Qt::white);
-    {
-      QPainter p(&image);
-      p.setRenderHint(QPainter::TextAntialiasing);
-      p.scale(scale, scale);
-      paintFigure(p, vf, QRectF(QPointF(0, 0), pts));
-    }
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) return fail(file.errorString());
-    QImageWriter writer(&file, "png");
-    if (!writer.write(image)) return fail(writer.errorString());
-    return commit(file);
-  }
+  const FigurePlan plan = planFigure(f);
+  const QSizeF pts = plan.points;
   // Vector formats: rectangles per cell while that stays small; the image beyond.
-  const int classes = f.panels.empty() ? 0 : sizingPanel(f).classes;
-  vf.style.vectorCells = classes <= 100;
-  QSaveFile file(path);
-  if (!file.open(QIODevice::WriteOnly)) return fail(file.errorString());
-  if (format == FigureFormat::Svg) {
-    QSvgGenerator svg;
-    svg.setOutputDevice(&file);
-    svg.setSize(pts.toSize());
-    svg.setViewBox(QRectF(QPointF(0, 0), pts));
-    svg.setResolution(72);
-    svg.setTitle(f.title.isEmpty() && !f.panels.empty() ? f.panels.front().title : f.title);
-    svg.setDescription(QStringLiteral("ShardLens confusion-matrix figure"));
-    QPainter p;
-    if (!p.begin(&svg)) return fail(QStringLiteral("cannot write SVG"));
-    paintFigure(p, vf, QRectF(QPointF(0, 0), pts));
-    p.end();
-  } else {
-    QPdfWriter pdf(&file);
-    pdf.setResolution(std::max(dpi, 300));
-    pdf.setPageSize(QPageSize(pts, QPageSize::Point));
-    pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-    pdf.setTitle(f.title.isEmpty() && !f.panels.empty() ? f.panels.front().title : f.title);
-    pdf.setCreator(QStringLiteral("ShardLens"));
-    QPainter p;
-    if (!p.begin(&pdf)) return fail(QStringLiteral("cannot write PDF"));
-    const double scale = pdf.resolution() / 72.0;
-    p.scale(scale, scale);
-    paintFigure(p, vf, QRectF(QPointF(0, 0), pts));
-    p.end();
+  const bool vectorCells = (f.panels.empty() ? 0 : sizingPanel(f).classes) <= 100;
+  std::vector<std::unique_ptr<Output>> outs;
+  std::vector<PaintTarget> targets;
+  for (const FigureOutput& o : outputs) {
+    outs.push_back(std::make_unique<Output>(o));
+    const QString why = beginOutput(*outs.back(), f, pts, dpi);
+    if (!why.isEmpty()) {
+      if (error) *error = o.path + QStringLiteral(": ") + why;
+      return false;  // the outputs begun so far are discarded, their files untouched
+    }
+    targets.push_back(
+        {&outs.back()->painter, o.format == FigureFormat::Png ? f.style.vectorCells : vectorCells});
   }
-  if (file.size() == 0 && file.error() == QFileDevice::NoError) {
-    file.cancelWriting();
-    file.commit();
-    return fail(QStringLiteral("nothing was written"));
+  paintPlanned(targets, f, plan, QRectF(QPointF(0, 0), pts));
+  for (auto& out : outs) {
+    out->painter.end();
+    out->svg.reset();  // the generators go before the file is saved, as they always did
+    out->pdf.reset();
   }
-  return commit(file);
+  for (auto& out : outs) {
+    const QString why = saveOutput(*out);
+    if (!why.isEmpty()) {
+      if (error) *error = out->what.path + QStringLiteral(": ") + why;
+      return false;
+    }
+    if (written) *written << out->what.path;
+    out.reset();  // its image and file go now
+  }
+  return true;
 }
 
 }  // namespace shardlens::render

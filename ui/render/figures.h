@@ -3,6 +3,8 @@
 // DPI, SVG or PDF, with title, axis labels, class names and colour bar. QtGui only, so the
 // CLI makes the same figures headless.
 #include <QString>
+#include <QStringList>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -30,6 +32,13 @@ struct Figure {
   QSizeF page;
   // One colour bar beside the grid instead of one per panel (panels share the range).
   bool sharedColorBar = false;
+  // Export of many large dense panels (64 dense ranks at C = 1000 are 512 MB of cells): when
+  // set, dense panels come without their `values` (the layout needs only names, sums and
+  // the colour range) and this fills `values` with panel i's C x C values when it is
+  // painted, or empties it for a panel that holds its cells itself (sparse). The buffer is
+  // the previous panel's, so a filler may reuse its storage; one panel's values exist at a
+  // time. It may refer to data that must outlive the figure's painting.
+  std::function<void(size_t panel, std::vector<double>& values)> panelValues;
 };
 
 // A page for figures of many panels: A3 landscape, in points.
@@ -43,6 +52,18 @@ void paintFigure(QPainter& p, const Figure& f, const QRectF& bounds);
 // Writes the figure; returns false and sets `error` on failure (bad path, full disk).
 bool writeFigure(const Figure& f, const QString& path, FigureFormat format, int dpi,
                  QString* error = nullptr);
+
+// Writes the figure in several formats in one pass, each file the same as writeFigure's:
+// the layout is computed once, and each panel's cells are built once, painted into every
+// format (their images shared where the resolutions agree) and released before the next.
+// Files are saved in the order given; on the first failure the rest are discarded and
+// `error` says why. `written` receives the paths saved.
+struct FigureOutput {
+  QString path;
+  FigureFormat format = FigureFormat::Png;
+};
+bool writeFigureFormats(const Figure& f, const std::vector<FigureOutput>& outputs, int dpi,
+                        QStringList* written = nullptr, QString* error = nullptr);
 
 // The title of an exported view, the same in "Export view" and the figure set:
 // "<scenario title> — <view>", or the view alone for a scenario without a name.
