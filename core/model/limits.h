@@ -47,6 +47,9 @@ inline constexpr uint32_t kMaxImageSide = 1u << 16;
 
 // A class-names file: names are tiny, so a larger file is almost certainly the wrong one.
 inline constexpr size_t kMaxClassNamesFileBytes = size_t(64) << 20;
+// Bytes of the dense per-rank panels' non-zero cells a figure set keeps between building and
+// painting them (export of many ranks); beyond it a panel's matrix is built again to paint.
+inline constexpr size_t kMaxFigureStoredCellsBytes = size_t(64) << 20;
 // Bytes of one class name (a names file, a run file's meta.json): longer is no label but a
 // payload (a 100,000-character name took the GUI to an abort measuring it).
 inline constexpr size_t kMaxClassNameBytes = 1024;

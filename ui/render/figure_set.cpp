@@ -69,8 +69,8 @@ void frameRankFigure(Figure& ranks, const Evaluation& eval, const HeatmapStyle& 
 // (for the layout and the shared range) and painting them: the non-zero cells, so each
 // matrix is built once. Beyond this budget for all panels together a dense panel keeps
 // nothing and its matrix is built again when painted. Sparse panels (most cells zero: a
-// rank's share at 1000 classes) keep their cells as they are.
-constexpr size_t kStoredCellsBytes = size_t(64) << 20;
+// rank's share at 1000 classes) keep their cells as they are. The budget:
+// kMaxFigureStoredCellsBytes (core/model/limits.h).
 
 // A cell's row-major index fits 32 bits at the class cap.
 static_assert(uint64_t(kMaxClasses) * uint64_t(kMaxClasses) <= UINT32_MAX);
@@ -113,7 +113,7 @@ Figure lazyRankFigure(const Evaluation& eval, const MatrixOptions& options,
     const size_t bytes = nonZero * (sizeof(uint32_t) + sizeof(double));
     StoredCells& cells = (*stored)[size_t(r)];
     cells.kind = StoredCells::Kind::Rebuilt;
-    if (storedBytes + bytes <= kStoredCellsBytes) {
+    if (storedBytes + bytes <= kMaxFigureStoredCellsBytes) {
       storedBytes += bytes;
       cells.kind = StoredCells::Kind::Stored;
       cells.size = d.values.size();
