@@ -127,6 +127,11 @@ void register_export(CLI::App& app) {
         written.insert(written.end(), more.begin(), more.end());
       }
     }
+    // A run of several evaluations: how each class's row strays, epoch by epoch.
+    if (!figures.empty() && all.size() > 1) {
+      const auto more = write_drift_figure(all, args->out, figures, args->dpi);
+      written.insert(written.end(), more.begin(), more.end());
+    }
     for (const std::string& path : written) std::cout << path << "\n";
   });
 }

@@ -33,4 +33,20 @@ std::vector<std::string> write_figures(const Evaluation& e, const std::string& d
 #endif
 }
 
+std::vector<std::string> write_drift_figure(const std::vector<Evaluation>& evaluations,
+                                            const std::string& dir,
+                                            const std::vector<std::string>& formats, int dpi) {
+#ifdef SHARDLENS_CLI_FIGURES
+  std::vector<const Evaluation*> all;
+  for (const Evaluation& e : evaluations) all.push_back(&e);
+  std::vector<std::string> written;
+  if (render::write_drift_figure(all, dir, formats, dpi, &written) != 0)
+    throw InputError(dir + ": could not write the drift figure");
+  return written;
+#else
+  (void)evaluations, (void)dir, (void)formats, (void)dpi;
+  throw InputError("--figures: this build has no figure renderer (built without Qt 6)");
+#endif
+}
+
 }  // namespace shardlens::cli

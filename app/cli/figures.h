@@ -21,4 +21,10 @@ std::vector<std::string> write_figures(const Evaluation& e, const std::string& d
                                        const std::vector<std::string>& formats, int dpi,
                                        const FigureFlags& flags = {});
 
+// The drift figure of a run's evaluations (drift.png / .svg / .pdf in dir): each class's row
+// sum minus its true count, evaluation by evaluation. Throws like write_figures.
+std::vector<std::string> write_drift_figure(const std::vector<Evaluation>& evaluations,
+                                            const std::string& dir,
+                                            const std::vector<std::string>& formats, int dpi);
+
 }  // namespace shardlens::cli

@@ -446,6 +446,18 @@ TEST(Cli, ExportedEpochsShareTheColourRange) {
     const std::string svg = shardlens::read_file_bytes((out / epoch / "difference.svg").string());
     EXPECT_NE(svg.find(bar), std::string::npos) << epoch << " lacks " << bar;
   }
+  // Beside the epochs' folders, the drift of every class's row over the epochs, its colour
+  // bar reaching the largest deviation of either epoch.
+  const std::string drift = shardlens::read_file_bytes((out / "drift.svg").string());
+  EXPECT_NE(drift.find("row sum"), std::string::npos);
+  double worst = 0;
+  for (const shardlens::RunFile& e : epochs) {
+    const auto rows = e.synced.row_sums();
+    for (size_t c = 0; c < rows.size(); ++c)
+      worst = std::max(worst, std::abs(rows[c] - double(e.meta.class_counts[c])));
+  }
+  EXPECT_NE(drift.find(">+" + std::to_string(int64_t(worst)) + "<"), std::string::npos)
+      << "the drift bar lacks +" << worst;
 }
 
 // The `model:` predictor's refusals, in every build: a dataset without inputs; without

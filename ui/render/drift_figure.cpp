@@ -1,5 +1,6 @@
 #include "ui/render/drift_figure.h"
 
+#include <QDir>
 #include <QFontMetricsF>
 #include <algorithm>
 #include <cmath>
@@ -209,6 +210,26 @@ void paintDrift(QPainter& p, const DriftFigure& f, const HeatmapStyle& s, const 
              epochColumns(d) ? QStringLiteral("epoch") : QStringLiteral("evaluation"));
   paintColorBar(p, barData(f), s, parts.bar);
   p.restore();
+}
+
+bool writeDriftFigure(const DriftFigure& f, const QString& dir,
+                      const std::vector<FigureFormat>& formats, int dpi, QStringList* written,
+                      QString* error) {
+  if (!QDir().mkpath(dir)) {
+    if (error) *error = dir + QStringLiteral(": cannot create the directory");
+    return false;
+  }
+  const HeatmapStyle style;
+  const QSizeF pts = driftSizePoints(f, style);
+  std::vector<FigureOutput> outputs;
+  for (FigureFormat format : formats)
+    outputs.push_back(
+        {QDir(dir).filePath(QStringLiteral("drift.") + figureExtension(format)), format});
+  const auto paint = [&](std::span<QPainter* const> painters) {
+    for (QPainter* p : painters) paintDrift(*p, f, style, QRectF(QPointF(0, 0), pts));
+  };
+  return writePainted(pts, QStringLiteral("Row sum − true count by class and epoch"), paint,
+                      outputs, dpi, written, error);
 }
 
 }  // namespace shardlens::render

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/report/row_drift.h"
+#include "ui/render/figures.h"
 #include "ui/render/heatmap_data.h"
 
 namespace shardlens::render {
@@ -36,5 +37,9 @@ QImage driftImage(const DriftFigure& f, int pixelRows);
 QRectF driftGrid(const DriftFigure& f, const HeatmapStyle& s, const QRectF& bounds);
 QSizeF driftSizePoints(const DriftFigure& f, const HeatmapStyle& s);
 void paintDrift(QPainter& p, const DriftFigure& f, const HeatmapStyle& s, const QRectF& bounds);
+// drift.EXT in `dir` per format (created if missing), each saved atomically.
+bool writeDriftFigure(const DriftFigure& f, const QString& dir,
+                      const std::vector<FigureFormat>& formats, int dpi, QStringList* written,
+                      QString* error);
 
 }  // namespace shardlens::render

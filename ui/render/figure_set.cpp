@@ -9,6 +9,7 @@
 
 #include "core/model/limits.h"
 #include "core/sim/engine.h"
+#include "ui/render/drift_figure.h"
 #include "ui/render/figures.h"
 #include "ui/render/heatmap_source.h"
 
@@ -236,9 +237,13 @@ bool writeFigureSet(const Evaluation& eval, const QString& dir,
                        [&](const QString& file, Figure&& f) { return write(file, f); });
 }
 
-int write_figure_set(const Evaluation& eval, const std::string& out_dir,
-                     const std::vector<std::string>& formats, int dpi,
-                     std::vector<std::string>* written, const FigureSetOptions& set) {
+namespace {
+
+// The CLI's figure writers: the formats parsed, a QGuiApplication made, then `write`; 0, or
+// 2 with the error on stderr.
+int writeForCli(
+    const std::vector<std::string>& formats, std::vector<std::string>* written,
+    const std::function<bool(const std::vector<FigureFormat>&, QStringList*, QString*)>& write) {
   std::vector<FigureFormat> fmts;
   for (const std::string& name : formats) {
     const auto f = parseFigureFormat(QString::fromStdString(name));
@@ -256,8 +261,7 @@ int write_figure_set(const Evaluation& eval, const std::string& out_dir,
   }
   QStringList paths;
   QString error;
-  const bool ok = writeFigureSet(eval, QString::fromStdString(out_dir), fmts, dpi, MatrixOptions{},
-                                 HeatmapStyle{}, set, &paths, &error);
+  const bool ok = write(fmts, &paths, &error);
   if (written)
     for (const QString& p : paths) written->push_back(p.toStdString());
   if (!ok) {
@@ -265,6 +269,32 @@ int write_figure_set(const Evaluation& eval, const std::string& out_dir,
     return 2;
   }
   return 0;
+}
+
+}  // namespace
+
+int write_figure_set(const Evaluation& eval, const std::string& out_dir,
+                     const std::vector<std::string>& formats, int dpi,
+                     std::vector<std::string>* written, const FigureSetOptions& set) {
+  return writeForCli(formats, written, [&](const auto& fmts, QStringList* paths, QString* error) {
+    return writeFigureSet(eval, QString::fromStdString(out_dir), fmts, dpi, MatrixOptions{},
+                          HeatmapStyle{}, set, paths, error);
+  });
+}
+
+int write_drift_figure(const std::vector<const Evaluation*>& epochs, const std::string& out_dir,
+                       const std::vector<std::string>& formats, int dpi,
+                       std::vector<std::string>* written) {
+  if (epochs.size() < 2) return 0;
+  return writeForCli(formats, written, [&](const auto& fmts, QStringList* paths, QString* error) {
+    DriftFigure f;
+    f.drift = row_drift(epochs);
+    f.classNames = classNames(*epochs.front());
+    const QString name = QString::fromStdString(epochs.front()->scenario().name);
+    if (!name.isEmpty())
+      f.title = name + QStringLiteral(" — row sum − true count, by class and epoch");
+    return writeDriftFigure(f, QString::fromStdString(out_dir), fmts, dpi, paths, error);
+  });
 }
 
 }  // namespace shardlens::render

@@ -298,7 +298,7 @@ QString documentTitle(const Figure& f) {
 }
 
 // Opens the output's device and begins painting on it; returns why not, or an empty string.
-QString beginOutput(Output& out, const Figure& f, const QSizeF& pts, int dpi) {
+QString beginOutput(Output& out, const QString& title, const QSizeF& pts, int dpi) {
   // Fonts are sized in logical pixels; one logical pixel is one point in every format.
   if (out.what.format == FigureFormat::Png) {
     const double scale = dpi / 72.0;
@@ -321,7 +321,7 @@ QString beginOutput(Output& out, const Figure& f, const QSizeF& pts, int dpi) {
     out.svg->setSize(pts.toSize());
     out.svg->setViewBox(QRectF(QPointF(0, 0), pts));
     out.svg->setResolution(72);
-    out.svg->setTitle(documentTitle(f));
+    out.svg->setTitle(title);
     out.svg->setDescription(QStringLiteral("ShardLens confusion-matrix figure"));
     if (!out.painter.begin(out.svg.get())) return QStringLiteral("cannot write SVG");
     return {};
@@ -330,7 +330,7 @@ QString beginOutput(Output& out, const Figure& f, const QSizeF& pts, int dpi) {
   out.pdf->setResolution(std::max(dpi, 300));
   out.pdf->setPageSize(QPageSize(pts, QPageSize::Point));
   out.pdf->setPageMargins(QMarginsF(0, 0, 0, 0));
-  out.pdf->setTitle(documentTitle(f));
+  out.pdf->setTitle(title);
   out.pdf->setCreator(QStringLiteral("ShardLens"));
   if (!out.painter.begin(out.pdf.get())) return QStringLiteral("cannot write PDF");
   const double scale = out.pdf->resolution() / 72.0;
@@ -379,26 +379,23 @@ bool writeFigure(const Figure& f, const QString& path, FigureFormat format, int 
   return writeFigureFormats(f, {FigureOutput{path, format}}, dpi, nullptr, error);
 }
 
-bool writeFigureFormats(const Figure& f, const std::vector<FigureOutput>& outputs, int dpi,
-                        QStringList* written, QString* error) {
+bool writePainted(const QSizeF& pts, const QString& title,
+                  const std::function<void(std::span<QPainter* const>)>& paint,
+                  const std::vector<FigureOutput>& outputs, int dpi, QStringList* written,
+                  QString* error) {
   dpi = std::clamp(dpi, 30, 1200);
-  const FigurePlan plan = planFigure(f);
-  const QSizeF pts = plan.points;
-  // Vector formats: rectangles per cell while that stays small; the image beyond.
-  const bool vectorCells = (f.panels.empty() ? 0 : sizingPanel(f).classes) <= 100;
   std::vector<std::unique_ptr<Output>> outs;
-  std::vector<PaintTarget> targets;
+  std::vector<QPainter*> painters;
   for (const FigureOutput& o : outputs) {
     outs.push_back(std::make_unique<Output>(o));
-    const QString why = beginOutput(*outs.back(), f, pts, dpi);
+    const QString why = beginOutput(*outs.back(), title, pts, dpi);
     if (!why.isEmpty()) {
       if (error) *error = o.path + QStringLiteral(": ") + why;
       return false;  // the outputs begun so far are discarded, their files untouched
     }
-    targets.push_back(
-        {&outs.back()->painter, o.format == FigureFormat::Png ? f.style.vectorCells : vectorCells});
+    painters.push_back(&outs.back()->painter);
   }
-  paintPlanned(targets, f, plan, QRectF(QPointF(0, 0), pts));
+  paint(painters);
   for (auto& out : outs) {
     out->painter.end();
     out->svg.reset();  // the generators go before the file is saved, as they always did
@@ -414,6 +411,21 @@ bool writeFigureFormats(const Figure& f, const std::vector<FigureOutput>& output
     out.reset();  // its image and file go now
   }
   return true;
+}
+
+bool writeFigureFormats(const Figure& f, const std::vector<FigureOutput>& outputs, int dpi,
+                        QStringList* written, QString* error) {
+  const FigurePlan plan = planFigure(f);
+  // Vector formats: rectangles per cell while that stays small; the image beyond.
+  const bool vectorCells = (f.panels.empty() ? 0 : sizingPanel(f).classes) <= 100;
+  const auto paint = [&](std::span<QPainter* const> painters) {
+    std::vector<PaintTarget> targets;
+    for (size_t k = 0; k < painters.size(); ++k)
+      targets.push_back({painters[k], outputs[k].format == FigureFormat::Png ? f.style.vectorCells
+                                                                             : vectorCells});
+    paintPlanned(targets, f, plan, QRectF(QPointF(0, 0), plan.points));
+  };
+  return writePainted(plan.points, documentTitle(f), paint, outputs, dpi, written, error);
 }
 
 }  // namespace shardlens::render

@@ -6,6 +6,7 @@
 #include <QStringList>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,6 +65,13 @@ struct FigureOutput {
 };
 bool writeFigureFormats(const Figure& f, const std::vector<FigureOutput>& outputs, int dpi,
                         QStringList* written = nullptr, QString* error = nullptr);
+// The same for any painting `pts` points large (the drift figure): `paint` draws once on
+// every output's painter (in `outputs` order), each saved atomically; false and `error` on
+// the first failure.
+bool writePainted(const QSizeF& pts, const QString& title,
+                  const std::function<void(std::span<QPainter* const>)>& paint,
+                  const std::vector<FigureOutput>& outputs, int dpi, QStringList* written = nullptr,
+                  QString* error = nullptr);
 
 // The title of an exported view, the same in "Export view" and the figure set:
 // "<scenario title> — <view>", or the view alone for a scenario without a name.
@@ -101,5 +109,11 @@ bool writeFigureSet(const shardlens::Evaluation& eval, const QString& dir,
 int write_figure_set(const shardlens::Evaluation& eval, const std::string& out_dir,
                      const std::vector<std::string>& formats, int dpi,
                      std::vector<std::string>* written, const FigureSetOptions& set = {});
+
+// The CLI's drift figure of a run of several evaluations: drift.EXT per format in out_dir
+// (nothing for a single evaluation). 0, or 2 with the error on stderr.
+int write_drift_figure(const std::vector<const shardlens::Evaluation*>& epochs,
+                       const std::string& out_dir, const std::vector<std::string>& formats, int dpi,
+                       std::vector<std::string>* written);
 
 }  // namespace shardlens::render
