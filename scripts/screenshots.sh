@@ -79,7 +79,7 @@ fi
 # the window must be activated for tooltips).
 shot gui-padding-hover.png "mousemove 547 204 click 1 sleep 0.5 mousemove 548 205 sleep 2.5" \
   --preset padding-duplicates
-shot gui-charts.png "mousemove 1334 958 click 1 sleep 1" --preset sanity-leak
+shot gui-charts.png "mousemove 1334 642 click 1 sleep 1" --preset sanity-leak
 [ -f /usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz ] &&
   shot gui-fashion-samples.png "mousemove ${FASHION_CELL:-693 319} click 1 sleep 1.5" "$WORK/fashion.json"
 # Zoomed in around the diagonal of the reported matrix (wheel up = zoom in).
