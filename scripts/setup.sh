@@ -44,7 +44,14 @@ else
 fi
 for preset in "${presets[@]}"; do
   cmake --preset "$preset" >"build-$preset.log" 2>&1 || { cat "build-$preset.log"; exit 1; }
-  grep -A20 "enabled features" "build-$preset.log" | sed -n '1,12p' || true
+  # The feature summary: which of GUI, LibTorch, CUDA this build has.
+  features=$(awk '/^-- The following features have been (en|dis)abled:/ { p = 1; print; next }
+                  /^--/ { p = 0 } p && /^ \* /' "build-$preset.log")
+  echo "$features"
   rm -f "build-$preset.log"
+  if [ "$preset" = app ] && sed -n '/disabled:/,$p' <<<"$features" | grep -q "^ \* LibTorch"; then
+    echo "Real runs and .pt imports need LibTorch: scripts/setup.sh installs it and builds" \
+      "everything (build/default, tests included)."
+  fi
   cmake --build --preset "$preset" "${targets[@]}" -- -j"${SHARDLENS_JOBS:-2}"
 done
