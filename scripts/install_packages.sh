@@ -11,5 +11,9 @@ install_packages() {
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq
-  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Without dpkg's fsync after every unpacked file: it halves a fresh machine's install
+  # (104 s -> 53 s for scripts/run.sh's packages on a virtual disk). A crash in the middle can
+  # leave files unwritten: then `apt-get install --reinstall` the packages apt lists.
+  $sudo apt-get install -y -qq --no-install-recommends -o Dpkg::Options::=--force-unsafe-io \
+    "${missing[@]}" >/dev/null
 }

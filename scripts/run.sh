@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds ShardLens and opens it on the seed lesson. Without a display (or without the Qt
-# build) it runs the seed lesson with the CLI, prints the report and writes the figures.
+# Builds the ShardLens application (scripts/setup.sh --app: its packages only, build/app, no
+# tests) and opens it on the seed lesson. Without a display (or without the Qt build) it runs
+# the seed lesson with the CLI, prints the report and writes the figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh default
-bin=build/default/app
+scripts/setup.sh --app
+bin=build/app/app
 if [ -x "$bin/gui/shardlens" ] && { [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; }; then
   exec "$bin/gui/shardlens" --preset seed-lesson "$@"
 fi
