@@ -47,8 +47,9 @@ Loaded load() {
   // own against torch from pip (core/torch/standalone, scripts/build-torch2-plugin.sh).
   if (!SHARDLENS_HAS_TORCH && named_plugin().empty()) {
     out.why_not =
-        "this build of ShardLens has no LibTorch support (install libtorch-dev and "
-        "libgloo-dev, then rebuild; or build the plugin against torch from pip with "
+        "this build of ShardLens has no LibTorch support (scripts/setup.sh installs it and "
+        "builds everything into build/default; or install libtorch-dev and libgloo-dev and "
+        "run scripts/run.sh again; or build the plugin against torch from pip with "
         "scripts/build-torch2-plugin.sh and set SHARDLENS_TORCH_PLUGIN to it)";
     return out;
   }
