@@ -2,6 +2,7 @@
 
 #include <numeric>
 
+#include "core/report/verdict.h"
 #include "ui/render/heatmap_data.h"
 #include "ui/render/heatmap_source.h"
 
@@ -54,7 +55,7 @@ QString cellTooltip(const EvaluationResult& r, const CellRef& c) {
     if (size_t(c.rank) < e.reported_per_rank.size() && e.reported_per_rank[size_t(c.rank)])
       line(QObject::tr("This rank reported"), count(e.reported_per_rank[size_t(c.rank)]->at(t, p)));
   }
-  line(QObject::tr("Synced (reported)"),
+  line(QString::fromStdString(synced_title(e)),
        e.synced ? count(e.synced->at(t, p)) : QObject::tr("never synchronized"));
   const bool known = e.expected.has_value();
   line(QObject::tr("Expected (whole dataset)"),

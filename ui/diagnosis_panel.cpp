@@ -2,6 +2,7 @@
 
 #include <QScrollBar>
 
+#include "core/report/verdict.h"
 #include "ui/render/heatmap_data.h"
 
 namespace shardlens::ui {
@@ -18,36 +19,30 @@ QString classList(const Evaluation& e, const std::vector<int32_t>& classes) {
   return names.join(QStringLiteral(", "));
 }
 
+std::string upper_first(std::string s) {
+  if (!s.empty()) s[0] = char(std::toupper(static_cast<unsigned char>(s[0])));
+  return s;
+}
+
 }  // namespace
 
 QString diagnosisHtml(const Evaluation& e) {
   const Diagnosis& d = e.diagnosis;
   QString h;
-  if (d.correct) {
-    h += QObject::tr(
-        "<h3>✓ The reported matrix is correct</h3>"
-        "<p>Every row sums to the true count of its class and every cell equals "
-        "what a single process would report.</p>");
-  } else if (!e.synced && headline_of(d.findings) == Headline::Hangs) {
-    h += QObject::tr(
-        "<h3><font color=#b2182b>⚠ Ranks run different steps: the gather would hang, nothing "
-        "is reported</font></h3>");
-  } else if (!e.synced) {
-    h += QObject::tr("<h3><font color=#b2182b>⚠ Incomplete run: no reported matrix</font></h3>");
-  } else if (headline_of(d.findings) == Headline::FollowsTheDraw) {
-    // The dataset's class counts are not what this sampler evaluates: "wrong" would blame
-    // DDP for the user's own draw.
-    h += QObject::tr(
-        "<h3><font color=#b2182b>⚠ The sampler draws with replacement: the rows follow its "
-        "draw, not the dataset</font></h3>");
-  } else {
-    h += QObject::tr("<h3><font color=#b2182b>⚠ The reported matrix is wrong</font></h3>");
-  }
+  // The verdict as the report and the status bar give it (core/report/verdict.h).
+  const Verdict verdict = verdict_of(e);
+  const QString colour =
+      verdict.kind == VerdictKind::Correct ? QString() : QStringLiteral(" color=#b2182b");
+  h += QStringLiteral("<h3><font%1>%2</font></h3><p>%3</p>")
+           .arg(colour, esc(verdict.status), esc(upper_first(verdict.sentence)));
+  for (const std::string& note : unchecked(e))
+    h += QObject::tr("<p><i>Not checked:</i> %1</p>").arg(esc(note));
   h += QStringLiteral("<table cellspacing=2>");
   const auto row = [&h](const QString& k, const QString& v) {
     h += QStringLiteral("<tr><td>%1</td><td align=right><b>%2</b></td></tr>").arg(k, v);
   };
-  row(QObject::tr("Reported total"),
+  row(synced_origin_of(e.meta) == SyncedOrigin::SumOfRanks ? QObject::tr("Sum of the ranks' totals")
+                                                           : QObject::tr("Reported total"),
       e.synced ? render::formatValue(d.reported_total, false) : QObject::tr("none (never synced)"));
   row(QObject::tr("Dataset size (expected total)"), QString::number(d.expected_total));
   row(QObject::tr("Records evaluated"), QString::number(d.evaluated_records));

@@ -13,6 +13,7 @@
 
 #include "core/evaluation/scenario_settings.h"
 #include "core/realrun/model_predictions.h"
+#include "core/report/verdict.h"
 #include "core/sim/run_scenario.h"
 #include "ui/charts.h"
 #include "ui/compare_controller.h"
@@ -238,22 +239,11 @@ void MainWindow::onResult(ResultPtr result) {
   // Comparisons put what is on screen on their left (shared with the result, not copied).
   m_compare->setCurrent(std::shared_ptr<const Evaluation>(m_result, &m_result->eval), shownName());
   m_realRuns->resultShown(m_result);
-  const Diagnosis& d = m_result->eval.diagnosis;
-  // A sampler drawing with replacement evaluates its draw, not the dataset: its rows differ
-  // from the class counts by design, which "wrong" would blame on DDP.
-  const bool resampled = headline_of(d.findings) == Headline::FollowsTheDraw;
-  const int rows = int(d.mismatched_rows.size());
-  if (d.correct)
-    m_verdict->setText(tr("✓ Reported matrix correct"));
-  else if (!m_result->eval.synced)
-    m_verdict->setText(tr("⚠ Incomplete run: nothing was reported"));
-  else if (resampled)
-    m_verdict->setText(
-        tr("⚠ Sampler draws with replacement: %n row(s) follow its draw", nullptr, rows));
-  else
-    m_verdict->setText(tr("⚠ Reported matrix wrong: %n row(s) ≠ class count", nullptr, rows));
-  m_verdict->setStyleSheet(d.correct ? QString()
-                                     : QStringLiteral("color: #b2182b; font-weight: bold"));
+  const Verdict verdict = verdict_of(m_result->eval);
+  const bool correct = verdict.kind == VerdictKind::Correct;
+  m_verdict->setText(QString::fromStdString(verdict.status));
+  m_verdict->setStyleSheet(correct ? QString()
+                                   : QStringLiteral("color: #b2182b; font-weight: bold"));
   statusBar()->showMessage(
       (!m_result->eval.provenance.file.empty() ? tr("Loaded in %1 ms") : tr("Evaluated in %1 ms"))
           .arg(m_result->seconds * 1000, 0, 'f', 1),

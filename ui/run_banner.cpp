@@ -8,6 +8,7 @@
 #include <QVBoxLayout>
 
 #include "core/report/report.h"
+#include "core/report/verdict.h"
 #include "core/runfile/run_evaluation.h"
 
 namespace shardlens::ui {
@@ -86,8 +87,11 @@ void RunBanner::setRun(const QString& path, const Evaluation& e) {
                .arg(QString::fromStdString(recorded_settings_text(*meta.recorded)).toHtmlEscaped());
   if (!meta.dataset.empty())
     lines << tr("Dataset %1").arg(QString::fromStdString(meta.dataset).toHtmlEscaped());
-  if (meta.class_counts_source != "dataset")
-    lines << tr("True class counts estimated from the distinct samples recorded.");
+  // What the records cannot prove, worded as in the report (core/report/verdict.h).
+  if (const std::string estimate = estimate_note(e); !estimate.empty())
+    lines << tr("⚠ %1").arg(QString::fromStdString(estimate).toHtmlEscaped());
+  for (const std::string& note : unchecked(e))
+    lines << tr("⚠ Not checked: %1").arg(QString::fromStdString(note).toHtmlEscaped());
   if (!meta.complete)
     lines << tr("⚠ Incomplete: %1")
                  .arg(QString::fromStdString(meta.incomplete_reason).toHtmlEscaped());

@@ -11,6 +11,7 @@
 
 #include "core/evaluation/recorded_settings.h"
 #include "core/evaluation/scenario.h"
+#include "core/evaluation/synced_origin.h"
 
 namespace shardlens {
 
@@ -50,6 +51,9 @@ struct RunMetadata {
   // "slurm", "openmpi" or "pmi" (core/platform/launcher_env.h); empty for other sources.
   std::string launcher;
   std::string sync_note;  // set when a real run's sync could not use the wire as asked
+  // Where the synced matrix came from (core/evaluation/synced_origin.h); Unknown in run files
+  // written before it was recorded, where synced_origin_of() falls back on `source`.
+  SyncedOrigin synced_origin = SyncedOrigin::Unknown;
 };
 
 }  // namespace shardlens

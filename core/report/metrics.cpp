@@ -78,6 +78,21 @@ json metrics_json(const Metrics& m) {
           {"macro_f1", m.macro_f1}, {"weighted_f1", m.weighted_f1}};
 }
 
+std::optional<double> rank_mean_accuracy(const Evaluation& e) {
+  double sum = 0;
+  int ranks = 0;
+  for (const Matrix& m : e.per_rank) {
+    const double total = m.total();
+    if (total <= 0) continue;  // a rank with no batch logs nothing
+    double correct = 0;
+    for (int32_t k = 0; k < m.classes; ++k) correct += m.at(k, k);
+    sum += correct / total;
+    ++ranks;
+  }
+  if (ranks < 2) return std::nullopt;
+  return sum / ranks;
+}
+
 json evaluation_metrics_json(const Evaluation& e) {
   std::optional<Metrics> reported, expected;
   if (e.synced) reported = compute_metrics(*e.synced);
@@ -85,7 +100,8 @@ json evaluation_metrics_json(const Evaluation& e) {
   return {
       {"reported", reported ? metrics_json(*reported) : json(nullptr)},
       {"expected", expected ? metrics_json(*expected) : json(nullptr)},
-      {"difference", reported && expected ? difference_json(*reported, *expected) : json(nullptr)}};
+      {"difference", reported && expected ? difference_json(*reported, *expected) : json(nullptr)},
+      {"rank_mean_accuracy", rank_mean_accuracy(e) ? json(*rank_mean_accuracy(e)) : json(nullptr)}};
 }
 
 std::vector<MetricRow> metric_rows(const Evaluation& e) {
@@ -107,6 +123,8 @@ std::vector<MetricRow> metric_rows(const Evaluation& e) {
     return (*got).*member;
   };
   add("accuracy", want.accuracy, opt(&Metrics::accuracy));
+  // What a user logging a per-batch value with sync_dist=True sees, against the truth.
+  if (const auto logged = rank_mean_accuracy(e)) add(kRankMeanAccuracyName, want.accuracy, logged);
   add("macro F1", want.macro_f1, opt(&Metrics::macro_f1));
   add("weighted F1", want.weighted_f1, opt(&Metrics::weighted_f1));
   for (int32_t k = 0; k < e.classes(); ++k) {
@@ -145,6 +163,8 @@ std::string metrics_csv(const Evaluation& e) {
     return ((*m).*member)[i];
   };
   line("accuracy", "", field(got, &Metrics::accuracy), field(want, &Metrics::accuracy));
+  if (const auto logged = rank_mean_accuracy(e))
+    line("accuracy_rank_mean", "", logged, field(want, &Metrics::accuracy));
   line("macro_f1", "", field(got, &Metrics::macro_f1), field(want, &Metrics::macro_f1));
   line("weighted_f1", "", field(got, &Metrics::weighted_f1), field(want, &Metrics::weighted_f1));
   for (int32_t k = 0; k < e.classes(); ++k) {

@@ -28,6 +28,13 @@ Metrics compute_metrics(const Matrix& m);
 // {"accuracy", "precision": [...], "recall": [...], "f1": [...], "macro_f1", "weighted_f1"}
 nlohmann::json metrics_json(const Metrics& m);
 
+// What `self.log("val_acc", acc, sync_dist=True)` logs: each rank's accuracy over the
+// records it evaluated (Lightning's epoch value, the batch values weighted by batch size),
+// averaged over the ranks with equal weights. With uneven shards it is not the accuracy.
+// Absent with fewer than two ranks holding records.
+std::optional<double> rank_mean_accuracy(const Evaluation& e);
+inline constexpr const char* kRankMeanAccuracyName = "accuracy, mean of ranks (sync_dist)";
+
 // One line of a metrics comparison: the metric's name, its value on the reported matrix
 // (absent when nothing was reported), on the expected one, and reported - expected.
 struct MetricRow {
@@ -41,7 +48,8 @@ struct MetricRow {
 // (overall metrics before per-class ones on ties). Empty when the expected matrix is unknown.
 std::vector<MetricRow> metric_rows(const Evaluation& e);
 
-// {"reported": {...} | null, "expected": {...} | null, "difference": {...} | null}
+// {"reported": {...} | null, "expected": {...} | null, "difference": {...} | null,
+//  "rank_mean_accuracy": number | null}
 nlohmann::json evaluation_metrics_json(const Evaluation& e);
 
 // The metrics as CSV: metric,class,reported,expected,difference (empty fields when unknown).

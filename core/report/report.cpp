@@ -1,4 +1,5 @@
 #include "core/report/report.h"
+#include "core/report/verdict.h"
 
 #include <algorithm>
 #include <charconv>
@@ -85,6 +86,20 @@ namespace {
 // write_reports_json replaces with the matrix streamed.
 using MatrixJson = std::function<json(const Matrix&)>;
 
+// The verdict and what it rests on: where the synced matrix came from, what is estimated and
+// what could not be checked.
+json verdict_json(const Evaluation& e) {
+  const Verdict v = verdict_of(e);
+  const char* origin = to_string(synced_origin_of(e.meta));
+  json out = {{"text", v.sentence},
+              {"status", v.status},
+              {"synced_origin", *origin ? json(origin) : json("unknown")},
+              {"synced_label", synced_title(e)},
+              {"unchecked", unchecked(e)}};
+  if (const std::string estimate = estimate_note(e); !estimate.empty()) out["estimated"] = estimate;
+  return out;
+}
+
 json report_json_with(const Evaluation& e, const MatrixJson& matrix) {
   json per_rank = json::array();
   for (const Matrix& m : e.per_rank) per_rank.push_back(matrix(m));
@@ -121,6 +136,7 @@ json report_json_with(const Evaluation& e, const MatrixJson& matrix) {
                 {"expected", e.meta.class_counts},
                 {"mismatched", mismatched}}},
               {"correct", e.diagnosis.correct},
+              {"verdict", verdict_json(e)},
               {"diagnosis", findings}};
   out["metrics"] = evaluation_metrics_json(e);
   if (!meta.launcher.empty()) out["launcher"] = meta.launcher;
@@ -329,16 +345,17 @@ void print_metrics(std::ostringstream& out, const Evaluation& e) {
     return s.str();
   };
   auto overall = [](const MetricRow& r) {
-    return r.name == "accuracy" || r.name == "macro F1" || r.name == "weighted F1";
+    return r.name == "accuracy" || r.name == kRankMeanAccuracyName || r.name == "macro F1" ||
+           r.name == "weighted F1";
   };
   auto print = [&](const MetricRow& r) {
-    out << "  " << std::left << std::setw(24) << r.name << std::right << std::setw(10)
+    out << "  " << std::left << std::setw(36) << r.name << std::right << std::setw(10)
         << value(r.reported) << std::setw(10) << value(r.expected);
     if (r.difference)
       out << "   (" << (*r.difference >= 0 ? "+" : "") << value(r.difference) << ")";
     out << "\n";
   };
-  for (const char* name : {"accuracy", "macro F1", "weighted F1"})
+  for (const char* name : {"accuracy", kRankMeanAccuracyName, "macro F1", "weighted F1"})
     for (const MetricRow& r : rows)
       if (r.name == name) print(r);
   size_t per_class_shown = 0, per_class_changed = 0;
@@ -367,6 +384,7 @@ std::string report_text(const Evaluation& e) {
   const Diagnosis& d = e.diagnosis;
   const std::string title = report_title(e);
   out << title << "\n" << std::string(title.size(), '=') << "\n";
+  if (const std::string estimate = estimate_note(e); !estimate.empty()) out << estimate << "\n";
   if (e.is_run()) {
     out << "run: " << e.meta.source << ", backend " << e.meta.backend
         << (e.meta.launcher.empty() ? "" : ", " + launcher_phrase(e.meta))
@@ -376,18 +394,25 @@ std::string report_text(const Evaluation& e) {
     out << "Recorded settings: " << recorded_settings_text(*e.meta.recorded) << "\n";
   out << "dataset: " << e.meta.dataset_size << " samples, " << e.classes() << " classes; "
       << e.meta.world_size << " ranks\n";
-  out << "reported total " << (e.synced ? fmt(d.reported_total) : std::string("(none)")) << " vs "
-      << d.expected_total << " samples; " << d.evaluated_records << " records, "
-      << d.distinct_evaluated << " distinct, " << d.duplicated_samples << " duplicated, "
-      << d.missing_samples << " never evaluated\n";
+  out << (synced_origin_of(e.meta) == SyncedOrigin::SumOfRanks ? "sum of the ranks "
+                                                               : "reported total ")
+      << (e.synced ? fmt(d.reported_total) : std::string("(none)")) << " vs " << d.expected_total
+      << (estimate_note(e).empty() ? " samples; "
+                                   : " in the estimated class counts (" +
+                                         std::to_string(e.meta.dataset_size) + " in the dataset); ")
+      << d.evaluated_records << " records, " << d.distinct_evaluated << " distinct, "
+      << d.duplicated_samples << " duplicated, " << d.missing_samples << " never evaluated\n";
   if (!e.meta.sync_note.empty()) out << "note: " << e.meta.sync_note << "\n";
   if (!e.is_run()) {
     const std::string note = accelerate_order_note(e.scenario().sampler);
     if (!note.empty()) out << "note: " << note << "\n";
   }
   if (!e.expected) out << "expected matrix unknown: " << e.expected_missing << "\n";
+  if (e.synced) out << "synced matrix: " << synced_description(e) << "\n";
+  for (const std::string& note : unchecked(e)) out << "not checked: " << note << "\n";
   if (e.synced) {
-    out << "\nRow sums (observed vs expected)\n";
+    out << "\nRow sums (observed vs " << (estimate_note(e).empty() ? "expected" : "estimated")
+        << ")\n";
     print_row_sums(out, e, *e.synced);
   } else {
     out << "\nNo synced matrix: " << e.synced_missing << ".\n";
@@ -402,32 +427,13 @@ std::string report_text(const Evaluation& e) {
   }
   if (e.classes() <= 12) {
     out << "\n";
-    if (e.synced) print_matrix(out, "Synced (reported) matrix, rows = true class:", *e.synced);
+    if (e.synced) print_matrix(out, synced_title(e) + ", rows = true class:", *e.synced);
     if (e.expected) print_matrix(out, "Expected matrix (one process, whole dataset):", *e.expected);
   }
   print_metrics(out, e);
   out << "\n";
-  if (d.correct) {
-    out << "Verdict: the reported matrix equals the expected one.\n";
-    return out.str();
-  }
-  const Headline headline = headline_of(d.findings);
-  if (headline == Headline::NothingRecorded)
-    out << "Verdict: NOTHING WAS RECORDED: the evaluation holds no records, so nothing can be "
-           "checked.\n";
-  else if (e.synced && headline == Headline::FollowsTheDraw)
-    // The class counts are not what this sampler evaluates: saying the rows are wrong
-    // against them would blame DDP for the user's own draw.
-    out << "Verdict: the reported matrix does not count the dataset: its sampler draws with "
-           "replacement, so "
-        << d.mismatched_rows.size()
-        << " row(s) differ from the class counts by that sampler's design; the findings say "
-           "what else, if anything, changed the counts.\n";
-  else if (e.synced)
-    out << "Verdict: the reported matrix is WRONG (" << d.mismatched_rows.size()
-        << " row(s) differ from the class counts).\n";
-  else
-    out << "Verdict: INCOMPLETE: nothing was reported, so nothing can be checked.\n";
+  out << "Verdict: " << verdict_of(e).sentence << "\n";
+  if (d.correct) return out.str();
   for (const Finding& f : d.findings) print_finding(out, e, f);
   return out.str();
 }

@@ -900,6 +900,7 @@ void build_matrices(RunFile& run, const RankOwners& owners, const DatasetTruth& 
       expected.at(truth.labels->targets[i], (*truth.predictions)[i]) += 1;
     run.expected = std::move(expected);
   }
+  run.meta.synced_origin = run.has_synced() ? SyncedOrigin::Recorded : SyncedOrigin::SumOfRanks;
   if (!run.has_synced()) {
     run.synced = Matrix(classes);
     for (const Matrix& mat : run.per_rank) run.synced += mat;

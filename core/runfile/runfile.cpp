@@ -188,6 +188,17 @@ const std::vector<MetaField>& meta_fields() {
          }
        }},
       optional_text("sync_note", &RunMetadata::sync_note),
+      {"synced_origin", Presence::Optional,
+       [](const RunMetadata& m) { return m.synced_origin != SyncedOrigin::Unknown; },
+       [](const RunMetadata& m) { return json(to_string(m.synced_origin)); },
+       [](const json& j, RunMetadata& m, const std::string& origin) {
+         const std::string text = json_string(j, "synced_origin", in_meta(origin));
+         const std::optional<SyncedOrigin> parsed = parse_synced_origin(text);
+         if (!parsed)
+           fail(origin,
+                "meta.json: synced_origin '" + text + "' is none of " + synced_origin_choices());
+         m.synced_origin = *parsed;
+       }},
       optional_text("dataset", &RunMetadata::dataset),
       optional_text("launcher", &RunMetadata::launcher),
       maybe_integer("epoch", &RunMetadata::epoch, Presence::Optional, 0, INT64_MAX),

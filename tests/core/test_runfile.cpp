@@ -328,6 +328,9 @@ TEST(RunFile, RejectsBadMeta) {
   expect_input_error(edit_meta(good, [](auto& j) { j["format"] = "other"; }),
                      "not a ShardLens run");
   expect_input_error(edit_meta(good, [](auto& j) { j["format_version"] = 99; }), "newer");
+  // A file may not call its synced matrix anything but what it can be.
+  expect_input_error(edit_meta(good, [](auto& j) { j["synced_origin"] = "exact"; }),
+                     "synced_origin 'exact' is none of simulated, recorded or sum-of-ranks");
   expect_input_error(edit_meta(good, [](auto& j) { j.erase("world_size"); }), "world_size");
   expect_input_error(edit_meta(good, [](auto& j) { j["world_size"] = "two"; }), "world_size");
   expect_input_error(edit_meta(good, [](auto& j) { j["world_size"] = 3; }), "rank2_index");

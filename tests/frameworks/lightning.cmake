@@ -1,7 +1,7 @@
 # Lightning 2.6 oracles: real Trainers (4 CPU ranks over gloo) and torchmetrics' own states
 # against simulate and ShardLensCallback's dumps (lightning_common.py: the shared parts).
 # About 2.5 minutes together on 2 cores; a Trainer costs ~25-45 s (4 imports of Lightning).
-foreach(case seed variants wrapper predictions)
+foreach(case seed variants wrapper predictions logged)
   add_test(NAME frameworks.lightning_${case}
     COMMAND python3 ${SHARDLENS_FRAMEWORK_TESTS}/lightning_${case}.py
       $<TARGET_FILE:shardlens-cli>)

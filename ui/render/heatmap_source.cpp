@@ -5,6 +5,8 @@
 #include <numeric>
 #include <optional>
 
+#include "core/report/verdict.h"
+
 namespace shardlens::render {
 
 QString classOrderName(ClassOrder order) {
@@ -253,8 +255,9 @@ HeatmapData emptyHeatmap(const QString& title, const QString& why) {
 }
 
 HeatmapData syncedHeatmap(const Evaluation& e, const MatrixOptions& o, const ClassAxis& axis) {
-  if (!e.synced) return emptyHeatmap(QStringLiteral("Synced (reported)"), syncedMissingText(e));
-  HeatmapData d = viewOf(QStringLiteral("Synced (reported)"), *e.synced, o, axis);
+  const QString title = QString::fromStdString(synced_title(e));
+  if (!e.synced) return emptyHeatmap(title, syncedMissingText(e));
+  HeatmapData d = viewOf(title, *e.synced, o, axis);
   d.rowExpected = permuted(trueRowCounts(e), axis.order);
   return d;
 }

@@ -1,3 +1,6 @@
+import os
+
+import numpy as np
 import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
@@ -6,8 +9,11 @@ from shardlens_recorder import IndexedDataset, ShardLensRecorder
 
 dist.init_process_group("gloo")  # RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT from torchrun
 g = torch.Generator().manual_seed(0)
-data = IndexedDataset(TensorDataset(torch.randn(1000, 16, generator=g),
-                                    torch.randint(0, 10, (1000,), generator=g)))
+labels = torch.randint(0, 10, (1000,), generator=g)
+data = IndexedDataset(TensorDataset(torch.randn(1000, 16, generator=g), labels))
+if dist.get_rank() == 0:  # the true label of every dataset index, for `import --dataset npy:`
+    os.makedirs("runs", exist_ok=True)
+    np.save("runs/labels.npy", labels.numpy())
 loader = DataLoader(data, batch_size=64, sampler=DistributedSampler(data, shuffle=True))
 model = torch.nn.Linear(16, 10)
 rec = ShardLensRecorder("runs", num_classes=10, sampler=loader.sampler)
@@ -24,5 +30,5 @@ for epoch in range(2):
     rec.set_reported(confmat)
     rec.save()  # runs/eval_epoch<e>_rank<r>.npz
 dist.destroy_process_group()
-# then: shardlens-cli import runs/eval_epoch1_rank*.npz --out e1.slrun
+# then: shardlens-cli import runs/eval_epoch1_rank*.npz --dataset npy:runs/labels.npy --out e1.slrun
 #       shardlens-cli diagnose --run e1.slrun
