@@ -1,4 +1,6 @@
 // The catalogue's coverage patterns: samples counted twice, never, or in a changing order.
+#include <optional>
+
 #include "core/diagnosis/catalogue_entry.h"
 #include "core/diagnosis/wording.h"
 
@@ -6,9 +8,23 @@ namespace shardlens::detail {
 
 namespace {
 
+// What DistributedSampler pads this evaluation's dataset to: known when its size and world
+// size are, and only when the size is no multiple of the world size.
+std::optional<int64_t> padded_size(const Facts& f) {
+  if (!f.dataset_size || !f.world_size || *f.world_size < 1) return std::nullopt;
+  const int64_t n = *f.dataset_size, w = *f.world_size;
+  if (n % w == 0) return std::nullopt;
+  return (n + w - 1) / w * w;
+}
+
 FindingText padding_duplicates(const Facts& f) {
+  std::string specifics = padding_sentence(f);
+  if (!specifics.empty() && padded_size(f))
+    specifics += " DistributedSampler pads the " + std::to_string(*f.dataset_size) +
+                 " samples to " + std::to_string(*padded_size(f)) + " for " +
+                 std::to_string(*f.world_size) + " ranks.";
   return {"Padding duplicates",
-          explained(padding_sentence(f),
+          explained(specifics,
                     "DistributedSampler pads the index list so every rank gets the same number of "
                     "samples when the dataset size is not a multiple of the world size. The "
                     "padding repeats the first samples of the order, so their classes are counted "
@@ -36,12 +52,25 @@ std::string or_a_limit(const Facts& f) {
          " batch(es) would cut the same samples: if drop_last is off, look at the limit.";
 }
 
-// What drop_last=False would pad to instead: this evaluation's size when known.
-std::string padded_instead(const Facts& f) {
-  if (!f.dataset_size || !f.world_size || *f.world_size < 1) return "510 samples become 512";
-  const int64_t n = *f.dataset_size, w = *f.world_size;
-  return std::to_string(n) + " samples become " + std::to_string((n + w - 1) / w * w) + " on " +
-         std::to_string(w) + " ranks";
+// The PyTorch fix: what drop_last=False would do instead, for this evaluation's size when
+// known.
+std::string without_drop_last(const Facts& f) {
+  const std::string uneven =
+      ": evaluate with a sampler that neither drops nor pads (an uneven one such as "
+      "Lightning's UnrepeatedDistributedSampler) or make len(dataset) divisible by the world "
+      "size.";
+  if (!f.dataset_size || !f.world_size || *f.world_size < 1)
+    return "drop_last=False alone pads with duplicates instead when len(dataset) is not a "
+           "multiple of the world size" +
+           uneven;
+  if (!padded_size(f))
+    return "At this size (" + std::to_string(*f.dataset_size) + " samples on " +
+           std::to_string(*f.world_size) +
+           " ranks) DistributedSampler neither drops nor pads, drop_last or not: the samples "
+           "never evaluated were left out by something else.";
+  return "drop_last=False alone pads with duplicates instead (" + std::to_string(*f.dataset_size) +
+         " samples become " + std::to_string(*padded_size(f)) + " on " +
+         std::to_string(*f.world_size) + " ranks)" + uneven;
 }
 
 FindingText sampler_drop_last(const Facts& f) {
@@ -49,10 +78,7 @@ FindingText sampler_drop_last(const Facts& f) {
           explained(missing_sentence(f) + or_a_limit(f),
                     "DistributedSampler(drop_last=True) cuts the index list to a multiple of the "
                     "world size, so up to world_size - 1 samples are never evaluated."),
-          {{"PyTorch", "drop_last=False alone pads with duplicates instead (" + padded_instead(f) +
-                           "): evaluate with a sampler that neither drops nor pads (an uneven "
-                           "one such as Lightning's UnrepeatedDistributedSampler) or make "
-                           "len(dataset) divisible by the world size."},
+          {{"PyTorch", without_drop_last(f)},
            {"Lightning",
             "Remove the custom sampler; Lightning's own pads instead of dropping, so for the "
             "numbers you report make len(dataset) divisible by devices or evaluate on one "
@@ -84,28 +110,45 @@ FindingText batch_limit_subset(const Facts& f) {
            {"PyTorch", "Do not break out of the evaluation loop early."}}};
 }
 
-// Which samples the order decides: those left out, those padded, or (in general) both.
+// Which samples the order decides, as far as the facts show: those left out (within a limit
+// of batches when one is measured), those padded, or in general whichever are.
 std::string what_the_order_decides(const Facts& f) {
   const bool cut = f.missing.value_or(0) > 0;
   const bool padded = f.padding_records.value_or(0) > 0 || f.tail_repeats.value_or(0) > 0;
-  if (cut && padded) return "which samples are left out or get padded";
-  if (cut) return "which samples are left out";
+  std::string left_out = "which samples are left out";
+  if (cut && f.limit_batches)
+    left_out = "which samples fall inside the batch limit (" + std::to_string(*f.limit_batches) +
+               " batch(es) per rank) and which are left out";
+  if (cut && padded) return left_out + " or get padded";
+  if (cut) return left_out;
   if (padded) return "which samples get padded";
-  return "which samples fall inside the batch limit or get padded";
+  return "which samples are left out or padded, if any are,";
+}
+
+// This evaluation's counts that the order reshuffles.
+std::string shuffled_specifics(const Facts& f) {
+  std::string out;
+  if (f.missing.value_or(0) > 0) {
+    out = counted(*f.missing, "sample") + " left out";
+    if (f.dataset_size) out += " of " + std::to_string(*f.dataset_size);
+  }
+  const int64_t padding = f.padding_records.value_or(f.tail_repeats.value_or(0));
+  if (padding > 0) out += (out.empty() ? "" : ", ") + counted(padding, "padding record");
+  if (out.empty()) return "";
+  return "The evaluation order is shuffled, so the samples behind this evaluation's counts (" +
+         out + ") change every epoch.";
 }
 
 FindingText shuffled_eval(const Facts& f) {
-  const bool measured = f.missing || f.padding_records || f.tail_repeats;
-  return {
-      "Shuffled evaluation order",
-      explained(measured ? "The evaluation order is shuffled, so this changes every epoch." : "",
-                "The evaluation loader shuffles, and set_epoch changes the order every "
-                "epoch: " +
-                    what_the_order_decides(f) +
-                    " changes from epoch to epoch, so the rows drift while the total stays "
-                    "constant."),
-      {{"Lightning", "Use shuffle=False for val/test loaders (Lightning only warns)."},
-       {"PyTorch", "DistributedSampler(shuffle=False) for evaluation."}}};
+  return {"Shuffled evaluation order",
+          explained(shuffled_specifics(f),
+                    "The evaluation loader shuffles, and set_epoch changes the order every "
+                    "epoch: " +
+                        what_the_order_decides(f) +
+                        " changes from epoch to epoch, so the rows drift while the total stays "
+                        "constant."),
+          {{"Lightning", "Use shuffle=False for val/test loaders (Lightning only warns)."},
+           {"PyTorch", "DistributedSampler(shuffle=False) for evaluation."}}};
 }
 
 FindingText rank_overlap(const Facts& f) {

@@ -7,14 +7,13 @@ namespace shardlens::detail {
 
 namespace {
 
-// The example of the general text, or this evaluation's own numbers.
+// This evaluation's rounding, when its size and padding are known.
 std::string cycled_padding_example(const Facts& f) {
   const int64_t padding = f.padding_records.value_or(f.tail_repeats.value_or(0));
-  if (!f.dataset_size || !f.world_size || padding == 0)
-    return "25,000 samples counted as 25,600 on 4 GPUs";
-  return std::to_string(*f.dataset_size) + " samples counted as " +
+  if (!f.dataset_size || !f.world_size || padding == 0) return "";
+  return " (" + std::to_string(*f.dataset_size) + " samples counted as " +
          std::to_string(*f.dataset_size + padding) + " on " + std::to_string(*f.world_size) +
-         " ranks";
+         " ranks)";
 }
 
 FindingText plain_gather_padding(const Facts& f) {
@@ -24,8 +23,8 @@ FindingText plain_gather_padding(const Facts& f) {
                     "the last round of batches with samples from the start of the order, so "
                     "every rank runs the same number of steps; a plain accelerator.gather (or an "
                     "all-reduce of per-rank states) counts those copies, so the dataset size is "
-                    "rounded up to a multiple of batch_size x world_size (" +
-                        cycled_padding_example(f) + ")."),
+                    "rounded up to a multiple of batch_size x world_size" +
+                        cycled_padding_example(f) + "."),
           {{"Accelerate",
             "Use accelerator.gather_for_metrics(...) instead of gather(...): it drops the "
             "cycled samples of the last step."},
@@ -44,11 +43,12 @@ std::string uneven_steps_specifics(const Facts& f) {
   std::string per_rank;
   for (size_t r = 0; r < f.rank_steps.size(); ++r) {
     per_rank += (r ? ", " : "") + std::string("rank ") + std::to_string(r) + ": " +
-                std::to_string(f.rank_steps[r]) + " steps (" +
-                std::to_string(r < f.rank_samples.size() ? f.rank_samples[r] : 0) + " samples)";
+                std::to_string(f.rank_steps[r]) + " steps";
+    if (r < f.rank_samples.size())
+      per_rank += " (" + std::to_string(f.rank_samples[r]) + " samples)";
   }
   return "The ranks run different steps (" + per_rank + "), so the per-step " +
-         f.sync.value_or("gather") + " would hang.";
+         f.sync.value_or("collective") + " would hang.";
 }
 
 FindingText uneven_steps(const Facts& f) {
@@ -122,13 +122,17 @@ FindingText wrapper_overlap(const Facts& f) {
 std::string draw_specifics(const Facts& f) {
   if (!f.draw || !f.lists) return "";
   const DrawFacts& d = *f.draw;
-  return "All " + std::to_string(f.world_size.value_or(0)) +
-         " ranks took their positions of one list of " + std::to_string(d.draws) + " draws (" +
-         lists_reason(*f.lists) + "): it holds " + std::to_string(d.distinct) +
-         " distinct samples, " + std::to_string(d.repeated) +
-         " of them drawn more than once, and " + std::to_string(f.missing.value_or(0)) +
-         " of the " + std::to_string(f.dataset_size.value_or(0)) + " dataset samples were never " +
-         (d.whole ? "drawn." : "evaluated.");
+  std::string out =
+      (f.world_size ? "All " + std::to_string(*f.world_size) + " ranks" : "The ranks") +
+      " took their positions of one list of " + std::to_string(d.draws) + " draws (" +
+      lists_reason(*f.lists) + "): it holds " + std::to_string(d.distinct) + " distinct samples, " +
+      std::to_string(d.repeated) + " of them drawn more than once";
+  if (f.missing) {
+    out += ", and " + std::to_string(*f.missing) + " of the ";
+    if (f.dataset_size) out += std::to_string(*f.dataset_size) + " ";
+    out += std::string("dataset samples were never ") + (d.whole ? "drawn" : "evaluated");
+  }
+  return out + ".";
 }
 
 FindingText sampler_with_replacement(const Facts& f) {
@@ -154,10 +158,13 @@ FindingText sampler_with_replacement(const Facts& f) {
 
 std::string repeated_validation_specifics(const Facts& f) {
   if (!f.validations) return "";
-  return "All " + std::to_string(*f.validations) + " validations of epoch " +
-         std::to_string(f.epoch.value_or(0)) + " evaluated the same " +
-         std::to_string(f.distinct_evaluated.value_or(0)) + " samples; " +
-         std::to_string(f.missing.value_or(0)) + " were never seen in the epoch.";
+  std::string out = "All " + std::to_string(*f.validations) + " validations";
+  if (f.epoch) out += " of epoch " + std::to_string(*f.epoch);
+  out += " evaluated the same ";
+  if (f.distinct_evaluated) out += std::to_string(*f.distinct_evaluated) + " ";
+  out += "samples";
+  if (f.missing) out += "; " + std::to_string(*f.missing) + " were never seen in the epoch";
+  return out + ".";
 }
 
 FindingText repeated_validation_subset(const Facts& f) {
@@ -173,15 +180,14 @@ FindingText repeated_validation_subset(const Facts& f) {
             "counter; one validation per epoch makes the limit's subset explicit."}}};
 }
 
-// The example of the general text, or this evaluation's own numbers.
+// This evaluation's share, when its size and the samples left out are known.
 std::string double_shard_example(const Facts& f) {
-  if (!f.dataset_size || !f.world_size || !f.missing)
-    return "128 of 510 samples on 4 ranks with batches of 16";
-  std::string out = std::to_string(*f.dataset_size - *f.missing) + " of " +
+  if (!f.dataset_size || !f.world_size || !f.missing) return "";
+  std::string out = " (" + std::to_string(*f.dataset_size - *f.missing) + " of " +
                     std::to_string(*f.dataset_size) + " samples on " +
                     std::to_string(*f.world_size) + " ranks";
   if (f.batch_size) out += " with batches of " + std::to_string(*f.batch_size);
-  return out;
+  return out + ")";
 }
 
 FindingText accelerate_double_shard(const Facts& f) {
@@ -190,9 +196,9 @@ FindingText accelerate_double_shard(const Facts& f) {
                     "The loader given to accelerator.prepare() already had a DistributedSampler. "
                     "Accelerate wraps its batch sampler in BatchSamplerShard all the same (it "
                     "makes no exception for it), so each rank keeps batches rank, rank + W, ... "
-                    "of its own shard: about 1/W of the dataset is evaluated in all (" +
+                    "of its own shard: about 1/W of the dataset is evaluated in all" +
                         double_shard_example(f) +
-                        "), and gather_for_metrics, which trims the last step to len(dataset) % "
+                        ", and gather_for_metrics, which trims the last step to len(dataset) % "
                         "(batch_size x W), can drop real samples too."),
           {{"Accelerate",
             "Give accelerator.prepare() the plain DataLoader (shuffle=... and no "

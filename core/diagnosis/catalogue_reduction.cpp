@@ -7,12 +7,13 @@ namespace shardlens::detail {
 
 namespace {
 
-// "(20 of 40 counts)" / "(60 for 40 counts)"
+// " (20 of 40 counts)" / " (60 for 40 counts)", when both totals are known
 std::string totals(const Facts& f, const char* relation) {
-  std::string out = "(";  // appended piece by piece: GCC 12 warns wrongly on "(" + string&&
-  out += num(f.reported_total.value_or(0));
+  if (!f.reported_total || !f.rank_sum_total) return "";
+  std::string out = " (";  // appended piece by piece: GCC 12 warns wrongly on "(" + string&&
+  out += num(*f.reported_total);
   out += relation;
-  out += num(f.rank_sum_total.value_or(0));
+  out += num(*f.rank_sum_total);
   out += " counts)";
   return out;
 }
@@ -21,27 +22,33 @@ std::string unsynced_specifics(const Facts& f) {
   if (f.reporting_rank && !f.disagreeing_ranks.empty()) {
     std::string list;
     for (int r : f.disagreeing_ranks) list += (list.empty() ? "" : ", ") + std::to_string(r);
+    const std::string what =
+        f.reported_total ? num(*f.reported_total) + " counts" : std::string("a matrix");
     return "The ranks disagree on the reported matrix: rank " + std::to_string(*f.reporting_rank) +
-           " reported " + num(f.reported_total.value_or(0)) + " counts, rank" +
-           (f.disagreeing_ranks.size() == 1 ? " " : "s ") + list +
+           " reported " + what + ", rank" + (f.disagreeing_ranks.size() == 1 ? " " : "s ") + list +
            " something else; a synchronized metric reports the same matrix on every rank.";
   }
   if (f.only_rank)
-    return "The reported matrix equals rank " + std::to_string(*f.only_rank) + "'s own matrix " +
+    return "The reported matrix equals rank " + std::to_string(*f.only_rank) + "'s own matrix" +
            totals(f, " of ") + ".";
   if (f.left_out_rank)
     return "The reported matrix is the sum of every rank but rank " +
-           std::to_string(*f.left_out_rank) + " " + totals(f, " of ") +
+           std::to_string(*f.left_out_rank) + totals(f, " of ") +
            ": that rank's counts never reached the reduction.";
   return "";
 }
 
 FindingText unsynced(const Facts& f) {
+  // A sum that left one rank out is no rank's local state: the general words say what it is.
+  const std::string general =
+      f.left_out_rank
+          ? "The reduction left a rank's counts out, so the reported matrix is short of that "
+            "rank's samples; a synchronized metric sums every rank's counts."
+          : "The reported matrix is one rank's local state: the other ranks' counts were "
+            "never summed in (sync_on_compute=False, reading metric state directly, or "
+            "logging on rank zero only).";
   return {"Not synchronized",
-          explained(unsynced_specifics(f),
-                    "The reported matrix is one rank's local state: the other ranks' counts were "
-                    "never summed in (sync_on_compute=False, reading metric state directly, or "
-                    "logging on rank zero only)."),
+          explained(unsynced_specifics(f), general),
           {{"torchmetrics", "Keep sync_on_compute=True and read the result of compute()."},
            {"Lightning", "Log the metric object (self.log(name, metric)) or use sync_dist=True."},
            {"PyTorch", "dist.all_reduce(matrix, op=SUM) before reading it."}}};
@@ -51,16 +58,22 @@ FindingText double_sync(const Facts& f) {
   std::string specifics;
   if (f.added_twice_rank)
     specifics = "The reported matrix is the sum over ranks with rank " +
-                std::to_string(*f.added_twice_rank) + "'s counts added a second time " +
+                std::to_string(*f.added_twice_rank) + "'s counts added a second time" +
                 totals(f, " for ") + ".";
   else if (f.world_size)
     specifics =
         "Every cell is exactly " + std::to_string(*f.world_size) + " times the sum over ranks.";
+  // One rank added again doubles that rank's counts only, not every count.
+  const std::string general =
+      f.added_twice_rank
+          ? "Counts that were already in the sum were summed in again (an all_reduce after "
+            "compute(), or a sum-reduced log of a synced value): the counts of the rank added "
+            "twice are doubled."
+          : "An already-synchronized matrix was summed over ranks again (an all_reduce after "
+            "compute(), or a sum-reduced log of a synced value): every count is world_size "
+            "times too large.";
   return {"Synchronized twice",
-          explained(specifics,
-                    "An already-synchronized matrix was summed over ranks again (an all_reduce "
-                    "after compute(), or a sum-reduced log of a synced value): every count is "
-                    "world_size times too large."),
+          explained(specifics, general),
           {{"torchmetrics", "compute() already syncs; do not all_reduce its result."},
            {"Lightning", "Do not pass sync_dist=True (sum) for a value that is already synced."}}};
 }

@@ -341,9 +341,11 @@ void classify_missing(Classifier& c, const RecordStats& st, const SampleSet& mis
   facts.dataset_size = n;
   facts.world_size = int(w);
   facts.missing = missing.count;
-  // Records cannot tell a drop from a batch limit that stops at the same sample; say so.
-  const auto or_a_limit = [b, &facts](int64_t per_rank) {
-    if (b >= 1 && per_rank % b == 0) facts.limit_batches = per_rank / b;
+  // Records cannot tell a drop from a batch limit that stops at the same sample; say so,
+  // unless the run's settings tell there was no limit.
+  const bool maybe_limited = in.batch_limited.value_or(true);
+  const auto or_a_limit = [b, maybe_limited, &facts](int64_t per_rank) {
+    if (maybe_limited && b >= 1 && per_rank % b == 0) facts.limit_batches = per_rank / b;
     return facts;
   };
   if (n % w != 0 && every_rank_has(st, dropped_share) && missing.count == n - w * dropped_share) {
@@ -436,6 +438,11 @@ void classify_sampling(Classifier& c, const RecordStats& st, const SampleSet& mi
     // What the order decides: the samples left out, or those padded.
     Facts order = padding;
     if (missing.count > 0) order.missing = missing.count;
+    // A limit the settings tell of, and the batches every rank stopped after.
+    const int64_t b = in.batch_size.value_or(0);
+    if (missing.count > 0 && in.batch_limited.value_or(false) && b >= 1 && w > 0 &&
+        every_rank_has(st, st.rank_sizes.front()) && st.rank_sizes.front() % b == 0)
+      order.limit_batches = st.rank_sizes.front() / b;
     c.add(Pattern::ShuffledEval, std::move(order),
           missing.count > 0 ? &missing : &st.flagged_padding);
   }

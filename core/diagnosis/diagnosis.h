@@ -38,6 +38,10 @@ struct DiagnosisInput {
   // of its true count lost samples.
   const Matrix* distinct = nullptr;
   std::optional<int64_t> batch_size;  // known from metadata, sharpens some patterns
+  // Whether a batch limit was in force, when known (a simulation's scenario, the limit a
+  // recorder saw). Known absent: a drop that stops where a limit would is not said to be a
+  // limit's. Known present: the shuffled order's finding names the limit the records show.
+  std::optional<bool> batch_limited;
   // What each rank reported itself, when recorded: ranks that disagree were not synced.
   const std::vector<std::optional<Matrix>>* reported_per_rank = nullptr;
   int ignore_index = -1;

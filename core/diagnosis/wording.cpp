@@ -45,8 +45,10 @@ std::string missing_sentence(const Facts& f) {
 
 std::string overlap_sentence(const Facts& f) {
   if (!f.overlap) return "";
-  return counted(*f.overlap, "evaluation") + " repeated a sample another rank had evaluated, and " +
-         counted(f.missing.value_or(0), "sample", "never evaluated") + ".";
+  std::string out =
+      counted(*f.overlap, "evaluation") + " repeated a sample another rank had evaluated";
+  if (f.missing) out += ", and " + counted(*f.missing, "sample", "never evaluated");
+  return out + ".";
 }
 
 }  // namespace shardlens::detail

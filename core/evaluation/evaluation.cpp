@@ -83,6 +83,22 @@ void describe_sampler(const Evaluation& e, DiagnosisInput& d) {
   }
 }
 
+// Whether a batch limit cut the evaluation, when known: the scenario's limit, or the one a
+// recorder saw (1.0 and "all" evaluate every batch).
+std::optional<bool> batch_limited(const Evaluation& e) {
+  const auto limits = [](const BatchLimit& l) {
+    return l.kind == BatchLimit::Kind::Count ||
+           (l.kind == BatchLimit::Kind::Fraction && l.fraction < 1.0);
+  };
+  if (e.scenario_recorded()) return limits(e.scenario().loader.limit);
+  if (!e.meta.recorded || !e.meta.recorded->limit_batches) return std::nullopt;
+  try {
+    return limits(BatchLimit::parse(*e.meta.recorded->limit_batches));
+  } catch (const InputError&) {
+    return std::nullopt;  // a limit this version cannot read tells nothing
+  }
+}
+
 // The first cause only: a launcher lists the failed rank first and then every rank that
 // failed because of it, which the run banner shows in full.
 std::string first_cause(const std::string& reason) {
@@ -162,6 +178,7 @@ void complete_evaluation(Evaluation& e, Progress* progress, std::optional<Record
     d.targets = e.labels && !e.labels->targets.empty() ? &e.labels->targets : nullptr;
     d.distinct = &e.expected_distinct;
     d.batch_size = e.meta.batch_size;
+    d.batch_limited = batch_limited(e);
     d.reported_per_rank = e.reported_per_rank.empty() ? nullptr : &e.reported_per_rank;
     d.ignore_index = e.meta.ignore_index;
     d.stats = &*stats;
