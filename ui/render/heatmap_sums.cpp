@@ -3,6 +3,7 @@
 // with decimals otherwise (normalize-then-sum, float counters).
 #include <QFontMetricsF>
 #include <QPainterPath>
+#include <algorithm>
 #include <vector>
 
 #include "ui/render/heatmap_painter.h"
@@ -84,11 +85,15 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
       text = obs + QStringLiteral(" ✓");
     }
     p.setPen(wrong ? QColor(kMismatchInk) : QColor(Qt::black));
-    p.drawText(band.adjusted(icon + 4, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
+    // A line high at least (rows are readable from 0.9 lines), so drawText does not cut it.
+    const double line = std::max(band.height(), fm.height());
+    const QRectF textBox(band.left() + icon + 4, band.center().y() - line / 2,
+                         band.width() - icon - 6, line);
+    p.drawText(textBox, Qt::AlignLeft | Qt::AlignVCenter, text);
   }
   // The wrong rows' sums where rows are thin: a line-high band centred on the row.
   for (int r : wrongRows) {
-    const double y = v.toScreen(0, r + 0.5).y();
+    const double y = wrongRowLineCentre(v, r, fm.height());  // the whole line inside the grid
     const QRectF band(l.rowSums.left(), y - fm.height() / 2, l.rowSums.width(), fm.height());
     p.fillRect(band, QColor(kMismatchFill));
     paintWarningIcon(p, QRectF(band.left() + 1, band.top(), fm.height(), fm.height()));
