@@ -98,7 +98,7 @@ void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const
       // Short labels (class numbers) read across, centred under their column.
       const double w = v.cellWidth() * colStep;
       p.drawText(QRectF(x - w / 2, l.colLabels.top(), w, l.colLabels.height()),
-                 Qt::AlignHCenter | Qt::AlignTop, d.label(c, s.indexLabels));
+                 Qt::AlignHCenter | Qt::AlignBottom, d.label(c, s.indexLabels));
       continue;
     }
     p.save();

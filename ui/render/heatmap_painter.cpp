@@ -73,7 +73,7 @@ bool columnLabelsFitAcross(const HeatmapData& d, const HeatmapStyle& s, double g
 }
 
 LayoutMetrics withColumnLabelsAcross(LayoutMetrics m, const HeatmapStyle& s) {
-  m.colLabels = QFontMetricsF(heatmapFont(s)).height() + 2;
+  m.colLabels = QFontMetricsF(heatmapFont(s)).height() + 4;  // set off from the sums above
   m.colLabelsAcross = true;
   return m;
 }

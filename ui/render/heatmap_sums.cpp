@@ -106,7 +106,9 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
   }
   p.setClipping(false);
   if (colSums) {
-    p.setPen(Qt::black);
+    // Grey as their "Σ col" header where the class numbers below read across too: a row of
+    // sums, not of labels.
+    p.setPen(l.colLabelsAcross ? QColor(80, 80, 80) : QColor(Qt::black));
     for (int c = vis.firstCol; c <= vis.lastCol; ++c) {
       const QRectF box(v.toScreen(c, 0).x(), l.colSums.top(), cw, l.colSums.height());
       if (box.center().x() < l.grid.left() || box.center().x() > l.grid.right()) continue;
