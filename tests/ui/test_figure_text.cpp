@@ -1,8 +1,10 @@
 // Every piece of text of an exported figure is whole and inside the figure. A paint device
-// whose engine records each text item with its box in figure coordinates checks what the
-// painter really drew, independent of the layout code that placed it.
+// whose engine records each text item with its box in figure coordinates, and the clip it
+// was drawn under, checks what the painter really drew, independent of the layout code that
+// placed it: text outside the page, or cut by a clip (a band too small for it), fails.
 #include <QPaintDevice>
 #include <QPaintEngine>
+#include <QRegularExpression>
 #include <QtTest>
 #include <algorithm>
 #include <climits>
@@ -10,6 +12,7 @@
 
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
+#include "core/sim/validations.h"
 #include "ui/render/figures.h"
 #include "ui/render/heatmap_painter.h"
 #include "ui/render/heatmap_source.h"
@@ -21,7 +24,9 @@ namespace {
 
 struct TextItem {
   QString text;
-  QRectF box;  // in the device's coordinates (figure points)
+  QRectF box;   // in the device's coordinates (figure points)
+  QRectF clip;  // the clip's bounds it was drawn under, in the same coordinates; null: none
+  bool rotated = false;  // drawn turned (upwards), not across
 };
 
 class RecordingEngine : public QPaintEngine {
@@ -59,7 +64,13 @@ class RecordingEngine : public QPaintEngine {
     }
     m_lastTransform = m_transform;
     m_lastLogical = logical;
-    m_items->push_back({item.text(), box});
+    // What the painter clips to now (a drawText into a rectangle too small for its text
+    // clips to that rectangle): its bounds, in device coordinates.
+    QRectF clip;
+    if (painter() && painter()->hasClipping())
+      clip = painter()->combinedTransform().mapRect(painter()->clipBoundingRect());
+    const bool rotated = std::abs(m_transform.m12()) > 1e-9 || std::abs(m_transform.m21()) > 1e-9;
+    m_items->push_back({item.text(), box, clip, rotated});
   }
   Type type() const override { return QPaintEngine::User; }
 
@@ -128,23 +139,38 @@ QString joined(const std::vector<TextItem>& items) {
   return all;
 }
 
+QString describe(const QRectF& r) {
+  return QStringLiteral("(%1, %2, %3 x %4)").arg(r.x()).arg(r.y()).arg(r.width()).arg(r.height());
+}
+
+// Every text item inside the page and, when drawn under a clip, inside the clip: whole.
 bool allInside(const std::vector<TextItem>& items, QSizeF size, QString* which) {
   // Half a point of slack for the rounding of glyph advances.
   const QRectF page = QRectF(QPointF(0, 0), size).adjusted(-0.5, -0.5, 0.5, 0.5);
   for (const TextItem& t : items) {
     if (!page.contains(t.box)) {
-      *which = QStringLiteral("'%1' at (%2, %3, %4 x %5) in %6 x %7")
-                   .arg(t.text)
-                   .arg(t.box.x())
-                   .arg(t.box.y())
-                   .arg(t.box.width())
-                   .arg(t.box.height())
+      *which = QStringLiteral("'%1' at %2 in %3 x %4")
+                   .arg(t.text, describe(t.box))
                    .arg(size.width())
                    .arg(size.height());
       return false;
     }
+    // A point of slack: a clip set in whole pixels, glyphs' side bearings.
+    if (!t.clip.isNull() && !t.clip.adjusted(-1, -1, 1, 1).contains(t.box)) {
+      *which = QStringLiteral("'%1' at %2 cut by its clip %3")
+                   .arg(t.text, describe(t.box), describe(t.clip));
+      return false;
+    }
   }
   return true;
+}
+
+// The text items equal to `text`.
+std::vector<TextItem> itemsOf(const std::vector<TextItem>& items, const QString& text) {
+  std::vector<TextItem> out;
+  for (const TextItem& t : items)
+    if (t.text == text) out.push_back(t);
+  return out;
 }
 
 // Class c of C classes padded on `world` ranks: DistributedSampler repeats the first indices.
@@ -156,6 +182,42 @@ Evaluation paddedEvaluation(int classes, int perClass, int world) {
   s.sampler.world_size = world;
   s.loader.batch_size = 16;
   return simulate(s);
+}
+
+// C classes on 64 ranks, each rank stopped after a few batches (limit_val_batches): about
+// half the samples evaluated, nearly every row short of its count and marked.
+Evaluation limitedEvaluation(int classes) {
+  Scenario s;
+  s.name = "limited";
+  s.title = "Batch limit on 64 ranks";
+  const int perClass = classes >= 1000 ? 20 : 100;
+  s.dataset =
+      "synthetic:classes=" + std::to_string(classes) + ",per-class=" + std::to_string(perClass);
+  s.predictor = "noisy:accuracy=0.7,seed=3";
+  s.sampler.world_size = 64;
+  s.loader.batch_size = classes >= 1000 ? 32 : 4;
+  s.loader.limit = BatchLimit::parse(classes >= 1000 ? "5" : "2");
+  return simulate(s);
+}
+
+// The figure of the set named `name`.
+const Figure& figureNamed(const std::vector<std::pair<QString, Figure>>& set, const QString& name) {
+  const auto it =
+      std::find_if(set.begin(), set.end(), [&](const auto& named) { return named.first == name; });
+  Q_ASSERT(it != set.end());
+  return it->second;
+}
+
+// The texts of the figure's titles: the figure's own and its panels'.
+QStringList titlesOf(const Figure& f) {
+  QStringList titles{f.title};
+  for (const HeatmapData& d : f.panels) titles << d.title;
+  return titles;
+}
+
+// Drawn text with each line break a space: a title wrapped over two lines reads whole.
+QString flowed(const std::vector<TextItem>& items) {
+  return joined(items).replace(QLatin1Char('\n'), QLatin1Char(' '));
 }
 
 }  // namespace
@@ -178,6 +240,210 @@ class TestFigureText : public QObject {
     QVERIFY(which.contains(QStringLiteral("runs off")));
     device.items.pop_back();
     QVERIFY(allInside(device.items, QSizeF(100, 40), &which));
+  }
+
+  // The check of clips: text cut by a clip rectangle, or by a drawText band lower than the
+  // text, is caught; text whole inside its clip is not.
+  void recorderSeesClipping() {
+    RecordingDevice device(QSizeF(200, 100));
+    QPainter p(&device);
+    p.setFont(heatmapFont(HeatmapStyle{}));
+    p.save();
+    p.setClipRect(QRectF(0, 20, 200, 30));
+    p.drawText(QPointF(10, 22), QStringLiteral("cut at the top"));  // its ascent above y = 20
+    p.drawText(QPointF(10, 40), QStringLiteral("whole"));
+    p.restore();
+    p.drawText(QRectF(10, 60, 180, 4), Qt::AlignLeft | Qt::AlignVCenter,
+               QStringLiteral("squeezed"));
+    p.drawText(QPointF(10, 90), QStringLiteral("free"));
+    p.end();
+    QCOMPARE(int(device.items.size()), 4);
+    QString which;
+    for (const TextItem& t : device.items) {
+      const bool whole = t.text == QLatin1String("whole") || t.text == QLatin1String("free");
+      QCOMPARE(allInside({t}, QSizeF(200, 100), &which), whole);
+      if (!whole) QVERIFY2(which.contains(QStringLiteral("clip")), qPrintable(which));
+    }
+  }
+
+  // A batch limit on 64 ranks marks nearly every row: at 1000 classes the first wrong row's
+  // sums sat across the grid's top edge and were cut. Every text of every figure whole and
+  // inside, at 10 and 1000 classes; the first wrong row's sums there in full.
+  void batchLimitTextInside_data() {
+    QTest::addColumn<int>("classes");
+    QTest::addColumn<QString>("figure");
+    for (int classes : {10, 1000})
+      for (const char* figure : {"per-rank", "synced", "expected", "difference"})
+        QTest::addRow("%d classes, %s", classes, figure) << classes << QString::fromLatin1(figure);
+  }
+
+  void batchLimitTextInside() {
+    QFETCH(int, classes);
+    QFETCH(QString, figure);
+    const Evaluation e = limitedEvaluation(classes);
+    const auto set = figureSet(e, {}, HeatmapStyle{}, {});
+    QSizeF size;
+    const auto items = textOf(figureNamed(set, figure), &size);
+    QVERIFY(!items.empty());
+    QString which;
+    QVERIFY2(allInside(items, size, &which), qPrintable(which));
+    if (figure != QLatin1String("synced")) return;
+    // The rows' sums against the dataset's counts, from the matrix itself.
+    const auto rows = e.synced->row_sums();
+    std::vector<int> wrong;
+    for (int c = 0; c < classes; ++c)
+      if (rows[size_t(c)] != e.meta.class_counts[size_t(c)]) wrong.push_back(c);
+    QVERIFY(int(wrong.size()) > classes / 2);
+    // The topmost line of sums is the first wrong row's (at the grid's top edge), whole.
+    const QRegularExpression sumsLine(QStringLiteral("^\\d+ ≠ \\d+$"));
+    const TextItem* top = nullptr;
+    for (const TextItem& t : items)
+      if (sumsLine.match(t.text).hasMatch() && (!top || t.box.top() < top->box.top())) top = &t;
+    QVERIFY(top);
+    const int c = wrong.front();
+    QCOMPARE(top->text, QStringLiteral("%1 ≠ %2")
+                            .arg(qlonglong(rows[size_t(c)]))
+                            .arg(qlonglong(e.meta.class_counts[size_t(c)])));
+  }
+
+  // Four ranks in a 2 x 2 grid, eight in 3 x 3 (it was one row of four, 4950 x 1153 px): each
+  // row of panels starts under the first, and the figure is about as tall as wide.
+  void rankGridNearSquare_data() {
+    QTest::addColumn<int>("world");
+    QTest::addColumn<int>("columns");
+    QTest::newRow("2 ranks: 2 x 1") << 2 << 2;
+    QTest::newRow("3 ranks: 2 x 2") << 3 << 2;
+    QTest::newRow("4 ranks: 2 x 2") << 4 << 2;
+    QTest::newRow("6 ranks: 3 x 2") << 6 << 3;
+    QTest::newRow("8 ranks: 3 x 3") << 8 << 3;
+  }
+
+  void rankGridNearSquare() {
+    QFETCH(int, world);
+    QFETCH(int, columns);
+    QCOMPARE(rankFigureColumns(world), columns);
+    const Evaluation e = paddedEvaluation(10, 51, world);
+    const Figure ranks = figureSet(e, {}, HeatmapStyle{}, {}).front().second;
+    QSizeF size;
+    const auto items = textOf(ranks, &size);
+    QString which;
+    QVERIFY2(allInside(items, size, &which), qPrintable(which));
+    std::vector<QRectF> title;  // each panel's title, by rank
+    for (int r = 0; r < world; ++r) {
+      const auto found = itemsOf(items, QStringLiteral("Rank %1").arg(r));
+      QCOMPARE(int(found.size()), 1);
+      title.push_back(found.front().box);
+    }
+    for (int r = 1; r < world; ++r) {
+      const QRectF& first = title[size_t(r - r % columns)];  // its row's first panel
+      if (r % columns == 0) {  // a new row: under the previous row, at the first column
+        QCOMPARE(title[size_t(r)].left(), title[0].left());
+        QVERIFY(title[size_t(r)].top() > title[size_t(r - columns)].bottom() + 100);
+      } else {  // beside the previous panel, at the row's height
+        QCOMPARE(title[size_t(r)].top(), first.top());
+        QVERIFY(title[size_t(r)].left() > title[size_t(r - 1)].right() + 100);
+      }
+    }
+    const int rows = (world + columns - 1) / columns;
+    const double aspect = size.width() / size.height();
+    QVERIFY2(aspect > 0.7 * columns / rows && aspect < 1.4 * columns / rows,
+             qPrintable(QStringLiteral("%1 x %2").arg(size.width()).arg(size.height())));
+  }
+
+  // Every rank's panel names its axes: "True" turned up the rows, "Predicted" across under
+  // the columns, both below the panel's title.
+  void rankPanelsNameTheirAxes() {
+    const Evaluation e = paddedEvaluation(10, 51, 4);
+    const auto items = textOf(figureSet(e, {}, HeatmapStyle{}, {}).front().second);
+    const auto trues = itemsOf(items, QStringLiteral("True"));
+    const auto predicted = itemsOf(items, QStringLiteral("Predicted"));
+    QCOMPARE(int(trues.size()), 4);
+    QCOMPARE(int(predicted.size()), 4);
+    for (int r = 0; r < 4; ++r) {
+      const QRectF title = itemsOf(items, QStringLiteral("Rank %1").arg(r)).front().box;
+      QVERIFY(trues[size_t(r)].rotated);
+      QVERIFY(!predicted[size_t(r)].rotated);
+      QVERIFY(trues[size_t(r)].box.top() > title.bottom());
+      QVERIFY(predicted[size_t(r)].box.top() > trues[size_t(r)].box.bottom() - 1);
+      QVERIFY(predicted[size_t(r)].box.left() > trues[size_t(r)].box.right());
+    }
+  }
+
+  // Class numbers fit across their columns and stay unturned (they stood on end); names too
+  // long for their column are turned up. Only the axis title and the colour bar's label
+  // are turned besides.
+  void columnLabelsTurnOnlyWhenLong() {
+    const Evaluation e = paddedEvaluation(10, 51, 4);
+    const auto set = figureSet(e, {}, HeatmapStyle{}, {});
+    for (const QString name : {QStringLiteral("per-rank"), QStringLiteral("synced")}) {
+      const Figure& f = figureNamed(set, name);
+      const auto items = textOf(f);
+      const QStringList turnable{QStringLiteral("True"), f.panels.front().valueLabel};
+      for (const TextItem& t : items)
+        QVERIFY2(!t.rotated || turnable.contains(t.text), qPrintable(name + ": " + t.text));
+      // Each class number below the grid as well as beside it: more than one, unturned.
+      QVERIFY2(itemsOf(items, QStringLiteral("9")).size() >= 2, qPrintable(name));
+    }
+
+    // CIFAR-10's names: "automobile" is wider than its column of a 10-class figure.
+    auto labels = std::make_shared<Labels>(synthetic_counts(std::vector<int64_t>(10, 6)));
+    labels->class_names = {"airplane", "automobile", "bird",  "cat",  "deer",
+                           "dog",      "frog",       "horse", "ship", "truck"};
+    const std::vector<int32_t> predictions(labels->targets.begin(), labels->targets.end());
+    Scenario s;
+    s.name = "named";
+    s.sampler.world_size = 4;
+    s.loader.batch_size = 4;
+    const Evaluation named = evaluate(s, make_inputs(labels, predictions));
+    const auto items =
+        textOf(figureNamed(figureSet(named, {}, HeatmapStyle{}, {}), QStringLiteral("synced")));
+    const auto automobile = itemsOf(items, QStringLiteral("automobile"));
+    QCOMPARE(int(automobile.size()), 2);  // the row's label across, the column's turned up
+    QVERIFY(automobile[0].rotated != automobile[1].rotated);
+  }
+
+  // One evaluation of several (validations of an epoch, epochs of a run file) names itself
+  // in every figure's title and on the page: the four validations' figures differed only
+  // in their numbers.
+  void figuresNameTheirEvaluation() {
+    const std::vector<Evaluation> all =
+        simulate_validations(load_preset("repeated-validation-subset"));
+    QCOMPARE(int(all.size()), 4);
+    const Evaluation& e = all[2];  // the lesson's epoch 1, its third validation
+    const QString which = QStringLiteral("epoch 1, validation 2");
+    for (const auto& [name, figure] : figureSet(e, {}, HeatmapStyle{}, {})) {
+      const QStringList titles = titlesOf(figure);
+      // The per-rank figure's own title, the others' one panel title.
+      const QString title = name == QLatin1String("per-rank") ? titles.front() : titles[1];
+      QVERIFY2(title.endsWith(QStringLiteral(" — ") + which), qPrintable(name + ": " + title));
+      QVERIFY2(flowed(textOf(figure)).contains(which), qPrintable(name));
+    }
+    // An epoch of a run file of three epochs.
+    Evaluation epoch = simulate(load_preset("padding-duplicates"));
+    epoch.meta.epoch = 2;
+    epoch.provenance.epochs = 3;
+    epoch.provenance.epoch_index = 2;
+    for (const auto& [name, figure] : figureSet(epoch, {}, HeatmapStyle{}, {}))
+      QVERIFY2(titlesOf(figure).join(QLatin1Char('|')).contains(QStringLiteral(" — epoch 2")),
+               qPrintable(name));
+    // Its epoch 0 alike: one of three.
+    epoch.meta.epoch = 0;
+    QVERIFY(figureTitle(epoch, QStringLiteral("Synced")).endsWith(QStringLiteral(" — epoch 0")));
+  }
+
+  // A lone evaluation names its epoch when it is not the first (the sampler's shuffle
+  // depends on it), and says nothing of epochs otherwise.
+  void loneEvaluationNamesALaterEpoch() {
+    Scenario s = load_preset("padding-duplicates");
+    const Evaluation first = simulate(s);
+    for (const auto& [name, figure] : figureSet(first, {}, HeatmapStyle{}, {}))
+      QVERIFY2(!titlesOf(figure).join(QLatin1Char('|')).contains(QStringLiteral("epoch")),
+               qPrintable(name));
+    s.sampler.epoch = 3;
+    const Evaluation third = simulate(s);
+    for (const auto& [name, figure] : figureSet(third, {}, HeatmapStyle{}, {}))
+      QVERIFY2(titlesOf(figure).join(QLatin1Char('|')).contains(QStringLiteral(" — epoch 3")),
+               qPrintable(name));
   }
 
   // The padding lesson's figure set: every text item inside, and the figures of the synced

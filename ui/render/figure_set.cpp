@@ -2,6 +2,7 @@
 #include <QDir>
 #include <QGuiApplication>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -45,10 +46,26 @@ void ensureGuiApp() {
 
 }  // namespace
 
+QString figureEvaluationLabel(const Evaluation& eval) {
+  const bool oneOfSeveral = eval.provenance.epochs > 1 || eval.validation() >= 0 ||
+                            eval.dataloader() >= 0 ||
+                            (!eval.meta.stage.empty() && eval.meta.stage != "validate");
+  if (!oneOfSeveral && eval.epoch() == 0) return {};
+  return QString::fromStdString(evaluation_label(eval));
+}
+
 QString figureTitle(const Evaluation& eval, const QString& view) {
   const QString name = QString::fromStdString(
       eval.scenario().title.empty() ? eval.scenario().name : eval.scenario().title);
-  return name.isEmpty() ? view : name + QStringLiteral(" — ") + view;
+  QString title = name.isEmpty() ? view : name + QStringLiteral(" — ") + view;
+  const QString which = figureEvaluationLabel(eval);
+  if (!which.isEmpty()) title += QStringLiteral(" — ") + which;
+  return title;
+}
+
+int rankFigureColumns(int panels) {
+  // A near-square grid: 2 x 2 for 4 ranks, 3 x 3 for 8 (its last cell empty).
+  return std::max(1, static_cast<int>(std::ceil(std::sqrt(double(std::max(1, panels))))));
 }
 
 namespace {
@@ -56,9 +73,10 @@ namespace {
 // The per-rank figure around its panels: title, grid and colour bar for their number.
 void frameRankFigure(Figure& ranks, const Evaluation& eval, const HeatmapStyle& style) {
   ranks.title = figureTitle(eval, QStringLiteral("per-rank matrices"));
-  ranks.columns = std::min(4, std::max(1, static_cast<int>(ranks.panels.size())));
+  ranks.columns = rankFigureColumns(static_cast<int>(ranks.panels.size()));
   ranks.style = style;
   ranks.style.compact = true;
+  ranks.style.axisTitles = true;  // every panel says which axis is true, which predicted
   // Many ranks: a grid that fits a page, one colour bar for all (they share the range).
   if (ranks.panels.size() > 8) {
     ranks.page = kFigurePage;

@@ -69,9 +69,11 @@ double sharedBarWidth(const Figure& f) {
   return layoutMetrics(sizingPanel(f), f.style).colorBar + 12;
 }
 
-// Everything of a panel but its grid, across and down (the title at one line).
-QSizeF panelExtras(const Figure& f, const HeatmapStyle& s) {
-  const LayoutMetrics m = layoutMetrics(sizingPanel(f), s);
+// Everything of a panel but its grid, across and down (the title at one line), for a grid
+// `side` wide: its column labels read across where they fit at that size.
+QSizeF panelExtras(const Figure& f, const HeatmapStyle& s, double side) {
+  LayoutMetrics m = layoutMetrics(sizingPanel(f), s);
+  if (columnLabelsFitAcross(sizingPanel(f), s, side)) m = withColumnLabelsAcross(m, s);
   return {m.axisTitle + m.rowLabels + m.rowSums + m.colorBar + 6 * m.gap + 2 * m.margin,
           m.title + m.colSums + m.colLabels + m.axisTitle + 5 * m.gap + 2 * m.margin};
 }
@@ -123,14 +125,19 @@ FigureGrid fitGrid(const Figure& f) {
     HeatmapStyle s = panelStyle(f);
     s.fontPixels = t.px;
     s.showSums = t.sums && f.style.showSums;
-    const QSizeF extras = panelExtras(f, s);
     // A few points of slack for rounding and a panel title that wraps.
     const double width = f.page.width() - sharedBarWidth(f) - 8;
+    const double title = figureTitleHeight(f, f.page.width());
     for (int cols = 1; cols <= n; ++cols) {
       const int rows = (n + cols - 1) / cols;
-      const double title = figureTitleHeight(f, f.page.width());
-      const double side = std::min({naturalSide(f), width / cols - extras.width(),
-                                    (f.page.height() - 8 - title) / rows - extras.height()});
+      const auto sideWith = [&](const QSizeF& extras) {
+        return std::min({naturalSide(f), width / cols - extras.width(),
+                         (f.page.height() - 8 - title) / rows - extras.height()});
+      };
+      double side = sideWith(panelExtras(f, s, 0));  // column labels rotated
+      // Labels that fit across at this size fit at the larger size they leave.
+      if (columnLabelsFitAcross(sizingPanel(f), s, side))
+        side = std::max(side, sideWith(panelExtras(f, s, side)));
       if (side > best.side + 0.5) best = {cols, rows, side, s};
     }
     if (best.side >= 120) break;  // readable at this font: no need to shrink it
@@ -140,7 +147,7 @@ FigureGrid fitGrid(const Figure& f) {
 }
 
 QSizeF panelSize(const Figure& f, const FigureGrid& g) {
-  const QSizeF extras = panelExtras(f, g.style);
+  const QSizeF extras = panelExtras(f, g.style, g.side);
   const double w = g.side + extras.width();
   // A title that wraps at this width makes the panel taller.
   const LayoutMetrics one = layoutMetrics(sizingPanel(f), g.style);
@@ -203,7 +210,7 @@ double devicePixelsPerUnit(const QPainter& p) {
 // exactly what paintHeatmap(p, d, style, cell) would, without building the images again.
 void paintPanel(std::span<const PaintTarget> targets, const HeatmapData& d,
                 const HeatmapStyle& style, const QRectF& cell) {
-  const HeatmapLayout layout = computeLayout(cell, layoutMetrics(d, style, cell.width()));
+  const HeatmapLayout layout = computeLayout(cell, panelMetrics(d, style, cell));
   HeatmapViewport view;
   view.classes = d.classes;
   view.grid = layout.grid;

@@ -73,9 +73,18 @@ bool writePainted(const QSizeF& pts, const QString& title,
                   const std::vector<FigureOutput>& outputs, int dpi, QStringList* written = nullptr,
                   QString* error = nullptr);
 
+// Which evaluation of its run the figures show (evaluation_label: "epoch 2", "epoch 1,
+// validation 3"), when its run has several or its epoch is not 0; else empty.
+QString figureEvaluationLabel(const shardlens::Evaluation& eval);
+
 // The title of an exported view, the same in "Export view" and the figure set:
-// "<scenario title> — <view>", or the view alone for a scenario without a name.
+// "<scenario title> — <view>", or the view alone for a scenario without a name, followed by
+// " — <figureEvaluationLabel>" when there is one ("… — synced — epoch 2").
 QString figureTitle(const shardlens::Evaluation& eval, const QString& view);
+
+// The per-rank figure's columns for its number of panels: a near-square grid, ceil(sqrt(n))
+// (2 x 2 for 4 ranks, 3 x 3 for 8). Beyond 8 panels the page decides.
+int rankFigureColumns(int panels);
 
 // What a figure set shows beyond the view options.
 struct FigureSetOptions {

@@ -80,7 +80,8 @@ struct HeatmapStyle {
   bool logScale = false;
   bool showValues = true;    // values on cells, when cells are large enough to read them
   bool vectorCells = false;  // one rectangle per cell (SVG/PDF at small C) instead of an image
-  bool compact = false;      // small multiples: no axis titles, short row sums
+  bool compact = false;      // small multiples: no axis titles (unless axisTitles), short row sums
+  bool axisTitles = false;   // compact panels that still say "True" and "Predicted" (figures)
   bool showColorBar = true;
   bool indexLabels = false;  // class numbers instead of names (small views, long names)
   bool showSums = true;      // the row-sum column and column-sum row (off: tiny multiples)

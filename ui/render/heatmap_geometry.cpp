@@ -30,6 +30,7 @@ HeatmapLayout computeLayout(const QRectF& bounds, const LayoutMetrics& m) {
   l.xTitle = QRectF(x0, labelsTop + g(m.colLabels), side, m.axisTitle);
   l.rowSums = QRectF(x0 + side + m.gap, y0, m.rowSums, tall);
   l.colorBar = QRectF(x0 + side + m.gap + g(m.rowSums), y0, m.colorBar, tall);
+  l.colLabelsAcross = m.colLabelsAcross;
   return l;
 }
 

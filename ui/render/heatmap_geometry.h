@@ -19,7 +19,7 @@ struct LayoutMetrics {
   double title = 18;
   double axisTitle = 16;  // "True" on the left, "Predicted" below
   double rowLabels = 60;  // widest class name
-  double colLabels = 60;  // rotated class names below the grid
+  double colLabels = 60;  // class names below the grid, rotated unless colLabelsAcross
   double colSums = 16;    // the column-sum row right below the grid
   double rowSums = 90;    // the row-sum column (observed vs expected)
   double colorBar = 46;   // the colour bar with its tick labels
@@ -28,10 +28,14 @@ struct LayoutMetrics {
   // How much taller than wide the grid may grow when the bounds are taller than its width
   // allows (cells then become upright rectangles); 1: always square.
   double maxAspect = 1.0;
+  // Column labels read across, unrotated (they fit their columns: class numbers, short
+  // names); colLabels is then one line high.
+  bool colLabelsAcross = false;
 };
 
 struct HeatmapLayout {
   QRectF bounds, title, grid, rowLabels, colLabels, colSums, rowSums, colorBar, xTitle, yTitle;
+  bool colLabelsAcross = false;  // as LayoutMetrics::colLabelsAcross
 };
 
 // The grid is square (cells are square) and as large as the bounds allow.

@@ -8,6 +8,12 @@
 
 namespace shardlens::render {
 
+double wrongRowLineCentre(const HeatmapViewport& v, int row, double lineHeight) {
+  const double y = v.toScreen(0, row + 0.5).y();
+  if (v.grid.height() < lineHeight) return y;
+  return std::clamp(y, v.grid.top() + lineHeight / 2, v.grid.bottom() - lineHeight / 2);
+}
+
 std::vector<int> labelledWrongRows(const HeatmapData& d, const HeatmapViewport& v,
                                    double lineHeight) {
   std::vector<int> rows;
@@ -17,9 +23,12 @@ std::vector<int> labelledWrongRows(const HeatmapData& d, const HeatmapViewport& 
   for (int r = vis.firstRow; r <= vis.lastRow; ++r) {
     if (!d.rowMismatch(r)) continue;
     const double y = v.toScreen(0, r + 0.5).y();
-    if (y < v.grid.top() || y > v.grid.bottom() || y - lastY < lineHeight) continue;
+    if (y < v.grid.top() || y > v.grid.bottom()) continue;
+    // Lines a line apart where they are drawn, the first and last moved into the grid.
+    const double line = wrongRowLineCentre(v, r, lineHeight);
+    if (line - lastY < lineHeight) continue;
     rows.push_back(r);
-    lastY = y;
+    lastY = line;
   }
   return rows;
 }
@@ -54,7 +63,7 @@ void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const
   const std::vector<int> wrongRows =
       rowStep > 1 ? labelledWrongRows(d, v, fm.height()) : std::vector<int>{};
   std::vector<double> wrongY;
-  for (int r : wrongRows) wrongY.push_back(v.toScreen(0, r + 0.5).y());
+  for (int r : wrongRows) wrongY.push_back(wrongRowLineCentre(v, r, fm.height()));
   const auto nearWrong = [&](double y) {
     return std::any_of(wrongY.begin(), wrongY.end(),
                        [&](double w) { return std::abs(w - y) < fm.height(); });
@@ -62,9 +71,12 @@ void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const
   std::vector<int> rows;
   for (int r = vis.firstRow - vis.firstRow % rowStep; r <= vis.lastRow; r += rowStep)
     if (r >= vis.firstRow && !nearWrong(v.toScreen(0, r + 0.5).y())) rows.push_back(r);
+  const size_t thinned = rows.size();
   rows.insert(rows.end(), wrongRows.begin(), wrongRows.end());
-  for (int r : rows) {
-    const double y = v.toScreen(0, r + 0.5).y();
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const int r = rows[k];
+    const double y =
+        k < thinned ? v.toScreen(0, r + 0.5).y() : wrongY[k - thinned];  // beside its sums
     if (y < l.grid.top() || y > l.grid.bottom()) continue;
     const bool wrong = d.rowMismatch(r);
     p.setFont(wrong ? bold : font);
@@ -82,6 +94,13 @@ void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const
     if (c < vis.firstCol) continue;
     const double x = v.toScreen(c + 0.5, 0).x();
     if (x < l.grid.left() || x > l.grid.right()) continue;
+    if (l.colLabelsAcross) {
+      // Short labels (class numbers) read across, centred under their column.
+      const double w = v.cellWidth() * colStep;
+      p.drawText(QRectF(x - w / 2, l.colLabels.top(), w, l.colLabels.height()),
+                 Qt::AlignHCenter | Qt::AlignBottom, d.label(c, s.indexLabels));
+      continue;
+    }
     p.save();
     // Rotated so names read upwards, ending just under the grid.
     p.translate(x, l.colLabels.top() + 2);

@@ -31,7 +31,7 @@ LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s, double 
   names = std::max(names, fm.horizontalAdvance(QStringLiteral("Σ col")) + 6);
   LayoutMetrics m;
   m.title = line * (s.compact ? 1.2 : 1.5);
-  m.axisTitle = s.compact ? 0 : line;
+  m.axisTitle = s.compact && !s.axisTitles ? 0 : line;
   m.rowLabels = names;
   m.colLabels = names;
   m.colSums = line;
@@ -61,6 +61,28 @@ LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s, double 
     m.title = std::max(m.title, t.height() + (s.compact ? 2 : 4));
   }
   return m;
+}
+
+bool columnLabelsFitAcross(const HeatmapData& d, const HeatmapStyle& s, double gridWidth) {
+  if (d.classes <= 0 || gridWidth <= 0) return false;
+  const QFont font = heatmapFont(s);
+  const double cell = gridWidth / d.classes;
+  // The same thinning as rotated labels (a line apart), else they read better rotated.
+  return labelStep(cell, widestLabel(d, font, s.indexLabels) + 6) <=
+         labelStep(cell, QFontMetricsF(font).height() * 0.95);
+}
+
+LayoutMetrics withColumnLabelsAcross(LayoutMetrics m, const HeatmapStyle& s) {
+  m.colLabels = QFontMetricsF(heatmapFont(s)).height() + 4;  // set off from the sums above
+  m.colLabelsAcross = true;
+  return m;
+}
+
+LayoutMetrics panelMetrics(const HeatmapData& d, const HeatmapStyle& s, const QRectF& bounds) {
+  const LayoutMetrics rotated = layoutMetrics(d, s, bounds.width());
+  // Across, the labels take less height and the grid may grow: they must fit at that size.
+  const LayoutMetrics across = withColumnLabelsAcross(rotated, s);
+  return columnLabelsFitAcross(d, s, computeLayout(bounds, across).grid.width()) ? across : rotated;
 }
 
 bool needsPooling(const HeatmapViewport& v, double scale) {
@@ -192,7 +214,7 @@ void paintHeatmap(QPainter& p, const HeatmapData& d, const HeatmapStyle& s,
 }
 
 void paintHeatmap(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const QRectF& bounds) {
-  const HeatmapLayout layout = computeLayout(bounds, layoutMetrics(d, s, bounds.width()));
+  const HeatmapLayout layout = computeLayout(bounds, panelMetrics(d, s, bounds));
   HeatmapViewport view;
   view.classes = d.classes;
   view.grid = layout.grid;

@@ -25,6 +25,14 @@ double widestLabel(const HeatmapData& d, const QFont& font, bool index);
 // Sizes of the parts around the grid for this data and style. With the width of the bounds
 // (figures), the title band grows to hold a title that wraps; without it (0), it is one line.
 LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s, double width = 0);
+// Whether the column labels fit across their columns, unrotated, in a grid `gridWidth` wide:
+// when the widest, with a little space, is thinned no more than rotated labels would be.
+bool columnLabelsFitAcross(const HeatmapData& d, const HeatmapStyle& s, double gridWidth);
+// `m` with its column labels across (one line high).
+LayoutMetrics withColumnLabelsAcross(LayoutMetrics m, const HeatmapStyle& s);
+// The metrics of the whole matrix painted into `bounds` (figures, exports): layoutMetrics,
+// with the column labels across where they fit at the grid size they leave.
+LayoutMetrics panelMetrics(const HeatmapData& d, const HeatmapStyle& s, const QRectF& bounds);
 
 // "⚠ 2 rows ≠ expected", or empty when every row is right.
 QString mismatchNote(const HeatmapData& d);
@@ -68,9 +76,12 @@ bool needsPooling(const HeatmapViewport& v, double devicePixelsPerUnit = 1.0);
 QImage pooledImageFor(const HeatmapData& d, const HeatmapStyle& s, const HeatmapViewport& v,
                       double devicePixelsPerUnit = 1.0);
 // The visible wrong rows that get their own label and sums even where labels are thinned
-// (C > ~30): in order, each at least `lineHeight` below the previous one kept.
+// (C > ~30): in order, each line at least `lineHeight` below the previous one kept.
 std::vector<int> labelledWrongRows(const HeatmapData& d, const HeatmapViewport& v,
                                    double lineHeight);
+// The centre of such a row's line (label and sums): the row's centre, moved just enough to
+// keep the whole line inside the grid's height (row 0 of 1000 is thinner than its text).
+double wrongRowLineCentre(const HeatmapViewport& v, int row, double lineHeight);
 void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const HeatmapLayout& l,
                  const HeatmapViewport& v);
 void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const HeatmapLayout& l,

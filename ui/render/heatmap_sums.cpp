@@ -3,6 +3,7 @@
 // with decimals otherwise (normalize-then-sum, float counters).
 #include <QFontMetricsF>
 #include <QPainterPath>
+#include <algorithm>
 #include <vector>
 
 #include "ui/render/heatmap_painter.h"
@@ -84,11 +85,15 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
       text = obs + QStringLiteral(" ✓");
     }
     p.setPen(wrong ? QColor(kMismatchInk) : QColor(Qt::black));
-    p.drawText(band.adjusted(icon + 4, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
+    // A line high at least (rows are readable from 0.9 lines), so drawText does not cut it.
+    const double line = std::max(band.height(), fm.height());
+    const QRectF textBox(band.left() + icon + 4, band.center().y() - line / 2,
+                         band.width() - icon - 6, line);
+    p.drawText(textBox, Qt::AlignLeft | Qt::AlignVCenter, text);
   }
   // The wrong rows' sums where rows are thin: a line-high band centred on the row.
   for (int r : wrongRows) {
-    const double y = v.toScreen(0, r + 0.5).y();
+    const double y = wrongRowLineCentre(v, r, fm.height());  // the whole line inside the grid
     const QRectF band(l.rowSums.left(), y - fm.height() / 2, l.rowSums.width(), fm.height());
     p.fillRect(band, QColor(kMismatchFill));
     paintWarningIcon(p, QRectF(band.left() + 1, band.top(), fm.height(), fm.height()));
@@ -101,7 +106,9 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
   }
   p.setClipping(false);
   if (colSums) {
-    p.setPen(Qt::black);
+    // Grey as their "Σ col" header where the class numbers below read across too: a row of
+    // sums, not of labels.
+    p.setPen(l.colLabelsAcross ? QColor(80, 80, 80) : QColor(Qt::black));
     for (int c = vis.firstCol; c <= vis.lastCol; ++c) {
       const QRectF box(v.toScreen(c, 0).x(), l.colSums.top(), cw, l.colSums.height());
       if (box.center().x() < l.grid.left() || box.center().x() > l.grid.right()) continue;
