@@ -118,7 +118,9 @@ INSTANTIATE_TEST_SUITE_P(
             "\x80\x02]q\x00"s +
                 [] {
                   std::string s;
-                  for (int i = 0; i < 100; ++i) s += "(h\x00" "e"s;
+                  for (int i = 0; i < 100; ++i)
+                    s += "(h\x00"
+                         "e"s;
                   return s;
                 }() +
                 ".",
