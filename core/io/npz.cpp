@@ -47,8 +47,12 @@ struct ZipFile {
   }
 };
 
-// Opens the archive from `src` (consumed, even on failure).
-void open_archive(zip_source_t* src, const std::string& origin, ZipReader& reader) {
+constexpr const char* kNpzIsZip = "an .npz is a ZIP file";
+
+// Opens the archive from `src` (consumed, even on failure). `is_zip` completes the message
+// for a file that is not a ZIP archive ("an .npz is a ZIP file").
+void open_archive(zip_source_t* src, const std::string& origin, ZipReader& reader,
+                  const char* is_zip = kNpzIsZip) {
   zip_error_t err;
   zip_error_init(&err);
   reader.za = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &err);
@@ -58,7 +62,7 @@ void open_archive(zip_source_t* src, const std::string& origin, ZipReader& reade
     zip_error_fini(&err);
     zip_source_free(src);
     if (code == ZIP_ER_NOZIP)
-      fail(origin, "not a ZIP archive, or a truncated one (an .npz is a ZIP file)");
+      fail(origin, std::string("not a ZIP archive, or a truncated one (") + is_zip + ")");
     if (code == ZIP_ER_INCONS) fail(origin, "corrupt ZIP archive (" + text + ")");
     if (code == ZIP_ER_EXISTS) fail(origin, "corrupt ZIP archive (duplicate member names)");
     fail(origin, "cannot read ZIP archive (" + text + ")");
@@ -172,7 +176,10 @@ NpzArchive::NpzArchive(NpzArchive&&) noexcept = default;
 NpzArchive& NpzArchive::operator=(NpzArchive&&) noexcept = default;
 NpzArchive::~NpzArchive() = default;
 
-NpzArchive NpzArchive::open_file(const std::string& path) {
+namespace {
+
+// A libzip source reading the file at `path` (a regular, non-empty file), and its size.
+std::pair<zip_source_t*, uint64_t> file_source(const std::string& path) {
   require_regular_file(path);
   struct stat sb {};
   if (::stat(path.c_str(), &sb) != 0)
@@ -187,10 +194,17 @@ NpzArchive NpzArchive::open_file(const std::string& path) {
     fail(path, "cannot open (" + text + ")");
   }
   zip_error_fini(&err);
+  return {src, uint64_t(sb.st_size)};
+}
+
+}  // namespace
+
+NpzArchive NpzArchive::open_file(const std::string& path) {
+  const auto [src, file_bytes] = file_source(path);
   auto impl = std::make_unique<Impl>();
   impl->origin = path;
   open_archive(src, path, impl->reader);
-  impl->list(uint64_t(sb.st_size));
+  impl->list(file_bytes);
   return NpzArchive(std::move(impl));
 }
 
@@ -263,6 +277,24 @@ NpyHeader NpzArchive::npy_header(const std::string& name) {
   if (data < available)
     fail(where, std::to_string(available - data) + " bytes of trailing data after the values");
   return h;
+}
+
+std::vector<NpzEntry> read_zip_directory(const std::string& path, const char* is_zip) {
+  const auto [src, file_bytes] = file_source(path);
+  ZipReader reader;
+  open_archive(src, path, reader, is_zip);
+  std::vector<NpzEntry> entries;
+  const zip_int64_t count = zip_get_num_entries(reader.za, 0);
+  for (zip_int64_t i = 0; i < count; ++i) {
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat_index(reader.za, zip_uint64_t(i), 0, &st) != 0 || !(st.valid & ZIP_STAT_NAME))
+      fail(path, std::string("corrupt ZIP directory (") + zip_strerror(reader.za) + ")");
+    const std::string name = st.name;
+    check_entry(st, member_where(path, name), file_bytes);
+    entries.push_back(NpzEntry{name, st.size, st.comp_size});
+  }
+  return entries;
 }
 
 bool is_npz_member_name(const std::string& name) {

@@ -64,6 +64,14 @@ NpzMembers read_npz(const std::string& path, size_t max_bytes = kMaxReadBytes);
 NpzMembers npz_members_from_bytes(const std::string& bytes, const std::string& origin,
                                   size_t max_bytes = kMaxReadBytes);
 
+// The members of any ZIP archive (a torch.save .pt file, say) as its central directory
+// declares them, each checked like an .npz member (stored or deflated, unencrypted, a size
+// its compressed bytes can produce) but with any name; nothing is read or inflated, so a
+// caller can hold the sizes against the load budget first. Requires a regular file; `is_zip`
+// completes the message for a file that is no ZIP archive ("a .pt file is a ZIP archive").
+// Throws InputError "PATH: ...".
+std::vector<NpzEntry> read_zip_directory(const std::string& path, const char* is_zip);
+
 // True for the member names an .npz may hold: "NAME.npy" or "meta.json".
 bool is_npz_member_name(const std::string& name);
 

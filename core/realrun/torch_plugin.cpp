@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "core/model/memory_budget.h"
 #include "core/model/types.h"
 #include "shardlens/config.h"
 
@@ -68,7 +69,7 @@ Loaded load() {
     using Entry = const TorchPlugin* (*)();
     auto entry = reinterpret_cast<Entry>(dlsym(handle, "shardlens_torch_plugin_entry"));
     const TorchPlugin* plugin = entry ? entry() : nullptr;
-    if (plugin && plugin->abi == kTorchPluginAbi) {
+    if (plugin && plugin->abi == kTorchPluginAbi && plugin->set_load_budget) {
       out.plugin = plugin;
       return out;
     }
@@ -84,6 +85,7 @@ Loaded load() {
 const TorchPlugin* torch_plugin(std::string* why_not) {
   static const Loaded loaded = load();
   if (!loaded.plugin && why_not) *why_not = loaded.why_not;
+  if (loaded.plugin) loaded.plugin->set_load_budget(load_budget());
   return loaded.plugin;
 }
 

@@ -11,7 +11,7 @@
 
 namespace shardlens {
 
-inline constexpr int kTorchPluginAbi = 2;
+inline constexpr int kTorchPluginAbi = 3;
 
 struct TorchPlugin {
   int abi = kTorchPluginAbi;
@@ -25,12 +25,17 @@ struct TorchPlugin {
   std::vector<int32_t> (*predict_images)(const std::string& model_path, const std::string& device,
                                          const std::string& images_path, int32_t classes,
                                          Progress* progress) = nullptr;
+  // Sets the plugin's load budget (core/model/memory_budget.h): the plugin links its own
+  // copy of the core, whose budget --max-memory or the GUI's setting never reaches
+  // otherwise. torch_plugin() passes this process's budget on every call.
+  void (*set_load_budget)(uint64_t bytes) = nullptr;
 };
 
 // Loads the plugin once: $SHARDLENS_TORCH_PLUGIN alone when set (e.g. one built against
 // torch from pip by scripts/build-torch2-plugin.sh, even into a build without LibTorch),
 // else <exe>/../lib/shardlens/, else this build tree. Returns null and says why in *why_not
-// when it cannot be loaded.
+// when it cannot be loaded. Every call hands the plugin this process's load budget, so what
+// the plugin reads is held to the budget in force when it is asked.
 const TorchPlugin* torch_plugin(std::string* why_not = nullptr);
 
 // ImportOptions::pt_reader of every front end (the CLI's import, the GUI's Import dumps…):

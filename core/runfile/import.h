@@ -24,19 +24,12 @@
 #include "core/model/matrix.h"
 #include "core/model/progress.h"
 #include "core/model/records.h"
+#include "core/runfile/dump_array.h"
 #include "core/runfile/runfile.h"
 
 namespace shardlens {
 
-// One array of a dump, whatever file it came from.
-struct DumpArray {
-  std::vector<int64_t> shape;
-  bool integral = true;
-  std::vector<int64_t> ints;  // when integral
-  std::vector<double> reals;  // when not
-  int64_t size() const { return integral ? int64_t(ints.size()) : int64_t(reals.size()); }
-};
-using DumpArrays = std::map<std::string, DumpArray>;
+// DumpArray, DumpArrays: one array of a dump, whatever file it came from (dump_array.h).
 
 // What one dump file holds. Records keep their order within each rank.
 struct RankDump {

@@ -1,5 +1,6 @@
 // The plugin's entry point: a table of the LibTorch-backed functions (see
 // core/realrun/torch_plugin.h). No LibTorch headers here.
+#include "core/model/memory_budget.h"
 #include "core/realrun/torch_plugin.h"
 #include "core/torch/model.h"
 #include "core/torch/pt_dump.h"
@@ -12,6 +13,7 @@ shardlens_torch_plugin_entry() {
     t.read_pt_dump_arrays = &shardlens::read_pt_dump_arrays;
     t.libtorch_version = &shardlens::libtorch_version;
     t.predict_images = &shardlens::predict_images;
+    t.set_load_budget = &shardlens::set_load_budget;
     return t;
   }();
   return &table;

@@ -3,7 +3,7 @@
 // which executes no Python. No LibTorch types leak out of this header.
 #include <string>
 
-#include "core/runfile/import.h"
+#include "core/runfile/dump_array.h"
 
 namespace shardlens {
 

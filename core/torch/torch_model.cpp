@@ -1,15 +1,13 @@
-// TorchScript inference and .pt dump reading: the LibTorch translation unit without c10d.
+// TorchScript inference: a LibTorch translation unit without c10d (.pt dumps: pt_dump.cpp).
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
 #include <torch/script.h>
-#include <torch/serialize.h>
 #include <torch/version.h>
 
 #include "core/io/files.h"
 #include "core/model/types.h"
 #include "core/torch/model.h"
-#include "core/torch/pt_dump.h"
 #include "core/torch/torch_oracle.h"
 
 namespace shardlens {
@@ -81,60 +79,6 @@ std::vector<int64_t> torch_randperm(int64_t n, int64_t seed) {
   const at::Tensor perm = at::randperm(n, gen, at::TensorOptions().dtype(at::kLong));
   const int64_t* p = perm.contiguous().data_ptr<int64_t>();
   return std::vector<int64_t>(p, p + n);
-}
-
-namespace {
-
-DumpArray array_of(const torch::Tensor& tensor) {
-  const torch::Tensor t = tensor.contiguous().cpu();
-  DumpArray a;
-  for (int64_t d : t.sizes()) a.shape.push_back(d);
-  if (t.is_floating_point()) {
-    a.integral = false;
-    const torch::Tensor d = t.to(torch::kFloat64).contiguous();
-    a.reals.assign(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
-  } else if (t.is_complex()) {
-    throw std::invalid_argument("complex tensor");
-  } else {
-    const torch::Tensor i = t.to(torch::kInt64).contiguous();
-    a.ints.assign(i.data_ptr<int64_t>(), i.data_ptr<int64_t>() + i.numel());
-  }
-  return a;
-}
-
-}  // namespace
-
-DumpArrays read_pt_dump_arrays(const std::string& path) {
-  const std::string bytes = read_file_bytes(path);
-  torch::IValue value;
-  try {
-    value = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
-  } catch (const std::exception& e) {
-    std::string what = e.what();
-    throw InputError(path + ": not a readable torch.save file (" + what.substr(0, what.find('\n')) +
-                     ")");
-  }
-  if (!value.isGenericDict()) throw InputError(path + ": a .pt dump must be a dict of tensors");
-  DumpArrays arrays;
-  for (const auto& entry : value.toGenericDict()) {
-    if (!entry.key().isString()) throw InputError(path + ": a .pt dump's keys must be strings");
-    const std::string key = entry.key().toStringRef();
-    const torch::IValue& v = entry.value();
-    try {
-      if (v.isTensor()) {
-        arrays[key] = array_of(v.toTensor());
-      } else if (v.isInt()) {
-        arrays[key] = DumpArray{{}, true, {v.toInt()}, {}};
-      } else if (v.isDouble()) {
-        arrays[key] = DumpArray{{}, false, {}, {v.toDouble()}};
-      } else {
-        continue;  // strings and other metadata the dump may carry are not needed
-      }
-    } catch (const std::exception& e) {
-      throw InputError(path + ": entry '" + key + "' cannot be read (" + e.what() + ")");
-    }
-  }
-  return arrays;
 }
 
 }  // namespace shardlens
