@@ -8,6 +8,7 @@
 #include "core/model/types.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/sim/engine.h"
+#include "core/sim/lessons.h"
 #include "ui/compare_dialog.h"
 
 namespace shardlens::ui {
@@ -29,7 +30,7 @@ Loaded loadOther(const QString& other, std::optional<int64_t> epoch, std::option
   out.name = QFileInfo(other).fileName();
   const std::string path = other.toStdString();
   if (!isRunFile(other)) {
-    out.evaluation = std::make_shared<const Evaluation>(simulate(load_scenario_file(path)));
+    out.evaluation = std::make_shared<const Evaluation>(simulate_preset(path));
     return out;
   }
   std::vector<Evaluation> all = load_run_evaluations(path);

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/io/csv.h"
 #include "core/report/report.h"
 
 namespace shardlens::ui {
@@ -12,11 +13,13 @@ std::string reportJson(const Evaluation& e) {
 }
 
 QString heatmapTsv(const render::HeatmapData& d) {
-  // Tabs and line breaks inside a name would shift the cells.
+  // Tabs and line breaks inside a name would shift the cells; a name that starts like a
+  // formula (=HYPERLINK(...)) is pasted as text (spreadsheet_text, core/io/csv.h).
   const auto clean = [](QString name) {
     name.replace(QLatin1Char('\t'), QLatin1Char(' '));
     name.replace(QLatin1Char('\n'), QLatin1Char(' '));
-    return name;
+    name.replace(QLatin1Char('\r'), QLatin1Char(' '));
+    return QString::fromStdString(spreadsheet_text(name.toStdString()));
   };
   QString out = d.yLabel + QStringLiteral(" \\ ") + d.xLabel;
   for (int c = 0; c < d.classes; ++c) out += QLatin1Char('\t') + clean(d.names[size_t(c)]);

@@ -87,6 +87,7 @@ void ExportController::exportView(const HeatmapView* view, const ResultPtr& show
   m_runner->startTask(
       this, tr("Writing %1").arg(QFileInfo(path).fileName()),
       [f, path, format, dpi](JobProgress*) {
+        require_output(path.toStdString(), OutputKind::File, {});  // not a device or a FIFO
         QString error;
         if (!render::writeFigure(f, path, *format, dpi, &error))
           throw InputError(error.toStdString());
@@ -117,6 +118,7 @@ quint64 ExportController::writeFigureSet(const ResultPtr& shown, const QString& 
   return m_runner->startTask(
       this, tr("Writing figures into %1").arg(dir),
       [shown, dir, dpi, options, ranges](JobProgress*) {
+        require_output(dir.toStdString(), OutputKind::Directory, {});
         QStringList files;
         QString error;
         if (!render::writeFigureSet(
@@ -151,6 +153,7 @@ quint64 ExportController::writeData(const ResultPtr& shown, const QString& path,
       this, tr("Writing %1").arg(QFileInfo(path).fileName()),
       [shown, path, kind](JobProgress*) {
         const Evaluation& e = shown->eval;
+        require_output(path.toStdString(), OutputKind::File, {});
         write_file_atomic(path.toStdString(), kind == DataKind::Report    ? reportJson(e)
                                               : kind == DataKind::Metrics ? metrics_csv(e)
                                                                           : matrices_csv(e));

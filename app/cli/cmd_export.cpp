@@ -11,6 +11,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/engine_flags.h"
 #include "app/cli/figures.h"
+#include "core/io/files.h"
 #include "core/report/export.h"
 
 namespace shardlens::cli {
@@ -104,6 +105,8 @@ void register_export(CLI::App& app) {
                   "Fixed colour range [-V, V] of the difference figure")
       ->check(CLI::PositiveNumber);
   cmd->callback([cmd, args] {
+    require_output(args->out, OutputKind::Directory,
+                   engine_inputs(*cmd, args->engine, args->run_file), export_writes);
     std::vector<std::string> data = args->formats;
     const std::vector<std::string> figures = split_figures(data);
     // A run of several epochs: one folder per epoch (epoch<e>/), unless --epoch picks one.

@@ -8,6 +8,8 @@
 #include "app/cli/commands.h"
 #include "app/cli/engine_flags.h"
 #include "app/cli/terminal_progress.h"
+#include "core/dataset/dataset_spec.h"
+#include "core/io/files.h"
 #include "core/model/limits.h"
 #include "core/model/types.h"
 #include "core/realrun/torch_plugin.h"
@@ -32,6 +34,10 @@ struct ImportArgs {
 };
 
 void run_import(const ImportArgs& a) {
+  std::vector<std::string> inputs = a.dumps;
+  inputs.push_back(a.predictions);
+  for (std::string& f : spec_files(a.dataset)) inputs.push_back(std::move(f));
+  require_output(a.out, OutputKind::File, inputs);
   ImportOptions options;
   options.dataset = a.dataset;
   options.predictions = a.predictions;

@@ -23,6 +23,9 @@ struct PredictArgs {
 };
 
 void predict(const PredictArgs& a) {
+  std::vector<std::string> inputs = spec_files(a.dataset);
+  if (a.model != "reference") inputs.push_back(a.model);
+  require_output(a.out, OutputKind::File, inputs);
   const ModelPredictorSpec model =
       parse_model_predictor("model:" + a.model + ",device=" + a.device);
   TerminalProgress progress;

@@ -9,6 +9,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/engine_flags.h"
 #include "app/cli/terminal_progress.h"
+#include "core/io/files.h"
 #include "core/model/limits.h"
 #include "core/model/types.h"
 #include "core/realrun/torch_plugin.h"
@@ -40,6 +41,12 @@ void run_real(const CLI::App& cmd, const RunArgs& a) {
                      ": this build has no CUDA/NCCL backend; use --backend gloo");
   }
 #endif
+  if (!a.out.empty()) {
+    std::vector<std::string> inputs = engine_inputs(cmd, a.engine, "");
+    inputs.push_back(a.model);
+    inputs.push_back(a.images);
+    require_output(a.out, OutputKind::File, inputs);
+  }
   RealRunConfig config;
   config.scenario = resolve_scenario(cmd, a.engine);
   // The engine's default dataset is synthetic (no images): a real run defaults to the

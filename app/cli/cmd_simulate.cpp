@@ -7,6 +7,7 @@
 #include "app/cli/engine_flags.h"
 #include "app/cli/figures.h"
 #include "app/cli/like.h"
+#include "core/io/files.h"
 #include "core/report/export.h"
 #include "core/report/report.h"
 #include "core/runfile/run_evaluation.h"
@@ -55,6 +56,13 @@ void register_simulate(CLI::App& app) {
                   "exit 1 when it does not");
   cmd->add_option("--save-run", args->save_run, "Save the simulation as a run file (.slrun)");
   cmd->callback([cmd, args] {
+    if (!args->out.empty() || !args->save_run.empty()) {
+      std::vector<std::string> inputs = engine_inputs(*cmd, args->engine, args->run_file);
+      if (!args->like.empty()) inputs.push_back(args->like);
+      if (!args->out.empty())
+        require_output(args->out, OutputKind::Directory, inputs, export_writes);
+      if (!args->save_run.empty()) require_output(args->save_run, OutputKind::File, inputs);
+    }
     if (!args->like.empty()) {
       if (!args->run_file.empty()) throw InputError("--like: not with --run");
       return run_like(*cmd, args->engine, args->like);

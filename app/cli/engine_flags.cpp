@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/terminal_progress.h"
+#include "core/dataset/dataset_spec.h"
 #include "core/evaluation/scenario_settings.h"
 #include "core/model/types.h"
 #include "core/report/report.h"
@@ -46,10 +47,39 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& f) {
   add_format_flag(cmd, f.format);
 }
 
+namespace {
+
+// Whether --preset names a scenario file (load_preset's rule) rather than a lesson.
+bool preset_is_file(const EngineFlags& f) {
+  std::error_code ec;
+  return !f.preset.empty() &&
+         (f.preset.find('/') != std::string::npos || std::filesystem::exists(f.preset, ec));
+}
+
+// Runs `work`; an InputError it throws names each setting as the user gave it: by its flag
+// when given on the command line, else by the --preset file and its key.
+template <class F>
+auto worded_by_origin(const CLI::App& cmd, const EngineFlags& f, F&& work) {
+  try {
+    return work();
+  } catch (const InputError& e) {
+    if (!preset_is_file(f)) throw;
+    throw InputError(for_origins(e.what(), [&](const ScenarioSetting& s) {
+      const bool given = (!s.cli_flag.empty() && cmd.count(s.cli_flag) > 0) ||
+                         (!s.cli_off_flag.empty() && cmd.count(s.cli_off_flag) > 0);
+      return given ? SettingOrigin{} : SettingOrigin{SettingOrigin::Kind::File, f.preset};
+    }));
+  }
+}
+
+}  // namespace
+
 Scenario resolve_scenario(const CLI::App& cmd, const EngineFlags& f) {
-  Scenario s = apply_engine_flags(cmd, f, f.preset.empty() ? Scenario{} : load_preset(f.preset));
-  validate(s);
-  return s;
+  return worded_by_origin(cmd, f, [&] {
+    Scenario s = apply_engine_flags(cmd, f, f.preset.empty() ? Scenario{} : load_preset(f.preset));
+    validate(s);
+    return s;
+  });
 }
 
 Scenario apply_engine_flags(const CLI::App& cmd, const EngineFlags& f, Scenario s) {
@@ -75,7 +105,8 @@ std::vector<Evaluation> evaluations_for(const CLI::App& cmd, const EngineFlags& 
   std::vector<Evaluation> out;
   if (run_file.empty()) {
     TerminalProgress progress;
-    out = simulate_validations(resolve_scenario(cmd, flags), &progress);
+    const Scenario s = resolve_scenario(cmd, flags);
+    out = worded_by_origin(cmd, flags, [&] { return simulate_validations(s, &progress); });
     progress.finish();
     return out;
   }
@@ -88,6 +119,28 @@ std::vector<Evaluation> evaluations_for(const CLI::App& cmd, const EngineFlags& 
   if (chosen.empty())
     select_epoch(std::move(out), flags.epoch(), "--epoch: " + run_file);  // throws
   return chosen;
+}
+
+std::vector<std::string> engine_inputs(const CLI::App& cmd, const EngineFlags& flags,
+                                       const std::string& run_file) {
+  std::vector<std::string> files;
+  if (!run_file.empty()) files.push_back(run_file);
+  if (preset_is_file(flags)) files.push_back(flags.preset);
+  const auto add = [&files](const std::string& spec) {
+    for (std::string& f : spec_files(spec)) files.push_back(std::move(f));
+  };
+  for (const auto& [key, text] : flags.texts)
+    if (cmd.count(scenario_setting(key).cli_flag) > 0) add(text);
+  if (run_file.empty()) {
+    try {  // the scenario file's own specs; a scenario that does not resolve is reported later
+      const Scenario s = apply_engine_flags(
+          cmd, flags, flags.preset.empty() ? Scenario{} : load_preset(flags.preset));
+      add(s.dataset);
+      add(s.predictor);
+    } catch (const InputError&) {
+    }
+  }
+  return files;
 }
 
 void print_reports(const std::vector<Evaluation>& evaluations, const std::string& format) {

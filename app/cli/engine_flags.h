@@ -34,6 +34,11 @@ Scenario apply_engine_flags(const CLI::App& cmd, const EngineFlags& flags, Scena
 // with a progress bar on a terminal. A run and a simulation are the same to every command.
 std::vector<Evaluation> evaluations_for(const CLI::App& cmd, const EngineFlags& flags,
                                         const std::string& run_file);
+// The files the engine flags make a command read: a scenario file given as --preset, `run_file`,
+// and the files of the dataset, predictor and list settings (npy:PATH, csv:PATH, names=...),
+// as given or from the scenario file. What an output must not be (require_output).
+std::vector<std::string> engine_inputs(const CLI::App& cmd, const EngineFlags& flags,
+                                       const std::string& run_file);
 // The report of one evaluation, or {"epochs": [...]} / one report per epoch for several.
 void print_reports(const std::vector<Evaluation>& evaluations, const std::string& format);
 // Whether every evaluation's reported matrix is right.

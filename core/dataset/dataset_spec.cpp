@@ -191,6 +191,22 @@ void apply_subset(Labels& labels, const Spec& spec, const std::string& text) {
 
 }  // namespace
 
+std::vector<std::string> spec_files(const std::string& text) {
+  Spec spec;
+  try {
+    spec = parse_spec(text, "spec");
+  } catch (const InputError&) {
+    return {};
+  }
+  std::vector<std::string> files;
+  const bool file_kind = spec.kind == "idx" || spec.kind == "npy" || spec.kind == "csv" ||
+                         (spec.kind == "model" && spec.path != "reference");
+  if (file_kind && !spec.path.empty()) files.push_back(spec.path);
+  for (const char* key : {"names", "indices"})
+    if (spec.options.count(key)) files.push_back(spec.options.at(key));
+  return files;
+}
+
 Spec parse_spec(const std::string& text, const std::string& flag) {
   // A NUL would cut the path or option where the OS reads it: "npy:a.npy\0,first=5" would
   // open a.npy and drop what follows without a word.

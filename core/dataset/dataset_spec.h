@@ -33,6 +33,11 @@ double spec_double(const Spec& spec, const std::string& key, const std::string& 
 void spec_allow_only(const Spec& spec, const std::vector<std::string>& keys,
                      const std::string& flag);
 
+// The files a dataset or predictor spec reads: the PATH of idx:, npy:, csv: and model: (not
+// model:reference), and the names= and indices= files. Empty for a spec that does not parse
+// (its reader reports it). What a command must not write over (require_output).
+std::vector<std::string> spec_files(const std::string& text);
+
 std::string fashion_mnist_dir();  // /usr/share/datasets/fashion-mnist unless overridden
 
 Labels load_labels(const std::string& spec, Progress* progress = nullptr);

@@ -17,12 +17,15 @@ using nlohmann::json;
 
 namespace {
 
+// Runs `parse`, its error naming the file and, for the setting it names by flag, the file's
+// key ("FILE: batch_size: ...", not "--batch-size: ...").
 template <class F>
 auto in_file(const std::string& origin, F&& parse) {
   try {
     return parse();
   } catch (const InputError& e) {
-    throw InputError(origin + ": " + e.what());
+    const std::string what = for_origin(e.what(), {SettingOrigin::Kind::File, origin});
+    throw InputError(what.rfind(origin + ": ", 0) == 0 ? what : origin + ": " + what);
   }
 }
 

@@ -445,14 +445,19 @@ std::string join_list(const std::vector<T>& values) {
 
 }  // namespace
 
-std::string with_field_labels(const std::string& message) {
+std::string for_origins(const std::string& message,
+                        const std::function<SettingOrigin(const ScenarioSetting&)>& origin_of) {
+  using Kind = SettingOrigin::Kind;
   std::string out = message;
+  std::string file;  // the file of the first file setting named
   const auto isFlagChar = [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '-';
   };
-  for (const ScenarioSetting& s : scenario_settings())
+  for (const ScenarioSetting& s : scenario_settings()) {
+    const SettingOrigin origin = origin_of(s);
+    if (origin.kind == Kind::Flag || (origin.kind == Kind::Field && s.gui_label.empty())) continue;
     for (const std::string& flag : {s.cli_flag, s.cli_off_flag}) {
-      if (flag.empty() || s.gui_label.empty()) continue;
+      if (flag.empty()) continue;
       for (size_t at = out.find(flag); at != std::string::npos; at = out.find(flag, at)) {
         const size_t end = at + flag.size();
         // Part of a longer word or flag (--seed in --seeds): not this flag.
@@ -460,13 +465,29 @@ std::string with_field_labels(const std::string& message) {
           at = end;
           continue;
         }
-        const bool leads = at == 0 && end < out.size() && out[end] == ':';
-        const std::string label = leads ? s.gui_label : "\u201c" + s.gui_label + "\u201d";
-        out.replace(at, flag.size(), label);
-        at += label.size();
+        std::string name;
+        if (origin.kind == Kind::Field) {
+          const bool leads = at == 0 && end < out.size() && out[end] == ':';
+          name = leads ? s.gui_label : "\u201c" + s.gui_label + "\u201d";
+        } else {
+          if (file.empty()) file = origin.file;
+          name = at == 0 ? s.json_name : "'" + s.json_name + "'";
+        }
+        out.replace(at, flag.size(), name);
+        at += name.size();
       }
     }
+  }
+  if (!file.empty() && out.rfind(file + ": ", 0) != 0) out = file + ": " + out;
   return out;
+}
+
+std::string for_origin(const std::string& message, const SettingOrigin& origin) {
+  return for_origins(message, [&](const ScenarioSetting&) { return origin; });
+}
+
+std::string with_field_labels(const std::string& message) {
+  return for_origin(message, {SettingOrigin::Kind::Field, {}});
 }
 
 std::string ScenarioSetting::name() const {

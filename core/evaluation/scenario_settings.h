@@ -88,9 +88,28 @@ void validate(const Scenario& s);
 // with the same words when it is run, but the file still loads and saves as it was.
 void validate_ranges(const Scenario& s);
 
+// Where a setting's value came from, which decides how a message names the setting: the
+// command line by its flag ("--batch-size: must be at least 1"), a scenario file by the file
+// and its JSON key ("FILE: batch_size: must be at least 1"), the GUI by its field's label
+// ("Batch size: must be at least 1"). Every rule here and in the engine words its message
+// with flags; the front end that knows where the values came from rewords it with these.
+struct SettingOrigin {
+  enum class Kind { Flag, File, Field };
+  Kind kind = Kind::Flag;
+  std::string file;  // Kind::File: the file, as the user named it
+};
+
+// The message with each flag it names in the words of its setting's origin: a leading flag
+// becomes the key (after "FILE: ", which starts any message naming a file's setting) or the
+// label; a flag inside the text 'key' or the quoted label. Flags of Flag origin stay.
+std::string for_origins(const std::string& message,
+                        const std::function<SettingOrigin(const ScenarioSetting&)>& origin_of);
+// Every setting from the one origin.
+std::string for_origin(const std::string& message, const SettingOrigin& origin);
+
 // A message for the GUI: the flags it names become the fields' labels ("--dataset: ..."
 // becomes "Dataset: ...", a flag inside the text the quoted label), since the GUI's user
-// sees fields, not flags.
+// sees fields, not flags. for_origin with Kind::Field.
 std::string with_field_labels(const std::string& message);
 
 // A list of numbers: npy:PATH, csv:PATH (first column) or inline a,b,c (blanks around the

@@ -256,10 +256,17 @@ std::vector<int64_t> read_csv_integers(const std::string& path,
   return csv_integer_column(read_csv(path), names, path);
 }
 
+std::string spreadsheet_text(const std::string& text) {
+  if (text.empty() || std::string_view("=+-@\t\r").find(text.front()) == std::string_view::npos)
+    return text;
+  return "'" + text;
+}
+
 std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  const std::string safe = spreadsheet_text(text);
+  if (safe.size() == text.size() && text.find_first_of(",\"\n\r") == std::string::npos) return text;
   std::string out = "\"";
-  for (char ch : text) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  for (char ch : safe) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
   return out + "\"";
 }
 

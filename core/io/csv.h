@@ -26,8 +26,15 @@ std::vector<int64_t> csv_integer_column(const CsvTable& table,
 std::vector<int64_t> read_csv_integers(const std::string& path,
                                        const std::vector<std::string>& names);
 
-// One field of a CSV line as written: quoted (RFC 4180) when it holds a comma, a quote or a
-// line break, as is otherwise.
+// Text as a spreadsheet cell takes it without running it: text that starts with = + - @, a tab
+// or a carriage return (a formula, or a DDE call: "=HYPERLINK(...)", "@SUM(A1)") gets a leading
+// ' (OWASP's advice against CSV injection), which spreadsheets show as text and do not display.
+// Everything else is returned as it is. The one rule for every CSV and TSV ShardLens writes.
+std::string spreadsheet_text(const std::string& text);
+
+// One field of a CSV line as written: spreadsheet_text, quoted (RFC 4180) when it holds a
+// comma, a quote or a line break or when it starts like a formula, as is otherwise. A reader
+// gets the text back by dropping the ' before a formula character.
 std::string csv_field(const std::string& text);
 
 }  // namespace shardlens

@@ -193,6 +193,7 @@ std::string quote_excerpt(std::string_view text, size_t max_chars) {
 namespace {
 
 std::string kind_of(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
   if (S_ISSOCK(mode)) return "a socket";
@@ -222,6 +223,53 @@ Fd open_regular(const std::string& path, struct stat& st) {
 void require_regular_file(const std::string& path) {
   struct stat st {};
   open_regular(path, st);
+}
+
+namespace {
+
+bool same_file(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+// Whether the file `input` (its real path: a symlink's target is what a write destroys)
+// lies in the directory `dir` or below it.
+bool lies_in(const std::string& input, const struct stat& dir) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::canonical(input, ec);
+  if (ec) return false;
+  while (p.has_relative_path()) {
+    p = p.parent_path();
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0 && same_file(st, dir)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void require_output(const std::string& out, OutputKind kind, const std::vector<std::string>& inputs,
+                    const std::function<bool(const std::string& file_name)>& writes) {
+  struct stat target {};
+  const bool exists = ::stat(out.c_str(), &target) == 0;  // through a symlink, as a write goes
+  if (exists) {
+    const bool fits = kind == OutputKind::File ? S_ISREG(target.st_mode) : S_ISDIR(target.st_mode);
+    if (!fits)
+      fail(out, "cannot write: is " + kind_of(target.st_mode) + ", not " +
+                    (kind == OutputKind::File ? "a regular file" : "a directory"));
+  }
+  for (const std::string& input : inputs) {
+    struct stat in {};
+    if (!exists || input.empty() || ::stat(input.c_str(), &in) != 0) continue;
+    if (same_file(in, target))
+      fail(out, "cannot write: it is the input " + input + ", which writing would destroy");
+    if (kind == OutputKind::Directory && writes) {
+      std::error_code ec;
+      const std::string name = std::filesystem::canonical(input, ec).filename().string();
+      if (!ec && writes(name) && lies_in(input, target))
+        fail(out, "cannot write: the input " + input + " lies in it, and the files written " +
+                      "there include a '" + name + "', which would replace it");
+    }
+  }
 }
 
 std::string read_file_bytes(const std::string& path, size_t max_bytes) {

@@ -14,6 +14,23 @@ namespace shardlens {
 // file. Opens without blocking to find out. Throws InputError naming the path and what it is.
 void require_regular_file(const std::string& path);
 
+// What a command writes at an output path: one file, or files into a directory.
+enum class OutputKind { File, Directory };
+
+// The one check of where a command writes, made before it reads or writes anything (every
+// command with --out calls it). Throws InputError "OUT: cannot write: ..." when
+//  - OUT exists and is not a regular file (File) or a directory (Directory): a device, a FIFO
+//    or a socket would be replaced by the rename of an atomic write (/dev/null became a
+//    regular file);
+//  - OUT is one of `inputs`, compared by filesystem identity (device and inode, so another
+//    spelling of the path, a symlink or a hard link count): writing it would destroy the
+//    file being read;
+//  - OUT is a directory and an input lies in it (or in a folder below it, an epoch's) under a
+//    name `writes` says the command may give a file it writes there.
+// Inputs that do not exist are skipped: their readers report them.
+void require_output(const std::string& out, OutputKind kind, const std::vector<std::string>& inputs,
+                    const std::function<bool(const std::string& file_name)>& writes = {});
+
 // Reads a file; throws InputError "PATH: cannot open (reason)" / "PATH: empty file".
 // `max_bytes` guards against reading absurd files into memory.
 std::string read_file_bytes(const std::string& path, size_t max_bytes = kMaxReadBytes);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "core/io/csv.h"
@@ -25,11 +26,50 @@ std::string cell_text(double v) {
   return s.str();
 }
 
+// Text of a LaTeX table, typeset as written and never run: every character TeX gives a meaning
+// is escaped (a class named \input{/etc/passwd} would read the file), line breaks and tabs
+// become spaces (a blank line inside a tabular is an error) and other control characters,
+// which TeX refuses as invalid, are dropped. The one escape of the LaTeX export.
 std::string latex_escape(const std::string& text) {
   std::string out;
   for (char ch : text) {
-    if (std::string("&%$#_{}").find(ch) != std::string::npos) out += '\\';
-    out += ch;
+    switch (ch) {
+      case '\\':
+        out += "\\textbackslash{}";
+        break;
+      case '^':
+        out += "\\textasciicircum{}";
+        break;
+      case '~':
+        out += "\\textasciitilde{}";
+        break;
+      case '<':
+        out += "\\textless{}";
+        break;
+      case '>':
+        out += "\\textgreater{}";
+        break;
+      case '|':
+        out += "\\textbar{}";
+        break;
+      case '&':
+      case '%':
+      case '$':
+      case '#':
+      case '_':
+      case '{':
+      case '}':
+        out += '\\';
+        out += ch;
+        break;
+      case '\n':
+      case '\r':
+      case '\t':
+        out += ' ';
+        break;
+      default:
+        if (static_cast<unsigned char>(ch) >= 0x20 && ch != 0x7F) out += ch;
+    }
   }
   return out;
 }
@@ -144,6 +184,22 @@ std::vector<std::string> export_data(const Evaluation& e, const std::string& dir
   }
   write("report.json", report_json(e).dump(2) + "\n");
   return written;
+}
+
+bool export_writes(const std::string& file_name) {
+  const std::filesystem::path name(file_name);
+  const std::string stem = name.stem().string(), ext = name.extension().string();
+  static const std::set<std::string> kExtensions = {".csv", ".json", ".tex", ".npy",
+                                                    ".png", ".svg",  ".pdf"};
+  static const std::set<std::string> kStems = {"synced",     "expected", "expected_distinct",
+                                               "difference", "matrices", "metrics",
+                                               "report",     "per-rank", "drift"};
+  if (!kExtensions.count(ext)) return false;
+  if (kStems.count(stem)) return true;
+  const std::string rank = "per_rank_";
+  return stem.size() > rank.size() && stem.compare(0, rank.size(), rank) == 0 &&
+         std::all_of(stem.begin() + long(rank.size()), stem.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
 }
 
 }  // namespace shardlens

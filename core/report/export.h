@@ -30,4 +30,10 @@ std::string matrices_csv(const Evaluation& e);
 std::vector<std::string> export_data(const Evaluation& e, const std::string& dir,
                                      const std::vector<std::string>& formats);
 
+// Whether an export into a directory (export_data, and the figures of ui/render: per-rank,
+// synced, expected, difference, drift .png/.svg/.pdf) may write a file of this name, so the
+// command can refuse up front an --out folder that holds one of its inputs under such a name
+// (require_output, core/io/files.h).
+bool export_writes(const std::string& file_name);
+
 }  // namespace shardlens

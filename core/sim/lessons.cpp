@@ -5,7 +5,9 @@
 #include <exception>
 #include <filesystem>
 
+#include "core/evaluation/scenario_settings.h"
 #include "core/model/types.h"
+#include "core/sim/engine.h"
 #include "shardlens/config.h"
 
 namespace shardlens {
@@ -97,6 +99,15 @@ Scenario load_preset(const std::string& name_or_path) {
                      " (available: " + names + ")");
   }
   return load_lesson(path).scenario;
+}
+
+Evaluation simulate_preset(const std::string& name_or_path) {
+  const Scenario s = load_preset(name_or_path);
+  try {
+    return simulate(s);
+  } catch (const InputError& e) {
+    throw InputError(for_origin(e.what(), {SettingOrigin::Kind::File, name_or_path}));
+  }
 }
 
 }  // namespace shardlens

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/evaluation/evaluation.h"
 #include "core/evaluation/scenario.h"
 
 namespace shardlens {
@@ -42,5 +43,9 @@ LessonList load_lessons();
 // A preset by name ("padding-duplicates", from lessons_dir()) or a scenario JSON path.
 // Throws InputError naming the file, or for an unknown name listing the available ones.
 Scenario load_preset(const std::string& name_or_path);
+
+// The simulation of load_preset(name_or_path) (compare's operands, the GUI's too): a setting
+// the simulation refuses is named as the file has it ("FILE: rank_seeds: ...", not the flag).
+Evaluation simulate_preset(const std::string& name_or_path);
 
 }  // namespace shardlens

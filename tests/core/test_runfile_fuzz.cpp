@@ -66,7 +66,7 @@ TEST(RunFileFuzz, ScenarioErrorsNameTheFile) {
     return with_meta([&](nlohmann::json& m) { m["scenario"] = scenario; });
   };
   EXPECT_INPUT_ERROR(parse_run_file(with_scenario({{"sync", "twice"}}), "bad.slrun"),
-                     "bad.slrun: meta.json scenario: --sync", "twice");
+                     "bad.slrun: meta.json scenario: sync: ", "twice");
   EXPECT_INPUT_ERROR(parse_run_file(with_scenario({{"world_size", 1e300}}), "bad.slrun"),
                      "bad.slrun: meta.json scenario",
                      "'world_size' must be an integer (is 1e+300)");

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <CLI/CLI.hpp>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -252,6 +253,106 @@ TEST(ScenarioSettings, ValidationMessagesReadInTheGuiWithoutFlags) {
     EXPECT_EQ(shown.find("--"), std::string::npos) << shown;
     EXPECT_EQ(shown.rfind(scenario_setting("rank_seeds").gui_label + ":", 0), 0u) << shown;
   }
+}
+
+// A scenario file's words for a message (issue 26): the file, then the setting's JSON key,
+// leading ("--batch-size: ..." -> "f.json: batch_size: ...") or quoted inside the text.
+TEST_P(FlagRow, MessagesForAFileNameTheFileAndTheKey) {
+  const ScenarioSetting& s = *GetParam();
+  const SettingOrigin file{SettingOrigin::Kind::File, "dir/f.json"};
+  for (const std::string& flag : {s.cli_flag, s.cli_off_flag}) {
+    if (flag.empty()) continue;
+    EXPECT_EQ(for_origin(flag + ": must be at least 1", file),
+              "dir/f.json: " + s.json_name + ": must be at least 1");
+    EXPECT_EQ(for_origin("give " + flag + " again", file),
+              "dir/f.json: give '" + s.json_name + "' again");
+    EXPECT_EQ(for_origin(flag + "x: y", file), flag + "x: y");
+    // From the command line the flag stays.
+    EXPECT_EQ(for_origin(flag + ": must be at least 1", SettingOrigin{}),
+              flag + ": must be at least 1");
+  }
+}
+
+TEST(ScenarioSettings, MessagesNameEachSettingAsItsOriginDoes) {
+  const auto origin_of = [](const ScenarioSetting& s) {
+    return s.key == "world_size" ? SettingOrigin{}
+                                 : SettingOrigin{SettingOrigin::Kind::File, "s.json"};
+  };
+  EXPECT_EQ(for_origins("--rank-seeds: 2 seeds given for world size 3 (--world-size)", origin_of),
+            "s.json: rank_seeds: 2 seeds given for world size 3 (--world-size)");
+  EXPECT_EQ(for_origins("--world-size: 0 is out of range", origin_of),
+            "--world-size: 0 is out of range");
+  // A message that already starts with the file is not prefixed twice; one naming no setting
+  // is left alone.
+  EXPECT_EQ(for_origin("s.json: --dataset: bad", {SettingOrigin::Kind::File, "s.json"}),
+            "s.json: 'dataset': bad");
+  EXPECT_EQ(for_origin("preds.npy: not an npy file", {SettingOrigin::Kind::File, "s.json"}),
+            "preds.npy: not an npy file");
+}
+
+// A value a scenario file holds that the table's parser refuses is named by the file and the
+// key, not by the flag the parser words it with.
+TEST(ScenarioSettings, AScenarioFileRefusalNamesTheFileAndTheKey) {
+  for (const auto& [key, value] :
+       {std::pair{"torch_version", "banana"}, std::pair{"limit_batches", "1.5"}}) {
+    const nlohmann::json j = {{key, value}};
+    const std::string msg = io_test::input_error_of([&] { scenario_from_json(j, "my.json"); });
+    EXPECT_EQ(msg.rfind("my.json: " + std::string(key) + ": ", 0), 0u) << msg;
+    EXPECT_EQ(msg.find("--"), std::string::npos) << msg;
+  }
+}
+
+// The command line: a setting the --preset file gives and the flags do not is named by the
+// file and its key; one given as a flag by the flag; a lesson's settings by their flags.
+class PresetMessages : public ::testing::Test {
+ protected:
+  io_test::TempDir dir;
+  std::string preset(const nlohmann::json& j) {
+    const std::string path = dir.path("scenario.json");
+    std::ofstream(path) << j.dump();
+    return path;
+  }
+  std::string resolve_error(const std::vector<std::string>& args) {
+    CLI::App app;
+    cli::EngineFlags flags;
+    cli::add_engine_flags(app, flags);
+    app.parse(std::vector<std::string>(args.rbegin(), args.rend()));
+    return io_test::input_error_of([&] { cli::resolve_scenario(app, flags); });
+  }
+  std::string simulate_error(const std::vector<std::string>& args) {
+    CLI::App app;
+    cli::EngineFlags flags;
+    cli::add_engine_flags(app, flags);
+    app.parse(std::vector<std::string>(args.rbegin(), args.rend()));
+    return io_test::input_error_of([&] { cli::evaluations_for(app, flags, ""); });
+  }
+};
+
+TEST_F(PresetMessages, ARuleBrokenByTheFileNamesTheFileAndKey) {
+  const std::string path = preset({{"world_size", 3}, {"rank_seeds", {1, 2}}});
+  EXPECT_EQ(resolve_error({"--preset", path}),
+            path + ": rank_seeds: 2 seeds given for world size 3");
+  // The world size from the command line, the seeds still from the file.
+  EXPECT_EQ(resolve_error({"--preset", path, "--world-size", "4"}),
+            path + ": rank_seeds: 2 seeds given for world size 4");
+}
+
+TEST_F(PresetMessages, ARuleBrokenByAFlagNamesTheFlag) {
+  const std::string path = preset({{"world_size", 3}});
+  EXPECT_EQ(resolve_error({"--preset", path, "--rank-seeds", "1,2"}),
+            "--rank-seeds: 2 seeds given for world size 3");
+  EXPECT_EQ(resolve_error({"--rank-seeds", "1,2"}), "--rank-seeds: 2 seeds given for world size 4");
+}
+
+TEST_F(PresetMessages, TheSimulationsRefusalNamesTheFileAndKey) {
+  // Ten classes: ignore_index 12 is no class, which only the simulation can tell.
+  const std::string path =
+      preset({{"dataset", "synthetic:classes=10,per-class=5"}, {"ignore_index", 12}});
+  const std::string msg = simulate_error({"--preset", path});
+  EXPECT_EQ(msg.rfind(path + ": ignore_index: 12 ", 0), 0u) << msg;
+  EXPECT_EQ(msg.find("--ignore-index"), std::string::npos) << msg;
+  const std::string flag = simulate_error({"--preset", path, "--ignore-index", "11"});
+  EXPECT_EQ(flag.rfind("--ignore-index: 11 ", 0), 0u) << flag;
 }
 
 }  // namespace

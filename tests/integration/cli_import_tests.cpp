@@ -3,11 +3,15 @@
 // re-simulates a run with its recorded settings.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <nlohmann/json.hpp>
-
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/io/files.h"
 #include "core/io/npy.h"
 #include "core/io/npz.h"
 #include "core/runfile/run_evaluation.h"
@@ -199,4 +203,103 @@ TEST(CliImport, CompareNamesTheEvaluationsOfAnEpoch) {
       << ambiguous.err;
   EXPECT_EQ(cli("compare " + at("loaders.slrun") + "@2#1 " + at("loaders.slrun") + "@2#1").code, 0);
   EXPECT_EQ(cli("compare " + at("loaders.slrun") + "@2#0 " + at("loaders.slrun") + "@2#1").code, 1);
+}
+
+// Outputs never destroy inputs (issue 26): a command refuses, before it reads or writes, an
+// --out that is one of its inputs (by any spelling of the path) or a device, a FIFO or a
+// socket, naming the path and what is wrong; the input and the node are left as they were.
+namespace {
+
+std::string bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A refusal: exit 2, one line naming `path` and `problem`, nothing on stdout.
+void expect_refused(const std::string& args, const std::string& path, const std::string& problem) {
+  const Result r = cli(args);
+  EXPECT_EQ(r.code, 2) << args << "\n" << r.err;
+  EXPECT_NE(r.err.find(path + ": cannot write"), std::string::npos) << args << "\n" << r.err;
+  EXPECT_NE(r.err.find(problem), std::string::npos) << args << "\n" << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+}  // namespace
+
+TEST(CliOutputs, ImportNeverWritesOverADumpItReads) {
+  const std::string paths = dumps("own", false);
+  const std::string rank0 = at("own_rank0.npz"), rank1 = at("own_rank1.npz");
+  const std::string before0 = bytes_of(rank0), before1 = bytes_of(rank1);
+  expect_refused("import" + paths + " --out " + rank1, rank1, "it is the input " + rank1);
+  // Another spelling of the same file, and a symlink to it.
+  const std::string dotted = (dir() / "." / "own_rank0.npz").string();
+  expect_refused("import" + paths + " --out " + dotted, dotted, "it is the input");
+  const std::string link = at("own-link.slrun");
+  fs::remove(link);
+  fs::create_symlink(rank0, link);
+  expect_refused("import" + paths + " --out " + link, link, "it is the input " + rank0);
+  EXPECT_EQ(bytes_of(rank0), before0);
+  EXPECT_EQ(bytes_of(rank1), before1);
+  // A relative path from the dumps' folder.
+  const Result rel = test::run_command("cd " + dir().string() + " && " + SHARDLENS_CLI +
+                                       " import own_rank0.npz own_rank1.npz --out own_rank0.npz");
+  EXPECT_EQ(rel.code, 2) << rel.err;
+  EXPECT_NE(rel.err.find("own_rank0.npz: cannot write: it is the input"), std::string::npos)
+      << rel.err;
+  EXPECT_EQ(bytes_of(rank0), before0);
+  // A new file is written as ever.
+  const Result ok = cli("import" + paths + " --out " + at("own.slrun"));
+  EXPECT_EQ(ok.code, 0) << ok.err;
+}
+
+TEST(CliOutputs, ADeviceOrAFifoIsNeverReplaced) {
+  const std::string paths = dumps("dev", false);
+  expect_refused("import" + paths + " --out /dev/null", "/dev/null", "a character device");
+  expect_refused("simulate --out /dev/null", "/dev/null", "a character device");
+  expect_refused("simulate --save-run /dev/null", "/dev/null", "a character device");
+  expect_refused("export --out /dev/null", "/dev/null", "a character device");
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  const std::string fifo = at("out.fifo");
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_refused("import" + paths + " --out " + fifo, fifo, "a FIFO");
+  expect_refused("simulate --save-run " + fifo, fifo, "a FIFO");
+  ASSERT_EQ(::stat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+}
+
+TEST(CliOutputs, SimulateAndExportKeepTheirInputs) {
+  const Scenario s = scenario();
+  const std::string run = at("keep.slrun");
+  ASSERT_EQ(cli("simulate --dataset " + s.dataset + " --world-size 2 --save-run " + run).code, 0);
+  const std::string run_bytes = bytes_of(run);
+  // The run file read and the run file written.
+  expect_refused("simulate --run " + run + " --save-run " + run, run, "it is the input");
+  expect_refused("simulate --like " + run + " --save-run " + run, run, "it is the input");
+  // An input inside the --out folder under a name the export writes.
+  const fs::path out = dir() / "keep-out";
+  fs::create_directories(out);
+  const std::string preds = (out / "synced.npy").string();
+  write_file_atomic(preds, ints(std::vector<int64_t>(21, 1)));
+  const std::string preds_bytes = bytes_of(preds);
+  const std::string flags = " --dataset " + s.dataset + " --predictor npy:" + preds;
+  expect_refused("export" + flags + " --out " + out.string(), out.string(), "the input " + preds);
+  expect_refused("simulate" + flags + " --out " + out.string(), out.string(), "the input " + preds);
+  // The same, the predictor given by a scenario file.
+  const std::string preset = at("keep.json");
+  std::ofstream(preset) << json{{"dataset", s.dataset}, {"predictor", "npy:" + preds}}.dump();
+  expect_refused("export --preset " + preset + " --out " + out.string(), out.string(),
+                 "the input " + preds);
+  EXPECT_EQ(bytes_of(preds), preds_bytes);
+  EXPECT_EQ(bytes_of(run), run_bytes);
+  // A name the export does not write is no concern.
+  const std::string kept = (out / "predictions.npy").string();
+  fs::copy_file(preds, kept, fs::copy_options::overwrite_existing);
+  const Result ok = cli("export --dataset " + s.dataset + " --predictor npy:" + kept +
+                        " --formats csv --out " + out.string());
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_EQ(bytes_of(kept), preds_bytes);
 }

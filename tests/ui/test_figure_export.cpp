@@ -6,6 +6,7 @@
 #include <QImageReader>
 #include <QPainter>
 #include <QTemporaryDir>
+#include <QXmlStreamReader>
 #include <QtTest>
 #include <cmath>
 
@@ -200,6 +201,45 @@ class TestFigureExport : public QObject {
     QVERIFY2(error.startsWith(bad + QStringLiteral(": ")), qPrintable(error));
     QVERIFY(written.isEmpty());
     QVERIFY(!QFile::exists(png));
+  }
+
+  // Class names and titles with control characters (ESC, BEL: a terminal colour code), a
+  // noncharacter and markup still make well-formed XML (issue 26): QSvgGenerator escapes
+  // & < > " but would write the rest as they are, which no XML parser opens.
+  void hostileNamesGiveWellFormedSvg() {
+    const std::vector<std::string> names = {
+        "a\x1b[31mb\x07", "x\xEF\xBF\xBEy\xEF\xBF\xBFz",         "<b>&amp;\"q\"</b>", "tab\tin",
+        "\x01\x02\x1f",   "caf\xC3\xA9 \xE2\x82\xAC\xEF\xBF\xBD"};
+    Scenario s;
+    s.name = "hostile";
+    s.title = "title \x1b]0;owned\x07 \x0c";
+    s.dataset = "synthetic:classes=" + std::to_string(names.size()) + ",per-class=10";
+    s.sampler.world_size = 2;
+    Evaluation e = simulate(s);
+    e.meta.class_names = names;
+    const QString dir = m_dir.filePath(QStringLiteral("hostile"));
+    std::vector<std::string> written;
+    QCOMPARE(write_figure_set(e, dir.toStdString(), {"svg"}, 72, &written), 0);
+    QVERIFY(written.size() >= 3);
+    for (const std::string& path : written) {
+      const QByteArray svg = contents(QString::fromStdString(path));
+      QVERIFY2(!svg.isEmpty(), path.c_str());
+      QXmlStreamReader xml(svg);
+      QStringList texts;
+      while (!xml.atEnd()) {
+        xml.readNext();
+        if (xml.isCharacters()) texts << xml.text().toString();
+      }
+      QVERIFY2(!xml.hasError(),
+               qPrintable(QString::fromStdString(path) + QStringLiteral(": ") + xml.errorString()));
+      const QString all = texts.join(QLatin1Char('|'));
+      // The names are there, their invalid characters replaced, their markup as text.
+      for (const char* part : {"[31mb", "<b>&amp;\"q\"</b>", "caf\xC3\xA9 \xE2\x82\xAC"})
+        QVERIFY2(all.contains(QString::fromUtf8(part)), qPrintable(path.c_str() + all));
+      QVERIFY2(all.contains(QStringLiteral("a\uFFFD[31mb\uFFFD")), qPrintable(all));
+      QVERIFY2(all.contains(QStringLiteral("x\uFFFDy\uFFFDz")), qPrintable(all));
+      QVERIFY(!svg.contains('\x1b') && !svg.contains('\x07') && !svg.contains('\x01'));
+    }
   }
 };
 

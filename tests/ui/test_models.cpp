@@ -4,6 +4,7 @@
 
 #include "core/sim/engine.h"
 #include "core/torchsem/sampler.h"
+#include "ui/data_export.h"
 #include "ui/lesson_model.h"
 #include "ui/metrics_panel.h"
 #include "ui/sample_model.h"
@@ -14,6 +15,30 @@ using namespace shardlens::ui;
 class TestModels : public QObject {
   Q_OBJECT
  private slots:
+  // "Copy as table" pastes into a spreadsheet: a class name that starts like a formula is
+  // pasted as text (OWASP's leading '), tabs and line breaks never shift the cells (issue 26).
+  void tableCopyStartsNoFormula() {
+    render::HeatmapData d;
+    d.classes = 4;
+    d.names = {QStringLiteral("=HYPERLINK(\"http://x\",\"y\")"), QStringLiteral("+1"),
+               QStringLiteral("@SUM(A1)"), QStringLiteral("a\tb\nc")};
+    d.values.assign(16, 3.0);
+    const QStringList lines = heatmapTsv(d).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 5);
+    const QStringList header = lines[0].split(QLatin1Char('\t'));
+    QCOMPARE(header.size(), 5);
+    const QStringList want = {QStringLiteral("'=HYPERLINK(\"http://x\",\"y\")"),
+                              QStringLiteral("'+1"), QStringLiteral("'@SUM(A1)"),
+                              QStringLiteral("a b c")};
+    for (int c = 0; c < 4; ++c) {
+      QCOMPARE(header[c + 1], want[c]);
+      const QStringList row = lines[c + 1].split(QLatin1Char('\t'));
+      QCOMPARE(row.size(), 5);
+      QCOMPARE(row[0], want[c]);
+      QCOMPARE(row[4], QStringLiteral("3"));
+    }
+  }
+
   void lessonModel() {
     LessonModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);

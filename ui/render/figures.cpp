@@ -289,11 +289,66 @@ void paintPlanned(std::span<const PaintTarget> targets, const Figure& f, const F
   }
 }
 
+// Between QSvgGenerator and the SVG file: keeps the drawing well-formed XML whatever text is
+// painted. The generator escapes & < > " of painted text (class names, titles) but writes
+// every other character as it is, and a C0 control character other than tab, line feed and
+// carriage return (ESC, BEL in a class name) or U+FFFE / U+FFFF is no XML 1.0 character: the
+// drawing would not open. Each becomes U+FFFD. The generator writes UTF-8, in which the bytes
+// of those characters never occur inside another character; the last bytes of a write that
+// may begin U+FFFE / U+FFFF wait for the next write (or close). The one escape of SVG text.
+class XmlCharacters final : public QIODevice {
+ public:
+  explicit XmlCharacters(QIODevice* file) : m_file(file) { open(QIODevice::WriteOnly); }
+  ~XmlCharacters() override { XmlCharacters::close(); }
+  void close() override {
+    if (!m_pending.isEmpty()) m_file->write(m_pending);
+    m_pending.clear();
+    QIODevice::close();
+  }
+
+ protected:
+  qint64 readData(char*, qint64) override { return -1; }
+  qint64 writeData(const char* data, qint64 size) override {
+    QByteArray in = m_pending + QByteArray::fromRawData(data, int(size));
+    m_pending.clear();
+    QByteArray out;
+    out.reserve(in.size());
+    static const QByteArray kReplacement("\xEF\xBF\xBD");
+    qsizetype i = 0;
+    for (; i < in.size(); ++i) {
+      const auto c = static_cast<unsigned char>(in[i]);
+      if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+        out += kReplacement;
+      } else if (c == 0xEF) {
+        if (i + 2 >= in.size()) break;  // may be U+FFFE / U+FFFF: wait for the rest
+        const auto c1 = static_cast<unsigned char>(in[i + 1]);
+        const auto c2 = static_cast<unsigned char>(in[i + 2]);
+        if (c1 == 0xBF && (c2 == 0xBE || c2 == 0xBF)) {
+          out += kReplacement;
+          i += 2;
+        } else {
+          out += char(c);
+        }
+      } else {
+        out += char(c);
+      }
+    }
+    m_pending = in.mid(i);
+    if (m_file->write(out) != out.size()) return -1;
+    return size;
+  }
+
+ private:
+  QIODevice* m_file;
+  QByteArray m_pending;
+};
+
 // One file being written: its device, its painter and the file it is saved to.
 struct Output {
   FigureOutput what;
   QSaveFile file;
-  QImage image;  // PNG
+  QImage image;                        // PNG
+  std::unique_ptr<XmlCharacters> xml;  // SVG: between the generator and the file
   std::unique_ptr<QSvgGenerator> svg;
   std::unique_ptr<QPdfWriter> pdf;
   QPainter painter;  // declared last: ends before its device goes
@@ -324,7 +379,8 @@ QString beginOutput(Output& out, const QString& title, const QSizeF& pts, int dp
   if (!out.file.open(QIODevice::WriteOnly)) return out.file.errorString();
   if (out.what.format == FigureFormat::Svg) {
     out.svg = std::make_unique<QSvgGenerator>();
-    out.svg->setOutputDevice(&out.file);
+    out.xml = std::make_unique<XmlCharacters>(&out.file);
+    out.svg->setOutputDevice(out.xml.get());
     out.svg->setSize(pts.toSize());
     out.svg->setViewBox(QRectF(QPointF(0, 0), pts));
     out.svg->setResolution(72);
@@ -406,6 +462,7 @@ bool writePainted(const QSizeF& pts, const QString& title,
   for (auto& out : outs) {
     out->painter.end();
     out->svg.reset();  // the generators go before the file is saved, as they always did
+    out->xml.reset();  // writes what it held back
     out->pdf.reset();
   }
   for (auto& out : outs) {
