@@ -62,7 +62,9 @@ Evaluation operand(const std::string& text) {
   }
   if (at != std::string::npos)
     throw InputError(text + ": @EPOCH is for run files (.slrun); for a scenario set its epoch");
-  return simulate(load_preset(text));  // a preset name or a scenario JSON path
+  const Scenario s = load_preset(text);  // a preset name or a scenario JSON path
+  check_simulation_budget(s, text);
+  return simulate(s);
 }
 
 void run_compare(const CompareArgs& args) {

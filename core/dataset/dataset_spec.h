@@ -7,6 +7,7 @@
 // The one reading of a spec's options (`spec_int`, `spec_double`, `spec_allow_only`) serves
 // the predictor specs of core/sim/specs.h too.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,18 @@ double spec_double(const Spec& spec, const std::string& key, const std::string& 
 // InputError naming `flag` for any option of `spec` not in `keys`.
 void spec_allow_only(const Spec& spec, const std::vector<std::string>& keys,
                      const std::string& flag);
+
+// The samples and classes a spec declares by itself (synthetic kinds), read without drawing a
+// label; nullopt for the kinds read from files, whose size is the file's.
+struct DeclaredDataset {
+  int64_t samples = 0;
+  int32_t classes = 0;
+};
+std::optional<DeclaredDataset> declared_dataset(const std::string& spec);
+
+// What a refusal about the dataset of `spec` names: its label file, or "--dataset" (synthetic
+// and packaged datasets).
+std::string dataset_origin(const std::string& spec);
 
 std::string fashion_mnist_dir();  // /usr/share/datasets/fashion-mnist unless overridden
 
