@@ -78,6 +78,12 @@ Scenario resolve_scenario(const CLI::App& cmd, const EngineFlags& f) {
   return worded_by_origin(cmd, f, [&] {
     Scenario s = apply_engine_flags(cmd, f, f.preset.empty() ? Scenario{} : load_preset(f.preset));
     validate(s);
+    // What the scenario declares (a synthetic dataset's size) against the memory budget before
+    // a label is drawn, named after the scenario file when the dataset came from it.
+    const auto origin = [&](const std::string& flag) {
+      return !f.preset.empty() && cmd.count(flag) == 0 ? f.preset : flag;
+    };
+    check_simulation_budget(s, origin("--dataset"), origin(sampler_list_flag(s)));
     return s;
   });
 }

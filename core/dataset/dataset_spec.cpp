@@ -8,6 +8,7 @@
 #include "core/io/idx.h"
 #include "core/io/npy.h"
 #include "core/model/limits.h"
+#include "core/model/memory_budget.h"
 #include "core/model/types.h"
 
 namespace shardlens {
@@ -54,7 +55,8 @@ LabelLayout parse_layout(const Spec& spec) {
   throw InputError("--dataset: layout=" + v + " is not shuffled, blocks or interleaved");
 }
 
-Labels synthetic_labels(const Spec& spec, Progress* progress) {
+// The class counts a synthetic spec declares, checked; nothing per sample is allocated.
+std::vector<int64_t> synthetic_class_counts(const Spec& spec) {
   const std::string flag = "--dataset";
   spec_allow_only(spec,
                   {"classes", "per-class", "counts", "n", "zipf", "layout", "layout-seed", "names",
@@ -105,6 +107,18 @@ Labels synthetic_labels(const Spec& spec, Progress* progress) {
   }
   if (n <= 0 || n > kMaxSamples)
     throw InputError(flag + ": the dataset must have 1 to 2^32-1 samples");
+  return counts;
+}
+
+Labels synthetic_labels(const Spec& spec, Progress* progress) {
+  const std::string flag = "--dataset";
+  const std::vector<int64_t> counts = synthetic_class_counts(spec);
+  int64_t n = 0;
+  for (int64_t c : counts) n += c;
+  // The labels are the first per-index array of any evaluation of them: their part of the
+  // evaluation's estimate is checked before the n targets are drawn (the matrices are the
+  // simulation's to check, with its world size: labels at the class cap are cheap).
+  check_evaluation_budget(flag, {.samples = n});
   const auto seed =
       spec.options.count("layout-seed") ? spec_int(spec, "layout-seed", flag, 0, 0xFFFFFFFFll) : 0;
   Labels labels =
@@ -251,6 +265,28 @@ Spec parse_spec(const std::string& text, const std::string& flag) {
     begin = end + 1;
   }
   return spec;
+}
+
+std::optional<DeclaredDataset> declared_dataset(const std::string& text) {
+  if (text.rfind("synthetic", 0) != 0) return std::nullopt;
+  const Spec spec = parse_spec(text, "--dataset");
+  if (spec.kind != "synthetic") return std::nullopt;
+  const std::vector<int64_t> counts = synthetic_class_counts(spec);
+  DeclaredDataset d;
+  for (int64_t c : counts) d.samples += c;
+  d.classes = int32_t(counts.size());
+  return d;
+}
+
+std::string dataset_origin(const std::string& text) {
+  try {
+    const Spec spec = parse_spec(text, "--dataset");
+    const bool file = spec.kind == "idx" || spec.kind == "npy" || spec.kind == "csv";
+    if (file && !spec.path.empty()) return spec.path;
+  } catch (const InputError&) {
+    // No spec (an imported run's), or a broken one: the flag is what to name.
+  }
+  return "--dataset";
 }
 
 std::string fashion_mnist_dir() {

@@ -7,6 +7,7 @@
 // The one reading of a spec's options (`spec_int`, `spec_double`, `spec_allow_only`) serves
 // the predictor specs of core/sim/specs.h too.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,18 @@ void spec_allow_only(const Spec& spec, const std::vector<std::string>& keys,
 // model:reference), and the names= and indices= files. Empty for a spec that does not parse
 // (its reader reports it). What a command must not write over (require_output).
 std::vector<std::string> spec_files(const std::string& text);
+
+// The samples and classes a spec declares by itself (synthetic kinds), read without drawing a
+// label; nullopt for the kinds read from files, whose size is the file's.
+struct DeclaredDataset {
+  int64_t samples = 0;
+  int32_t classes = 0;
+};
+std::optional<DeclaredDataset> declared_dataset(const std::string& spec);
+
+// What a refusal about the dataset of `spec` names: its label file, or "--dataset" (synthetic
+// and packaged datasets).
+std::string dataset_origin(const std::string& spec);
 
 std::string fashion_mnist_dir();  // /usr/share/datasets/fashion-mnist unless overridden
 

@@ -11,8 +11,9 @@ RecordStats collect_stats(const RecordSource& src, int64_t dataset_size, int32_t
   assign_huge(times, n, uint8_t{0});
   st.distinct.emplace(classes);
   Matrix& distinct = *st.distinct;
-  // Which rank saw an index last (rank + 1; 0 = none): ranks are visited in order, so a
-  // repeat by the same rank is a within-rank duplicate.
+  // Which rank saw an index last (read only where times[i] > 0; a rank number, so 65,536
+  // ranks fit in 16 bits): ranks are visited in order, so a repeat by the same rank is a
+  // within-rank duplicate.
   std::vector<uint16_t> last_rank;
   assign_huge(last_rank, n, uint16_t{0});
   for (int r = 0; r < w; ++r) {
@@ -44,7 +45,7 @@ RecordStats collect_stats(const RecordSource& src, int64_t dataset_size, int32_t
       previous = rec.index;
       const auto i = static_cast<size_t>(rec.index);
       if (times[i] > 0) {
-        if (last_rank[i] == r + 1) {
+        if (last_rank[i] == r) {
           st.within_rank_duplicates.add(rec.index, rec.target);
         } else {
           st.cross_rank_duplicates.add(rec.index, rec.target);
@@ -54,7 +55,7 @@ RecordStats collect_stats(const RecordSource& src, int64_t dataset_size, int32_t
         distinct.at(rec.target, rec.prediction) += 1;
       }
       times[i] = static_cast<uint8_t>(times[i] + (times[i] < 255));
-      last_rank[i] = static_cast<uint16_t>(r + 1);
+      last_rank[i] = static_cast<uint16_t>(r);
     });
     st.rank_sizes.push_back(counted);
     // A padded wrap-around or a sanity prefix adds a descent or two; more means shuffled.

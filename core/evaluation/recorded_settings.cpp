@@ -54,7 +54,7 @@ std::string yes_no(bool b) {
 RecordedSettings parse_recorded_settings(const std::string& text, const std::string& origin) {
   json j;
   try {
-    j = json::parse(text);
+    j = parse_json(text, origin + ": settings_json");
   } catch (const json::exception&) {
     throw InputError(origin + ": settings_json is not valid UTF-8 JSON");
   }

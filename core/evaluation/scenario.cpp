@@ -161,7 +161,7 @@ Scenario load_scenario_file(const std::string& path) {
   const std::string text = read_file_bytes(path, kMaxScenarioFileBytes);
   json j;
   try {
-    j = json::parse(text);
+    j = parse_json(text, path);
   } catch (const json::exception& e) {
     // parse_error, and out_of_range for a number too large for a double (1e400). The
     // library's "[json.exception.parse_error.101] parse error at line 1, ..." is said plainly:

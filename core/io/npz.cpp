@@ -9,6 +9,7 @@
 #include <cstring>
 #include <set>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "core/io/detail.h"
 #include "core/io/files.h"
@@ -144,10 +145,12 @@ struct NpzArchive::Impl {
   std::string origin;
   std::vector<NpzEntry> entries;
   std::vector<zip_uint64_t> indices;  // libzip's index of each entry
+  // Each entry's place in `entries`: a run file of 65,536 ranks holds 327,681 members, and
+  // finding each by a walk over the list made reading them all quadratic (hours).
+  std::unordered_map<std::string, size_t> positions;
 
   void list(uint64_t archive_bytes) {
     const zip_int64_t count = zip_get_num_entries(reader.za, 0);
-    std::set<std::string> seen;
     for (zip_int64_t i = 0; i < count; ++i) {
       zip_stat_t st;
       zip_stat_init(&st);
@@ -157,7 +160,8 @@ struct NpzArchive::Impl {
       const std::string where = member_where(origin, name);
       if (!is_npz_member_name(name))
         fail(where, "unexpected member (an .npz holds NAME.npy arrays and meta.json)");
-      if (!seen.insert(name).second) fail(where, "appears twice in the archive");
+      if (!positions.emplace(name, entries.size()).second)
+        fail(where, "appears twice in the archive");
       check_entry(st, where, archive_bytes);
       entries.push_back(NpzEntry{name, st.size, st.comp_size});
       indices.push_back(zip_uint64_t(i));
@@ -165,9 +169,9 @@ struct NpzArchive::Impl {
   }
 
   size_t position(const std::string& name) const {
-    for (size_t k = 0; k < entries.size(); ++k)
-      if (entries[k].name == name) return k;
-    fail(origin, "no member " + quote_excerpt(name));
+    const auto it = positions.find(name);
+    if (it == positions.end()) fail(origin, "no member " + quote_excerpt(name));
+    return it->second;
   }
 };
 
@@ -231,9 +235,8 @@ const std::vector<NpzEntry>& NpzArchive::entries() const {
 }
 
 const NpzEntry* NpzArchive::find(const std::string& name) const {
-  for (const NpzEntry& e : m_impl->entries)
-    if (e.name == name) return &e;
-  return nullptr;
+  const auto it = m_impl->positions.find(name);
+  return it == m_impl->positions.end() ? nullptr : &m_impl->entries[it->second];
 }
 
 std::string NpzArchive::read_prefix(const std::string& name, size_t n) {

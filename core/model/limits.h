@@ -58,6 +58,11 @@ inline constexpr size_t kMaxClassNameBytes = 1024;
 // largest lists in it (rank seeds, recorded indices) stay far below this.
 inline constexpr size_t kMaxScenarioFileBytes = size_t(16) << 20;
 
+// Levels of lists and objects a JSON document (meta.json, a scenario file, settings_json) may
+// nest: ShardLens writes and reads a few; each further level costs the parser a node and a
+// stack entry, so five million of them (a 10 MB file) took 709 MB before this bound.
+inline constexpr size_t kMaxJsonDepth = 256;
+
 // A run file's format_version field: far past any version, so a larger one is garbage
 // rather than a newer file.
 inline constexpr int64_t kMaxFormatVersionField = int64_t(1) << 20;

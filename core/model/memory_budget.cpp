@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cmath>
@@ -113,6 +114,57 @@ void check_load_budget(const std::string& origin, uint64_t need_bytes, const std
              " memory budget for a load (set with --max-memory, or in the GUI's "
              "Settings > Memory budget)";
   throw InputError(message);
+}
+
+namespace {
+
+uint64_t saturating_mul(uint64_t a, uint64_t b) {
+  if (a != 0 && b > UINT64_MAX / a) return UINT64_MAX;
+  return a * b;
+}
+
+uint64_t saturating_add(uint64_t a, uint64_t b) {
+  return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
+uint64_t non_negative(int64_t v) {
+  return v > 0 ? uint64_t(v) : 0;
+}
+
+}  // namespace
+
+uint64_t evaluation_memory(const EvaluationSize& s) {
+  const uint64_t c = non_negative(s.classes);
+  const uint64_t matrix = saturating_mul(saturating_mul(c, c), sizeof(double));
+  const uint64_t matrices =
+      saturating_add(saturating_mul(kEvaluationMatricesPerRank, non_negative(s.world_size)),
+                     kEvaluationMatricesShared);
+  uint64_t one = saturating_mul(matrix, matrices);
+  one = saturating_add(one, saturating_mul(non_negative(s.samples), kEvaluationBytesPerSample));
+  one = saturating_add(one, saturating_mul(non_negative(s.records), kEvaluationBytesPerRecord));
+  return saturating_mul(one, std::max<uint64_t>(non_negative(s.evaluations), 1));
+}
+
+std::string evaluation_size_text(const EvaluationSize& s) {
+  std::string text = std::to_string(s.samples) + (s.samples == 1 ? " sample" : " samples");
+  // Classes and ranks size the matrices; an estimate of per-index arrays alone has none.
+  if (s.classes > 0)
+    text += ", " + std::to_string(s.classes) + (s.classes == 1 ? " class, " : " classes, ") +
+            std::to_string(s.world_size) + (s.world_size == 1 ? " rank" : " ranks");
+  if (s.records > 0) text += ", " + std::to_string(s.records) + " records";
+  return text;
+}
+
+void check_evaluation_budget(const std::string& origin, const EvaluationSize& size,
+                             uint64_t already) {
+  const uint64_t need = saturating_add(evaluation_memory(size), already);
+  if (need <= load_budget()) return;
+  std::string what = size.evaluations > 1
+                         ? std::to_string(size.evaluations) + " evaluations, each of "
+                         : std::string("an evaluation of ");
+  what += evaluation_size_text(size);
+  if (already > 0) what += ", beside " + memory_size_text(already) + " for those loaded with it";
+  check_load_budget(origin, need, what);
 }
 
 }  // namespace shardlens

@@ -36,4 +36,41 @@ std::string memory_size_text(uint64_t bytes);
 // budget (set with --max-memory or in Settings)" when `need_bytes` exceeds the budget.
 void check_load_budget(const std::string& origin, uint64_t need_bytes, const std::string& what);
 
+// --- What an evaluation holds: the one estimate every source of one is checked with ----------
+//
+// A file or a flag declares sizes (a run file's dataset_size and classes, a dump's largest
+// index, a label file's largest class, --dataset synthetic:n=...) from which an evaluation
+// allocates per-index arrays and C x C matrices. Simulations, run files, imports and the GUI
+// all check the sizes here before allocating, so a 15 KB file cannot declare its way to
+// gigabytes and a refusal always names what declared the size.
+struct EvaluationSize {
+  int64_t samples = 0;      // dataset indices (per-index arrays: coverage, keys, the order)
+  int64_t classes = 0;      // C: the C x C matrices
+  int64_t world_size = 1;   // one matrix per rank
+  int64_t records = 0;      // records held in memory (runs, imports; a simulation derives its own)
+  int64_t evaluations = 1;  // evaluations held at once (validations of an epoch, a run's epochs)
+};
+
+// Bytes per dataset index: a simulation's packed keys and sampler order (4 + 4), the
+// coverage byte, and a run's record walk (which rank saw an index last, 2).
+inline constexpr uint64_t kEvaluationBytesPerSample = 11;
+// Bytes per stored record (a Record: index, target, prediction, flags, padded).
+inline constexpr uint64_t kEvaluationBytesPerRecord = 24;
+// C x C matrices of doubles an evaluation holds: two per rank (as accumulated, and the exact
+// counts the diagnosis compares them with) and five more (synced, expected, distinct, the
+// ranks' sum and one the diagnosis works in).
+inline constexpr uint64_t kEvaluationMatricesPerRank = 2;
+inline constexpr uint64_t kEvaluationMatricesShared = 5;
+
+// The bytes an evaluation of that size needs (saturating: never wraps).
+uint64_t evaluation_memory(const EvaluationSize& size);
+// "4294967295 samples, 10 classes, 2 ranks" (classes and ranks when there are classes, and the
+// records when there are some).
+std::string evaluation_size_text(const EvaluationSize& size);
+// check_load_budget for an evaluation (`already`: bytes held for evaluations loaded with it):
+// "ORIGIN: needs 44 GiB of memory (an evaluation of 4294967295 samples, 10 classes, 2 ranks),
+// more than the 512 MiB memory budget ...".
+void check_evaluation_budget(const std::string& origin, const EvaluationSize& size,
+                             uint64_t already = 0);
+
 }  // namespace shardlens

@@ -783,10 +783,37 @@ void check_matrix_memory(const ClassCount& c, int w) {
                        std::to_string(classes) + " classes, and " + shape + " would take " + need +
                        "; check the target and prediction values, or give --classes");
   }
-  const std::string shape = std::to_string(w + 1) + " matrices of " + std::to_string(classes) +
-                            " x " + std::to_string(classes);
-  check_load_budget(c.origin.empty() ? std::string("import") : c.origin,
-                    cells * uint64_t(w + 1) * sizeof(double), shape);
+}
+
+// The evaluation the run makes (its records, the per-index arrays its dataset size sizes, a
+// matrix per rank) against the memory budget, before the matrices or any per-index array is
+// built. Named after what set the size that costs most: the dataset (--dataset), the dump that
+// declared its size or holds the largest index, the dump whose class id implied the classes.
+void check_import_memory(const std::vector<RankDump>& dumps, const ImportOptions& options,
+                         const ClassCount& classes, const RunFile& run) {
+  const RunMetadata& m = run.meta;
+  EvaluationSize size{.samples = m.dataset_size, .classes = m.classes, .world_size = m.world_size};
+  for (const auto& rank : run.records.ranks) size.records += int64_t(rank.size());
+  EvaluationSize matrices = size;
+  matrices.samples = 0;
+  matrices.records = 0;
+  std::string origin = classes.origin.empty() ? std::string("import") : classes.origin;
+  if (evaluation_memory(matrices) < evaluation_memory(size) / 2) {
+    // The dataset size dominates.
+    const RankDump* declared = nullptr;
+    const RankDump* largest = nullptr;
+    int64_t top = -1;
+    for (const RankDump& d : dumps) {
+      if (!declared && d.dataset_size && *d.dataset_size == m.dataset_size) declared = &d;
+      for (const Record& rec : d.records)
+        if (rec.index > top) top = rec.index, largest = &d;
+    }
+    origin = !options.dataset.empty() ? std::string("--dataset")
+             : declared               ? declared->origin
+             : largest                ? largest->origin
+                                      : origin;
+  }
+  check_evaluation_budget(origin, size);
 }
 
 // A record that lies within the run's bounds still has to agree with the dataset given.
@@ -926,6 +953,7 @@ RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& op
   m.classes = classes.classes;
   check_dumps(dumps, truth, options, m);
   count_classes(run, truth);
+  check_import_memory(dumps, options, classes, run);
   refuse_missing_ranks(owners);
   build_matrices(run, owners, truth, options.ignore_index);
   validate_run(run, "import");

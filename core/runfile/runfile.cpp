@@ -411,20 +411,39 @@ json meta_json_of(const std::map<std::string, std::string>& members, const std::
   if (meta_it == members.end()) fail(origin, "not a ShardLens run file (no meta.json member)");
   json j;
   try {
-    j = json::parse(meta_it->second);
+    j = parse_json(meta_it->second, origin + ": meta.json");
   } catch (const json::exception& e) {
     fail(origin, std::string("meta.json is not valid JSON (") + e.what() + ")");
   }
   return j;
 }
 
-// One evaluation's members (names without an epoch prefix).
+// What the evaluation of a run will hold, from its meta.json alone: its records, the
+// per-index arrays its dataset_size sizes and a matrix per rank. Checked before anything is
+// built from the members, beside `held`: what the file's evaluations before it take.
+void check_run_budget(const json& j, const RunMetadata& m, const std::string& origin,
+                      uint64_t& held) {
+  EvaluationSize size{.samples = m.dataset_size, .classes = m.classes, .world_size = m.world_size};
+  const auto it = j.find("records_per_rank");
+  if (it != j.end() && it->is_array())
+    for (const json& v : *it)
+      if (v.is_number_integer() && v.get<int64_t>() > 0)
+        size.records = v.get<int64_t>() > INT64_MAX - size.records
+                           ? INT64_MAX
+                           : size.records + v.get<int64_t>();
+  check_evaluation_budget(origin, size, held);
+  held += evaluation_memory(size);
+}
+
+// One evaluation's members (names without an epoch prefix). `held`: what the evaluations of
+// the file before this one need (check_run_budget).
 RunFile parse_run_members(const std::map<std::string, std::string>& members,
-                          const std::string& origin) {
+                          const std::string& origin, uint64_t& held) {
   const json j = meta_json_of(members, origin);
   RunFile run;
   run.meta = parse_meta(j, origin);
   const RunMetadata& m = run.meta;
+  check_run_budget(j, m, origin, held);
 
   // Checksums: every member but meta.json is listed, every listed member is there and intact.
   const json& sums = json_object(j, "members", origin + ": meta.json");
@@ -561,6 +580,7 @@ std::vector<RunFile> run_evaluations_from_members(const std::map<std::string, st
   if (list.empty()) fail(origin, "meta.json: 'evaluations' must not be empty");
   std::set<std::string> claimed = {"meta.json"};
   std::vector<RunFile> out;
+  uint64_t held = 0;
   for (size_t k = 0; k < list.size(); ++k) {
     const json& entry = list[k];
     if (!entry.is_object()) fail(origin, "meta.json: 'evaluations' holds a non-object");
@@ -568,7 +588,7 @@ std::vector<RunFile> run_evaluations_from_members(const std::map<std::string, st
     if (json_string(entry, "prefix", origin + ": meta.json") != prefix)
       fail(origin, "meta.json: evaluation " + std::to_string(k) + " is not under " + prefix);
     const std::string where = origin + ": evaluation " + std::to_string(k);
-    RunFile run = parse_run_members(members_under(members, prefix, claimed), where);
+    RunFile run = parse_run_members(members_under(members, prefix, claimed), where, held);
     json key = evaluation_key(run.meta);
     json listed = entry;
     listed.erase("prefix");
@@ -596,7 +616,8 @@ std::vector<RunFile> run_epochs_from_members(const std::map<std::string, std::st
   const json j = meta_json_of(members, origin);
   if (j.is_object() && j.contains("evaluations"))
     return run_evaluations_from_members(members, j, origin);
-  if (!j.is_object() || !j.contains("epochs")) return {parse_run_members(members, origin)};
+  uint64_t held = 0;
+  if (!j.is_object() || !j.contains("epochs")) return {parse_run_members(members, origin, held)};
   // Several epochs: each one's members prefixed "epoch<e>_", with their own meta.json.
   check_format(j, origin, kRunFormatVersionEpochs);
   const std::vector<int64_t> epochs =
@@ -610,7 +631,7 @@ std::vector<RunFile> run_epochs_from_members(const std::map<std::string, std::st
     const std::map<std::string, std::string> mine =
         members_under(members, epoch_prefix(epochs[k]), claimed);
     const std::string where = origin + ": epoch " + std::to_string(epochs[k]);
-    RunFile run = parse_run_members(mine, where);
+    RunFile run = parse_run_members(mine, where, held);
     if (run.meta.epoch != epochs[k])
       fail(where, "its meta.json says epoch " +
                       (run.meta.epoch ? std::to_string(*run.meta.epoch) : std::string("none")));
@@ -739,7 +760,7 @@ std::vector<RunEvaluationEntry> list_run_evaluations(const std::string& path) {
     throw InputError(path + ": not a ShardLens run file (no meta.json member)");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(archive.read("meta.json"));
+    j = parse_json(archive.read("meta.json"), path + ": meta.json");
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path + ": meta.json is not valid JSON (" + e.what() + ")");
   }

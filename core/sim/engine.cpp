@@ -1,8 +1,10 @@
 #include "core/sim/engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 
+#include "core/dataset/dataset_spec.h"
 #include "core/evaluation/framework_hazards.h"
 #include "core/model/limits.h"
 #include "core/model/types.h"
@@ -97,6 +99,67 @@ std::shared_ptr<const DatasetInputs> load_inputs(const Scenario& s, Progress* pr
   return inputs_of(std::move(labels), s, predictor, progress);
 }
 
+EvaluationSize simulation_size(const Scenario& s, int64_t n, int32_t classes, bool sampler_lists) {
+  EvaluationSize size;
+  size.samples = n;
+  size.classes = classes;
+  size.world_size = s.sampler.world_size;
+  size.evaluations = std::max(s.validations_per_epoch, 1);
+  if (sampler_lists && s.sampler.kind == SamplerKind::LightningWrapper) {
+    // The inner sampler's list, and a shuffled copy of it, per distinct seed.
+    const InnerSampler& inner = s.sampler.inner;
+    int64_t length = n;
+    if (inner.kind == InnerSampler::Kind::WeightedRandom)
+      length = inner.num_samples > 0 ? inner.num_samples
+                                     : (inner.weights.empty() ? n : int64_t(inner.weights.size()));
+    if (inner.kind == InnerSampler::Kind::Recorded) length = int64_t(inner.indices.size());
+    std::vector<int64_t> seeds = s.sampler.rank_seeds;
+    std::sort(seeds.begin(), seeds.end());
+    const int64_t orders =
+        std::max<int64_t>(1, std::unique(seeds.begin(), seeds.end()) - seeds.begin());
+    const int64_t most = kMaxSamples * int64_t(kMaxSimulatedWorldSize);  // no overflow below
+    size.samples += std::min(std::min(length, kMaxSamples) * orders, most);
+  }
+  return size;
+}
+
+std::string sampler_list_flag(const Scenario& s) {
+  switch (s.sampler.inner.kind) {
+    case InnerSampler::Kind::WeightedRandom:
+      return s.sampler.inner.num_samples > 0 ? "--inner-num-samples" : "--inner-weights";
+    case InnerSampler::Kind::Recorded:
+      return "--inner-indices";
+    case InnerSampler::Kind::Sequential:
+      break;
+  }
+  return "--rank-seeds";  // a sequential list as long as the dataset, once per seed
+}
+
+namespace {
+
+// The dataset's part, named after what declared it, then the wrapper's lists, named after
+// what sets their length.
+void check_sizes(const Scenario& s, int64_t n, int32_t classes, const std::string& dataset,
+                 const std::string& sampler) {
+  check_evaluation_budget(dataset, simulation_size(s, n, classes, false));
+  check_evaluation_budget(sampler.empty() ? sampler_list_flag(s) : sampler,
+                          simulation_size(s, n, classes));
+}
+
+// The whole simulation against the budget once its labels are known (a label file's largest
+// class sets C): before the sampler's order, the keys or any matrix is allocated.
+void check_labels_budget(const Scenario& s, int64_t n, int32_t classes) {
+  check_sizes(s, n, classes, dataset_origin(s.dataset), {});
+}
+
+}  // namespace
+
+void check_simulation_budget(const Scenario& s, const std::string& dataset_origin,
+                             const std::string& sampler_origin) {
+  if (const auto declared = declared_dataset(s.dataset))
+    check_sizes(s, declared->samples, declared->classes, dataset_origin, sampler_origin);
+}
+
 namespace {
 
 bool loader_exhausted(const ShardPlan& plan, const LoaderConfig& loader) {
@@ -163,6 +226,7 @@ Evaluation evaluate_with_plan(const Scenario& s, std::shared_ptr<const DatasetIn
 
 Evaluation evaluate(const Scenario& s, std::shared_ptr<const DatasetInputs> inputs,
                     Progress* progress) {
+  check_labels_budget(s, inputs->size(), inputs->classes());
   step(progress, "sharding", 0.0);
   auto plan = std::make_shared<const ShardPlan>(plan_shards(inputs->size(), s.sampler, s.loader));
   return evaluate_with_plan(s, std::move(inputs), std::move(plan), progress);
@@ -210,6 +274,7 @@ class Planner {
 Evaluation simulate(const Scenario& s, Progress* progress) {
   Labels labels = load_labels(s.dataset, progress);
   const int64_t n = labels.size();
+  check_labels_budget(s, n, labels.num_classes);
   const std::optional<LabelPredictor> predictor = label_predictor(s.predictor);
   // The shard plan needs only the dataset size: the permutation is drawn on a second core
   // while the predictions are computed or read and packed. Keys packed in place hold one

@@ -9,6 +9,7 @@
 #include "core/evaluation/evaluation.h"
 #include "core/evaluation/scenario.h"
 #include "core/model/matrix.h"
+#include "core/model/memory_budget.h"
 #include "core/model/progress.h"
 #include "core/model/records.h"
 #include "core/sim/specs.h"
@@ -42,6 +43,21 @@ class SimulatedRecords : public RecordSource {
   std::shared_ptr<const ShardPlan> m_plan;
   std::vector<std::vector<int64_t>> m_ends;  // per rank: records up to each segment's end
 };
+
+// What a simulation of `s` on a dataset of n samples and `classes` classes holds, for the
+// load budget: the dataset's per-index arrays plus the order Lightning's wrapper lists (its
+// inner sampler's length, once per distinct seed, unless `sampler_lists` is false), a matrix
+// per rank, every validation.
+EvaluationSize simulation_size(const Scenario& s, int64_t n, int32_t classes,
+                               bool sampler_lists = true);
+// Refuses a scenario whose sizes are too large for the budget before any label is drawn: the
+// dataset spec's own (synthetic), named `dataset_origin` ("--dataset", a scenario file), then
+// with the lists Lightning's wrapper draws, named `sampler_origin` (by default the flag that
+// sets their length). simulate() and evaluate() check again once the labels are known.
+void check_simulation_budget(const Scenario& s, const std::string& dataset_origin,
+                             const std::string& sampler_origin = {});
+// The flag that sets the length of the list Lightning's wrapper draws ("--inner-num-samples").
+std::string sampler_list_flag(const Scenario& s);
 
 // Runs the whole pipeline on prepared inputs.
 Evaluation evaluate(const Scenario& s, std::shared_ptr<const DatasetInputs> inputs,

@@ -103,6 +103,7 @@ Scenario load_preset(const std::string& name_or_path) {
 
 Evaluation simulate_preset(const std::string& name_or_path) {
   const Scenario s = load_preset(name_or_path);
+  check_simulation_budget(s, name_or_path);  // before a label is drawn, naming the file
   try {
     return simulate(s);
   } catch (const InputError& e) {

@@ -271,15 +271,21 @@ TEST(Scenario, ValueErrorsNameTheFile) {
 
 // Error messages quoted the bad value with json::dump(), which recurses per nesting level: a
 // list nested a million deep (a 2 MB file) overflowed the stack instead of being rejected.
+// Such nesting is now refused before it is parsed (kMaxJsonDepth); a shallow list in the same
+// place is still named by the key's check without recursing.
 TEST(Scenario, DeeplyNestedValueIsRejectedWithoutRecursion) {
   io_test::TempDir dir;
   const std::string path = dir.path("deep.json");
   const size_t depth = 1000000;
   io_test::write_bytes(path,
                        "{\"name\": " + std::string(depth, '[') + std::string(depth, ']') + "}");
+  EXPECT_INPUT_ERROR(load_scenario_file(path), path, "nests lists or objects deeper than 256");
+  const size_t shallow = 200;
+  io_test::write_bytes(path,
+                       "{\"name\": " + std::string(shallow, '[') + std::string(shallow, ']') + "}");
   EXPECT_INPUT_ERROR(load_scenario_file(path), path, "'name' must be a string (is a list)");
   io_test::write_bytes(
-      path, "{\"limit_batches\": " + std::string(depth, '[') + std::string(depth, ']') + "}");
+      path, "{\"limit_batches\": " + std::string(shallow, '[') + std::string(shallow, ']') + "}");
   EXPECT_INPUT_ERROR(load_scenario_file(path), path,
                      "'limit_batches' must be a string (is a list)");
   io_test::write_bytes(path, "{\"title\": \"" + std::string(100, 'x') + "\", \"seed\": \"" +
