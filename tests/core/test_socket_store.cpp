@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "core/platform/socket_store.h"
+#include "core/realrun/rank_protocol.h"
 
 using namespace shardlens;
 using namespace std::chrono_literals;
@@ -270,6 +271,23 @@ TEST(SocketStore, AValueOverTheLimitIsRefusedOnItsLengthAlone) {
   SocketStoreClient other("127.0.0.1", server.port(), 5s);
   EXPECT_EQ(other.get("at-limit"), at_limit);
   EXPECT_FALSE(other.check({"huge"}));
+}
+
+TEST(SocketStore, ARunsStoreTakesItsRanksValuesAndRefusesAGigabyte) {
+  // The limits a run of 2 ranks over 10,000 samples of 10 classes hosts its store with.
+  SocketStoreServer server("127.0.0.1", 0, run_store_limits(10, 10000, 2, 64));
+  SocketStoreClient rank("127.0.0.1", server.port(), 5s);
+  std::vector<Record> records(10000, Record{1, 2, 3, 0});  // more than a rank's share
+  rank.set("rank0/records", encode_records(records));
+  rank.set("rank0/matrix", encode_matrix(Matrix(10)));
+  const int fd = connect_raw(server.port());
+  const Bytes header = set_header("huge", uint64_t(1500) * 1000 * 1000);
+  ASSERT_EQ(::send(fd, header.data(), header.size(), 0), ssize_t(header.size()));
+  const std::string said = read_until_closed(fd, 5s);
+  ::close(fd);
+  ASSERT_FALSE(said.empty());
+  EXPECT_EQ(said[0], 2) << "an error status";
+  EXPECT_EQ(decode_records(rank.get("rank0/records")).size(), 10000u);
 }
 
 TEST(SocketStore, TheStoreAsAWholeIsBoundedAndAFullStoreKeepsServing) {
