@@ -79,9 +79,18 @@ inline constexpr uint64_t kMaxImportMatrixCells = uint64_t(1) << 27;
 // first and the plan is drawn after, so 10^8 samples stay under 1 GB.
 inline constexpr int64_t kMaxOverlappedPlanSamples = int64_t(1) << 26;
 
-// One value in a run's store (a rank's records: 17 bytes each). Bytes are kept as they
-// arrive, never reserved from a peer's declared length, so this only refuses absurd frames.
-inline constexpr uint64_t kMaxStoreValueBytes = uint64_t(1) << 34;  // 16 GiB
+// One value in a run's store. The largest value ShardLens's ranks put is a matrix at the
+// class cap (rank_protocol.h: int32 classes, then C x C float64): 4 + 8 * 32768^2 bytes, 8 GiB
+// and 4 bytes. A rank's records (8 + 17 bytes per record) stay below it up to 505 million
+// records on one rank. A run's store is bounded tighter, by what that run's ranks can put
+// (run_store_limits in core/realrun/rank_protocol.h); this is the cap of any store. Bytes are
+// kept as they arrive, never reserved from a peer's declared length.
+inline constexpr uint64_t kMaxStoreValueBytes =
+    4 + sizeof(double) * uint64_t(kMaxClasses) * uint64_t(kMaxClasses);
+// Every key and value a store holds together, plus what its clients have sent of requests not
+// yet whole, for a store that knows nothing of its run (a run's own is run_store_limits'):
+// 4 values at the cap.
+inline constexpr uint64_t kMaxStoreTotalBytes = 4 * kMaxStoreValueBytes;
 // Items of one store frame (a request's keys or values): no peer of ours sends more.
 inline constexpr uint32_t kMaxStoreFrameItems = uint32_t(1) << 20;
 

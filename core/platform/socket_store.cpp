@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <list>
 #include <map>
@@ -36,6 +37,9 @@ enum Op : uint8_t {
   kWait = 8,     // timeout_ms, keys...
 };
 enum Status : uint8_t { kOk = 0, kTimedOut = 1, kError = 2 };
+
+// How long a refused client may go on sending (discarded) before it is closed on.
+constexpr std::chrono::milliseconds kRefusedDrain{2000};
 
 Bytes bytes_of(const std::string& s) {
   return Bytes(s.begin(), s.end());
@@ -71,9 +75,18 @@ Bytes encode_frame(uint8_t op, const std::vector<Bytes>& items) {
   return out;
 }
 
+struct TooLarge : std::runtime_error {
+  explicit TooLarge(uint64_t len)
+      : std::runtime_error("a value of " + std::to_string(len) + " bytes"), length(len) {}
+  uint64_t length;
+};
+
 // Parses one whole frame from the front of `buf`. Returns the bytes it takes, or 0 when the
-// frame is not complete yet; throws std::runtime_error on a frame no peer of ours sends.
-size_t parse_frame(const Bytes& buf, uint8_t& op, std::vector<Bytes>& items) {
+// frame is not complete yet; throws std::runtime_error on a frame no peer of ours sends, or
+// one with an item over `max_item` bytes, as soon as its length is read (before its bytes
+// arrive).
+size_t parse_frame(const Bytes& buf, uint8_t& op, std::vector<Bytes>& items,
+                   uint64_t max_item = kMaxStoreValueBytes) {
   if (buf.size() < 5) return 0;
   op = buf[0];
   uint32_t n = 0;
@@ -85,8 +98,7 @@ size_t parse_frame(const Bytes& buf, uint8_t& op, std::vector<Bytes>& items) {
   for (uint32_t i = 0; i < n; ++i) {
     if (buf.size() < at + 8) return 0;
     const uint64_t len = decode_u64(buf.data() + at);
-    if (len > kMaxStoreValueBytes)
-      throw std::runtime_error("a value of " + std::to_string(len) + " bytes");
+    if (len > max_item) throw TooLarge(len);
     at += 8;
     if (buf.size() - at < len) return 0;
     items.emplace_back(buf.begin() + long(at), buf.begin() + long(at + len));
@@ -116,6 +128,14 @@ std::string numeric_host(const sockaddr* sa, socklen_t len) {
   char host[NI_MAXHOST] = {};
   if (getnameinfo(sa, len, host, sizeof host, nullptr, 0, NI_NUMERICHOST) != 0) return "?";
   return host;
+}
+
+std::string numeric_endpoint(const sockaddr* sa, socklen_t len) {
+  char host[NI_MAXHOST] = {}, serv[NI_MAXSERV] = {};
+  if (getnameinfo(sa, len, host, sizeof host, serv, sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV) !=
+      0)
+    return "?";
+  return std::string(host) + ":" + serv;
 }
 
 // addrinfo of host:port for TCP; throws RunFailure naming the host when it does not resolve.
@@ -152,17 +172,30 @@ struct SocketStoreServer::State {
     Clock::time_point deadline;
   };
 
+  struct Client {
+    Bytes buf;         // bytes received, not yet a whole frame
+    std::string peer;  // address:port, for the log
+  };
+
   int listen_fd = -1;
   int wake[2] = {-1, -1};
   int port = 0;
   std::string address;
+  StoreLimits limits;
   std::map<std::string, Bytes> data;
-  std::map<int, Bytes> clients;  // fd -> bytes received, not yet a whole frame
+  uint64_t stored_bytes = 0;   // keys and values in `data`
+  uint64_t pending_bytes = 0;  // every client's `buf`
+  std::map<int, Client> clients;
+  // Refused clients: told why and shut down for writing; what they still send is read and
+  // thrown away (so they can read the reason instead of a reset) until they close or
+  // kRefusedDrain passes.
+  std::map<int, Clock::time_point> refused;
   std::list<Waiter> waiters;
   std::thread thread;
 
   ~State() {
     for (auto& [fd, _] : clients) ::close(fd);
+    for (auto& [fd, _] : refused) ::close(fd);
     for (int fd : {listen_fd, wake[0], wake[1]})
       if (fd >= 0) ::close(fd);
   }
@@ -195,15 +228,36 @@ struct SocketStoreServer::State {
     }
   }
 
+  // Stores key = value unless the store would then hold more than its limit; the reason
+  // when it does not.
+  std::optional<std::string> store(const std::string& key, Bytes value) {
+    auto it = data.find(key);
+    const uint64_t old = it == data.end() ? 0 : key.size() + it->second.size();
+    const uint64_t now = key.size() + value.size();
+    if (stored_bytes - old + now > limits.total_bytes) {
+      return "the store holds " + std::to_string(stored_bytes) + " bytes; '" + key + "' (" +
+             std::to_string(value.size()) + " bytes) would take it past its limit of " +
+             std::to_string(limits.total_bytes) + " bytes";
+    }
+    stored_bytes = stored_bytes - old + now;
+    if (it == data.end())
+      data.emplace(key, std::move(value));
+    else
+      it->second = std::move(value);
+    return std::nullopt;
+  }
+
   void handle(int fd, uint8_t op, std::vector<Bytes>& items) {
     auto need = [&](size_t n) {
       if (items.size() < n) throw std::runtime_error("a request with too few items");
     };
     switch (op) {
-      case kSet:
+      case kSet: {
         need(2);
-        data[text_of(items[0])] = std::move(items[1]);
+        if (auto refused = store(text_of(items[0]), std::move(items[1])))
+          return reply(fd, kError, {bytes_of(*refused)});
         return reply(fd, kOk, {});
+      }
       case kGet: {
         need(2);
         const std::string key = text_of(items[0]);
@@ -223,24 +277,28 @@ struct SocketStoreServer::State {
         } catch (const std::exception&) {
           return reply(fd, kError, {bytes_of("the value of '" + key + "' is not an integer")});
         }
-        data[key] = bytes_of(std::to_string(value));
+        if (auto refused = store(key, bytes_of(std::to_string(value))))
+          return reply(fd, kError, {bytes_of(*refused)});
         return reply(fd, kOk, {bytes_of(std::to_string(value))});
       }
       case kCompareSet: {
         need(3);
         const std::string key = text_of(items[0]);
         auto it = data.find(key);
-        if (it == data.end()) {
-          if (!items[1].empty()) return reply(fd, kOk, {items[1]});
-          data[key] = items[2];
+        if (it == data.end() ? items[1].empty() : it->second == items[1]) {
+          if (auto refused = store(key, items[2])) return reply(fd, kError, {bytes_of(*refused)});
           return reply(fd, kOk, {items[2]});
         }
-        if (it->second == items[1]) it->second = items[2];
-        return reply(fd, kOk, {it->second});
+        return reply(fd, kOk, {it == data.end() ? items[1] : it->second});
       }
-      case kDelete:
+      case kDelete: {
         need(1);
-        return reply(fd, kOk, {bytes_of(data.erase(text_of(items[0])) ? "1" : "0")});
+        auto it = data.find(text_of(items[0]));
+        if (it == data.end()) return reply(fd, kOk, {bytes_of("0")});
+        stored_bytes -= it->first.size() + it->second.size();
+        data.erase(it);
+        return reply(fd, kOk, {bytes_of("1")});
+      }
       case kCheck: {
         std::vector<std::string> keys;
         for (const Bytes& b : items) keys.push_back(text_of(b));
@@ -265,27 +323,73 @@ struct SocketStoreServer::State {
 
   void drop(int fd) {
     waiters.remove_if([fd](const Waiter& w) { return w.fd == fd; });
-    clients.erase(fd);
+    if (auto it = clients.find(fd); it != clients.end()) {
+      pending_bytes -= it->second.buf.size();
+      clients.erase(it);
+    }
     ::close(fd);
   }
 
-  // Reads what the client sent; handles each whole request. False: the client is gone.
+  // Hangs up on a client that sent what none of our clients sends (garbage, a value over the
+  // limits): says why, to it and on stderr, so the store's host sees who was refused.
+  void refuse(int fd, const std::string& why) {
+    const auto it = clients.find(fd);
+    const std::string peer = it == clients.end() ? "?" : it->second.peer;
+    std::fprintf(stderr, "shardlens: the store on %s:%d refused the client %s: %s\n",
+                 address.c_str(), port, peer.c_str(), why.c_str());
+    reply(fd, kError, {bytes_of("refused: " + why)});
+    ::shutdown(fd, SHUT_WR);
+    waiters.remove_if([fd](const Waiter& w) { return w.fd == fd; });
+    if (it != clients.end()) {
+      pending_bytes -= it->second.buf.size();
+      clients.erase(it);
+    }
+    refused[fd] = Clock::now() + kRefusedDrain;
+  }
+
+  // Reads and discards what a refused client still sends; false once it is done with.
+  bool drain(int fd) {
+    uint8_t chunk[65536];
+    const ssize_t k = ::recv(fd, chunk, sizeof chunk, MSG_DONTWAIT);
+    return k > 0 || (k < 0 && (errno == EINTR || errno == EAGAIN));
+  }
+
+  // Reads what the client sent; handles each whole request. False: the client is gone (or
+  // refused).
   bool receive(int fd) {
     uint8_t chunk[65536];
     const ssize_t k = ::recv(fd, chunk, sizeof chunk, 0);
     if (k < 0 && (errno == EINTR || errno == EAGAIN)) return true;
     if (k <= 0) return false;
-    Bytes& buf = clients[fd];
+    Client& client = clients[fd];
+    Bytes& buf = client.buf;
+    if (stored_bytes + pending_bytes + uint64_t(k) > limits.total_bytes) {
+      refuse(fd, "its requests would take the store past its limit of " +
+                     std::to_string(limits.total_bytes) + " bytes (it holds " +
+                     std::to_string(stored_bytes) + ")");
+      return true;  // now in `refused`
+    }
     buf.insert(buf.end(), chunk, chunk + k);
+    pending_bytes += uint64_t(k);
     try {
       uint8_t op = 0;
       std::vector<Bytes> items;
-      while (const size_t used = parse_frame(buf, op, items)) {
+      const uint64_t room = limits.total_bytes - std::min(limits.total_bytes, stored_bytes);
+      while (const size_t used = parse_frame(buf, op, items, std::min(limits.value_bytes, room))) {
         buf.erase(buf.begin(), buf.begin() + long(used));
+        pending_bytes -= used;
         handle(fd, op, items);
       }
-    } catch (const std::exception&) {
-      return false;  // not one of our clients: hang up on it
+    } catch (const TooLarge& e) {
+      refuse(fd, e.length > limits.value_bytes
+                     ? "a value of " + std::to_string(e.length) + " bytes, over the limit of " +
+                           std::to_string(limits.value_bytes) + " bytes a value"
+                     : "a value of " + std::to_string(e.length) +
+                           " bytes would take the store past its limit of " +
+                           std::to_string(limits.total_bytes) + " bytes (it holds " +
+                           std::to_string(stored_bytes) + ")");
+    } catch (const std::exception& e) {
+      refuse(fd, e.what());  // not one of our clients: hang up on it
     }
     return true;
   }
@@ -294,8 +398,16 @@ struct SocketStoreServer::State {
     for (;;) {
       std::vector<pollfd> fds = {{wake[0], POLLIN, 0}, {listen_fd, POLLIN, 0}};
       for (const auto& [fd, _] : clients) fds.push_back({fd, POLLIN, 0});
+      const size_t first_refused = fds.size();
+      for (const auto& [fd, _] : refused) fds.push_back({fd, POLLIN, 0});
       int wait_ms = -1;
       const auto now = Clock::now();
+      for (const auto& [_, until] : refused) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count();
+        const int ms = int(std::clamp<int64_t>(left + 1, 0, 60000));
+        wait_ms = wait_ms < 0 ? ms : std::min(wait_ms, ms);
+      }
       for (const Waiter& w : waiters) {
         const auto left =
             std::chrono::duration_cast<std::chrono::milliseconds>(w.deadline - now).count();
@@ -305,24 +417,37 @@ struct SocketStoreServer::State {
       if (::poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR) return;
       if (fds[0].revents) return;  // the destructor asks to stop
       if (fds[1].revents & POLLIN) {
-        const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+        sockaddr_storage peer{};
+        socklen_t peer_len = sizeof peer;
+        const int fd =
+            ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &peer_len, SOCK_CLOEXEC);
         if (fd >= 0) {
           const int one = 1;
           ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-          clients[fd];
+          clients[fd].peer = numeric_endpoint(reinterpret_cast<sockaddr*>(&peer), peer_len);
         }
       }
-      for (size_t i = 2; i < fds.size(); ++i) {
-        if (fds[i].revents && !receive(fds[i].fd)) drop(fds[i].fd);
+      for (size_t i = 2; i < first_refused; ++i) {
+        if (fds[i].revents && clients.count(fds[i].fd) && !receive(fds[i].fd)) drop(fds[i].fd);
+      }
+      const auto after = Clock::now();
+      for (size_t i = first_refused; i < fds.size(); ++i) {
+        const int fd = fds[i].fd;
+        if ((fds[i].revents && !drain(fd)) || after >= refused[fd]) {
+          refused.erase(fd);
+          ::close(fd);
+        }
       }
       serve_waiters();
     }
   }
 };
 
-SocketStoreServer::SocketStoreServer(const std::string& address, int port)
+SocketStoreServer::SocketStoreServer(const std::string& address, int port,
+                                     const StoreLimits& limits)
     : m_state(std::make_unique<State>()) {
   State& s = *m_state;
+  s.limits = limits;
   AddrInfo ai;
   resolve(address, port, ai);
   std::string why = "no address";
@@ -376,9 +501,75 @@ const std::string& SocketStoreServer::address() const {
 
 // --- client ----------------------------------------------------------------------------------
 
+namespace {
+
+// Seconds of `d` for messages ("within 5 s"), rounded up so 300 ms is not "0 s".
+std::string seconds_text(std::chrono::milliseconds d) {
+  const int64_t ms = std::max<int64_t>(0, d.count());
+  if (ms % 1000 == 0) return std::to_string(ms / 1000) + " s";
+  return std::to_string(ms / 1000) + "." + std::to_string((ms % 1000) / 100) + " s";
+}
+
+int ms_until(Clock::time_point deadline) {
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return int(std::clamp<int64_t>(left, 0, 60000));
+}
+
+// Waits until `fd` is ready for `events` or `deadline` passes (false).
+bool wait_ready(int fd, short events, Clock::time_point deadline) {
+  for (;;) {
+    pollfd p{fd, events, 0};
+    const int ms = ms_until(deadline);
+    const int k = ::poll(&p, 1, ms);
+    if (k > 0) return true;
+    if (k < 0 && errno != EINTR) return true;  // let the read or write report it
+    if (k == 0 && Clock::now() >= deadline) return false;
+  }
+}
+
+struct Timeout : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Sends all of `data` on the non-blocking `fd` by `deadline`; throws Timeout, or
+// std::runtime_error when the connection fails.
+void send_by(int fd, const Bytes& data, Clock::time_point deadline) {
+  size_t sent = 0;
+  while (sent < data.size()) {
+    const ssize_t k = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+    if (k > 0) {
+      sent += size_t(k);
+      continue;
+    }
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (!wait_ready(fd, POLLOUT, deadline)) throw Timeout("it took no request");
+      continue;
+    }
+    throw std::runtime_error(k < 0 ? std::strerror(errno) : "connection closed");
+  }
+}
+
+// Connects the non-blocking `fd` by `deadline`: 0, or the errno of the failure (ETIMEDOUT
+// when the deadline passed).
+int connect_by(int fd, const sockaddr* addr, socklen_t len, Clock::time_point deadline) {
+  if (::connect(fd, addr, len) == 0) return 0;
+  if (errno != EINPROGRESS && errno != EINTR) return errno;
+  if (!wait_ready(fd, POLLOUT, deadline)) return ETIMEDOUT;
+  int err = 0;
+  socklen_t err_len = sizeof err;
+  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &err_len) != 0) return errno;
+  return err;
+}
+
+}  // namespace
+
 SocketStoreClient::SocketStoreClient(const std::string& address, int port,
                                      std::chrono::milliseconds timeout)
     : m_where(address + ":" + std::to_string(port)), m_timeout(timeout) {
+  // One deadline for the connection and the first answer: a peer that accepts but never
+  // answers (not a store, or a stopped one) is given up on with the rest.
   const auto deadline = Clock::now() + timeout;
   std::string why;
   for (auto pause = std::chrono::milliseconds(20);;
@@ -386,49 +577,56 @@ SocketStoreClient::SocketStoreClient(const std::string& address, int port,
     AddrInfo ai;
     resolve(address, port, ai);
     for (addrinfo* a = ai.list; a && m_fd < 0; a = a->ai_next) {
-      const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+      const int fd =
+          ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
       if (fd < 0) {
         why = std::strerror(errno);
         continue;
       }
-      if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+      if (const int err = connect_by(fd, a->ai_addr, a->ai_addrlen, deadline); err == 0) {
         m_fd = fd;
       } else {
-        why = std::strerror(errno);
+        why = err == ETIMEDOUT ? "the connection was not accepted" : std::strerror(err);
         ::close(fd);
       }
     }
     if (m_fd >= 0) break;
     if (Clock::now() + pause > deadline) {
-      throw RunFailure("cannot reach the store at " + m_where + " within " +
-                       std::to_string(timeout.count() / 1000) + " s: " + why);
+      throw RunFailure("cannot reach the store at " + m_where + " within " + seconds_text(timeout) +
+                       ": " + why);
     }
     std::this_thread::sleep_for(pause);
   }
   const int one = 1;
   ::setsockopt(m_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  // The handshake: a request every store answers at once.
+  try {
+    exchange(kNumKeys, {}, deadline);
+  } catch (const Timeout&) {
+    ::close(m_fd);
+    m_fd = -1;
+    throw RunFailure("the store at " + m_where +
+                     " accepted the connection but did not answer within " + seconds_text(timeout) +
+                     " (is it a ShardLens store?)");
+  } catch (const std::exception& e) {
+    ::close(m_fd);
+    m_fd = -1;
+    throw RunFailure(e.what());
+  }
 }
 
 SocketStoreClient::~SocketStoreClient() {
   if (m_fd >= 0) ::close(m_fd);
 }
 
-std::vector<Bytes> SocketStoreClient::call(uint8_t op, const std::vector<Bytes>& items) {
-  std::lock_guard lock(m_mutex);
-  // The server answers a wait when it ends; past that (plus slack) the server is lost.
-  std::chrono::milliseconds longest = m_timeout;
-  if (op == kGet && items.size() == 2)
-    longest = std::chrono::milliseconds(decode_u64(items[1].data()));
-  if (op == kWait) longest = std::chrono::milliseconds(decode_u64(items[0].data()));
-  const auto give_up = longest + std::chrono::seconds(10);
-  timeval tv{};
-  tv.tv_sec = long(give_up.count() / 1000);
-  tv.tv_usec = long(give_up.count() % 1000) * 1000;
-  ::setsockopt(m_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+std::vector<Bytes> SocketStoreClient::exchange(uint8_t op, const std::vector<Bytes>& items,
+                                               std::chrono::steady_clock::time_point deadline) {
   try {
-    send_all(m_fd, encode_frame(op, items));
+    send_by(m_fd, encode_frame(op, items), deadline);
+  } catch (const Timeout&) {
+    throw;
   } catch (const std::exception& e) {
-    throw RunFailure("cannot reach the store at " + m_where + ": " + e.what());
+    throw std::runtime_error("cannot reach the store at " + m_where + ": " + e.what());
   }
   Bytes buf;
   uint8_t chunk[65536];
@@ -438,11 +636,14 @@ std::vector<Bytes> SocketStoreClient::call(uint8_t op, const std::vector<Bytes>&
     if (parse_frame(buf, status, reply)) break;
     const ssize_t k = ::recv(m_fd, chunk, sizeof chunk, 0);
     if (k < 0 && errno == EINTR) continue;
-    if (k == 0) throw RunFailure("the store at " + m_where + " closed the connection");
-    if (k < 0) {
-      throw RunFailure("the store at " + m_where + " did not answer: " +
-                       (errno == EAGAIN ? std::string("no reply in time") : std::strerror(errno)));
+    if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (!wait_ready(m_fd, POLLIN, deadline)) throw Timeout("no reply in time");
+      continue;
     }
+    if (k == 0) throw std::runtime_error("the store at " + m_where + " closed the connection");
+    if (k < 0)
+      throw std::runtime_error("cannot reach the store at " + m_where + ": " +
+                               std::strerror(errno));
     buf.insert(buf.end(), chunk, chunk + k);
   }
   if (status == kTimedOut) throw RunFailure("timed out in the store at " + m_where);
@@ -451,6 +652,37 @@ std::vector<Bytes> SocketStoreClient::call(uint8_t op, const std::vector<Bytes>&
                      (reply.empty() ? "" : ": " + text_of(reply[0])));
   }
   return reply;
+}
+
+std::vector<Bytes> SocketStoreClient::call(uint8_t op, const std::vector<Bytes>& items) {
+  std::lock_guard lock(m_mutex);
+  if (m_fd < 0)
+    throw RunFailure("the store at " + m_where + " is no longer reachable (earlier: " + m_broken +
+                     ")");
+  // The server answers a get or wait when its wait ends; anything else at once. Past that
+  // (plus a margin for the network) the store is lost.
+  std::chrono::milliseconds longest = m_timeout;
+  if (op == kGet && items.size() == 2)
+    longest = std::chrono::milliseconds(decode_u64(items[1].data()));
+  if (op == kWait) longest = std::chrono::milliseconds(decode_u64(items[0].data()));
+  const auto deadline = Clock::now() + longest + kStoreReplyMargin;
+  try {
+    return exchange(op, items, deadline);
+  } catch (const RunFailure&) {
+    throw;  // the store answered: the connection is still in step
+  } catch (const std::exception& e) {
+    // A reply still on its way would be read as the next request's: this connection is
+    // done, and every later request says so at once instead of waiting again.
+    const bool late = dynamic_cast<const Timeout*>(&e) != nullptr;
+    const std::string what = late
+                                 ? "the store at " + m_where + " did not answer: no reply within " +
+                                       seconds_text(longest + kStoreReplyMargin)
+                                 : std::string(e.what());
+    m_broken = what;
+    ::close(m_fd);
+    m_fd = -1;
+    throw RunFailure(what);
+  }
 }
 
 void SocketStoreClient::set(const std::string& key, const Bytes& value) {

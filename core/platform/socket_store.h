@@ -24,8 +24,11 @@ class SocketStoreServer {
  public:
   // Listens on `address` (a numeric IPv4/IPv6 address or a host name resolving to an address
   // of this host) and `port` (0: any free one). Throws RunFailure naming the address when it
-  // cannot (e.g. the address is not one of this host's).
-  SocketStoreServer(const std::string& address, int port);
+  // cannot (e.g. the address is not one of this host's). A client that sends a value over
+  // limits.value_bytes (refused on its length, before its bytes arrive) or would take the
+  // store past limits.total_bytes (keys and values held, and requests not yet whole) is told
+  // why and disconnected, the reason logged on stderr; the others are served as before.
+  SocketStoreServer(const std::string& address, int port, const StoreLimits& limits = {});
   ~SocketStoreServer();
   SocketStoreServer(const SocketStoreServer&) = delete;
   SocketStoreServer& operator=(const SocketStoreServer&) = delete;
@@ -40,10 +43,18 @@ class SocketStoreServer {
   std::unique_ptr<State> m_state;
 };
 
+// How long past a request's own wait (get, wait) or past timeout() (anything else) a client
+// waits for the store's reply before it gives the store up.
+inline constexpr std::chrono::milliseconds kStoreReplyMargin{2000};
+
 class SocketStoreClient {
  public:
   // Connects to address:port, retrying until `timeout` passes (the server may start later
-  // than its clients). `timeout` is also the default wait of get(). Throws RunFailure.
+  // than its clients), and asks the store one request it answers at once, all within
+  // `timeout`: a listener that never accepts or never answers is given up on then, with a
+  // RunFailure naming address:port and the timeout. `timeout` is also the default wait of
+  // get(). A request whose reply does not come in time ends the connection: later requests
+  // throw at once.
   SocketStoreClient(const std::string& address, int port, std::chrono::milliseconds timeout);
   ~SocketStoreClient();
   SocketStoreClient(const SocketStoreClient&) = delete;
@@ -68,9 +79,13 @@ class SocketStoreClient {
 
  private:
   std::vector<Bytes> call(uint8_t op, const std::vector<Bytes>& items);
+  // One request and its reply on the connection, by `deadline`.
+  std::vector<Bytes> exchange(uint8_t op, const std::vector<Bytes>& items,
+                              std::chrono::steady_clock::time_point deadline);
 
-  std::string m_where;  // address:port, for messages
-  int m_fd = -1;
+  std::string m_where;   // address:port, for messages
+  int m_fd = -1;         // non-blocking; -1 once the connection is given up
+  std::string m_broken;  // why it was given up
   std::chrono::milliseconds m_timeout;
   std::mutex m_mutex;  // one request at a time on the connection
 };

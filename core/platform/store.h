@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/model/limits.h"
+
 namespace shardlens {
 
 using Bytes = std::vector<uint8_t>;
@@ -17,6 +19,15 @@ using Bytes = std::vector<uint8_t>;
 // something unreadable): not bad input.
 struct RunFailure : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+
+// What a store hosted by a rank accepts from its clients (core/platform/socket_store.h): the
+// bytes of one value and of every key and value it holds together. A run sizes them to what
+// its own ranks put (run_store_limits, core/realrun/rank_protocol.h); the defaults are the
+// caps of limits.h.
+struct StoreLimits {
+  uint64_t value_bytes = kMaxStoreValueBytes;
+  uint64_t total_bytes = kMaxStoreTotalBytes;
 };
 
 // A key-value store every rank of a run reaches, with c10d's semantics. Implementations

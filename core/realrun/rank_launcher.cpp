@@ -97,7 +97,9 @@ RealRunResult launch(const RealRunConfig& cfg, const RealRunServices& sv) {
   if (cfg.store_address_given) {
     int port = 0;
     try {
-      server = sv.open_tcp_store(cfg.master_addr, cfg.master_port, true, cfg.timeout_s, &port);
+      server = sv.open_tcp_store(cfg.master_addr, cfg.master_port, true, cfg.timeout_s, &port,
+                                 run_store_limits(data.labels.num_classes, data.labels.size(),
+                                                  world, cfg.scenario.loader.batch_size));
     } catch (const std::exception& e) {
       throw InputError("cannot start the store on " + cfg.master_addr + ":" +
                        std::to_string(cfg.master_port) + " (" + first_line(e.what()) + ")");
@@ -197,7 +199,9 @@ RealRunResult run_as_rank(const RealRunConfig& cfg, const RealRunServices& sv,
     try {
       // Rank 0 hosts the store, as env:// does, unless torchrun's agent already hosts it.
       const bool host = reporter && !torchrun_agent_hosts_store(process_environment());
-      base = sv.open_tcp_store(addr, port, host, cfg.timeout_s, nullptr);
+      base = sv.open_tcp_store(addr, port, host, cfg.timeout_s, nullptr,
+                               run_store_limits(data.labels.num_classes, data.labels.size(), world,
+                                                cfg.scenario.loader.batch_size));
     } catch (const std::exception& e) {
       throw RunFailure("rank " + std::to_string(rank) + ": cannot reach the store at " + addr +
                        ":" + std::to_string(port) + " (" + first_line(e.what()) + ")");
@@ -217,6 +221,8 @@ RealRunResult run_as_rank(const RealRunConfig& cfg, const RealRunServices& sv,
     connection.timeout_s = cfg.timeout_s;
     connection.classes = data.labels.num_classes;
     connection.bind_address = bind.address;
+    // Ranks started with different WORLD_SIZEs are told so here, not by Gloo's rendezvous.
+    check_world_size(*store, rank, world, std::chrono::seconds(cfg.timeout_s));
     const RankBackend backend = sv.connect(cfg.backend, connection);
     const std::unique_ptr<BatchClassifier> model = sv.load_model(cfg.model_path);
     run_rank_body(cfg.scenario, data, rank, world, *store, *backend.collectives,

@@ -1,5 +1,6 @@
 #include "core/realrun/rank_protocol.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace shardlens {
@@ -39,6 +40,83 @@ void publish(RankStore& store, const std::string& key, const Bytes& value) {
   } catch (const std::exception& e) {
     throw RunFailure("cannot reach the store: " + first_line(e.what()));
   }
+}
+
+void check_world_size(RankStore& store, int rank, int world, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto left = [&] {
+    return std::max(std::chrono::milliseconds(0),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(
+                        deadline - std::chrono::steady_clock::now()));
+  };
+  publish(store, key_world_size(rank), encode_text(std::to_string(world)));
+  const auto world_of = [&](int r) -> int64_t {
+    try {
+      store.wait({key_world_size(r)}, left());
+    } catch (const std::exception&) {
+      return -1;
+    }
+    const std::string text = decode_text(store.get(key_world_size(r)));
+    try {
+      size_t used = 0;
+      const int64_t v = std::stoll(text, &used);
+      if (used == text.size()) return v;
+    } catch (const std::exception&) {
+    }
+    throw RunFailure("rank " + std::to_string(r) + " published the WORLD_SIZE '" +
+                     text.substr(0, 32) + "', not a number");
+  };
+  const auto disagree = [&](int r, int64_t theirs) {
+    return RunFailure("the ranks disagree on WORLD_SIZE: rank " + std::to_string(r) + " has " +
+                      std::to_string(theirs) + ", rank " + std::to_string(rank) + " has " +
+                      std::to_string(world) + " (every rank must be started with the same)");
+  };
+  const auto seconds = std::to_string((timeout.count() + 999) / 1000) + " s";
+  if (rank != 0) {
+    const int64_t root = world_of(0);
+    if (root < 0) {
+      throw RunFailure("rank 0 did not publish its WORLD_SIZE within " + seconds +
+                       " (is rank 0 running, with the same MASTER_ADDR and MASTER_PORT?)");
+    }
+    if (root != world) throw disagree(0, root);
+    return;
+  }
+  std::vector<int> missing;
+  for (int r = 1; r < world; ++r) {
+    const int64_t theirs = world_of(r);
+    if (theirs < 0)
+      missing.push_back(r);
+    else if (theirs != world)
+      throw disagree(r, theirs);
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (size_t i = 0; i < missing.size() && i < 16; ++i)
+      list += (i ? ", " : "") + std::to_string(missing[i]);
+    if (missing.size() > 16) list += " and " + std::to_string(missing.size() - 16) + " more";
+    throw RunFailure(std::string("rank") + (missing.size() > 1 ? "s " : " ") + list +
+                     " did not publish " + (missing.size() > 1 ? "their" : "its") +
+                     " WORLD_SIZE within " + seconds);
+  }
+}
+
+StoreLimits run_store_limits(int32_t classes, int64_t samples, int world, int64_t batch_size) {
+  const uint64_t c = uint64_t(std::max<int32_t>(classes, 0));
+  const uint64_t n = uint64_t(std::max<int64_t>(samples, 0));
+  const uint64_t w = uint64_t(std::max(world, 1));
+  const uint64_t b = uint64_t(std::max<int64_t>(batch_size, 1));
+  // The small values of a run: error texts, notes, counters, the backend's addresses and
+  // ids (Gloo's, NCCL's) take far less.
+  constexpr uint64_t kSmall = uint64_t(1) << 20;
+  const uint64_t matrix = 4 + 8 * c * c;
+  // A rank evaluates its share of the epoch (at most every sample, padding included, plus a
+  // batch of Accelerate's even_batches) and again the sanity-check batches taken from it.
+  const uint64_t records = 8 + kRecordBytes * 2 * (n + b);
+  const uint64_t value = std::min(kMaxStoreValueBytes, std::max({matrix, records, kSmall}));
+  // Every rank's records and matrix, rank 0's reported matrix, and the small values.
+  const uint64_t total_records = 8 * w + kRecordBytes * 2 * (n + w + w * b);
+  const uint64_t total = (w + 1) * matrix + total_records + (w + 1) * kSmall;
+  return StoreLimits{value, std::max(total, value)};
 }
 
 std::string first_line(const std::string& s) {

@@ -30,6 +30,10 @@ inline std::string key_done(int rank) {
 inline std::string key_error(int rank) {
   return "rank" + std::to_string(rank) + "/error";
 }
+// The WORLD_SIZE a rank was started with, as decimal text (check_world_size).
+inline std::string key_world_size(int rank) {
+  return "rank" + std::to_string(rank) + "/world_size";
+}
 inline constexpr const char* kKeySynced = "synced";
 inline constexpr const char* kKeySyncNote = "sync_note";
 
@@ -37,6 +41,21 @@ inline constexpr const char* kKeySyncNote = "sync_note";
 bool has_key(RankStore& store, const std::string& key);
 // set() that throws RunFailure "cannot reach the store: ..." on failure.
 void publish(RankStore& store, const std::string& key, const Bytes& value);
+
+// Checks, before any backend is set up, that every rank was started with the same WORLD_SIZE
+// (ranks that disagree otherwise fail deep inside Gloo's rendezvous). Each rank publishes its
+// own; every rank compares rank 0's with its own, and rank 0 compares every rank's of its
+// world, all within `timeout`. Throws RunFailure naming the rank that disagrees and both
+// sizes, or the ranks that did not publish theirs in time.
+void check_world_size(RankStore& store, int rank, int world, std::chrono::milliseconds timeout);
+
+// What a store hosted for a run of `world` ranks over `samples` samples of `classes` classes,
+// batches of `batch_size`, must accept: each value up to the largest its ranks put (a
+// matrix, a rank's records), everything together up to what they all put, each with room for
+// the small keys of the run and its backend (texts, Gloo's addresses). Values stay within
+// kMaxStoreValueBytes; the total is what the run needs (kMaxStoreTotalBytes is the default
+// of a store that knows nothing of its run).
+StoreLimits run_store_limits(int32_t classes, int64_t samples, int world, int64_t batch_size);
 
 // The first line of an exception's (often multi-line) message.
 std::string first_line(const std::string& s);

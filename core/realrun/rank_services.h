@@ -75,10 +75,12 @@ struct RealRunServices {
   std::string torch_version;  // recorded in the run files assembled
   // The store in the file `path` (c10d FileStore), shared by every process opening it.
   std::function<std::shared_ptr<RankStore>(const std::string& path, int timeout_s)> open_file_store;
-  // A TCP store at addr:port, hosted by this process when `server` (port 0: any free one);
-  // *bound_port, when given, receives the port it uses.
+  // A TCP store at addr:port, hosted by this process when `server` (port 0: any free one),
+  // accepting what `limits` allow (run_store_limits); *bound_port, when given, receives the
+  // port it uses.
   std::function<std::shared_ptr<RankStore>(const std::string& addr, int port, bool server,
-                                           int timeout_s, int* bound_port)>
+                                           int timeout_s, int* bound_port,
+                                           const StoreLimits& limits)>
       open_tcp_store;
   // Loads the model (checks it, in the launcher, before any rank starts).
   std::function<std::unique_ptr<BatchClassifier>(const std::string& path)> load_model;

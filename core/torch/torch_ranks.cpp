@@ -40,7 +40,8 @@ std::shared_ptr<RankStore> open_file_store(const std::string& path, int timeout_
 }
 
 std::shared_ptr<RankStore> open_tcp_store(const std::string& addr, int port, bool server,
-                                          int timeout_s, int* bound_port) {
+                                          int timeout_s, int* bound_port,
+                                          const StoreLimits& limits) {
   const auto timeout = std::chrono::milliseconds(std::chrono::seconds(timeout_s));
   if (torchrun_agent_hosts_store(process_environment())) {
     // torchrun's agent already hosts a c10d TCPStore on MASTER_PORT: join it as a client,
@@ -62,7 +63,7 @@ std::shared_ptr<RankStore> open_tcp_store(const std::string& addr, int port, boo
   std::shared_ptr<SocketStoreServer> host;
   std::string connect_to = addr;
   if (server) {
-    host = std::make_shared<SocketStoreServer>(addr, port);
+    host = std::make_shared<SocketStoreServer>(addr, port, limits);
     port = host->port();
     connect_to = host->address();
   }

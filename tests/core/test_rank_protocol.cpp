@@ -2,8 +2,10 @@
 // rejection of bytes that are not exactly a record list or a matrix.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 #include "core/realrun/rank_protocol.h"
 #include "tests/core/rank_fakes.h"
@@ -154,6 +156,81 @@ TEST(RankProtocol, MemoryStorePrefixesLikeC10d) {
   EXPECT_FALSE(store.check("rank0/done"));
   EXPECT_EQ(store.keys(), std::vector<std::string>{"shardlens//rank0/done"});
   EXPECT_THROW(view->wait({"rank1/done"}, std::chrono::milliseconds(10)), std::runtime_error);
+}
+
+// Ranks in threads, each started with worlds[rank] as its WORLD_SIZE, over one store; the
+// failure each one reports ("" when it passed).
+std::vector<std::string> check_worlds(const std::vector<int>& worlds,
+                                      std::chrono::milliseconds timeout) {
+  test::MemoryStore store;
+  const auto run = store.prefixed(kRunStorePrefix);
+  std::vector<std::string> out(worlds.size());
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < worlds.size(); ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        check_world_size(*run, int(r), worlds[r], timeout);
+      } catch (const RunFailure& e) {
+        out[r] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return out;
+}
+
+TEST(RankProtocol, RanksThatAgreeOnTheWorldSizePass) {
+  EXPECT_EQ(check_worlds({4, 4, 4, 4}, std::chrono::seconds(5)), std::vector<std::string>(4, ""));
+  EXPECT_EQ(check_worlds({1}, std::chrono::seconds(5)), std::vector<std::string>{""});
+}
+
+TEST(RankProtocol, ARankWithAnotherWorldSizeIsNamedWithBothSizes) {
+  // Rank 2 was started with WORLD_SIZE 8, the others with 4.
+  const std::vector<std::string> got = check_worlds({4, 4, 8, 4}, std::chrono::seconds(5));
+  EXPECT_EQ(got[0],
+            "the ranks disagree on WORLD_SIZE: rank 2 has 8, rank 0 has 4 (every rank must be "
+            "started with the same)");
+  EXPECT_EQ(got[1], "");  // it agrees with rank 0; Gloo would then fail it, not this check
+  EXPECT_NE(got[2].find("rank 0 has 4, rank 2 has 8"), std::string::npos) << got[2];
+  EXPECT_EQ(got[3], "");
+}
+
+TEST(RankProtocol, ARankBeyondRankZerosWorldIsToldSo) {
+  // 136 vs 272 as Gloo put it: rank 0 thinks the world is 2, rank 2 that it is 3.
+  const std::vector<std::string> got = check_worlds({2, 2, 3}, std::chrono::seconds(5));
+  EXPECT_EQ(got[0], "");
+  EXPECT_EQ(got[1], "");
+  EXPECT_NE(got[2].find("rank 0 has 2, rank 2 has 3"), std::string::npos) << got[2];
+}
+
+TEST(RankProtocol, RankZeroNamesTheRanksThatNeverPublishTheirWorldSize) {
+  test::MemoryStore store;
+  const auto start = std::chrono::steady_clock::now();
+  const std::string why =
+      failure_of([&] { check_world_size(store, 0, 3, std::chrono::milliseconds(300)); });
+  EXPECT_EQ(why, "ranks 1, 2 did not publish their WORLD_SIZE within 1 s");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  test::MemoryStore without_rank0;
+  const std::string other =
+      failure_of([&] { check_world_size(without_rank0, 1, 3, std::chrono::milliseconds(200)); });
+  EXPECT_EQ(other.rfind("rank 0 did not publish its WORLD_SIZE within 1 s", 0), 0u) << other;
+}
+
+TEST(RankProtocol, RunStoreLimitsHoldWhatTheRanksPutAndNotMuchMore) {
+  // 10 classes, 10,000 samples, 2 ranks, batches of 64.
+  const StoreLimits small = run_store_limits(10, 10000, 2, 64);
+  // A rank's records of every sample: 8 + 17 * 10,000 bytes; a matrix 4 + 8 * 100.
+  EXPECT_GE(small.value_bytes, 8u + 17u * 10000u);
+  EXPECT_GE(small.value_bytes, 804u);
+  EXPECT_GE(small.total_bytes, 2 * (8u + 17u * 10000u) + 3 * 804u);
+  // A 1.5 GB value is nothing such a run puts.
+  EXPECT_LT(small.value_bytes, uint64_t(1500) * 1000 * 1000);
+  EXPECT_LT(small.total_bytes, uint64_t(1500) * 1000 * 1000);
+  // A run at the class cap: every value up to the matrix, 4 + 8 * 32768^2 bytes.
+  const StoreLimits wide = run_store_limits(32768, 1000, 4, 64);
+  EXPECT_EQ(wide.value_bytes, uint64_t(8589934596));
+  EXPECT_EQ(kMaxStoreValueBytes, uint64_t(8589934596));
+  EXPECT_GE(wide.total_bytes, 5 * uint64_t(8589934596));  // 4 ranks' and the reported one
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The run's own network store (core/platform/socket_store.h): c10d's semantics over real
 // sockets, and that it listens on the one address it is given.
 #include <arpa/inet.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "core/platform/socket_store.h"
+#include "core/realrun/rank_protocol.h"
 
 using namespace shardlens;
 using namespace std::chrono_literals;
@@ -38,6 +40,31 @@ std::vector<std::string> listening_entries(int port) {
       out.push_back(local);
   }
   return out;
+}
+
+int connect_raw(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(uint16_t(port));
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  return fd;
+}
+
+// Everything the peer sends until it closes the connection (or `limit` passes).
+std::string read_until_closed(int fd, std::chrono::milliseconds limit) {
+  timeval tv{};
+  tv.tv_sec = long(limit.count() / 1000);
+  tv.tv_usec = long(limit.count() % 1000) * 1000;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string out;
+  char chunk[4096];
+  for (;;) {
+    const ssize_t k = ::recv(fd, chunk, sizeof chunk, 0);
+    if (k <= 0) return out;
+    out.append(chunk, size_t(k));
+  }
 }
 
 }  // namespace
@@ -189,8 +216,197 @@ TEST(SocketStore, GarbageFromAPeerIsHungUpOnWithoutHarmingOthers) {
   // op 1 with 2^32-1 items, then a value claiming 2^63 bytes: refused, connection closed.
   const uint8_t junk[] = {1, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0x80};
   ASSERT_EQ(::send(fd, junk, sizeof junk, 0), ssize_t(sizeof junk));
-  char c;
-  EXPECT_EQ(::recv(fd, &c, 1, 0), 0);  // the server hung up
+  const std::string said = read_until_closed(fd, 5s);  // the server says why, then hangs up
+  ASSERT_FALSE(said.empty());
+  EXPECT_EQ(said[0], 2) << "an error status";
+  EXPECT_NE(said.find("refused"), std::string::npos) << said;
   ::close(fd);
   EXPECT_EQ(good.get("k"), b("v"));
+}
+
+// A set request's frame up to (not including) the value's bytes: op 1, 2 items, the key,
+// then the value's uint64 length.
+Bytes set_header(const std::string& key, uint64_t value_length) {
+  Bytes out = {1, 2, 0, 0, 0};
+  for (uint64_t v : {uint64_t(key.size())}) {
+    for (int i = 0; i < 8; ++i) out.push_back(uint8_t(v >> (8 * i)));
+  }
+  out.insert(out.end(), key.begin(), key.end());
+  for (int i = 0; i < 8; ++i) out.push_back(uint8_t(value_length >> (8 * i)));
+  return out;
+}
+
+long peak_rss_kb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+TEST(SocketStore, AValueOverTheLimitIsRefusedOnItsLengthAlone) {
+  const StoreLimits limits{uint64_t(1) << 20, uint64_t(4) << 20};
+  SocketStoreServer server("127.0.0.1", 0, limits);
+  SocketStoreClient good("127.0.0.1", server.port(), 5s);
+  good.set("k", b("v"));
+  const long rss_before = peak_rss_kb();
+  // 1.5 GB announced, and one byte over the limit: neither body is ever sent.
+  for (const uint64_t length : {uint64_t(1500) * 1000 * 1000, limits.value_bytes + 1}) {
+    SCOPED_TRACE(length);
+    const int fd = connect_raw(server.port());
+    const Bytes header = set_header("huge", length);
+    ASSERT_EQ(::send(fd, header.data(), header.size(), 0), ssize_t(header.size()));
+    const auto start = std::chrono::steady_clock::now();
+    const std::string said = read_until_closed(fd, 5s);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 2s) << "refused at once";
+    ASSERT_FALSE(said.empty());
+    EXPECT_EQ(said[0], 2) << "an error status";
+    EXPECT_NE(said.find(std::to_string(length) + " bytes"), std::string::npos) << said;
+    EXPECT_NE(said.find(std::to_string(limits.value_bytes)), std::string::npos) << said;
+    ::close(fd);
+  }
+  EXPECT_LT(peak_rss_kb() - rss_before, 64 * 1024) << "no memory taken for the announced value";
+  // The store still serves the others, and takes a value exactly at the limit.
+  EXPECT_EQ(good.get("k"), b("v"));
+  const Bytes at_limit(limits.value_bytes, 7);
+  good.set("at-limit", at_limit);
+  SocketStoreClient other("127.0.0.1", server.port(), 5s);
+  EXPECT_EQ(other.get("at-limit"), at_limit);
+  EXPECT_FALSE(other.check({"huge"}));
+}
+
+TEST(SocketStore, ARunsStoreTakesItsRanksValuesAndRefusesAGigabyte) {
+  // The limits a run of 2 ranks over 10,000 samples of 10 classes hosts its store with.
+  SocketStoreServer server("127.0.0.1", 0, run_store_limits(10, 10000, 2, 64));
+  SocketStoreClient rank("127.0.0.1", server.port(), 5s);
+  std::vector<Record> records(10000, Record{1, 2, 3, 0});  // more than a rank's share
+  rank.set("rank0/records", encode_records(records));
+  rank.set("rank0/matrix", encode_matrix(Matrix(10)));
+  const int fd = connect_raw(server.port());
+  const Bytes header = set_header("huge", uint64_t(1500) * 1000 * 1000);
+  ASSERT_EQ(::send(fd, header.data(), header.size(), 0), ssize_t(header.size()));
+  const std::string said = read_until_closed(fd, 5s);
+  ::close(fd);
+  ASSERT_FALSE(said.empty());
+  EXPECT_EQ(said[0], 2) << "an error status";
+  EXPECT_EQ(decode_records(rank.get("rank0/records")).size(), 10000u);
+}
+
+TEST(SocketStore, TheStoreAsAWholeIsBoundedAndAFullStoreKeepsServing) {
+  const StoreLimits limits{uint64_t(1) << 20, uint64_t(3) << 20};
+  SocketStoreServer server("127.0.0.1", 0, limits);
+  SocketStoreClient c("127.0.0.1", server.port(), 5s);
+  const Bytes mib(uint64_t(1) << 20, 1);
+  c.set("a", mib);
+  c.set("b", mib);
+  try {
+    c.set("c", mib);  // 3 MiB of values plus the keys: past the limit
+    FAIL() << "the store took more than its limit";
+  } catch (const RunFailure& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string(limits.total_bytes)), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(c.check({"c"}), RunFailure);             // that client was hung up on
+  SocketStoreClient d("127.0.0.1", server.port(), 5s);  // the others are served
+  EXPECT_FALSE(d.check({"c"}));
+  EXPECT_EQ(d.get("a"), mib);
+  d.set("a", Bytes(10, 2));  // replacing a value frees what it held
+  d.set("c", mib);
+  EXPECT_TRUE(d.remove("b"));  // and so does deleting one
+  d.set("e", Bytes(1000, 3));
+  EXPECT_EQ(d.get("c"), mib);
+  EXPECT_EQ(d.num_keys(), 3);
+}
+
+// A listener that takes connections (the kernel completes them) but never answers.
+struct SilentListener {
+  int fd = -1;
+  int port = 0;
+  explicit SilentListener(int backlog) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(::listen(fd, backlog), 0);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    port = ntohs(addr.sin_port);
+  }
+  ~SilentListener() { ::close(fd); }
+};
+
+std::string failure_of_client(int port, std::chrono::milliseconds timeout,
+                              std::chrono::steady_clock::duration& took) {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    SocketStoreClient c("127.0.0.1", port, timeout);
+    took = std::chrono::steady_clock::now() - start;
+    return "(connected)";
+  } catch (const RunFailure& e) {
+    took = std::chrono::steady_clock::now() - start;
+    return e.what();
+  }
+}
+
+TEST(SocketStore, AListenerThatNeverAnswersIsGivenUpOnAtTheTimeout) {
+  SilentListener silent(16);
+  std::chrono::steady_clock::duration took{};
+  const std::string why = failure_of_client(silent.port, 1s, took);
+  EXPECT_NE(why.find("127.0.0.1:" + std::to_string(silent.port)), std::string::npos) << why;
+  EXPECT_NE(why.find("1 s"), std::string::npos) << why;
+  EXPECT_NE(why.find("did not answer"), std::string::npos) << why;
+  EXPECT_GE(took, 900ms);
+  EXPECT_LT(took, 1s + 1500ms);
+}
+
+TEST(SocketStore, AListenerThatNeverAcceptsIsGivenUpOnAtTheTimeout) {
+  // Backlog 0 and nobody calling accept(): once the queue is full, further connections are
+  // never completed (the kernel drops their SYNs).
+  SilentListener full(0);
+  std::vector<int> fillers;
+  for (int i = 0; i < 4; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(uint16_t(full.port));
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    fillers.push_back(fd);
+  }
+  std::this_thread::sleep_for(100ms);
+  std::chrono::steady_clock::duration took{};
+  const std::string why = failure_of_client(full.port, 1s, took);
+  for (int fd : fillers) ::close(fd);
+  EXPECT_NE(why.find("127.0.0.1:" + std::to_string(full.port)), std::string::npos) << why;
+  EXPECT_NE(why.find("1 s"), std::string::npos) << why;
+  EXPECT_GE(took, 900ms);
+  EXPECT_LT(took, 1s + 1500ms);
+}
+
+TEST(SocketStore, AStoreThatFallsSilentEndsEachRequestAtItsDeadline) {
+  // Answers the handshake like a store, then nothing more.
+  SilentListener fake(16);
+  std::thread host([&] {
+    const int fd = ::accept(fake.fd, nullptr, nullptr);
+    uint8_t request[5];
+    ASSERT_EQ(::recv(fd, request, sizeof request, MSG_WAITALL), 5);  // num_keys: no items
+    const uint8_t answer[] = {0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, '0'};
+    ASSERT_EQ(::send(fd, answer, sizeof answer, 0), ssize_t(sizeof answer));
+    std::this_thread::sleep_for(6s);
+    ::close(fd);
+  });
+  SocketStoreClient c("127.0.0.1", fake.port, 1s);
+  auto start = std::chrono::steady_clock::now();
+  try {
+    c.set("k", b("v"));
+    FAIL() << "set returned";
+  } catch (const RunFailure& e) {
+    EXPECT_NE(std::string(e.what()).find("127.0.0.1:" + std::to_string(fake.port)),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s + kStoreReplyMargin + 500ms);
+  start = std::chrono::steady_clock::now();
+  EXPECT_THROW(c.get("k"), RunFailure);  // the connection is given up: no second wait
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 100ms);
+  host.join();
 }
