@@ -1,7 +1,7 @@
 """The hostile-input suite (issue 26): writes about 200 hostile files and, for each, the
 shardlens-cli command that reads it and what that command must do.
 
-Usage: make_cases.py SHARDLENS_CLI OUTDIR. Writes the files under OUTDIR and OUTDIR/cases.json,
+Usage: make_cases.py SHARDLENS_CLI OUTDIR [--no-figures] (a build without Qt: no SVG). Writes the files under OUTDIR and OUTDIR/cases.json,
 a list of cases:
   name, category   a short unique name and the kind of input (docs/ROBUSTNESS.md's table)
   args             the CLI's arguments (the runner puts the CLI in front)
@@ -32,6 +32,7 @@ import zlib
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import hostile_loads as hl  # noqa: E402 (write_zip, stored, deflated_zeros, npy_header)
 import hostile_pt as hp  # noqa: E402 (torch.save ZIPs written opcode by opcode)
@@ -613,8 +614,10 @@ def output_cases(s, good_run):
           needles=[fifo], checks=[("not_regular", fifo, "")])
 
 
-def export_cases(s, members, meta):
-    """Class names that attack the formats: the export succeeds and each file is safe."""
+def export_cases(s, members, meta, figures):
+    """Class names that attack the formats: the export succeeds and each file is safe. A
+    build without figures (no Qt) exports no SVG: its cases check CSV and LaTeX only."""
+    formats = "csv,latex,svg" if figures else "csv,latex"
     hostile = {
         "esc-bel": ["red\x1b[31m", "bell\x07", "plain"],
         "latex-input": ["\\input{/etc/passwd}", "a_b&c%d$e#f", "{}~^"],
@@ -631,10 +634,10 @@ def export_cases(s, members, meta):
         else:
             out = s.path("export-" + label)
             checks = [("svg_xml", out, ""), ("csv_quoted", out, json.dumps(names)),
-                      ("tex_no_input", out, "")]
+                      ("tex_no_input", out, "")][0 if figures else 1:]
             s.add("exports", "export-" + label,
                   ["export", "--dataset", GOOD_DATASET + ",names=" + p, "--world-size", "2",
-                   "--batch-size", "2", "--out", out, "--formats", "csv,latex,svg"],
+                   "--batch-size", "2", "--out", out, "--formats", formats],
                   exit=0, checks=checks)
         # The same names from a run file's meta.json (no names-file reader in between).
         m = json.loads(json.dumps(meta))
@@ -642,9 +645,9 @@ def export_cases(s, members, meta):
         p = s.write("export-names-" + label + ".slrun", run_bytes(members, m))
         out = s.path("export-run-" + label)
         checks = [("svg_xml", out, ""), ("csv_quoted", out, json.dumps(names)),
-                  ("tex_no_input", out, "")]
+                  ("tex_no_input", out, "")][0 if figures else 1:]
         s.add("exports", "export-run-" + label,
-              ["export", "--run", p, "--out", out, "--formats", "csv,latex,svg"],
+              ["export", "--run", p, "--out", out, "--formats", formats],
               exit=0, checks=checks)
 
 
@@ -667,7 +670,7 @@ def controls(s, good_run):
     s.add("controls", "control-npy-dataset", ["simulate", "--dataset", "npy:" + p], exit=0)
 
 
-def make(cli, out):
+def make(cli, out, figures=True):
     s = Suite(cli, out)
     good_run, members, meta = make_good_run(s)
     controls(s, good_run)
@@ -681,14 +684,15 @@ def make(cli, out):
     scenario_cases(s)
     pt_cases(s)
     output_cases(s, good_run)
-    export_cases(s, members, meta)
+    export_cases(s, members, meta, figures)
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump(s.cases, f, indent=1)
     return s.cases
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4) or sys.argv[3:] not in ([], ["--no-figures"]):
         raise SystemExit(__doc__)
     os.makedirs(sys.argv[2], exist_ok=True)
-    print("%d cases in %s" % (len(make(sys.argv[1], sys.argv[2])), sys.argv[2]))
+    cases = make(sys.argv[1], sys.argv[2], figures=sys.argv[3:] == [])
+    print("%d cases in %s" % (len(cases), sys.argv[2]))

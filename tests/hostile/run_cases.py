@@ -2,7 +2,7 @@
 expectations, and each case's `shardlens-cli` command runs here under resource limits.
 
 Usage: run_cases.py SHARDLENS_CLI [-k SUBSTRING] [-j JOBS] [--keep DIR] [--json FILE]
-                    [--no-torch]
+                    [--no-torch] [--no-figures]
 
 Every case runs in its own process group under RLIMIT_AS (the case's as_mb, so a regression
 that allocates without bound dies there instead of taking the machine down) and RLIMIT_CORE 0,
@@ -36,6 +36,7 @@ import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, HERE)
 import make_cases  # noqa: E402
 
@@ -196,6 +197,8 @@ def main():
     ap.add_argument("--keep", help="write the files here (kept) instead of a temporary folder")
     ap.add_argument("--no-torch", action="store_true",
                     help="a build without LibTorch: leave out the .pt reader's cases")
+    ap.add_argument("--no-figures", action="store_true",
+                    help="a build without Qt: the exports are checked without SVG")
     ap.add_argument("--json", help="write each case's result to this file")
     a = ap.parse_args()
     cli = os.path.abspath(a.cli)
@@ -203,7 +206,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="shardlens-hostile-") as tmp:
         out = a.keep or tmp
         os.makedirs(out, exist_ok=True)
-        every = make_cases.make(cli, out)
+        every = make_cases.make(cli, out, figures=not a.no_figures)
         unknown = set(PENDING) - {c["name"] for c in every}
         cases = [c for c in every if a.k in c["name"] and
                  not (a.no_torch and c["category"] == "pt")]
