@@ -489,7 +489,9 @@ void summarize(const DiagnosisInput& in, const RecordStats& st, const SampleSet&
     if (std::abs(rows[r] - want) > 1e-9) out.mismatched_rows.push_back(r);
   }
   if (in.expected) {
-    out.correct = reported == *in.expected;
+    // A row that misses its class count is wrong whatever the expected matrix says: one
+    // that disagrees with the class counts (a damaged or doctored file) proves nothing.
+    out.correct = reported == *in.expected && out.mismatched_rows.empty();
   } else {
     out.correct = missing.count == 0 && out.duplicated_samples == 0 && reported == record_sum &&
                   out.mismatched_rows.empty();

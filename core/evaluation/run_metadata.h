@@ -47,6 +47,11 @@ struct RunMetadata {
   bool complete = true;
   std::string incomplete_reason;  // why, when not complete (e.g. "rank 2 failed: ...")
   std::vector<int> failed_ranks;
+  // Imports: the ranks whose matrix a dump provided (its own accumulated matrix, in whatever
+  // counter it kept) rather than counted from its records. Set by every import, empty when
+  // no dump gave one; absent in other runs and in imports written before it was recorded.
+  // A rank not listed has its matrix checked against its records when the file is read.
+  std::optional<std::vector<int>> provided_matrices;
   // Who started a real run's ranks: "shardlens" (its own launcher), "torchrun", "env",
   // "slurm", "openmpi" or "pmi" (core/platform/launcher_env.h); empty for other sources.
   std::string launcher;

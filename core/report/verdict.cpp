@@ -90,7 +90,9 @@ Verdict verdict_of(const Evaluation& e) {
   const Diagnosis& d = e.diagnosis;
   const int64_t rows = int64_t(d.mismatched_rows.size());
   const bool sum_only = synced_origin_of(e.meta) == SyncedOrigin::SumOfRanks;
-  if (d.correct) {
+  // Never "equals the expected one" over a row that misses its class count (summarize in
+  // core/diagnosis/diagnosis.cpp holds it too): such a row is wrong, whatever says otherwise.
+  if (d.correct && rows == 0) {
     if (sum_only)
       return {VerdictKind::Correct,
               "the sum of the ranks' matrices equals the expected one; the run's reported "

@@ -911,8 +911,12 @@ void build_matrices(RunFile& run, const RankOwners& owners, const DatasetTruth& 
                     int ignore_index) {
   const int32_t classes = run.meta.classes;
   run.per_rank = matrices_from_records(run.records, classes, ignore_index);
+  // Listed, so a reader checks the other ranks' matrices against their records.
+  run.meta.provided_matrices.emplace();
   for (size_t r = 0; r < owners.provided.size(); ++r) {
-    if (owners.provided[r]) run.per_rank[r] = *owners.provided[r];
+    if (!owners.provided[r]) continue;
+    run.per_rank[r] = *owners.provided[r];
+    run.meta.provided_matrices->push_back(int(r));
   }
   // The logged matrix is the lowest rank's report (rank 0's, as Lightning logs it); ranks that
   // report something else are kept for the diagnosis (`unsynced`).

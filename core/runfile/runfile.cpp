@@ -16,6 +16,7 @@
 #include "core/model/limits.h"
 #include "core/model/memory_budget.h"
 #include "core/model/types.h"
+#include "core/runfile/record_checks.h"
 #include "shardlens/config.h"
 
 namespace shardlens {
@@ -186,6 +187,19 @@ const std::vector<MetaField>& meta_fields() {
              fail(origin, "meta.json: failed rank " + std::to_string(r) + " out of range");
            m.failed_ranks.push_back(static_cast<int>(r));
          }
+       }},
+      {"provided_matrices", Presence::Optional,
+       [](const RunMetadata& m) { return m.provided_matrices.has_value(); },
+       [](const RunMetadata& m) { return json(*m.provided_matrices); },
+       [](const json& j, RunMetadata& m, const std::string& origin) {
+         std::vector<int> ranks;
+         for (int64_t r : json_integers(j, "provided_matrices", in_meta(origin), kMaxWorldSize)) {
+           if (r < 0 || r >= m.world_size)
+             fail(origin,
+                  "meta.json: provided_matrices: rank " + std::to_string(r) + " out of range");
+           ranks.push_back(static_cast<int>(r));
+         }
+         m.provided_matrices = std::move(ranks);
        }},
       optional_text("sync_note", &RunMetadata::sync_note),
       {"synced_origin", Presence::Optional,
@@ -519,6 +533,8 @@ RunFile parse_run_members(const std::map<std::string, std::string>& members,
         read_matrix(members, rank_member(r, "reported"), m.classes, origin);
   }
   validate_run(run, origin);
+  // What the records prove: no stored matrix or count may contradict them.
+  check_run_against_records(run, origin);
   return run;
 }
 

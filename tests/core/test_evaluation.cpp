@@ -11,12 +11,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/io/files.h"
 #include "core/report/compare.h"
 #include "core/report/export.h"
 #include "core/report/report.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
+#include "core/sim/validations.h"
 #include "tests/common/small_run.h"
 #include "tests/common/test_rows.h"
 #include "tests/core/pattern_rows.h"
@@ -84,6 +86,48 @@ INSTANTIATE_TEST_SUITE_P(Evaluation, LessonSavedAsARun,
                                          LessonRow{"gather-zero-pad"},
                                          LessonRow{"batch-limit-subset"},
                                          LessonRow{"ignored-targets"}),
+                         test::NamedRow{});
+
+// Every lesson, every validation of it: its run file passes the load's checks against the
+// records (core/runfile/record_checks.h) and keeps its matrices and verdict. Patterns that
+// need the other validations of the epoch (repeated-validation-subset) are compared where the
+// epoch has one; a simulation that hangs before its sync is saved as an incomplete run.
+class EveryLessonSavedAsARun : public testing::TestWithParam<LessonRow> {};
+
+TEST_P(EveryLessonSavedAsARun, LoadsAndKeepsItsDiagnosis) {
+  const std::string& name = GetParam().name;
+  const std::vector<Evaluation> sims = simulate_validations(load_preset(name));
+  for (const Evaluation& sim : sims) {
+    RunFile file = run_from_evaluation(sim);
+    file.meta.complete = sim.synced.has_value();
+    const std::string bytes = [&] {
+      const auto dir = std::filesystem::temp_directory_path() /
+                       ("shardlens_every_lesson_" + std::to_string(::getpid()));
+      std::filesystem::create_directories(dir);
+      const std::string path = (dir / "lesson.slrun").string();
+      save_run_file(file, path);
+      std::string out = read_file_bytes(path);
+      std::filesystem::remove_all(dir);
+      return out;
+    }();
+    const Evaluation run =
+        evaluation_from_run(parse_run_file(bytes, "lesson.slrun"), "lesson.slrun");
+    EXPECT_EQ(run.per_rank, sim.per_rank) << name;
+    EXPECT_EQ(run.synced, sim.synced) << name;
+    EXPECT_EQ(run.expected, sim.expected) << name;
+    EXPECT_EQ(run.diagnosis.correct, sim.diagnosis.correct) << name;
+    if (sims.size() == 1 && sim.synced)
+      EXPECT_EQ(patterns(run.diagnosis), patterns(sim.diagnosis)) << name;
+  }
+}
+
+std::vector<LessonRow> every_lesson() {
+  std::vector<LessonRow> rows;
+  for (const LessonInfo& l : load_lessons().lessons) rows.push_back({l.name});
+  return rows;
+}
+
+INSTANTIATE_TEST_SUITE_P(Evaluation, EveryLessonSavedAsARun, testing::ValuesIn(every_lesson()),
                          test::NamedRow{});
 
 TEST(Evaluation, RecordsOfARunReadLikeASimulations) {

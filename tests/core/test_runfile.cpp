@@ -19,9 +19,11 @@
 #include "core/io/npz.h"
 #include "core/io/sha256.h"
 #include "core/model/types.h"
+#include "core/report/report.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/runfile/runfile.h"
 #include "core/sim/engine.h"
+#include "core/sim/lessons.h"
 #include "tests/common/small_run.h"
 #include "tests/common/test_rows.h"
 
@@ -420,4 +422,209 @@ TEST(RunFile, RecordedTorchVersionChoosesTheSemantics) {
   run.meta.scenario = s;
   run.meta.torch_version = "1.13.0";
   EXPECT_EQ(evaluation_from_run(run, "r.slrun").scenario().sampler.torch.to_string(), "2.7");
+}
+
+// --- A file cannot make the report lie: what the records prove is checked at load ----------
+
+namespace {
+
+// small_run() with the expected matrix its records prove: every index 0..6 evaluated once
+// outside rank 1's padding repeat of index 0, so one count per index at (target, prediction):
+// 0 -> (0,0), 1 -> (0,0), 2 -> (1,1), 3 -> (1,2), 4 -> (2,2), 5 -> (2,2), 6 -> (0,1).
+RunFile small_run_with_expected() {
+  RunFile run = small_run();
+  Matrix expected(3);
+  expected.cells = {2, 1, 0, 0, 1, 1, 0, 0, 2};
+  run.expected = expected;
+  return run;
+}
+
+std::string int_matrix(const std::vector<int64_t>& cells) {
+  return npy_bytes(cells, {3, 3});
+}
+
+// The message of the InputError parse_run_file throws for `bytes`, or "" when it loads.
+std::string load_error(const std::string& bytes) {
+  try {
+    parse_run_file(bytes, "doctored.slrun");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return {};
+}
+
+void expect_refused(const std::string& bytes, const std::vector<std::string>& needles) {
+  const std::string what = load_error(bytes);
+  ASSERT_FALSE(what.empty()) << "a doctored run file loaded";
+  EXPECT_EQ(what.rfind("doctored.slrun: ", 0), 0u) << what;
+  for (const std::string& needle : needles)
+    EXPECT_NE(what.find(needle), std::string::npos) << "no '" << needle << "' in: " << what;
+}
+
+}  // namespace
+
+TEST(RunFileRecords, HonestFileWithExpectedLoadsAndIsDiagnosedWrong) {
+  const std::string bytes = run_file_bytes(small_run_with_expected());
+  ASSERT_EQ(load_error(bytes), "");
+  const Evaluation e = evaluation_from_run(parse_run_file(bytes, "honest.slrun"), "honest.slrun");
+  // The padding repeat of index 0 puts 4 in row 0 of the synced matrix, whose class has 3.
+  EXPECT_FALSE(e.diagnosis.correct);
+  EXPECT_EQ(e.diagnosis.mismatched_rows, std::vector<int32_t>{0});
+}
+
+// The file: the stored expected matrix doctored to equal the wrong synced one.
+TEST(RunFileRecords, ExpectedEqualToAWrongSyncedIsRefused) {
+  const std::string bytes = repack(run_file_bytes(small_run_with_expected()),
+                                   [](auto& m) { m["expected.npy"] = m.at("synced.npy"); });
+  // Synced row 0 is 3 + 1 + 0 = 4 (index 0 counted twice); class 0 has 3 samples.
+  expect_refused(bytes, {"member expected.npy", "row 0 sums to 4", "class 0 3 samples"});
+}
+
+// Rows that balance can still contradict the records: index 6 is class 0 predicted as 1.
+TEST(RunFileRecords, ExpectedBelowTheRecordsIsRefused) {
+  const std::string bytes = repack(run_file_bytes(small_run_with_expected()), [](auto& m) {
+    m["expected.npy"] = int_matrix({3, 0, 0, 0, 1, 1, 0, 0, 2});
+  });
+  expect_refused(bytes, {"member expected.npy", "holds 0 at row 0, column 1",
+                         "1 distinct sample of class 0 predicted as 1"});
+}
+
+TEST(RunFileRecords, ExpectedRowsNotSummingToTheClassCountsAreRefused) {
+  // One count moved from row 0 to row 1: the total is still the dataset's 7.
+  const std::string bytes = repack(run_file_bytes(small_run_with_expected()), [](auto& m) {
+    m["expected.npy"] = int_matrix({2, 0, 0, 0, 2, 1, 0, 0, 2});
+  });
+  expect_refused(bytes, {"member expected.npy", "row 0 sums to 2", "class 0 3 samples"});
+}
+
+TEST(RunFileRecords, ExpectedNotCountingTheDatasetIsRefused) {
+  // Rows that match estimated class counts, but 8 samples in a dataset of 7.
+  std::string bytes = edit_meta(run_file_bytes(small_run_with_expected()), [](auto& meta) {
+    meta["class_counts"] = {4, 2, 2};
+    meta["class_counts_source"] = "distinct-records";
+  });
+  bytes = repack(bytes, [](auto& m) {
+    m["expected.npy"] = int_matrix({3, 1, 0, 0, 1, 1, 0, 0, 2});
+  });
+  expect_refused(bytes, {"member expected.npy counts 8 samples", "'dataset_size' is 7"});
+}
+
+TEST(RunFileRecords, FractionalExpectedIsRefused) {
+  Matrix half(3);
+  half.cells = {1.5, 1.5, 0, 0, 1, 1, 0, 0, 2};
+  const std::string bytes = repack(run_file_bytes(small_run_with_expected()), [&](auto& m) {
+    m["expected.npy"] = npy_bytes(half.cells, {3, 3});
+  });
+  expect_refused(bytes, {"member expected.npy holds 1.5 at row 0, column 0", "whole numbers"});
+}
+
+TEST(RunFileRecords, RankMatrixPlus100IsRefused) {
+  // Rank 1 evaluated index 1 and (padding) index 0, both class 0 predicted as 0.
+  const std::string bytes = repack(run_file_bytes(small_run()), [](auto& m) {
+    m["rank1_matrix.npy"] = int_matrix({102, 0, 0, 0, 0, 1, 0, 0, 1});
+  });
+  expect_refused(bytes, {"member rank1_matrix.npy holds 102 at row 0, column 0",
+                         "rank 1's records hold 2 samples of class 0 predicted as 0"});
+}
+
+TEST(RunFileRecords, RankMatrixMissingACountIsRefused) {
+  // Rank 0: (0,0), (1,1), (2,2), (0,1); its (2,2) emptied.
+  const std::string bytes = repack(run_file_bytes(small_run()), [](auto& m) {
+    m["rank0_matrix.npy"] = int_matrix({1, 1, 0, 0, 1, 0, 0, 0, 0});
+  });
+  expect_refused(bytes, {"member rank0_matrix.npy holds 0 at row 2, column 2",
+                         "rank 0's records hold 1 sample of class 2 predicted as 2"});
+}
+
+// Class counts below what the records show: the dataset's (summing to the dataset size) and
+// an estimate's.
+TEST(RunFileRecords, ClassCountsBelowTheRecordsAreRefused) {
+  const std::string honest = run_file_bytes(small_run());
+  // Indices 0, 1 and 6 are class 0.
+  expect_refused(edit_meta(honest,
+                           [](auto& meta) {
+                             meta["class_counts"] = {2, 3, 2};
+                           }),
+                 {"meta.json: 'class_counts' gives class 0 2 samples",
+                  "the records evaluate 3 distinct samples of it"});
+  expect_refused(edit_meta(honest,
+                           [](auto& meta) {
+                             meta["class_counts"] = {3, 1, 2};
+                             meta["class_counts_source"] = "distinct-records";
+                           }),
+                 {"'class_counts' gives class 1 1 sample", "2 distinct samples of it"});
+}
+
+// A dump may give its rank's own matrix (its counter's, not the records'): an import lists
+// those ranks, and the others are still checked. An import written before the list existed
+// may have given any.
+TEST(RunFileRecords, ProvidedRankMatricesAreNotCountedFromTheRecords) {
+  const auto doctored = [](const std::string& bytes) {
+    return repack(bytes, [](auto& m) {
+      m["rank0_matrix.npy"] = int_matrix({1, 1, 0, 0, 1, 0, 0, 0, 7});
+    });
+  };
+  const std::string honest = run_file_bytes(small_run());
+  const std::string imported = edit_meta(honest, [](auto& meta) {
+    meta["source"] = "imported";
+    meta["backend"] = "import";
+  });
+  EXPECT_EQ(
+      load_error(doctored(edit_meta(
+          imported, [](auto& meta) { meta["provided_matrices"] = nlohmann::json::array({0}); }))),
+      "");
+  EXPECT_EQ(load_error(doctored(imported)), "");  // written before the list
+  expect_refused(
+      doctored(edit_meta(
+          imported, [](auto& meta) { meta["provided_matrices"] = nlohmann::json::array({1}); })),
+      {"member rank0_matrix.npy holds 7 at row 2, column 2"});
+  expect_refused(
+      doctored(edit_meta(imported,
+                         [](auto& meta) { meta["provided_matrices"] = nlohmann::json::array(); })),
+      {"member rank0_matrix.npy"});
+  // Only ranks of the run.
+  expect_refused(
+      edit_meta(imported,
+                [](auto& meta) { meta["provided_matrices"] = nlohmann::json::array({2}); }),
+      {"provided_matrices: rank 2 out of range"});
+  // And the list survives a save: what an import wrote is what a reader sees.
+  RunFile run = small_run();
+  run.meta.source = "imported";
+  run.meta.provided_matrices = std::vector<int>{1};
+  EXPECT_EQ(parse_run_file(run_file_bytes(run), "r.slrun").meta.provided_matrices,
+            std::optional<std::vector<int>>(std::vector<int>{1}));
+}
+
+// A float16 counter (the counter-precision lesson): exact up to 2048, and never below 2048
+// past it; the lesson's own stalled matrices load.
+TEST(RunFileRecords, Float16CountersAreCheckedAsTheyRound) {
+  const Evaluation sim = simulate(load_preset("counter-precision"));
+  ASSERT_EQ(sim.scenario().dtype, CounterDtype::Float16);
+  const std::string honest = run_file_bytes(run_from_evaluation(sim));
+  ASSERT_EQ(load_error(honest), "");
+  // Each rank evaluates 10,000 samples of each class, all predicted right (a perfect model).
+  const auto with_rank0 = [&](double diagonal, double off) {
+    std::vector<double> cells = {diagonal, off, 0, 0, 2048, 0, 0, 0, 2048};
+    return repack(honest, [&](auto& m) { m["rank0_matrix.npy"] = npy_bytes(cells, {3, 3}); });
+  };
+  EXPECT_EQ(load_error(with_rank0(2048, 0)), "");  // stalled
+  EXPECT_EQ(load_error(with_rank0(4096, 0)), "");  // a float16 value past the stall
+  expect_refused(with_rank0(2047, 0), {"member rank0_matrix.npy holds 2047 at row 0, column 0",
+                                       "float16 counter keeps at 2048 or more"});
+  expect_refused(with_rank0(2049, 0), {"holds 2049 at row 0, column 0"});  // not a float16
+  expect_refused(with_rank0(2048, 1), {"holds 1 at row 0, column 1",
+                                       "0 samples of class 0 predicted as 1", "exact up to 2048"});
+}
+
+// Whatever a file or a caller gives, no report says "equals the expected one" over a row
+// that misses its class count (here the run is opened without the load's checks).
+TEST(RunFileRecords, ReportNeverCallsAWrongRowCorrect) {
+  RunFile run = small_run();
+  run.expected = run.synced;  // row 0: 4, class 0: 3
+  const Evaluation e = evaluation_from_run(run, "doctored.slrun");
+  EXPECT_FALSE(e.diagnosis.correct);
+  EXPECT_EQ(e.diagnosis.mismatched_rows, std::vector<int32_t>{0});
+  const std::string text = report_text(e);
+  EXPECT_EQ(text.find("equals the expected one"), std::string::npos) << text;
+  EXPECT_NE(text.find("WRONG"), std::string::npos) << text;
 }

@@ -115,7 +115,10 @@ class TestHostileFiles : public QObject {
   // with the size and the budget; the run on screen stays.
   void runFileOverTheBudgetIsRefused() {
     RunFile big = run_from_evaluation(simulate(smallScenario()));
-    for (int i = 0; i < 20000; ++i) big.records.ranks[0].push_back({i % 100, 0, 0, 0});
+    // Rank 0's own records again and again: large, and still what its samples are (a load
+    // refuses records that contradict the run's class counts or expected matrix).
+    const std::vector<Record> own = big.records.ranks[0];
+    for (size_t i = 0; i < 20000; ++i) big.records.ranks[0].push_back(own[i % own.size()]);
     big.per_rank = matrices_from_records(big.records, big.meta.classes, -1);
     big.synced = big.per_rank[0];
     big.synced += big.per_rank[1];
