@@ -41,7 +41,7 @@ Matrix Matrix::scaled(double factor) const {
 }
 
 void check_counts(const Matrix& m, const std::string& origin, const std::string& name,
-                  Overflow overflow) {
+                  Overflow overflow, Fractions fractions) {
   const size_t c = static_cast<size_t>(m.classes);
   const auto where = [&](size_t i) {
     return " at row " + std::to_string(i / c) + ", column " + std::to_string(i % c);
@@ -63,6 +63,9 @@ void check_counts(const Matrix& m, const std::string& origin, const std::string&
     if (v < 0)
       throw InputError(origin + ": '" + name + "' holds " + value() + where(i) +
                        ": counts cannot be negative");
+    if (fractions == Fractions::Refused && v != std::floor(v))
+      throw InputError(origin + ": '" + name + "' holds " + value() + where(i) +
+                       ": counts must be whole numbers");
     total += v;
     if (total >= kExact)
       throw InputError(origin + ": '" + name + "' holds " + value() + where(i) +

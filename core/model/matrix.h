@@ -33,9 +33,13 @@ struct Matrix {
 // counter's overflow: a run file keeps it as recorded (the simulation makes it too); a dump,
 // whose counter is not known, refuses it. Throws InputError "ORIGIN: 'NAME' holds NaN at row
 // r, column c: ..." (or -50, or a total past 2^53).
+// Accumulated counts (a rank's matrix, the expected one) are whole numbers in every counter
+// dtype; a reported matrix may hold fractions (the row-normalized matrices summed by a
+// normalize-then-sum sync), so `fractions` says whether they are refused.
 enum class Overflow { Refused, Kept };
+enum class Fractions { Refused, Kept };
 void check_counts(const Matrix& m, const std::string& origin, const std::string& name,
-                  Overflow overflow);
+                  Overflow overflow, Fractions fractions = Fractions::Refused);
 
 enum class Normalization { None, True, Pred, All };
 // torchmetrics semantics: divide by row sums (true), column sums (pred) or the total (all);

@@ -96,7 +96,8 @@ Matrix matrix_of(const DumpArray& a, const std::string& name, const std::string&
   } else {
     m.cells = a.reals;
   }
-  check_counts(m, origin, name, Overflow::Refused);
+  check_counts(m, origin, name, Overflow::Refused,
+               name == "reported" ? Fractions::Kept : Fractions::Refused);
   return m;
 }
 

@@ -293,7 +293,10 @@ Matrix read_matrix(const std::map<std::string, std::string>& members, const std:
   Matrix m;
   m.classes = classes;
   m.cells = std::move(values);
-  check_counts(m, origin, name, Overflow::Kept);
+  // What was reported (synced, rank{r}_reported) may hold a normalize-then-sum's fractions.
+  const bool reported = name == "synced" || name.ends_with("_reported");
+  check_counts(m, origin, name, Overflow::Kept,
+               reported ? Fractions::Kept : Fractions::Refused);
   return m;
 }
 

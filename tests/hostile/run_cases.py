@@ -41,26 +41,7 @@ sys.path.insert(0, HERE)
 import make_cases  # noqa: E402
 
 # Cases that fail against main today (see docs/ROBUSTNESS.md); each fix empties its lines.
-PENDING = {
-    # Memory budget for what files and flags declare (issue 26: sizes checked before they are
-    # allocated, the refusal naming the file or flag): "out of memory" (exit 3, no name), or
-    # gigabytes, today.
-    "spec-synthetic-n-10^9",  # 2 GB and climbing at the 15 s kill, budget 256M
-    "spec-synthetic-per-class-2^32-1",  # exit 3 "out of memory"
-    "spec-scenario-dataset-2^32",  # exit 3 "out of memory"
-    "csv-label-32767",  # exit 3 "out of memory" (32768 classes, a 1 G-cell matrix per rank)
-    "npy-label-32767",  # the same from a .npy dataset
-    "npz-index-near-2^32",  # exit 3 "out of memory"
-    "meta-dataset-size-2^32",  # exit 3 "out of memory"
-    "meta-deep-unknown-key",  # exit 0 at 693 MB peak (5-million-deep JSON, budget 256M)
-    "scenario-deep-unknown-key",  # refused (exit 2) but at 388 MB peak
-    # Counts a run file cannot hold: non-integral counts are accepted (0.5 in a cell).
-    "counts-synced-half",  # exit 1 (diagnosed), not refused
-    "counts-rank0_matrix-half",  # exit 0
-    "counts-expected-half",  # exit 1
-    # A stored expected matrix doctored to equal a wrong synced one: exit 0 ("equals").
-    "doctored-expected-equals-wrong-synced",
-}
+PENDING = set()
 
 
 def limits(as_mb):
