@@ -93,6 +93,18 @@ std::optional<double> rank_mean_accuracy(const Evaluation& e) {
   return sum / ranks;
 }
 
+std::optional<double> batch_logged_accuracy(const Evaluation& e) {
+  const double ranks = double(e.per_rank.size());
+  double correct = 0, records = 0;
+  for (const Matrix& m : e.per_rank) {
+    records += m.total();
+    for (int32_t k = 0; k < m.classes; ++k) correct += m.at(k, k);
+  }
+  const double mean_size = std::floor(records / ranks);  // truncated in its int64 tensor
+  if (ranks < 2 || mean_size < 1) return std::nullopt;
+  return (correct / ranks) / mean_size;
+}
+
 json evaluation_metrics_json(const Evaluation& e) {
   std::optional<Metrics> reported, expected;
   if (e.synced) reported = compute_metrics(*e.synced);
@@ -101,7 +113,9 @@ json evaluation_metrics_json(const Evaluation& e) {
       {"reported", reported ? metrics_json(*reported) : json(nullptr)},
       {"expected", expected ? metrics_json(*expected) : json(nullptr)},
       {"difference", reported && expected ? difference_json(*reported, *expected) : json(nullptr)},
-      {"rank_mean_accuracy", rank_mean_accuracy(e) ? json(*rank_mean_accuracy(e)) : json(nullptr)}};
+      {"rank_mean_accuracy", rank_mean_accuracy(e) ? json(*rank_mean_accuracy(e)) : json(nullptr)},
+      {"batch_logged_accuracy",
+       batch_logged_accuracy(e) ? json(*batch_logged_accuracy(e)) : json(nullptr)}};
 }
 
 std::vector<MetricRow> metric_rows(const Evaluation& e) {
@@ -125,6 +139,8 @@ std::vector<MetricRow> metric_rows(const Evaluation& e) {
   add("accuracy", want.accuracy, opt(&Metrics::accuracy));
   // What a user logging a per-batch value with sync_dist=True sees, against the truth.
   if (const auto logged = rank_mean_accuracy(e)) add(kRankMeanAccuracyName, want.accuracy, logged);
+  if (const auto logged = batch_logged_accuracy(e))
+    add(kBatchLoggedAccuracyName, want.accuracy, logged);
   add("macro F1", want.macro_f1, opt(&Metrics::macro_f1));
   add("weighted F1", want.weighted_f1, opt(&Metrics::weighted_f1));
   for (int32_t k = 0; k < e.classes(); ++k) {
@@ -165,6 +181,8 @@ std::string metrics_csv(const Evaluation& e) {
   line("accuracy", "", field(got, &Metrics::accuracy), field(want, &Metrics::accuracy));
   if (const auto logged = rank_mean_accuracy(e))
     line("accuracy_rank_mean", "", logged, field(want, &Metrics::accuracy));
+  if (const auto logged = batch_logged_accuracy(e))
+    line("accuracy_batch_logged", "", logged, field(want, &Metrics::accuracy));
   line("macro_f1", "", field(got, &Metrics::macro_f1), field(want, &Metrics::macro_f1));
   line("weighted_f1", "", field(got, &Metrics::weighted_f1), field(want, &Metrics::weighted_f1));
   for (int32_t k = 0; k < e.classes(); ++k) {

@@ -34,6 +34,14 @@ nlohmann::json metrics_json(const Metrics& m);
 // Absent with fewer than two ranks holding records.
 std::optional<double> rank_mean_accuracy(const Evaluation& e);
 inline constexpr const char* kRankMeanAccuracyName = "accuracy, mean of ranks (sync_dist)";
+// What `self.log("val_acc", batch_acc, sync_dist=True, batch_size=n)` in validation_step
+// logs: each rank sums value x batch size and the batch sizes; sync_dist averages both over
+// the ranks, and the sizes' mean is divided in place in their int64 tensor (Lightning's
+// _sync_ddp: result.copy_(result / world_size)), so it is truncated. That is
+// (correct / W) / floor(records / W): the accuracy of every evaluated record when the records
+// divide by W, more otherwise. Absent with fewer than two ranks or fewer records than ranks.
+std::optional<double> batch_logged_accuracy(const Evaluation& e);
+inline constexpr const char* kBatchLoggedAccuracyName = "accuracy, logged per batch (sync_dist)";
 
 // One line of a metrics comparison: the metric's name, its value on the reported matrix
 // (absent when nothing was reported), on the expected one, and reported - expected.
@@ -49,7 +57,7 @@ struct MetricRow {
 std::vector<MetricRow> metric_rows(const Evaluation& e);
 
 // {"reported": {...} | null, "expected": {...} | null, "difference": {...} | null,
-//  "rank_mean_accuracy": number | null}
+//  "rank_mean_accuracy": number | null, "batch_logged_accuracy": number | null}
 nlohmann::json evaluation_metrics_json(const Evaluation& e);
 
 // The metrics as CSV: metric,class,reported,expected,difference (empty fields when unknown).

@@ -345,17 +345,18 @@ void print_metrics(std::ostringstream& out, const Evaluation& e) {
     return s.str();
   };
   auto overall = [](const MetricRow& r) {
-    return r.name == "accuracy" || r.name == kRankMeanAccuracyName || r.name == "macro F1" ||
-           r.name == "weighted F1";
+    return r.name == "accuracy" || r.name == kRankMeanAccuracyName ||
+           r.name == kBatchLoggedAccuracyName || r.name == "macro F1" || r.name == "weighted F1";
   };
   auto print = [&](const MetricRow& r) {
-    out << "  " << std::left << std::setw(36) << r.name << std::right << std::setw(10)
+    out << "  " << std::left << std::setw(40) << r.name << std::right << std::setw(10)
         << value(r.reported) << std::setw(10) << value(r.expected);
     if (r.difference)
       out << "   (" << (*r.difference >= 0 ? "+" : "") << value(r.difference) << ")";
     out << "\n";
   };
-  for (const char* name : {"accuracy", kRankMeanAccuracyName, "macro F1", "weighted F1"})
+  for (const char* name :
+       {"accuracy", kRankMeanAccuracyName, kBatchLoggedAccuracyName, "macro F1", "weighted F1"})
     for (const MetricRow& r : rows)
       if (r.name == name) print(r);
   size_t per_class_shown = 0, per_class_changed = 0;

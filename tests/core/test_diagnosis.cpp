@@ -515,6 +515,10 @@ TEST_P(EachLesson, IsDiagnosedAsItsPattern) {
     ASSERT_TRUE(rank_mean_accuracy(e).has_value());
     EXPECT_NEAR(*rank_mean_accuracy(e), (1.0 / 3 + 2.0 / 3 + 1.0 + 0.5) / 4, 1e-12);
     EXPECT_NEAR(compute_metrics(*e.expected).accuracy, 0.6, 1e-12);
+    // Per batch: 6 hits / 4 ranks over 10 records / 4 ranks truncated to 2, as Lightning's
+    // int64 batch-size total is.
+    ASSERT_TRUE(batch_logged_accuracy(e).has_value());
+    EXPECT_NEAR(*batch_logged_accuracy(e), (6.0 / 4) / 2, 1e-12);
     EXPECT_FALSE(lesson.scenario.description.empty()) << lesson.name;
     return;
   }

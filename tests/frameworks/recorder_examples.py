@@ -19,13 +19,12 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import frameworks  # noqa: E402
 
 frameworks.require_venv()
+import numpy as np  # noqa: E402
 
 EXAMPLES = os.path.join(frameworks.RECORDER_DIR, "examples")
 

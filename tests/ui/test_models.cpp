@@ -120,9 +120,9 @@ class TestModels : public QObject {
     s.sync = SyncStrategy::Gather;
     const Evaluation e = simulate(s);
     model.setEvaluation(&e);
-    // accuracy, its mean over the 4 ranks (what self.log with sync_dist logs), macro F1,
-    // weighted F1, and 3 per class.
-    QCOMPARE(model.rowCount(), 4 + 3 * 2);
+    // accuracy, what self.log with sync_dist logs of it at epoch end and per batch, macro
+    // F1, weighted F1, and 3 per class.
+    QCOMPARE(model.rowCount(), 5 + 3 * 2);
     QCOMPARE(model.columnCount(), int(MetricsModel::ColumnCount));
     // The largest change first.
     const auto& rows = model.rows();
