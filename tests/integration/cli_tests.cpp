@@ -341,13 +341,16 @@ TEST(Cli, CompareExitCodesAndRows) {
 
 namespace {
 
-// A PNG's width from its IHDR chunk (bytes 16-19, big-endian).
-uint32_t png_width(const fs::path& path) {
+// A PNG's width and height from its IHDR chunk (bytes 16-19 and 20-23, big-endian).
+std::pair<uint32_t, uint32_t> png_size(const fs::path& path) {
   const std::string bytes = shardlens::read_file_bytes(path.string());
-  if (bytes.size() < 24) return 0;
-  uint32_t w = 0;
-  for (int i = 16; i < 20; ++i) w = (w << 8) | static_cast<unsigned char>(bytes[size_t(i)]);
-  return w;
+  if (bytes.size() < 24) return {0, 0};
+  const auto word = [&](int at) {
+    uint32_t v = 0;
+    for (int i = at; i < at + 4; ++i) v = (v << 8) | static_cast<unsigned char>(bytes[size_t(i)]);
+    return v;
+  };
+  return {word(16), word(20)};
 }
 
 Result run_export_svg(const std::string& run_file, const fs::path& out) {
@@ -383,14 +386,17 @@ TEST(Cli, ExportFiguresRanksAndRange) {
   if (!figures_built(r)) return;
   EXPECT_EQ(files_in(all), (std::vector<std::string>{"difference.png", "expected.png",
                                                      "per-rank.png", "synced.png"}));
-  // Two of the four ranks: a grid of two panels is narrower than one of four.
+  // Two of the four ranks: one row of two panels, where the four make a 2 x 2 grid as wide.
   const fs::path two = temp_dir() / "figs-two";
   ASSERT_EQ(
       run("export --preset padding-duplicates --formats png --ranks 0,2 --out " + two.string())
           .code,
       0);
-  EXPECT_GT(png_width(all / "per-rank.png"), 0u);
-  EXPECT_LT(png_width(two / "per-rank.png"), png_width(all / "per-rank.png"));
+  const auto [all_width, all_height] = png_size(all / "per-rank.png");
+  const auto [two_width, two_height] = png_size(two / "per-rank.png");
+  EXPECT_GT(all_width, 0u);
+  EXPECT_EQ(two_width, all_width);
+  EXPECT_LT(two_height, all_height * 2 / 3);
   expect_bad_input("export --preset padding-duplicates --formats png --ranks 0,4 --out " +
                        (temp_dir() / "figs-bad").string(),
                    "--ranks: rank 4");
