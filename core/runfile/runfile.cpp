@@ -295,8 +295,7 @@ Matrix read_matrix(const std::map<std::string, std::string>& members, const std:
   m.cells = std::move(values);
   // What was reported (synced, rank{r}_reported) may hold a normalize-then-sum's fractions.
   const bool reported = name == "synced.npy" || name.ends_with("_reported.npy");
-  check_counts(m, origin, name, Overflow::Kept,
-               reported ? Fractions::Kept : Fractions::Refused);
+  check_counts(m, origin, name, Overflow::Kept, reported ? Fractions::Kept : Fractions::Refused);
   return m;
 }
 

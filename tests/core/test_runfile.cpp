@@ -515,7 +515,9 @@ TEST(RunFileRecords, FractionalExpectedIsRefused) {
   const std::string bytes = repack(run_file_bytes(small_run_with_expected()), [&](auto& m) {
     m["expected.npy"] = npy_bytes(half.cells, {3, 3});
   });
-  expect_refused(bytes, {"'expected.npy' holds 1.5 at row 0, column 0: counts must be whole numbers", "whole numbers"});
+  expect_refused(bytes,
+                 {"'expected.npy' holds 1.5 at row 0, column 0: counts must be whole numbers",
+                  "whole numbers"});
 }
 
 TEST(RunFileRecords, RankMatrixPlus100IsRefused) {
