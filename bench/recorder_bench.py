@@ -11,9 +11,14 @@ one torch thread. The bare loop is what an evaluation does per batch of 256: log
   watch:  MulticlassConfusionMatrix.update(logits, target) per batch (torchmetrics) bare, and
           with the update() wrapper ShardLensCallback puts on it plus the recording of what
           it saw (the callback's per-batch path), + save().
-Times are CPU seconds of the process (best of R). Prints one RESULT line per class count:
-overhead = (loop with - bare loop) / samples, and the ratio with / bare. --cuda-sync-check (on
-a GPU) instead runs the per-batch paths under torch.cuda's sync debug mode "error".
+Times are CPU seconds of the process (best of R rounds, the variants interleaved). Prints one
+RESULT line per class count: *_us = (loop with - bare loop) / samples, *_ratio = with / bare,
+and *_calls_us = the CPU time inside the recorder's own calls (update, save; for the watch,
+take and the recording, not the wrapper's argmax, which replaces torchmetrics') / samples.
+The differences of totals count everything but are noisy: at 1000 classes the bare loop's
+bincount of 10^6 cells per batch varies by more than the recorder costs; the in-call times
+are what the recorder itself spends. --cuda-sync-check (on a GPU) instead runs the per-batch
+paths under torch.cuda's sync debug mode "error".
 """
 import argparse
 import importlib.util
@@ -54,23 +59,44 @@ def batches(classes, samples):
         yield torch.arange(k * B, (k + 1) * B), logits, y
 
 
+class Stopwatch:
+    """CPU time spent inside the recorder's own calls: measured around them, it does not
+    carry the noise of the loop's 8 MB bincount per batch at 1000 classes, whose time
+    varies by more than the recorder costs on a shared machine."""
+
+    def __init__(self):
+        self.spent = 0.0
+
+    def call(self, fn, *args):
+        start = _clock()
+        result = fn(*args)
+        self.spent += _clock() - start
+        return result
+
+
 def loop(classes, samples, recorder=None, ids=False):
+    """(CPU seconds of the loop, of which inside the recorder's calls)."""
     cm = torch.zeros(classes * classes, dtype=torch.int64)
+    watch = Stopwatch()
     start = _clock()
     for index, logits, y in batches(classes, samples):
         pred = logits.argmax(1)
         cm += torch.bincount(y * classes + pred, minlength=classes * classes)
         if recorder is not None:  # ids: the loop's own class ids, else its logits
-            recorder.update(index, y, pred if ids else logits)
+            watch.call(recorder.update, index, y, pred if ids else logits)
     if recorder is not None:
-        recorder.save()
-    return _clock() - start
+        watch.call(recorder.save)
+    return _clock() - start, watch.spent
 
 
 def metric_loop(classes, samples, watched, out):
+    """(CPU seconds, of which recording what the wrapped update() saw). The wrapper's own
+    argmax replaces torchmetrics' and is not counted in the second figure; the difference
+    of the totals with and without the wrapper counts everything."""
     from torchmetrics.classification import MulticlassConfusionMatrix
     metric = MulticlassConfusionMatrix(classes, validate_args=False)
     rec = None
+    stopwatch = Stopwatch()
     if watched:
         watch = after._MetricWatch()
         holder = torch.nn.Module()
@@ -81,12 +107,12 @@ def metric_loop(classes, samples, watched, out):
     for index, logits, y in batches(classes, samples):
         metric.update(logits, y)
         if watched:  # what ShardLensCallback.on_validation_batch_end does with it
-            for target, ids in watch.take()["cm"]:
-                rec.update(index, target, ids)
+            for target, ids in stopwatch.call(watch.take)["cm"]:
+                stopwatch.call(rec.update, index, target, ids)
     if watched:
-        rec.save()
+        stopwatch.call(rec.save)
         watch.detach()
-    return _clock() - start
+    return _clock() - start, stopwatch.spent
 
 
 def cuda_sync_check(classes, batches_n=20):
@@ -124,8 +150,16 @@ def cuda_sync_check(classes, batches_n=20):
                                                                           batches_n))
 
 
-def best(repeats, run):
-    return min(run() for _ in range(repeats))
+def interleaved_best(repeats, runs):
+    """The best time of each run over `repeats` rounds, each round running every run once:
+    a slow spell of a shared machine then slows every variant of a round alike instead of
+    one variant's whole series, which the differences below would read as its cost."""
+    times = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            times[name].append(run())
+    return {name: tuple(min(column) for column in zip(*values))
+            for name, values in times.items()}
 
 
 def main():
@@ -148,27 +182,36 @@ def main():
         for classes in args.classes:
             def rec(module):
                 return module.ShardLensRecorder(out, num_classes=classes, rank=0, world_size=1)
-            bare = best(args.repeats, lambda: loop(classes, n))
-            new = best(args.repeats, lambda: loop(classes, n, rec(after)))
-            new_ids = best(args.repeats, lambda: loop(classes, n, rec(after), ids=True))
-            old = best(args.repeats, lambda: loop(classes, n, rec(before))) if before else None
+            runs = {"bare": lambda: loop(classes, n),
+                    "new": lambda: loop(classes, n, rec(after)),
+                    "new_ids": lambda: loop(classes, n, rec(after), ids=True)}
+            if before:
+                runs["old"] = lambda: loop(classes, n, rec(before))
             try:
                 import torchmetrics  # noqa: F401
             except ImportError:  # Debian's torch alone: the explicit recorder only
-                mbare = None
+                pass
             else:
-                mbare = best(args.repeats, lambda: metric_loop(classes, n, False, out))
-                mwatch = best(args.repeats, lambda: metric_loop(classes, n, True, out))
+                runs["mbare"] = lambda: metric_loop(classes, n, False, out)
+                runs["mwatch"] = lambda: metric_loop(classes, n, True, out)
+            t = interleaved_best(args.repeats, runs)
+            (bare, _), (new, new_in), (new_ids, new_ids_in) = t["bare"], t["new"], t["new_ids"]
+            old, old_in = t.get("old", (None, None))
+            mbare, mwatch, mwatch_in = t.get("mbare", (None,))[0], *t.get("mwatch", (None, None))
             us = lambda t, base: (t - base) / n * 1e6  # noqa: E731
             line = "RESULT classes=%d samples=%d bare_us=%.3f after_us=%.3f after_ratio=%.3f" % (
                 classes, n, bare / n * 1e6, us(new, bare), new / bare)
             line += " after_ids_us=%.3f after_ids_ratio=%.3f" % (us(new_ids, bare), new_ids / bare)
+            line += " after_calls_us=%.3f after_ids_calls_us=%.3f" % (us(new_in, 0),
+                                                                      us(new_ids_in, 0))
             if old is not None:
-                line += " before_us=%.3f before_ratio=%.3f speedup=%.1f" % (
-                    us(old, bare), old / bare, us(old, bare) / max(us(new, bare), 1e-9))
+                line += " before_us=%.3f before_ratio=%.3f before_calls_us=%.3f" % (
+                    us(old, bare), old / bare, us(old_in, 0))
+                line += " speedup_calls=%.1f" % (old_in / max(new_in, 1e-9))
             if mbare is not None:
                 line += " metric_bare_us=%.3f watch_us=%.3f watch_ratio=%.3f" % (
                     mbare / n * 1e6, us(mwatch, mbare), mwatch / mbare)
+                line += " watch_calls_us=%.3f" % us(mwatch_in, 0)
             print(line, flush=True)
 
 

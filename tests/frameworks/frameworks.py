@@ -79,3 +79,12 @@ def cli_json(cli, *args, env=None):
         raise AssertionError("%s %s exited %d: %s" % (cli, " ".join(args), proc.returncode,
                                                       proc.stderr[-2000:]))
     return json.loads(proc.stdout)
+
+
+def records_matrix(dump, classes):
+    """The confusion matrix of a dump's records (row = target, column = prediction), as a
+    nested list: what a rank's own metric state must equal when the recorder saw every
+    update it made."""
+    import numpy as np
+    cells = dump["target"].astype(np.int64) * classes + dump["prediction"].astype(np.int64)
+    return np.bincount(cells, minlength=classes * classes).reshape(classes, classes).tolist()

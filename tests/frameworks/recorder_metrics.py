@@ -65,8 +65,10 @@ def limited(out, cli):
             n = len(d["index"])
             check("%s rank %d: indices = the items served" % (name, r),
                   d["index"].tolist(), o["fetched"][:n])
-            check("%s rank %d: matrix = the metric's state" % (name, r),
-                  d["matrix"].tolist(), o["local"])
+            check("%s rank %d: the records' matrix = the metric's state" % (name, r),
+                  frameworks.records_matrix(d, len(o["local"])), o["local"])
+            check("%s rank %d: no matrix computed from the records is stored" % (name, r),
+                  "matrix" in d.files, False)
             check("%s rank %d: watched metric = its unwatched twin" % (name, r),
                   (o["local"], o["synced"], o["acc"]),
                   (o["twin_local"], o["twin_synced"], o["twin_acc"]))
@@ -189,10 +191,41 @@ def labels_argument(tmp):
     print("labels=: list, tensor, ndarray, .npy path written as int64; bad ones refused")
 
 
+def argmax_reading():
+    """The recorder's argmax (numpy's on the CPU) picks what torch.argmax picks, which is
+    what torchmetrics uses: first maximum on ties, first NaN, all -inf, -0.0 against 0.0,
+    float64, views with strides; a tensor off the CPU keeps torch's own argmax."""
+    sys.path.insert(0, frameworks.RECORDER_DIR)
+    import torch
+    from shardlens_recorder._core import argmax_ids
+    g = torch.Generator().manual_seed(3)
+    x = torch.randint(-3, 4, (300, 1000), generator=g).float()  # many ties
+    x[1, 5] = x[1, 9] = float("nan")
+    x[2] = float("-inf")
+    x[3, :4] = torch.tensor([-0.0, 0.0, -0.0, 0.0])
+    x[3, 4:] = -1
+    x[4, 7] = float("inf")
+    x[4, 8] = float("nan")
+    x[5] = float("nan")
+    for name, t in (("float32", x), ("float64", x.double()), ("a column slice", x[:, 1:600]),
+                    ("a transposed view", x[:20, :20].t()), ("random scores",
+                    torch.randn(257, 1000, generator=g)), ("1000 x 2", x[:, :2])):
+        want = t.argmax(dim=1)
+        got = argmax_ids(t)
+        check("argmax of %s" % name, (got.dtype, got.tolist()), (want.dtype, want.tolist()))
+    for dtype in (torch.float16, torch.bfloat16, torch.int64):
+        t = x.nan_to_num(0.0, 100.0, -100.0).to(dtype)
+        check("argmax of %s" % dtype, argmax_ids(t).tolist(), t.argmax(dim=1).tolist())
+    meta = torch.empty(8, 1000, device="meta")  # .numpy() would raise: torch's path is taken
+    check("a tensor off the CPU stays there", argmax_ids(meta).device.type, "meta")
+    print("argmax: numpy's on the CPU equals torch.argmax on ties, NaN, inf and views")
+
+
 def main():
     cli = os.path.abspath(sys.argv[1])
     import tempfile
     with tempfile.TemporaryDirectory() as tmp:
+        argmax_reading()
         labels_argument(tmp)
         limited(os.path.join(tmp, "limited"), cli)
         failing(os.path.join(tmp, "fail"), cli)

@@ -162,11 +162,14 @@ def count_host_transfers():
     for name in HOST:
         original = getattr(torch.Tensor, name)
 
-        def wrapped(self, *a, __original=original, **k):
+        def wrapped(self, *a, __original=original, __name=name, **k):
             # The direct caller only: torchmetrics' own checks run inside the recorder's
-            # update() wrapper and are the user's cost, not the recorder's.
-            if ORACLE is not None and ORACLE.counting and \
-                    RECORDER in sys._getframe(1).f_code.co_filename:
+            # update() wrapper and are the user's cost, not the recorder's. argmax_ids views
+            # a tensor already on the CPU as numpy (no transfer; off the CPU it keeps torch's
+            # argmax, recorder_metrics.py checks that), so its numpy() does not count.
+            caller = sys._getframe(1).f_code
+            if ORACLE is not None and ORACLE.counting and RECORDER in caller.co_filename \
+                    and not (__name == "numpy" and caller.co_name == "argmax_ids"):
                 ORACLE.calls += 1
             return __original(self, *a, **k)
         setattr(torch.Tensor, name, wrapped)

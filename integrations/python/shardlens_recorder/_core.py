@@ -6,6 +6,8 @@ import os
 import tempfile
 import warnings
 
+from ._blocks import Blocks
+
 
 PADDING = 1  # a DistributedSampler padding duplicate
 SANITY = 2  # evaluated during Lightning's sanity check
@@ -123,6 +125,22 @@ def _length(values):
     return values.shape[0] if hasattr(values, "shape") else len(values)
 
 
+def argmax_ids(scores):
+    """torch.argmax(scores, dim=1) of a [N, C] tensor, read as torchmetrics reads it: the
+    first maximum of each row, the first NaN where a row has one. A float32/float64 tensor
+    on the CPU goes through numpy's argmax, which gives the same index and is vectorized:
+    torch 2.x's CPU argmax over rows of 1000 scores costs about 1.4 us a row, numpy's 0.1 us,
+    and at 1000 classes that difference was most of what recording cost a loop."""
+    import torch
+    if scores.device.type == "cpu" and scores.dtype in (torch.float32, torch.float64) \
+            and not scores.requires_grad:
+        try:
+            return torch.from_numpy(scores.numpy().argmax(axis=1))
+        except (RuntimeError, TypeError):  # a tensor numpy cannot view (conj/neg bits)
+            pass
+    return scores.argmax(dim=1)
+
+
 def _class_ids_lazy(prediction, threshold=0.5):
     """_class_ids, without leaving the device for a tensor: the same reading, where the
     binary "any score outside [0, 1]" test picks sigmoid per batch by torch.where on the
@@ -136,7 +154,7 @@ def _class_ids_lazy(prediction, threshold=0.5):
     if len(shape) == 2 and shape[1] == 1:
         p, shape = p.reshape(-1), (shape[0],)
     if len(shape) == 2:
-        return p.argmax(dim=1)
+        return argmax_ids(p)
     if len(shape) == 1:
         if p.is_floating_point():
             import torch
@@ -209,7 +227,8 @@ class ShardLensRecorder:
                  epoch=None, threshold=0.5):
         """
         out_dir: directory for the dumps ({name}_epoch{e}_rank{r}.npz / .pt).
-        num_classes: enables the local confusion matrix (saved as `matrix`).
+        num_classes: the class count, saved in settings_json (a class no record shows still
+                     counts); local_matrix() gives the records' confusion matrix.
         rank, world_size: default to torch.distributed's, else RANK / WORLD_SIZE, else 0 / 1.
         sampler: a torch DistributedSampler; lets the recorder flag padding duplicates
                  (position k of rank r is padding when r + k * num_replicas >= len(dataset)).
@@ -266,9 +285,13 @@ class ShardLensRecorder:
     def reset(self, epoch=None):
         """Starts a new epoch: clears the records, the matrix and the reported matrix.
         epoch: sets the explicit epoch (kept until changed; None keeps the current one)."""
-        # A batch is kept as given (tensors stay on their device, unsynchronised) and read
-        # once, in save(): a per-batch .cpu()/.tolist() is a host sync per batch on a GPU.
-        self._chunks = []  # (index, target, prediction, flags or None, sanity, position)
+        # Tensors stay on their device, unsynchronised, copied into _blocks as they come
+        # (see _blocks.py), and are read once, in save(): a per-batch .cpu()/.tolist() is a
+        # host sync per batch on a GPU. Lists and arrays are kept as given.
+        self._blocks = Blocks()
+        # (where, flags given, sanity, position, length): where = ("blocks", (block, start))
+        # or ("values", (index, target, prediction, flags or None))
+        self._chunks = []
         self._count = 0
         self._columns_cache = None
         self.matrix = None
@@ -295,7 +318,12 @@ class ShardLensRecorder:
             flags = _flat(flags)
             if _length(flags) != n:
                 raise ValueError("flags length %d != batch length %d" % (_length(flags), n))
-        self._chunks.append((index, target, pred, flags, self.sanity, self._count))
+        values = (index, target, pred) + (() if flags is None else (flags,))
+        if _is_tensor(pred) and all(_is_tensor(v) and v.device == pred.device for v in values):
+            where = ("blocks", self._blocks.append(values))
+        else:
+            where = ("values", (index, target, pred, flags))
+        self._chunks.append((where, flags is not None, self.sanity, self._count, n))
         self._count += n
         self._columns_cache = None
 
@@ -306,39 +334,47 @@ class ShardLensRecorder:
         if self._columns_cache is not None:
             return self._columns_cache
         chunks = self._chunks
-        host = {}  # (column, chunk) -> ndarray of what was a tensor
-        devices = [v for c in chunks for v in c[:4] if _is_tensor(v)]
-        if devices:
+        blocks = self._blocks.to_host()  # one transfer per device
+        host = {}  # (column, chunk) -> ndarray of what was a tensor of "values"
+        pieces, keys = [], []
+        for i, ((kind, where), *_rest) in enumerate(chunks):
+            for col, v in enumerate(where if kind == "values" else ()):
+                if _is_tensor(v):
+                    keys.append((col, i, v.numel()))
+                    pieces.append(v)
+        if pieces:  # tensors on several devices, or beside lists: one transfer, as before
             import torch
-            device = devices[0].device
-            keys, pieces = [], []
-            for col in range(4):
-                for i, c in enumerate(chunks):
-                    if _is_tensor(c[col]):
-                        keys.append((col, i, c[col].numel()))
-                        pieces.append(c[col].reshape(-1).to(device=device, dtype=torch.int64))
-            flat = torch.cat(pieces).cpu().numpy()
+            device = pieces[0].device
+            flat = torch.cat([p.reshape(-1).to(device=device, dtype=torch.int64)
+                              for p in pieces]).cpu().numpy()
             at = 0
             for col, i, n in keys:
                 host[(col, i)] = flat[at:at + n]
                 at += n
 
+        def part(col, i):
+            (kind, where), _, _, _, n = chunks[i]
+            if kind == "blocks":
+                k, start = where
+                return blocks[k][col, start:start + n]
+            if (col, i) in host:
+                return host[(col, i)]
+            return np.asarray(where[col], dtype=np.int64)
+
         def column(col, dtype):
-            parts = [host[(col, i)] if (col, i) in host else np.asarray(c[col], dtype=np.int64)
-                     for i, c in enumerate(chunks)]
-            return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)
+            parts = [part(col, i) for i in range(len(chunks))]
+            return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
         index, target, prediction = (column(k, np.int64) for k in range(3))
         flags = np.zeros(self._count, np.uint8)
-        for i, (_, _, _, given, sanity, position) in enumerate(chunks):
-            n = _length(chunks[i][1])
-            part = flags[position:position + n]
-            if given is not None:
-                part |= (host[(3, i)] if (3, i) in host else np.asarray(given)).astype(np.uint8)
+        for i, (_, given, sanity, position, n) in enumerate(chunks):
+            out = flags[position:position + n]
+            if given:
+                out |= part(3, i).astype(np.uint8)
             else:
-                part |= self._padding_flags(np.arange(position, position + n))
+                out |= self._padding_flags(np.arange(position, position + n))
             if sanity:
-                part |= SANITY
+                out |= SANITY
         self._columns_cache = {"index": index, "target": target, "prediction": prediction,
                                "flags": flags}
         return self._columns_cache
@@ -404,10 +440,11 @@ class ShardLensRecorder:
             out["dataset_size"] = (dataset_size, "i8")
         if self.batch_size is not None:
             out["batch_size"] = (self.batch_size, "i8")
+        # Only a matrix the rank accumulated itself (set_matrix): one computed here from the
+        # records would say nothing the records do not, and at 1000 classes its 8 MB were
+        # most of what save() cost and 50 times the records of an ImageNet rank's shard.
         if self.matrix is not None:
             out["matrix"] = (self.matrix, "m")
-        elif self.num_classes is not None:
-            out["matrix"] = (self._local_matrix(), "i8")
         if self.reported is not None:
             out["reported"] = (self.reported, "m")
         if self.metrics:
@@ -482,9 +519,12 @@ class ShardLensRecorder:
             if hasattr(value, "detach"):
                 value = value.detach().cpu().numpy()
             a = np.asarray(value)
+            # copy=False: at 1000 classes a copy of the 8 MB matrix was a tenth of save()
             if kind == "m":  # a matrix: integers stay integers, float counters stay floats
-                return a.astype(np.int64) if a.dtype.kind in "biu" else a.astype(np.float64)
-            return a.astype(np.uint8 if kind == "u1" else np.int64)
+                dtype = np.int64 if a.dtype.kind in "biu" else np.float64
+            else:
+                dtype = np.uint8 if kind == "u1" else np.int64
+            return a.astype(dtype, copy=False)
 
         data = {k: as_numpy(v, kind) for k, (v, kind) in arrays.items()}
 
@@ -610,6 +650,18 @@ def _replay_order(sampler):
 
 
 def _versions():
+    """The installed versions, looked up once per process: importlib.metadata parses every
+    distribution's METADATA file on each call (a few ms, paid by every save() otherwise)."""
+    global _VERSIONS
+    if _VERSIONS is None:
+        _VERSIONS = _look_up_versions()
+    return dict(_VERSIONS)
+
+
+_VERSIONS = None
+
+
+def _look_up_versions():
     out = {}
     try:
         import importlib.metadata as metadata

@@ -2,7 +2,7 @@
 each instance's update() for one evaluation."""
 import warnings
 
-from ._core import _is_tensor
+from ._core import _is_tensor, argmax_ids
 
 
 # -- torchmetrics: what an unchanged LightningModule's metrics see ----------------------------
@@ -130,7 +130,7 @@ class _MetricWatch:
     def _reduce(w, preds, target, threshold):
         if w.kind == "multiclass":
             if preds.ndim == target.ndim + 1:
-                preds = preds.argmax(dim=1)
+                preds = argmax_ids(preds)
             if preds.ndim != 1 or target.ndim != 1:
                 raise ValueError("multidimensional inputs (preds %s, target %s): one record "
                                  "per sample is needed" % (list(preds.shape), list(target.shape)))
