@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <set>
 
 #include "core/io/detail.h"
 #include "core/model/limits.h"
@@ -77,9 +78,11 @@ void read_all(int fd, const std::string& path, size_t max_bytes, std::string& ou
 
 std::string random_suffix() {
   static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-  std::random_device rd;
+  // Seeded once: a std::random_device per name opened the kernel's source for each of the
+  // 131,084 files of a 65,536-rank export. O_EXCL, not the name, makes the file ours.
+  thread_local std::mt19937_64 generator{std::random_device{}()};
   std::string s(8, 'x');
-  for (char& c : s) c = kAlphabet[rd() % (sizeof kAlphabet - 1)];
+  for (char& c : s) c = kAlphabet[generator() % (sizeof kAlphabet - 1)];
   return s;
 }
 
@@ -381,6 +384,51 @@ void write_file_atomic_with(const std::string& path,
   } catch (...) {
     ::unlink(tmp.c_str());
     throw;
+  }
+}
+
+AtomicFileSet::~AtomicFileSet() {
+  for (const Pending& p : m_pending) ::unlink(p.temporary.c_str());
+}
+
+void AtomicFileSet::add(const std::string& path, const std::string& bytes) {
+  int raw_fd = -1;
+  std::string tmp = create_temp(path, &raw_fd);
+  m_pending.push_back({tmp, path});  // removed by the destructor unless committed
+  Fd fd(raw_fd);
+  write_all(fd.get(), path, bytes);
+  if (fd.close_now() != 0) fail_errno(path, "write", errno);
+}
+
+void AtomicFileSet::commit() {
+  if (m_pending.empty()) return;
+  // One sync of the filesystem that holds them (syncfs reports their writeback errors since
+  // Linux 5.8), then the renames: no target can become a complete-looking empty file.
+  {
+    const std::string& first = m_pending.front().temporary;
+    Fd fd(::open(first.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0 || ::syncfs(fd.get()) != 0)
+      fail_errno(m_pending.front().target, "write", errno);
+  }
+  std::set<std::filesystem::path> directories;
+  for (size_t i = 0; i < m_pending.size(); ++i) {
+    const Pending& p = m_pending[i];
+    if (::rename(p.temporary.c_str(), p.target.c_str()) != 0) {
+      const int error = errno;
+      const std::string target = p.target;
+      m_pending.erase(m_pending.begin(), m_pending.begin() + long(i));  // those are in place
+      fail_errno(target, "replace file", error);
+    }
+    std::filesystem::path dir = std::filesystem::path(p.target).parent_path();
+    directories.insert(dir.empty() ? std::filesystem::path(".") : dir);
+  }
+  m_pending.clear();
+  for (const auto& dir : directories) {
+    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+      ::fsync(dfd);  // Best effort, as in sync_and_rename.
+      ::close(dfd);
+    }
   }
 }
 

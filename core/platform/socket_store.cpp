@@ -107,16 +107,6 @@ size_t parse_frame(const Bytes& buf, uint8_t& op, std::vector<Bytes>& items,
   return at;
 }
 
-void send_all(int fd, const Bytes& data) {
-  size_t sent = 0;
-  while (sent < data.size()) {
-    const ssize_t k = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) throw std::runtime_error(k < 0 ? std::strerror(errno) : "connection closed");
-    sent += size_t(k);
-  }
-}
-
 struct AddrInfo {
   addrinfo* list = nullptr;
   ~AddrInfo() {
@@ -175,6 +165,12 @@ struct SocketStoreServer::State {
   struct Client {
     Bytes buf;         // bytes received, not yet a whole frame
     std::string peer;  // address:port, for the log
+    // A reply not yet sent whole. Sends never block the store's one thread: a client that
+    // does not read its replies would otherwise stall every rank. While a reply is unsent
+    // its client's requests are not read, so each client has at most one reply pending.
+    Bytes out;
+    size_t out_at = 0;
+    bool hung_up = false;  // its replies would exceed the bound: its poll() end drops it
   };
 
   int listen_fd = -1;
@@ -185,6 +181,7 @@ struct SocketStoreServer::State {
   std::map<std::string, Bytes> data;
   uint64_t stored_bytes = 0;   // keys and values in `data`
   uint64_t pending_bytes = 0;  // every client's `buf`
+  uint64_t unsent_bytes = 0;   // every client's `out`: bounded by limits.total_bytes too
   std::map<int, Client> clients;
   // Refused clients: told why and shut down for writing; what they still send is read and
   // thrown away (so they can read the reason instead of a reset) until they close or
@@ -204,12 +201,59 @@ struct SocketStoreServer::State {
     return std::all_of(keys.begin(), keys.end(), [&](const auto& k) { return data.count(k); });
   }
 
+  // Queues the reply and sends what the socket takes now; the rest goes out as poll() says
+  // the client can take it (flush).
   void reply(int fd, uint8_t status, const std::vector<Bytes>& items) {
-    try {
-      send_all(fd, encode_frame(status, items));
-    } catch (const std::exception&) {
-      // The client went away; its end of the poll loop closes it.
+    const auto it = clients.find(fd);
+    if (it == clients.end() || it->second.hung_up) return;
+    Client& c = it->second;
+    Bytes frame = encode_frame(status, items);
+    if (unsent_bytes + frame.size() > limits.total_bytes) {
+      // Clients that leave replies unread (each may ask for the largest value) would hold
+      // copies of the store past its bound: this one is hung up on.
+      std::fprintf(stderr,
+                   "shardlens: the store on %s:%d dropped the client %s: its reply of %zu bytes "
+                   "would take the replies not yet read past %llu bytes\n",
+                   address.c_str(), port, c.peer.c_str(), frame.size(),
+                   static_cast<unsigned long long>(limits.total_bytes));
+      unsent_bytes -= c.out.size() - c.out_at;
+      c.out.clear();
+      c.out_at = 0;
+      c.hung_up = true;
+      ::shutdown(fd, SHUT_RDWR);  // its next poll() reports the hang-up: dropped there
+      return;
     }
+    unsent_bytes -= c.out.size() - c.out_at;
+    if (c.out_at == c.out.size()) {
+      c.out = std::move(frame);
+    } else {
+      c.out.insert(c.out.end(), frame.begin(), frame.end());
+    }
+    unsent_bytes += c.out.size() - c.out_at;
+    flush(fd);
+  }
+
+  // Sends what the socket takes of the client's unsent reply, without waiting. False when
+  // the client is gone.
+  bool flush(int fd) {
+    Client& c = clients[fd];
+    while (c.out_at < c.out.size()) {
+      const ssize_t k =
+          ::send(fd, c.out.data() + c.out_at, c.out.size() - c.out_at, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (k < 0 && errno == EINTR) continue;
+      if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+      if (k <= 0) return false;
+      c.out_at += size_t(k);
+      unsent_bytes -= uint64_t(k);
+    }
+    c.out.clear();
+    c.out_at = 0;
+    return true;
+  }
+
+  bool has_unsent(int fd) const {
+    const auto it = clients.find(fd);
+    return it != clients.end() && it->second.out_at < it->second.out.size();
   }
 
   void serve_waiters() {
@@ -321,12 +365,15 @@ struct SocketStoreServer::State {
     }
   }
 
+  void forget(std::map<int, Client>::iterator it) {
+    pending_bytes -= it->second.buf.size();
+    unsent_bytes -= it->second.out.size() - it->second.out_at;
+    clients.erase(it);
+  }
+
   void drop(int fd) {
     waiters.remove_if([fd](const Waiter& w) { return w.fd == fd; });
-    if (auto it = clients.find(fd); it != clients.end()) {
-      pending_bytes -= it->second.buf.size();
-      clients.erase(it);
-    }
+    if (auto it = clients.find(fd); it != clients.end()) forget(it);
     ::close(fd);
   }
 
@@ -337,13 +384,16 @@ struct SocketStoreServer::State {
     const std::string peer = it == clients.end() ? "?" : it->second.peer;
     std::fprintf(stderr, "shardlens: the store on %s:%d refused the client %s: %s\n",
                  address.c_str(), port, peer.c_str(), why.c_str());
-    reply(fd, kError, {bytes_of("refused: " + why)});
+    // The reason, as far as the socket takes it now (a few bytes: all of it, unless the
+    // client left an earlier reply unread).
+    if (it != clients.end() && !has_unsent(fd)) {
+      const Bytes frame = encode_frame(kError, {bytes_of("refused: " + why)});
+      [[maybe_unused]] const ssize_t k =
+          ::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
     ::shutdown(fd, SHUT_WR);
     waiters.remove_if([fd](const Waiter& w) { return w.fd == fd; });
-    if (it != clients.end()) {
-      pending_bytes -= it->second.buf.size();
-      clients.erase(it);
-    }
+    if (it != clients.end()) forget(it);
     refused[fd] = Clock::now() + kRefusedDrain;
   }
 
@@ -379,6 +429,7 @@ struct SocketStoreServer::State {
         buf.erase(buf.begin(), buf.begin() + long(used));
         pending_bytes -= used;
         handle(fd, op, items);
+        if (client.hung_up) return false;  // dropped by the caller
       }
     } catch (const TooLarge& e) {
       refuse(fd, e.length > limits.value_bytes
@@ -397,7 +448,9 @@ struct SocketStoreServer::State {
   void loop() {
     for (;;) {
       std::vector<pollfd> fds = {{wake[0], POLLIN, 0}, {listen_fd, POLLIN, 0}};
-      for (const auto& [fd, _] : clients) fds.push_back({fd, POLLIN, 0});
+      // A client with a reply unsent is written to, not read from (Client::out).
+      for (const auto& [fd, c] : clients)
+        fds.push_back({fd, short(c.out_at < c.out.size() ? POLLOUT : POLLIN), 0});
       const size_t first_refused = fds.size();
       for (const auto& [fd, _] : refused) fds.push_back({fd, POLLIN, 0});
       int wait_ms = -1;
@@ -428,7 +481,12 @@ struct SocketStoreServer::State {
         }
       }
       for (size_t i = 2; i < first_refused; ++i) {
-        if (fds[i].revents && clients.count(fds[i].fd) && !receive(fds[i].fd)) drop(fds[i].fd);
+        const int fd = fds[i].fd;
+        if (!fds[i].revents || !clients.count(fd)) continue;
+        const bool alive = fds[i].events == POLLOUT
+                               ? !(fds[i].revents & (POLLERR | POLLHUP)) && flush(fd)
+                               : receive(fd);
+        if (!alive) drop(fd);
       }
       const auto after = Clock::now();
       for (size_t i = first_refused; i < fds.size(); ++i) {

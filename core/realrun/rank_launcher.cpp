@@ -221,8 +221,8 @@ RealRunResult run_as_rank(const RealRunConfig& cfg, const RealRunServices& sv,
     connection.timeout_s = cfg.timeout_s;
     connection.classes = data.labels.num_classes;
     connection.bind_address = bind.address;
-    // check_world_size (rank_protocol.h) is not called yet: waiting there for a late rank
-    // kept the ranks out of Gloo's rendezvous, which run_across_hosts watches (issue 26).
+    // Before the backend: ranks that disagree would fail inside Gloo's rendezvous, unnamed.
+    check_world_size(*store, rank, world, std::chrono::seconds(cfg.timeout_s));
     const RankBackend backend = sv.connect(cfg.backend, connection);
     const std::unique_ptr<BatchClassifier> model = sv.load_model(cfg.model_path);
     run_rank_body(cfg.scenario, data, rank, world, *store, *backend.collectives,

@@ -42,11 +42,12 @@ bool has_key(RankStore& store, const std::string& key);
 // set() that throws RunFailure "cannot reach the store: ..." on failure.
 void publish(RankStore& store, const std::string& key, const Bytes& value);
 
-// Checks, before any backend is set up, that every rank was started with the same WORLD_SIZE
-// (ranks that disagree otherwise fail deep inside Gloo's rendezvous). Each rank publishes its
-// own; every rank compares rank 0's with its own, and rank 0 compares every rank's of its
-// world, all within `timeout`. Throws RunFailure naming the rank that disagrees and both
-// sizes, or the ranks that did not publish theirs in time.
+// Checks, before any backend is set up, that a rank was started with rank 0's WORLD_SIZE
+// (ranks that disagree otherwise fail deep inside Gloo's rendezvous: "enforce fail ...
+// address.cc:45 136 vs 272"). Each rank publishes its own; every other rank waits (within
+// `timeout`) for rank 0's and compares. Rank 0 does not wait: it would keep the ranks out of
+// the rendezvous until the last one starts. Throws RunFailure naming both ranks and sizes,
+// or that rank 0 did not publish its size in time.
 void check_world_size(RankStore& store, int rank, int world, std::chrono::milliseconds timeout);
 
 // What a store hosted for a run of `world` ranks over `samples` samples of `classes` classes,

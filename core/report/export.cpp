@@ -159,9 +159,10 @@ std::vector<std::string> export_data(const Evaluation& e, const std::string& dir
   const auto matrices = exported_matrices(e);
   const std::string title = report_title(e);
   std::vector<std::string> written;
+  AtomicFileSet files;  // all or none, with one sync for every rank's files
   auto write = [&](const std::string& name, const std::string& bytes) {
     const std::string path = (std::filesystem::path(dir) / name).string();
-    write_file_atomic(path, bytes);
+    files.add(path, bytes);
     written.push_back(path);
   };
   for (const std::string& format : formats) {
@@ -183,6 +184,7 @@ std::vector<std::string> export_data(const Evaluation& e, const std::string& dir
     write("metrics.json", evaluation_metrics_json(e).dump(2) + "\n");
   }
   write("report.json", report_json(e).dump(2) + "\n");
+  files.commit();
   return written;
 }
 

@@ -84,6 +84,37 @@ TEST(FilesAtomic, WritesReplacesAndLeavesNoTemporaries) {
   EXPECT_EQ(st.st_mode & 0777, 0666 & ~mask);
 }
 
+TEST(FilesAtomicSet, CommitReplacesEveryFileAtOnce) {
+  TempDir dir;
+  write_file_atomic(dir.path("a.csv"), "old a");
+  {
+    AtomicFileSet files;
+    files.add(dir.path("a.csv"), "new a");
+    files.add(dir.path("b.csv"), "new b");
+    // Before commit(): the targets are as they were (b does not exist yet).
+    EXPECT_EQ(slurp(dir.path("a.csv")), "old a");
+    EXPECT_FALSE(std::filesystem::exists(dir.path("b.csv")));
+    files.commit();
+  }
+  EXPECT_EQ(slurp(dir.path("a.csv")), "new a");
+  EXPECT_EQ(slurp(dir.path("b.csv")), "new b");
+  EXPECT_EQ(count_entries(dir.dir()), 2u);  // no temporary file left
+}
+
+TEST(FilesAtomicSet, AFailedAddLeavesEveryTargetAsItWas) {
+  TempDir dir;
+  write_file_atomic(dir.path("a.csv"), "old a");
+  const std::string missing = dir.path("no/such/dir/c.csv");
+  {
+    AtomicFileSet files;
+    files.add(dir.path("a.csv"), "new a");
+    files.add(dir.path("b.csv"), "new b");
+    EXPECT_INPUT_ERROR(files.add(missing, "c"), missing, "cannot write");
+  }  // never committed
+  EXPECT_EQ(slurp(dir.path("a.csv")), "old a");
+  EXPECT_EQ(count_entries(dir.dir()), 1u);  // b never appeared, the temporaries are gone
+}
+
 TEST(FilesAtomic, FailureNamesPathAndKeepsOldFile) {
   TempDir dir;
   const std::string missing = dir.path("no/such/dir/out.bin");

@@ -316,6 +316,47 @@ TEST(SocketStore, TheStoreAsAWholeIsBoundedAndAFullStoreKeepsServing) {
   EXPECT_EQ(d.num_keys(), 3);
 }
 
+// A get request's whole frame: op 2, 2 items, the key, then an 8-byte timeout of 0 ms.
+Bytes get_frame(const std::string& key) {
+  Bytes out = {2, 2, 0, 0, 0};
+  for (int i = 0; i < 8; ++i) out.push_back(uint8_t(uint64_t(key.size()) >> (8 * i)));
+  out.insert(out.end(), key.begin(), key.end());
+  for (int i = 0; i < 8; ++i) out.push_back(i == 0 ? 8 : 0);  // the item's length: 8
+  for (int i = 0; i < 8; ++i) out.push_back(0);
+  return out;
+}
+
+TEST(SocketStore, AClientThatNeverReadsItsRepliesStallsNoOne) {
+  // Before, the store's one thread sent each reply with a blocking send: a client asking
+  // for a large value and never reading the answer stopped every other rank's requests.
+  const StoreLimits limits{uint64_t(16) << 20, uint64_t(64) << 20};
+  SocketStoreServer server("127.0.0.1", 0, limits);
+  SocketStoreClient c("127.0.0.1", server.port(), 5s);
+  const Bytes big(uint64_t(8) << 20, 7);
+  c.set("big", big);
+  const int reader_fd = connect_raw(server.port());     // asks, and never reads
+  const int pipelined_fd = connect_raw(server.port());  // asks for 20 copies at once
+  const Bytes one = get_frame("big");
+  ASSERT_EQ(::send(reader_fd, one.data(), one.size(), 0), ssize_t(one.size()));
+  Bytes twenty;
+  for (int i = 0; i < 20; ++i) twenty.insert(twenty.end(), one.begin(), one.end());
+  ASSERT_EQ(::send(pipelined_fd, twenty.data(), twenty.size(), 0), ssize_t(twenty.size()));
+  std::this_thread::sleep_for(300ms);
+  const long rss_before = peak_rss_kb();
+  const auto start = std::chrono::steady_clock::now();
+  SocketStoreClient d("127.0.0.1", server.port(), 5s);
+  d.set("k", b("v"));
+  EXPECT_EQ(d.get("k"), b("v"));
+  EXPECT_EQ(d.get("big"), big);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  // 20 unread copies of 8 MiB would be 160 MiB: the replies not read stay within the
+  // store's 64 MiB bound (the client asking for them is hung up on past it).
+  EXPECT_LT(peak_rss_kb() - rss_before, 96 * 1024);
+  ::close(reader_fd);
+  ::close(pipelined_fd);
+  EXPECT_EQ(c.get("k"), b("v"));
+}
+
 // A listener that takes connections (the kernel completes them) but never answers.
 struct SilentListener {
   int fd = -1;

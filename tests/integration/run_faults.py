@@ -9,6 +9,7 @@ Exits 77 (ctest SKIP) when the CLI has no LibTorch.
 """
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -91,9 +92,71 @@ def main():
                         failures.append(label + ": per-rank.png is not a PNG")
             print("%s: ended in %.1f s, exit %d, run file incomplete with ranks %s"
                   % (label, took, r.returncode, sizes))
+        world_size_disagreement(cli, failures)
+        silent_master_port(cli, failures)
     for f in failures:
         print("FAIL:", f)
     sys.exit(1 if failures else 0)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rank_env(rank, world, port):
+    env = {k: v for k, v in os.environ.items() if k != "SHARDLENS_TEST_FAULT"}
+    env.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank),
+               MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    return env
+
+
+def world_size_disagreement(cli, failures):
+    """Gloo's "enforce fail ... address.cc:45 136 vs 272": ranks 0 and 1 were started with
+    WORLD_SIZE 2, rank 2 with 3. Rank 2 must be told, naming both sizes, before any
+    rendezvous, within the timeout; the world of 2 is whole and finishes."""
+    port = free_port()
+    start = time.monotonic()
+    procs = [subprocess.Popen([cli, "run", "--batch-size", "500", "--limit-batches", "2",
+                               "--timeout", str(TIMEOUT)], env=rank_env(k, w, port),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+             for k, w in ((0, 2), (1, 2), (2, 3))]
+    errors = [p.communicate(timeout=120)[1] for p in procs]
+    took = time.monotonic() - start
+    said = "the ranks disagree on WORLD_SIZE: rank 0 has 2, rank 2 has 3"
+    if procs[2].returncode == 0 or said not in errors[2] or "enforce" in errors[2]:
+        failures.append("WORLD_SIZE 3 beside 2: rank 2 exit %d: %s"
+                        % (procs[2].returncode, errors[2]))
+    for k in (0, 1):
+        if procs[k].returncode != 0:
+            failures.append("WORLD_SIZE 3 beside 2: rank %d of the world of 2 exit %d: %s"
+                            % (k, procs[k].returncode, errors[k]))
+    if took > TIMEOUT + 30:
+        failures.append("WORLD_SIZE 3 beside 2: took %.1f s" % took)
+    print("WORLD_SIZE 3 beside 2: rank 2 said %r, the world of 2 finished (%.1f s)"
+          % (errors[2].strip().splitlines()[-1] if errors[2].strip() else "", took))
+
+
+def silent_master_port(cli, failures):
+    """A listener at MASTER_PORT that accepts and never answers (not a store): rank 1 must
+    give up within --timeout (plus start-up), not wait for the OS's own timeouts."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        port = silent.getsockname()[1]
+        start = time.monotonic()
+        r = subprocess.run([cli, "run", "--batch-size", "500", "--timeout", str(TIMEOUT)],
+                           env=rank_env(1, 2, port), capture_output=True, text=True,
+                           timeout=120)
+        took = time.monotonic() - start
+    if r.returncode == 0 or "127.0.0.1:%d" % port not in r.stderr:
+        failures.append("silent MASTER_PORT: exit %d, does not name the store: %s"
+                        % (r.returncode, r.stderr))
+    if took > TIMEOUT + 10:
+        failures.append("silent MASTER_PORT: took %.1f s with --timeout %d" % (took, TIMEOUT))
+    print("silent MASTER_PORT: exit %d after %.1f s: %s"
+          % (r.returncode, took, r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ""))
 
 
 if __name__ == "__main__":

@@ -151,6 +151,46 @@ class TestHostileFiles : public QObject {
     QVERIFY(w.result() != before);
   }
 
+  // A class name of 100,000 bytes (a payload, not a label) once took the GUI to an abort
+  // measuring it. From a run file's meta.json and from a names= file: a dialog naming the
+  // file and the name's size; what was on screen stays.
+  void aHugeClassNameIsADialogNotAnAbort() {
+    const std::string huge(100000, 'b');
+    RunFile run = run_from_evaluation(simulate(smallScenario()));
+    run.meta.class_names = {"a", huge, "c", "d", "e"};
+    const QString runPath = m_dir.filePath(QStringLiteral("huge-name.slrun"));
+    save_run_file(run, runPath.toStdString());
+    const QString namesPath = m_dir.filePath(QStringLiteral("huge-names.txt"));
+    QVERIFY(
+        test::writeTestFile(namesPath, QByteArray::fromStdString("a\n" + huge + "\nc\nd\ne\n")));
+
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    QSignalSpy errors(&w, &MainWindow::errorShown);
+    w.setScenario(smallScenario());
+    QVERIFY(shown.wait(30000));
+    const ResultPtr before = w.result();
+
+    w.openRun(runPath);
+    QVERIFY(errors.wait(30000));
+    QString text = takeDialogText(w);
+    QVERIFY2(text.contains(QStringLiteral("huge-name.slrun")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("class name 1 has 100000 bytes")), qPrintable(text));
+    QCOMPARE(w.result(), before);
+
+    Scenario named = smallScenario();
+    named.dataset += ",names=" + namesPath.toStdString();
+    w.setScenario(named);
+    QVERIFY(errors.wait(30000));
+    text = takeDialogText(w);
+    QVERIFY2(text.contains(QStringLiteral("huge-names.txt")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("100000 bytes")), qPrintable(text));
+    QCOMPARE(w.result(), before);
+    QCOMPARE(shown.count(), 1);
+  }
+
   void memoryBudgetIsASetting() {
     QVERIFY(!setMemoryBudgetSetting(QStringLiteral("lots")).isEmpty());
     QCOMPARE(load_budget(), default_load_budget());  // a bad value changes nothing
