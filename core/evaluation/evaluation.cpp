@@ -189,6 +189,14 @@ void complete_evaluation(Evaluation& e, Progress* progress, std::optional<Record
   for (int r = 0; r < e.records->world_size(); ++r) records += e.records->rank_size(r);
   if (records == 0) e.diagnosis = diagnose_nothing_recorded(e.meta.class_counts);
   e.times_evaluated = std::move(stats->times);
+  e.rank_totals.clear();
+  e.rank_correct.clear();
+  for (const Matrix& m : e.per_rank) {
+    double correct = 0;
+    for (int32_t k = 0; k < m.classes; ++k) correct += m.at(k, k);
+    e.rank_totals.push_back(m.total());
+    e.rank_correct.push_back(correct);
+  }
 }
 
 }  // namespace shardlens

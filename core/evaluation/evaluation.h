@@ -58,6 +58,10 @@ struct Evaluation {
   // What each rank itself reported, when the run recorded it (every rank logging its own
   // compute()); absent for ranks that did not say.
   std::vector<std::optional<Matrix>> reported_per_rank;
+  // Each per-rank matrix's total and diagonal, set by complete_evaluation (a background
+  // job): what the accuracies a rank logs are read from, in O(ranks) on the GUI thread
+  // rather than a pass over 64 dense 1000 x 1000 matrices there for every result shown.
+  std::vector<double> rank_totals, rank_correct;
   Matrix expected_distinct;  // one process on the distinct evaluated samples
   Coverage times_evaluated;  // per dataset index, saturating at 255
   Diagnosis diagnosis;

@@ -78,14 +78,34 @@ json metrics_json(const Metrics& m) {
           {"macro_f1", m.macro_f1}, {"weighted_f1", m.weighted_f1}};
 }
 
+namespace {
+
+// Each rank's (total, correct): complete_evaluation's, else counted here (an evaluation
+// assembled by hand).
+std::vector<std::pair<double, double>> rank_sums(const Evaluation& e) {
+  std::vector<std::pair<double, double>> out;
+  const bool stored =
+      e.rank_totals.size() == e.per_rank.size() && e.rank_correct.size() == e.per_rank.size();
+  for (size_t r = 0; r < e.per_rank.size(); ++r) {
+    if (stored) {
+      out.emplace_back(e.rank_totals[r], e.rank_correct[r]);
+      continue;
+    }
+    const Matrix& m = e.per_rank[r];
+    double correct = 0;
+    for (int32_t k = 0; k < m.classes; ++k) correct += m.at(k, k);
+    out.emplace_back(m.total(), correct);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::optional<double> rank_mean_accuracy(const Evaluation& e) {
   double sum = 0;
   int ranks = 0;
-  for (const Matrix& m : e.per_rank) {
-    const double total = m.total();
+  for (const auto& [total, correct] : rank_sums(e)) {
     if (total <= 0) continue;  // a rank with no batch logs nothing
-    double correct = 0;
-    for (int32_t k = 0; k < m.classes; ++k) correct += m.at(k, k);
     sum += correct / total;
     ++ranks;
   }
@@ -96,9 +116,9 @@ std::optional<double> rank_mean_accuracy(const Evaluation& e) {
 std::optional<double> batch_logged_accuracy(const Evaluation& e) {
   const double ranks = double(e.per_rank.size());
   double correct = 0, records = 0;
-  for (const Matrix& m : e.per_rank) {
-    records += m.total();
-    for (int32_t k = 0; k < m.classes; ++k) correct += m.at(k, k);
+  for (const auto& [total, right] : rank_sums(e)) {
+    records += total;
+    correct += right;
   }
   const double mean_size = std::floor(records / ranks);  // truncated in its int64 tensor
   if (ranks < 2 || mean_size < 1) return std::nullopt;
@@ -109,13 +129,14 @@ json evaluation_metrics_json(const Evaluation& e) {
   std::optional<Metrics> reported, expected;
   if (e.synced) reported = compute_metrics(*e.synced);
   if (e.expected) expected = compute_metrics(*e.expected);
+  const std::optional<double> rank_mean = rank_mean_accuracy(e);
+  const std::optional<double> batch_logged = batch_logged_accuracy(e);
   return {
       {"reported", reported ? metrics_json(*reported) : json(nullptr)},
       {"expected", expected ? metrics_json(*expected) : json(nullptr)},
       {"difference", reported && expected ? difference_json(*reported, *expected) : json(nullptr)},
-      {"rank_mean_accuracy", rank_mean_accuracy(e) ? json(*rank_mean_accuracy(e)) : json(nullptr)},
-      {"batch_logged_accuracy",
-       batch_logged_accuracy(e) ? json(*batch_logged_accuracy(e)) : json(nullptr)}};
+      {"rank_mean_accuracy", rank_mean ? json(*rank_mean) : json(nullptr)},
+      {"batch_logged_accuracy", batch_logged ? json(*batch_logged) : json(nullptr)}};
 }
 
 std::vector<MetricRow> metric_rows(const Evaluation& e) {
