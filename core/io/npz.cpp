@@ -148,6 +148,7 @@ struct NpzArchive::Impl {
   // Each entry's place in `entries`: a run file of 65,536 ranks holds 327,681 members, and
   // finding each by a walk over the list made reading them all quadratic (hours).
   std::unordered_map<std::string, size_t> positions;
+  bool npz_names = true;  // members must be named as in an .npz (is_npz_member_name)
 
   void list(uint64_t archive_bytes) {
     const zip_int64_t count = zip_get_num_entries(reader.za, 0);
@@ -158,7 +159,7 @@ struct NpzArchive::Impl {
         fail(origin, std::string("corrupt ZIP directory (") + zip_strerror(reader.za) + ")");
       const std::string name = st.name;
       const std::string where = member_where(origin, name);
-      if (!is_npz_member_name(name))
+      if (npz_names && !is_npz_member_name(name))
         fail(where, "unexpected member (an .npz holds NAME.npy arrays and meta.json)");
       if (!positions.emplace(name, entries.size()).second)
         fail(where, "appears twice in the archive");
@@ -208,6 +209,16 @@ NpzArchive NpzArchive::open_file(const std::string& path) {
   auto impl = std::make_unique<Impl>();
   impl->origin = path;
   open_archive(src, path, impl->reader);
+  impl->list(file_bytes);
+  return NpzArchive(std::move(impl));
+}
+
+NpzArchive NpzArchive::open_zip_file(const std::string& path, const char* is_zip) {
+  const auto [src, file_bytes] = file_source(path);
+  auto impl = std::make_unique<Impl>();
+  impl->origin = path;
+  impl->npz_names = false;
+  open_archive(src, path, impl->reader, is_zip);
   impl->list(file_bytes);
   return NpzArchive(std::move(impl));
 }
@@ -280,24 +291,6 @@ NpyHeader NpzArchive::npy_header(const std::string& name) {
   if (data < available)
     fail(where, std::to_string(available - data) + " bytes of trailing data after the values");
   return h;
-}
-
-std::vector<NpzEntry> read_zip_directory(const std::string& path, const char* is_zip) {
-  const auto [src, file_bytes] = file_source(path);
-  ZipReader reader;
-  open_archive(src, path, reader, is_zip);
-  std::vector<NpzEntry> entries;
-  const zip_int64_t count = zip_get_num_entries(reader.za, 0);
-  for (zip_int64_t i = 0; i < count; ++i) {
-    zip_stat_t st;
-    zip_stat_init(&st);
-    if (zip_stat_index(reader.za, zip_uint64_t(i), 0, &st) != 0 || !(st.valid & ZIP_STAT_NAME))
-      fail(path, std::string("corrupt ZIP directory (") + zip_strerror(reader.za) + ")");
-    const std::string name = st.name;
-    check_entry(st, member_where(path, name), file_bytes);
-    entries.push_back(NpzEntry{name, st.size, st.comp_size});
-  }
-  return entries;
 }
 
 bool is_npz_member_name(const std::string& name) {

@@ -33,6 +33,10 @@ class NpzArchive {
   // From a file (read through libzip, never loaded whole), or from bytes that must outlive
   // the archive; `origin` names it in errors. Checks the directory (see NpzEntry).
   static NpzArchive open_file(const std::string& path);
+  // Any ZIP archive (a torch.save .pt file, say): members may have any names, and are
+  // otherwise checked as above (unique, stored or deflated, unencrypted, plausible sizes).
+  // `is_zip` completes the message for a file that is no ZIP archive.
+  static NpzArchive open_zip_file(const std::string& path, const char* is_zip);
   static NpzArchive from_bytes(const std::string& bytes, const std::string& origin);
   NpzArchive(NpzArchive&&) noexcept;
   NpzArchive& operator=(NpzArchive&&) noexcept;
@@ -63,14 +67,6 @@ NpzMembers read_npz(const std::string& path, size_t max_bytes = kMaxReadBytes);
 // The same for an archive already in memory; `origin` names it in errors.
 NpzMembers npz_members_from_bytes(const std::string& bytes, const std::string& origin,
                                   size_t max_bytes = kMaxReadBytes);
-
-// The members of any ZIP archive (a torch.save .pt file, say) as its central directory
-// declares them, each checked like an .npz member (stored or deflated, unencrypted, a size
-// its compressed bytes can produce) but with any name; nothing is read or inflated, so a
-// caller can hold the sizes against the load budget first. Requires a regular file; `is_zip`
-// completes the message for a file that is no ZIP archive ("a .pt file is a ZIP archive").
-// Throws InputError "PATH: ...".
-std::vector<NpzEntry> read_zip_directory(const std::string& path, const char* is_zip);
 
 // True for the member names an .npz may hold: "NAME.npy" or "meta.json".
 bool is_npz_member_name(const std::string& name);

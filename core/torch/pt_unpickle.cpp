@@ -1,24 +1,24 @@
-// The LibTorch half of the .pt dump reader (pt_unpickle.h; pt_dump.cpp is the other half and
-// has already held the ZIP's declared sizes against the load budget). LibTorch's unpickler
-// trusts the pickle: a storage's size is the element count the pickle names (not the bytes
-// its data/N member holds), and a tensor's sizes, strides and storage offset are set without
-// a look at the storage. So:
+// The LibTorch half of the .pt dump reader (pt_unpickle.h; pt_dump.cpp is the other half: it
+// has held the ZIP's declared sizes against the load budget and read the members with
+// libzip). LibTorch's unpickler trusts the pickle: a storage's size is the element count the
+// pickle names (not the bytes its data/N member holds), and a tensor's sizes, strides and
+// storage offset are set without a look at the storage. So:
 //   1. the pickle is walked on a model of the unpickler's stack (core/io/pt_pickle.h), so the
 //      unpickler never meets an opcode it would act on without a check;
-//   2. every data/N member is read into a storage of exactly its own size, and the unpickler
-//      is handed those storages (DeserializationStorageContext), so no storage can claim
-//      more bytes than it holds;
+//   2. every data/N member becomes a storage of exactly its own size, and the unpickler is
+//      handed those storages (DeserializationStorageContext) and nothing else: a storage
+//      without a member is refused, so no storage can claim more bytes than it holds;
 //   3. every tensor's sizes, strides, storage offset and element size are checked against
 //      its storage's bytes with checked arithmetic, and the values it expands to against the
 //      budget, before any element is read.
 // Plain C++17 (see core/runfile/dump_array.h): fuzz/fuzz_pt.cpp builds it with clang.
 #include <ATen/ATen.h>
-#include <caffe2/serialize/inline_container.h>
-#include <torch/csrc/jit/serialization/import_read.h>
 #include <torch/csrc/jit/serialization/storage_context.h>
+#include <torch/csrc/jit/serialization/unpickler.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -34,9 +34,6 @@
 
 namespace shardlens {
 namespace {
-
-// torch.save's storages: archive/data/<key>, named without the archive folder by LibTorch.
-constexpr std::string_view kStoragePrefix = "data/";
 
 std::string first_line(const std::string& text) {
   return text.substr(0, text.find('\n'));
@@ -136,6 +133,48 @@ void check_tensor(const at::Tensor& t, const std::string& path, const std::strin
   }
 }
 
+// A storage's bytes: the member's own string, which the DataPtr owns (no copy). Its data is
+// at least 16-byte aligned (heap memory, or the buffer inside a heap-allocated string).
+at::DataPtr owned_bytes(std::string bytes) {
+  auto* owner = new std::string(std::move(bytes));
+  return at::DataPtr(
+      owner->data(), owner, [](void* p) { delete static_cast<std::string*>(p); },
+      at::Device(at::kCPU));
+}
+
+// Unpickles the dict: the pickle's bytes, and the storages as the only tensor data.
+c10::IValue unpickle(const std::string& path, PtMembers& members,
+                     std::unordered_map<const c10::StorageImpl*, uint64_t>& held) {
+  // Step 1: nothing LibTorch's unpickler would trust blindly (core/io/pt_pickle.h).
+  check_pt_pickle(members.pickle, path);
+  // Step 2: every storage member, at the size it really has.
+  auto storages = std::make_shared<torch::jit::DeserializationStorageContext>();
+  for (auto& [key, bytes] : members.storages) {
+    const size_t size = bytes.size();
+    c10::Storage storage(c10::Storage::use_byte_size_t(), size, owned_bytes(std::move(bytes)),
+                         /*allocator=*/nullptr, /*resizable=*/false);
+    held.emplace(storage.unsafeGetStorageImpl(), uint64_t(size));
+    storages->addStorage(key, std::move(storage));
+  }
+  const std::string& pickle = members.pickle;
+  size_t consumed = 0;
+  auto read = [&pickle, &consumed](char* buffer, size_t len) -> size_t {
+    const size_t n = std::min(len, pickle.size() - consumed);
+    std::memcpy(buffer, pickle.data() + consumed, n);
+    consumed += n;
+    return n;
+  };
+  auto no_member = [&path](const std::string& key) -> at::DataPtr {
+    throw InputError(path + ": a tensor's storage " + key_text(key) +
+                     " has no data member in the archive");
+  };
+  // Every tensor on the CPU, whatever device it was saved from.
+  torch::jit::Unpickler unpickler(read, /*type_resolver=*/nullptr, /*obj_loader=*/nullptr,
+                                  no_member, at::Device(at::kCPU), /*use_storage_device=*/false,
+                                  torch::jit::Unpickler::defaultTypeParser, storages);
+  return unpickler.parse_ivalue();
+}
+
 DumpArray array_of(const at::Tensor& tensor) {
   const at::Tensor t = tensor.contiguous();
   DumpArray a;
@@ -153,33 +192,11 @@ DumpArray array_of(const at::Tensor& tensor) {
 
 }  // namespace
 
-DumpArrays unpickle_pt_dump(const std::string& path, uint64_t member_bytes) {
+DumpArrays unpickle_pt_dump(const std::string& path, PtMembers members, uint64_t member_bytes) {
   c10::IValue value;
   std::unordered_map<const c10::StorageImpl*, uint64_t> held;
   try {
-    caffe2::serialize::PyTorchStreamReader reader(path);
-    {
-      // Step 1: nothing LibTorch's unpickler would trust blindly (core/io/pt_pickle.h).
-      const auto [pickle, pickle_bytes] = reader.getRecord("data.pkl");
-      check_pt_pickle(std::string_view(static_cast<const char*>(pickle.get()), pickle_bytes), path);
-    }
-    // Step 2: every storage member, at the size it really has.
-    auto storages = std::make_shared<torch::jit::DeserializationStorageContext>();
-    for (const std::string& name : reader.getAllRecords()) {
-      if (name.size() <= kStoragePrefix.size() ||
-          name.compare(0, kStoragePrefix.size(), kStoragePrefix) != 0)
-        continue;
-      auto [data, bytes] = reader.getRecord(name);
-      c10::Storage storage(c10::Storage::use_byte_size_t(), bytes, std::move(data),
-                           /*allocator=*/nullptr, /*resizable=*/false);
-      held.emplace(storage.unsafeGetStorageImpl(), uint64_t(bytes));
-      storages->addStorage(name.substr(kStoragePrefix.size()), std::move(storage));
-    }
-    // Every tensor on the CPU, whatever device it was saved from.
-    value = torch::jit::readArchiveAndTensors("data", /*pickle_prefix=*/"", /*tensor_prefix=*/"",
-                                              /*type_resolver=*/{}, /*obj_loader=*/{},
-                                              at::Device(at::kCPU), reader,
-                                              torch::jit::Unpickler::defaultTypeParser, storages);
+    value = unpickle(path, members, held);
   } catch (const InputError&) {
     throw;
   } catch (const std::exception& e) {

@@ -75,6 +75,13 @@ def longs(values):
     return struct.pack("<%dq" % len(values), *values)
 
 
+def zip_bytes(members):
+    """A ZIP of hostile_loads' member tuples, as bytes."""
+    with tempfile.TemporaryDirectory() as d:
+        with open(h.write_zip(os.path.join(d, "x.pt"), members), "rb") as f:
+            return f.read()
+
+
 def pt_bytes(pickle, storages, archive="dump"):
     """A torch.save ZIP: ARCHIVE/data.pkl, ARCHIVE/data/<key> (stored, or given as
     (pieces, crc, size) to deflate), ARCHIVE/version."""
@@ -87,9 +94,7 @@ def pt_bytes(pickle, storages, archive="dump"):
             pieces, crc, size = data
             members.append((name, pieces, crc, size, 8))
     members.append(h.stored(archive + "/version", b"3\n"))
-    with tempfile.TemporaryDirectory() as d:
-        with open(h.write_zip(os.path.join(d, "x.pt"), members), "rb") as f:
-            return f.read()
+    return zip_bytes(members)
 
 
 def good_entries(index=None):
@@ -165,6 +170,21 @@ def hostile_dumps():
                 ["--max-memory", "512M"],
                 ["needs 1.0 GiB of memory (its members decompressed and unpickled)",
                  "512 MiB memory budget"]))
+    # The ZIP itself: the reader of the sizes held against the budget (libzip) is the reader
+    # of the bytes, so a directory two readers would parse differently cannot slip through.
+    # A storage member twice (which one would a reader take?), a tensor whose storage has no
+    # member, a pickle outside any folder.
+    pickle = h.stored("dump/data.pkl", p_dict(good_entries()))
+    storages = [h.stored("dump/data/" + k, v) for k, v in good_storages()]
+    out.append(("storage member twice", "twice_rank0.pt",
+                zip_bytes([pickle] + storages + [h.stored("dump/data/0", longs(INDEX * 2))]),
+                [], ["corrupt ZIP archive (duplicate member names)"]))
+    out.append(("storage without a member", "nomember_rank0.pt",
+                zip_bytes([pickle] + storages[:2]),
+                [], ["storage '2' has no data member"]))
+    out.append(("pickle outside a folder", "nofolder_rank0.pt",
+                zip_bytes([h.stored("data.pkl", p_dict(good_entries()))] + storages),
+                [], ["member 'data.pkl' is not in a folder"]))
     return out
 
 
