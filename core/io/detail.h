@@ -22,6 +22,11 @@ inline std::optional<uint64_t> checked_mul(uint64_t a, uint64_t b) {
   return a * b;
 }
 
+inline std::optional<uint64_t> checked_add(uint64_t a, uint64_t b) {
+  if (b > std::numeric_limits<uint64_t>::max() - a) return std::nullopt;
+  return a + b;
+}
+
 inline uint32_t load_be32(std::string_view bytes, size_t at) {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + at);
   return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);

@@ -68,6 +68,21 @@ std::string synced_title(const Evaluation& e) {
   return "Synced (as stored)";
 }
 
+std::string difference_title(const Evaluation& e) {
+  const char* minus_expected = " − expected";
+  if (const auto r = only_rank(e)) return "Rank " + std::to_string(*r) + "'s own" + minus_expected;
+  switch (synced_origin_of(e.meta)) {
+    case SyncedOrigin::Recorded:
+      return std::string("Reported") + minus_expected;
+    case SyncedOrigin::SumOfRanks:
+      return std::string("Sum of the ranks") + minus_expected;
+    case SyncedOrigin::Simulated:
+    case SyncedOrigin::Unknown:
+      break;
+  }
+  return std::string("Synced") + minus_expected;
+}
+
 std::string synced_description(const Evaluation& e) {
   if (const auto r = only_rank(e))
     return "the reported matrix, which is rank " + std::to_string(*r) +

@@ -15,6 +15,10 @@ namespace shardlens {
 // "Reported by the run", "Sum of the ranks (computed)", or "Reported = rank 0's own
 // (unsynced)" when the reported matrix is one rank's local matrix.
 std::string synced_title(const Evaluation& e);
+// The difference view's title, named by the same origin: "Synced − expected" for a
+// simulation, "Reported − expected", "Sum of the ranks − expected", "Rank 0's own −
+// expected".
+std::string difference_title(const Evaluation& e);
 // The same in a sentence, for reports: where the matrix came from.
 std::string synced_description(const Evaluation& e);
 

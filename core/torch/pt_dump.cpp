@@ -20,20 +20,11 @@
 namespace shardlens {
 namespace {
 
+using io_detail::checked_add;
+using io_detail::checked_mul;
+
 constexpr const char* kPtIsZip =
     "a torch.save file is a ZIP archive; files saved by torch before 1.6 are not supported";
-
-std::optional<uint64_t> add(uint64_t a, uint64_t b) {
-  uint64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
-  return r;
-}
-
-std::optional<uint64_t> mul(uint64_t a, uint64_t b) {
-  uint64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
-  return r;
-}
 
 // What unpickling may allocate per byte of pickle: an EMPTY_LIST or EMPTY_DICT opcode (1
 // byte) makes a list or dict object of about 100 bytes, and a stack slot; the pickle walk
@@ -46,10 +37,11 @@ uint64_t check_members(const NpzArchive& zip) {
   uint64_t total = 0;
   for (const NpzEntry& e : zip.entries()) {
     const bool pickle = e.name == "data.pkl" || e.name.ends_with("/data.pkl");
-    const auto bytes = pickle
-                           ? add(e.size, mul(e.size, kUnpickledBytesPerByte).value_or(UINT64_MAX))
-                           : std::optional<uint64_t>(e.size);
-    const auto sum = bytes ? add(total, *bytes) : std::nullopt;
+    const auto bytes =
+        pickle
+            ? checked_add(e.size, checked_mul(e.size, kUnpickledBytesPerByte).value_or(UINT64_MAX))
+            : std::optional<uint64_t>(e.size);
+    const auto sum = bytes ? checked_add(total, *bytes) : std::nullopt;
     total = sum ? *sum : std::numeric_limits<uint64_t>::max();
   }
   check_load_budget(zip.origin(), total, "its members decompressed and unpickled");

@@ -27,6 +27,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/io/detail.h"
 #include "core/io/pt_pickle.h"
 #include "core/model/memory_budget.h"
 #include "core/model/types.h"
@@ -35,20 +36,11 @@
 namespace shardlens {
 namespace {
 
+using io_detail::checked_add;
+using io_detail::checked_mul;
+
 std::string first_line(const std::string& text) {
   return text.substr(0, text.find('\n'));
-}
-
-std::optional<uint64_t> add(uint64_t a, uint64_t b) {
-  uint64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
-  return r;
-}
-
-std::optional<uint64_t> mul(uint64_t a, uint64_t b) {
-  uint64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
-  return r;
 }
 
 // A key as messages quote it: one line, at most 40 characters.
@@ -74,18 +66,18 @@ std::optional<uint64_t> reached_bytes(c10::IntArrayRef sizes, c10::IntArrayRef s
     if (s == 0) return 0;
   std::optional<uint64_t> last = uint64_t(offset);
   for (size_t d = 0; d < sizes.size() && last; ++d) {
-    const auto step = mul(uint64_t(sizes[d] - 1), uint64_t(strides[d]));
-    last = step ? add(*last, *step) : std::nullopt;
+    const auto step = checked_mul(uint64_t(sizes[d] - 1), uint64_t(strides[d]));
+    last = step ? checked_add(*last, *step) : std::nullopt;
   }
   if (!last) return std::nullopt;
-  const auto count = add(*last, 1);
-  return count ? mul(*count, element_size) : std::nullopt;
+  const auto count = checked_add(*last, 1);
+  return count ? checked_mul(*count, element_size) : std::nullopt;
 }
 
 // The number of elements, nullopt when it overflows 64 bits.
 std::optional<uint64_t> element_count(c10::IntArrayRef sizes) {
   std::optional<uint64_t> n = 1;
-  for (int64_t s : sizes) n = n ? mul(*n, uint64_t(s)) : std::nullopt;
+  for (int64_t s : sizes) n = n ? checked_mul(*n, uint64_t(s)) : std::nullopt;
   return n;
 }
 
@@ -216,17 +208,17 @@ DumpArrays unpickle_pt_dump(const std::string& path, PtMembers members, uint64_t
     check_tensor(t, path, key, held);
     // Bounded by the bytes it reaches in its storage, unless a stride is 0.
     const std::optional<uint64_t> n = element_count(t.sizes());
-    const auto bytes = n ? mul(*n, 8) : std::nullopt;
-    const auto temporaries = n ? mul(*n, 8 + uint64_t(t.element_size())) : std::nullopt;
-    const auto sum = bytes ? add(values, *bytes) : std::nullopt;
+    const auto bytes = n ? checked_mul(*n, 8) : std::nullopt;
+    const auto temporaries = n ? checked_mul(*n, 8 + uint64_t(t.element_size())) : std::nullopt;
+    const auto sum = bytes ? checked_add(values, *bytes) : std::nullopt;
     if (!sum || !temporaries)
       throw InputError(path + ": tensor " + key_text(key) + " has sizes " + list_text(t.sizes()) +
                        ": too many elements to read");
     values = *sum;
     largest = std::max(largest, *temporaries);
   }
-  const auto total = add(member_bytes, values);
-  const auto peak = total ? add(*total, largest) : std::nullopt;
+  const auto total = checked_add(member_bytes, values);
+  const auto peak = total ? checked_add(*total, largest) : std::nullopt;
   check_load_budget(path, peak ? *peak : std::numeric_limits<uint64_t>::max(),
                     "its members decompressed and unpickled, and its tensors' values as 8-byte "
                     "numbers");

@@ -70,6 +70,7 @@ TEST(Verdict, DumpsWithoutAReportedMatrixSayTheSyncIsUnchecked) {
   const Evaluation e = imported(two_rank_dumps(6, std::nullopt));
   EXPECT_EQ(synced_origin_of(e.meta), SyncedOrigin::SumOfRanks);
   EXPECT_EQ(synced_title(e), "Sum of the ranks (computed)");
+  EXPECT_EQ(difference_title(e), "Sum of the ranks − expected");
   // Every sample once, every prediction right: the sum is correct, and that is all it proves.
   const Verdict v = verdict_of(e);
   EXPECT_EQ(v.kind, VerdictKind::Correct);
@@ -97,6 +98,7 @@ TEST(Verdict, ARecordedReportedMatrixShowsADoubleSync) {
   const Evaluation e = imported(two_rank_dumps(6, 2.0));
   EXPECT_EQ(synced_origin_of(e.meta), SyncedOrigin::Recorded);
   EXPECT_EQ(synced_title(e), "Reported by the run");
+  EXPECT_EQ(difference_title(e), "Reported − expected");
   EXPECT_TRUE(unchecked(e).empty());
   EXPECT_TRUE(has_pattern(e, "double-sync"));
   const Verdict v = verdict_of(e);
@@ -143,11 +145,13 @@ TEST(Verdict, AnUnsyncedRunNamesTheRankWhoseMatrixItShows) {
   const Evaluation e = simulate(load_preset("unsynced"));
   ASSERT_TRUE(has_pattern(e, "unsynced"));
   EXPECT_EQ(synced_title(e), "Reported = rank 0's own (unsynced)");
+  EXPECT_EQ(difference_title(e), "Rank 0's own − expected");
   EXPECT_NE(report_text(e).find("rank 0's own local matrix (no sync)"), std::string::npos);
   // A correct sync of the same lesson keeps the simulation's name.
   Scenario synced = load_preset("unsynced");
   synced.sync = SyncStrategy::AllReduce;
   EXPECT_EQ(synced_title(simulate(synced)), "Synced (reported)");
+  EXPECT_EQ(difference_title(simulate(synced)), "Synced − expected");
 }
 
 }  // namespace

@@ -290,16 +290,16 @@ HeatmapData expectedHeatmap(const Evaluation& e, const MatrixOptions& o) {
 }
 
 HeatmapData differenceHeatmap(const Evaluation& e, const MatrixOptions& o, const ClassAxis& axis) {
-  if (!e.synced) return emptyHeatmap(QStringLiteral("Synced − expected"), syncedMissingText(e));
-  if (!e.expected) return unknown(e, QStringLiteral("Synced − expected"));
+  const QString title = QString::fromStdString(difference_title(e));
+  if (!e.synced) return emptyHeatmap(title, syncedMissingText(e));
+  if (!e.expected) return unknown(e, title);
   Matrix diff = normalize(*e.synced, o.normalization);
   const Displayed exp(*e.expected, o.normalization);
   for (size_t i = 0; i < diff.cells.size(); ++i) diff.cells[i] -= exp.matrix->cells[i];
   // The difference of counts; without a normalization that is `diff` itself.
   const std::optional<Matrix> counts =
       o.normalization == Normalization::None ? std::nullopt : e.difference();
-  HeatmapData d = makeHeatmap(QStringLiteral("Synced − expected"), diff, counts ? *counts : diff,
-                              axis.order, axis.names);
+  HeatmapData d = makeHeatmap(title, diff, counts ? *counts : diff, axis.order, axis.names);
   d.nameWidths = axis.nameWidths;
   d.diverging = true;
   d.valueLabel = valueLabel(o.normalization, true);
