@@ -212,6 +212,7 @@ RealRunResult run_as_rank(const RealRunConfig& cfg, const RealRunServices& sv,
   RealRunResult result;
   result.reporter = reporter;
   std::string error;
+  bool world_agreed = false;  // past the WORLD_SIZE check: waiting on peers can explain a failure
   try {
     RankConnection connection;
     connection.store = store;
@@ -223,6 +224,7 @@ RealRunResult run_as_rank(const RealRunConfig& cfg, const RealRunServices& sv,
     connection.bind_address = bind.address;
     // Before the backend: ranks that disagree would fail inside Gloo's rendezvous, unnamed.
     check_world_size(*store, rank, world, std::chrono::seconds(cfg.timeout_s));
+    world_agreed = true;
     const RankBackend backend = sv.connect(cfg.backend, connection);
     const std::unique_ptr<BatchClassifier> model = sv.load_model(cfg.model_path);
     run_rank_body(cfg.scenario, data, rank, world, *store, *backend.collectives,
@@ -235,7 +237,8 @@ RealRunResult run_as_rank(const RealRunConfig& cfg, const RealRunServices& sv,
     error = first_line(e.what());
   }
   if (!error.empty()) {
-    error += ranks_without_records(*store, world, rank);
+    // Ranks that disagree on the world were not waiting for each other's records.
+    if (world_agreed) error += ranks_without_records(*store, world, rank);
     try {
       store->set(key_error(rank), encode_text(error));
     } catch (const std::exception&) {
