@@ -192,10 +192,8 @@ void complete_evaluation(Evaluation& e, Progress* progress, std::optional<Record
   e.rank_totals.clear();
   e.rank_correct.clear();
   for (const Matrix& m : e.per_rank) {
-    double correct = 0;
-    for (int32_t k = 0; k < m.classes; ++k) correct += m.at(k, k);
     e.rank_totals.push_back(m.total());
-    e.rank_correct.push_back(correct);
+    e.rank_correct.push_back(m.diagonal_sum());
   }
 }
 

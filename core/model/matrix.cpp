@@ -29,6 +29,12 @@ double Matrix::total() const {
   return std::accumulate(cells.begin(), cells.end(), 0.0);
 }
 
+double Matrix::diagonal_sum() const {
+  double sum = 0;
+  for (int32_t k = 0; k < classes; ++k) sum += at(k, k);
+  return sum;
+}
+
 Matrix& Matrix::operator+=(const Matrix& other) {
   for (size_t i = 0; i < cells.size(); ++i) cells[i] += other.cells[i];
   return *this;

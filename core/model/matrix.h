@@ -22,6 +22,7 @@ struct Matrix {
   std::vector<double> row_sums() const;
   std::vector<double> col_sums() const;
   double total() const;
+  double diagonal_sum() const;  // the correctly classified samples
   bool operator==(const Matrix& other) const = default;
   Matrix& operator+=(const Matrix& other);
   Matrix scaled(double factor) const;

@@ -86,16 +86,9 @@ std::vector<std::pair<double, double>> rank_sums(const Evaluation& e) {
   std::vector<std::pair<double, double>> out;
   const bool stored =
       e.rank_totals.size() == e.per_rank.size() && e.rank_correct.size() == e.per_rank.size();
-  for (size_t r = 0; r < e.per_rank.size(); ++r) {
-    if (stored) {
-      out.emplace_back(e.rank_totals[r], e.rank_correct[r]);
-      continue;
-    }
-    const Matrix& m = e.per_rank[r];
-    double correct = 0;
-    for (int32_t k = 0; k < m.classes; ++k) correct += m.at(k, k);
-    out.emplace_back(m.total(), correct);
-  }
+  for (size_t r = 0; r < e.per_rank.size(); ++r)
+    out.emplace_back(stored ? e.rank_totals[r] : e.per_rank[r].total(),
+                     stored ? e.rank_correct[r] : e.per_rank[r].diagonal_sum());
   return out;
 }
 

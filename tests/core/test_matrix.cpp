@@ -23,6 +23,7 @@ TEST(Matrix, SumsAndScaling) {
   EXPECT_EQ(m.row_sums(), (std::vector<double>{3, 7}));
   EXPECT_EQ(m.col_sums(), (std::vector<double>{4, 6}));
   EXPECT_EQ(m.total(), 10);
+  EXPECT_EQ(m.diagonal_sum(), 5);  // 1 + 4
   EXPECT_EQ(m.scaled(2).cells, (std::vector<double>{2, 4, 6, 8}));
   EXPECT_THROW(parse_normalization("rows"), InputError);
 }
