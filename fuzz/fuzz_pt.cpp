@@ -88,24 +88,6 @@ std::string int64s(const std::vector<int64_t>& values) {
   return out;
 }
 
-// Mode 1: members as unpack_members reads them, without its .npz name rule.
-Members any_members(std::string_view in) {
-  Members out;
-  size_t at = 0;
-  while (at < in.size()) {
-    const size_t name_len = uint8_t(in[at]);
-    if (in.size() - at < 1 + name_len + 2) break;
-    std::string name(in.substr(at + 1, name_len));
-    at += 1 + name_len;
-    const size_t data_len = size_t(uint8_t(in[at])) | size_t(uint8_t(in[at + 1])) << 8;
-    at += 2;
-    if (in.size() - at < data_len) break;
-    out.emplace_back(std::move(name), std::string(in.substr(at, data_len)));
-    at += data_len;
-  }
-  return out;
-}
-
 // Mode 2: the pickle with the fixed storages make_pt_corpus.py's pickle seeds refer to.
 Members with_storages(std::string_view pickle) {
   std::vector<int64_t> index, target, prediction;
@@ -135,7 +117,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       bytes = std::string(rest);
       break;
     case 1:
-      bytes = stored_zip(any_members(rest));
+      bytes = stored_zip(fuzz::parse_member_list(rest));
       break;
     default:
       bytes = stored_zip(with_storages(rest));

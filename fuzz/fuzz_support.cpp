@@ -66,9 +66,8 @@ void note_rejection(const std::string& message) {
   if (verbose) std::fprintf(stderr, "  rejected: %s\n", message.c_str());
 }
 
-Members unpack_members(std::string_view in) {
+Members parse_member_list(std::string_view in) {
   Members out;
-  std::set<std::string> seen;
   size_t at = 0;
   while (at < in.size()) {
     const size_t name_len = uint8_t(in[at]);
@@ -78,8 +77,16 @@ Members unpack_members(std::string_view in) {
     const size_t data_len = size_t(uint8_t(in[at])) | size_t(uint8_t(in[at + 1])) << 8;
     at += 2;
     if (in.size() - at < data_len) break;
-    std::string data(in.substr(at, data_len));
+    out.emplace_back(std::move(name), std::string(in.substr(at, data_len)));
     at += data_len;
+  }
+  return out;
+}
+
+Members unpack_members(std::string_view in) {
+  Members out;
+  std::set<std::string> seen;
+  for (auto& [name, data] : parse_member_list(in)) {
     // libzip refuses to store names with control characters (other than tab and line
     // breaks) as UTF-8; write_npz would fail on them, which is not what is being fuzzed.
     const bool control = std::any_of(name.begin(), name.end(), [](char c) {

@@ -50,9 +50,11 @@ void expect_clean(const std::string& origin, F&& read, const char* also = nullpt
 // that a mutation of their content breaks, so a fuzzer working on raw archive bytes seldom
 // gets past libzip; here it mutates a plain list and the target zips it (fresh CRCs).
 // Layout, repeated: 1 byte name length, the name, 2 bytes little-endian data length, the
-// data. A truncated tail is dropped; invalid or repeated names are skipped, since the
-// writer rejects them as programming errors.
+// data. A truncated tail is dropped. parse_member_list keeps every entry as written (any
+// name, repeats too); unpack_members skips invalid or repeated names, since the .npz writer
+// rejects them as programming errors.
 using Members = std::vector<std::pair<std::string, std::string>>;
+Members parse_member_list(std::string_view input);
 Members unpack_members(std::string_view input);
 std::string pack_members(const Members& members);  // the inverse, for seed corpora
 

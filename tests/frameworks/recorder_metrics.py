@@ -146,6 +146,26 @@ def failing(out, cli):
     assert "batch-limit-subset" in log.split("ShardLensVerdictError", 1)[1][:400]
     print("fail_on_wrong: fit stopped with %s (%d evaluated, true counts %s, evaluated %s)"
           % (said, len(evaluated), true_counts.tolist(), seen_counts.tolist()))
+    # The heatmap logged before the stop: 5 x 5 cells of 16 px, a gap of 8, then each row's
+    # sum minus its true class count, blue where the run counted fewer, red where more.
+    # Its cells alone may all be white: they compare with one process on the same samples.
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    acc = EventAccumulator(os.path.join(out, "tb", "version_0"), size_guidance={"images": 0})
+    acc.Reload()
+    import io
+    from PIL import Image
+    img = np.asarray(Image.open(io.BytesIO(
+        acc.Images("shardlens/synced_minus_expected")[0].encoded_image_string)).convert("RGB"))
+    check("heatmap with the row column (height, width)", img.shape[:2], (80, 104))
+    signs = []
+    for k in range(5):
+        r, g, b = (int(c) for c in img[k * 16 + 8, 104 - 8])
+        signs.append(0 if (r, g, b) == (255, 255, 255) else -1 if b == 255 and r < 255
+                     else 1 if r == 255 and b < 255 else None)
+    check("row column: the sign of each row's sum minus its true count", signs,
+          np.sign(seen_counts - true_counts).tolist())
+    print("heatmap row column: %s (evaluated minus true counts %s)"
+          % (signs, (seen_counts - true_counts).tolist()))
 
 
 def bad_output(out, cli):

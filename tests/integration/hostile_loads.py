@@ -93,22 +93,28 @@ def run_measured(args):
     return p.returncode, err.strip(), usage.ru_maxrss / 1024.0
 
 
+def expect_refused(failures, cli, label, args, path, needles):
+    """Runs `cli args` on a hostile input: exit 2, a one-line message naming `path` and
+    holding every needle, a peak RSS under RSS_LIMIT_MB; what fails is added to `failures`."""
+    code, err, rss = run_measured([cli] + args)
+    print("%s: exit %d, peak RSS %.0f MB: %s" % (label, code, rss, err))
+    if code != 2:
+        failures.append("%s: exit %d, expected 2 (%s)" % (label, code, err))
+    if not err.startswith("shardlens-cli: " + path + ":") or "\n" in err:
+        failures.append("%s: message is not one line naming %s: %r" % (label, path, err))
+    for needle in needles:
+        if needle not in err:
+            failures.append("%s: message lacks %r: %r" % (label, needle, err))
+    if rss >= RSS_LIMIT_MB:
+        failures.append("%s: peak RSS %.0f MB, limit %d MB" % (label, rss, RSS_LIMIT_MB))
+
+
 def main():
     cli = sys.argv[1]
     failures = []
 
     def expect(label, args, path, *needles):
-        code, err, rss = run_measured([cli] + args)
-        print("%s: exit %d, peak RSS %.0f MB: %s" % (label, code, rss, err))
-        if code != 2:
-            failures.append("%s: exit %d, expected 2 (%s)" % (label, code, err))
-        if not err.startswith("shardlens-cli: " + path + ":") or "\n" in err:
-            failures.append("%s: message is not one line naming %s: %r" % (label, path, err))
-        for needle in needles:
-            if needle not in err:
-                failures.append("%s: message lacks %r: %r" % (label, needle, err))
-        if rss >= RSS_LIMIT_MB:
-            failures.append("%s: peak RSS %.0f MB, limit %d MB" % (label, rss, RSS_LIMIT_MB))
+        expect_refused(failures, cli, label, args, path, needles)
 
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "out.slrun")

@@ -9,8 +9,8 @@ torch.save itself is imported too, and torch.load reads the honest hand-written 
 same values (the writer below says what torch.save says).
 
 Each hostile dump must be refused with exit 2 and a one-line message naming the file and the
-tensor, with a peak resident size under 200 MB; the good dumps must import to the matrix the
-values give.
+tensor, with a peak resident size under hostile_loads.RSS_LIMIT_MB (200 MB); the good dumps
+must import to the matrix the values give.
 """
 import json
 import os
@@ -23,7 +23,6 @@ import zlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hostile_loads as h  # noqa: E402 (write_zip, deflated_zeros, run_measured)
 
-RSS_LIMIT_MB = 200
 N = 15
 INDEX = list(range(N))
 TARGET = [i % 3 for i in range(N)]
@@ -202,17 +201,7 @@ def main():
     failures = []
 
     def expect_refused(label, args, path, needles):
-        code, err, rss = h.run_measured([cli] + args)
-        print("%s: exit %d, peak RSS %.0f MB: %s" % (label, code, rss, err))
-        if code != 2:
-            failures.append("%s: exit %d, expected 2 (%s)" % (label, code, err))
-        if not err.startswith("shardlens-cli: " + path + ":") or "\n" in err:
-            failures.append("%s: message is not one line naming %s: %r" % (label, path, err))
-        for needle in needles:
-            if needle not in err:
-                failures.append("%s: message lacks %r: %r" % (label, needle, err))
-        if rss >= RSS_LIMIT_MB:
-            failures.append("%s: peak RSS %.0f MB, limit %d MB" % (label, rss, RSS_LIMIT_MB))
+        h.expect_refused(failures, cli, label, args, path, needles)
 
     def expect_imports(label, path):
         r = subprocess.run([cli, "import", path, "--out", os.path.join(d, "good.slrun"),

@@ -531,7 +531,8 @@ class ShardLensCallback(_CallbackBase):
                     experiment.add_text("shardlens/patterns", text, step)
                 if hasattr(experiment, "add_image") and v["synced"] is not None:
                     experiment.add_image("shardlens/synced_minus_expected",
-                                         _heatmap(v["synced"], v["expected"]), step,
+                                         _heatmap(v["synced"], v["expected"],
+                                                  v["row_difference"]), step,
                                          dataformats="HWC")
             except Exception as e:
                 self._say(("log", type(logger).__name__),

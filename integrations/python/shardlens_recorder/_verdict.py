@@ -121,6 +121,10 @@ def _verdict_of(report, run):
          "correct": bool(report.get("correct")), "classes": report.get("classes"),
          "synced": report.get("synced"), "expected": report.get("expected") or
          report.get("expected_distinct"), "run": run}
+    # Each row's sum minus its true class count, where the rows were checked against them.
+    observed, counts = rows.get("observed"), rows.get("expected")
+    v["row_difference"] = ([o - c for o, c in zip(observed, counts)]
+                           if checked and observed and counts else None)
     if v["correct"] and not v["patterns"]:
         v["line"] = "ShardLens: the reported matrix is exact (%s classes); see %s" % (
             v["classes"], run)
@@ -148,18 +152,30 @@ def _judge(cli, files, run, say=None, labels=None):
     return v
 
 
-def _heatmap(synced, expected, cell=16):
+def _heatmap(synced, expected, row_difference=None, cell=16):
     """An RGB uint8 image (H, W, 3) of synced - expected: red where the synced matrix counts
-    more, blue where fewer, white where equal (numpy only)."""
+    more, blue where fewer, white where equal (numpy only). With row_difference (each row's
+    sum minus the true class count), a last column, after a grey gap, shows it on its own
+    scale: a batch limit or padding changes the rows even where every evaluated cell equals
+    what one process gives for the same samples (the expected matrix of the distinct
+    samples, when the predictions of the samples never evaluated are unknown)."""
     import numpy as np
     s = np.asarray(synced, dtype=np.float64)
     e = np.asarray(expected, dtype=np.float64) if expected is not None else np.zeros_like(s)
-    d = s - e
-    scale = max(float(np.abs(d).max()), 1.0)
-    t = d / scale
-    rgb = np.ones(d.shape + (3,))
-    rgb[..., 1] -= np.abs(t)
-    rgb[..., 2] -= np.clip(t, 0, 1)
-    rgb[..., 0] -= np.clip(-t, 0, 1)
-    cell = max(1, min(cell, 1024 // max(1, d.shape[0])))
-    return (np.kron(rgb, np.ones((cell, cell, 1))) * 255).astype(np.uint8)
+
+    def colours(d):
+        t = d / max(float(np.abs(d).max(initial=0.0)), 1.0)
+        rgb = np.ones(d.shape + (3,))
+        rgb[..., 1] -= np.abs(t)
+        rgb[..., 2] -= np.clip(t, 0, 1)
+        rgb[..., 0] -= np.clip(-t, 0, 1)
+        return rgb
+
+    rgb = colours(s - e)
+    cell = max(1, min(cell, 1024 // max(1, s.shape[0])))
+    image = np.kron(rgb, np.ones((cell, cell, 1)))
+    if row_difference is not None:
+        rows = colours(np.asarray(row_difference, dtype=np.float64).reshape(-1, 1))
+        gap = np.full((image.shape[0], max(1, cell // 2), 3), 0.6)
+        image = np.concatenate([image, gap, np.kron(rows, np.ones((cell, cell, 1)))], axis=1)
+    return (image * 255).astype(np.uint8)
