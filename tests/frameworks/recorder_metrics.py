@@ -122,7 +122,7 @@ def limited(out, cli):
     import io
     from PIL import Image
     img = Image.open(io.BytesIO(images[0].encoded_image_string))
-    check("heatmap size", img.size, (80, 80))
+    check("heatmap size", img.size, (81, 81))  # 5 x 5 cells of 16 px and a 1 px frame
     print("TensorBoard: scalars %s, text %r, %d images %s" % (
         sorted(t for t in tags["scalars"] if t.startswith("shardlens/")), text, len(images),
         img.size))
@@ -146,8 +146,9 @@ def failing(out, cli):
     assert "batch-limit-subset" in log.split("ShardLensVerdictError", 1)[1][:400]
     print("fail_on_wrong: fit stopped with %s (%d evaluated, true counts %s, evaluated %s)"
           % (said, len(evaluated), true_counts.tolist(), seen_counts.tolist()))
-    # The heatmap logged before the stop: 5 x 5 cells of 16 px, a gap of 8, then each row's
-    # sum minus its true class count, blue where the run counted fewer, red where more.
+    # The heatmap logged before the stop: 5 x 5 cells of 16 px (and a 1 px frame), a gap of 8,
+    # then each row's sum minus its true class count, blue where the run counted fewer, red
+    # where more.
     # Its cells alone may all be white: they compare with one process on the same samples.
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     acc = EventAccumulator(os.path.join(out, "tb", "version_0"), size_guidance={"images": 0})
@@ -156,10 +157,10 @@ def failing(out, cli):
     from PIL import Image
     img = np.asarray(Image.open(io.BytesIO(
         acc.Images("shardlens/synced_minus_expected")[0].encoded_image_string)).convert("RGB"))
-    check("heatmap with the row column (height, width)", img.shape[:2], (80, 104))
+    check("heatmap with the row column (height, width)", img.shape[:2], (81, 81 + 8 + 17))
     signs = []
     for k in range(5):
-        r, g, b = (int(c) for c in img[k * 16 + 8, 104 - 8])
+        r, g, b = (int(c) for c in img[k * 16 + 8, 81 + 8 + 8])
         signs.append(0 if (r, g, b) == (255, 255, 255) else -1 if b == 255 and r < 255
                      else 1 if r == 255 and b < 255 else None)
     check("row column: the sign of each row's sum minus its true count", signs,

@@ -171,11 +171,20 @@ def _heatmap(synced, expected, row_difference=None, cell=16):
         rgb[..., 0] -= np.clip(-t, 0, 1)
         return rgb
 
-    rgb = colours(s - e)
     cell = max(1, min(cell, 1024 // max(1, s.shape[0])))
-    image = np.kron(rgb, np.ones((cell, cell, 1)))
+
+    def cells(rgb):
+        # Each value a cell; at 4 px or more, a light grey line at each cell's top and left
+        # and around the block, so a matrix without a difference reads as white cells.
+        block = np.kron(rgb, np.ones((cell, cell, 1)))
+        if cell >= 4:
+            block = np.pad(block, ((0, 1), (0, 1), (0, 0)), constant_values=1.0)
+            block[::cell, :] = block[:, ::cell] = 0.85
+        return block
+
+    image = cells(colours(s - e))
     if row_difference is not None:
         rows = colours(np.asarray(row_difference, dtype=np.float64).reshape(-1, 1))
         gap = np.full((image.shape[0], max(1, cell // 2), 3), 0.6)
-        image = np.concatenate([image, gap, np.kron(rows, np.ones((cell, cell, 1)))], axis=1)
+        image = np.concatenate([image, gap, cells(rows)], axis=1)
     return (image * 255).astype(np.uint8)
