@@ -52,7 +52,7 @@ QString diagnosisHtml(const Evaluation& e) {
   row(QObject::tr("Rows ≠ class count"), QString::number(d.mismatched_rows.size()));
   h += QStringLiteral("</table>");
   if (!d.mismatched_rows.empty())
-    h += QObject::tr("<p>Wrong rows: %1</p>").arg(classList(e, d.mismatched_rows));
+    h += QObject::tr("<p>Wrong rows, by class: %1</p>").arg(classList(e, d.mismatched_rows));
   for (const Finding& f : d.findings) {
     const FindingText text = describe(f);
     h += QStringLiteral("<hr><h4>%1 <small><code>%2</code></small></h4>")

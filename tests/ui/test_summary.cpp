@@ -191,6 +191,18 @@ class TestSummary : public QObject {
     QVERIFY2(shared.contains("Sampler draws with replacement"), qPrintable(shared));
     QVERIFY(!shared.contains("Reported matrix wrong"));
   }
+
+  // The wrong rows are named as classes: a bare "2" beside counts read as a number of rows.
+  void diagnosisNamesTheWrongRowsAsClasses() {
+    const Evaluation e = simulate(load_preset("padding-duplicates"));
+    QVERIFY(!e.diagnosis.mismatched_rows.empty());
+    QStringList names;
+    for (int32_t c : e.diagnosis.mismatched_rows)
+      names << QString::fromStdString(e.class_name(c)).toHtmlEscaped();
+    const QString html = diagnosisHtml(e);
+    QVERIFY2(html.contains("Wrong rows, by class: " + names.mid(0, 20).join(", ")),
+             qPrintable(html));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestSummary)
