@@ -255,6 +255,13 @@ void MainWindow::onFailed(quint64 job, const QString& message) {
   statusBar()->clearMessage();
   // The views keep what they showed: nothing was replaced yet.
   showError(m_runs->failureText(job, message));
+  // A window that showed nothing yet (a run file given at start that cannot be read) shows
+  // the last scenario behind the message rather than empty views; once, so a scenario that
+  // fails too cannot start a loop.
+  if (!m_result && !m_requested && !m_restoredAfterFailure) {
+    m_restoredAfterFailure = true;
+    restoreSession();
+  }
 }
 
 void MainWindow::showError(const QString& shown) {

@@ -147,6 +147,7 @@ class MainWindow : public QMainWindow {
   ViewOptions m_options;
   QString m_lastError;
   bool m_errorDialogs = true;
+  bool m_restoredAfterFailure = false;  // once: see onFailed
 };
 
 }  // namespace shardlens::ui

@@ -36,9 +36,11 @@ int main(int argc, char** argv) {
   shardlens::ui::MainWindow window;
   window.show();
   const QStringList files = parser.positionalArguments();
-  if (!files.isEmpty())
-    window.openFile(files.first());  // a scenario, or a run file by its .slrun suffix
-  else if (parser.isSet(lesson))
+  // A file given: a scenario, or a run file by its .slrun suffix. One that cannot be read
+  // is a dialog over the last scenario (a run file's failure arrives later: MainWindow).
+  if (!files.isEmpty()) {
+    if (!window.openFile(files.first())) window.restoreSession();
+  } else if (parser.isSet(lesson))
     window.loadLesson(parser.value(lesson));
   else
     window.restoreSession();  // the last scenario; the seed lesson on the first start

@@ -191,6 +191,34 @@ class TestHostileFiles : public QObject {
     QCOMPARE(shown.count(), 1);
   }
 
+  // A run file given at start that cannot be read (here: its expected matrix doctored): a
+  // dialog naming the file and the member, over the last scenario rather than empty views.
+  void aRunFileThatFailsAtStartLeavesAScenarioBehindTheDialog() {
+    RunFile run = run_from_evaluation(simulate(smallScenario()));
+    QVERIFY(run.expected.has_value());
+    run.expected->at(0, 0) += 7;
+    const QString runPath = m_dir.filePath(QStringLiteral("doctored.slrun"));
+    save_run_file(run, runPath.toStdString());
+
+    // The last scenario saved by an earlier test (one with a refused names file) would fail
+    // too: this window starts from the default one.
+    Settings::setLastScenario(QString());
+    MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    QSignalSpy errors(&w, &MainWindow::errorShown);
+    QVERIFY(w.openFile(runPath));  // a run file: read in the background
+    QVERIFY(errors.wait(30000));
+    const QString text = takeDialogText(w);
+    QVERIFY2(text.contains(QStringLiteral("doctored.slrun")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("expected.npy")), qPrintable(text));
+    // The scenario's result may have arrived while the error was awaited.
+    QTRY_VERIFY_WITH_TIMEOUT(shown.count() > 0, 30000);
+    QVERIFY(w.result());
+    QVERIFY(w.result()->eval.provenance.file.empty());  // a simulation, not the file
+  }
+
   void memoryBudgetIsASetting() {
     QVERIFY(!setMemoryBudgetSetting(QStringLiteral("lots")).isEmpty());
     QCOMPARE(load_budget(), default_load_budget());  // a bad value changes nothing
