@@ -7,18 +7,18 @@ class, a dump's largest index, a synthetic dataset's size from a flag or a scena
 a wrapped sampler's num_samples, a meta.json nested five million levels deep. With a small
 --max-memory, `shardlens-cli` must refuse each with exit 2 and a one-line message naming
 the file or flag, what it needs and the budget, and its peak resident size (ru_maxrss of
-the child, from wait4) must stay under RSS_LIMIT_MB. A legitimate evaluation of the same
+the child, from wait4) must stay under hostile_loads.RSS_LIMIT_MB. A legitimate evaluation of the same
 shape but small sizes still runs.
 """
 import json
 import os
 import struct
-import subprocess
 import sys
 import tempfile
 import zipfile
 
-RSS_LIMIT_MB = 200
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hostile_loads import expect_refused, run_measured  # noqa: E402
 
 
 def npy(values, descr="<i8"):
@@ -26,16 +26,6 @@ def npy(values, descr="<i8"):
     d += " " * ((64 - (10 + len(d) + 1) % 64) % 64) + "\n"
     return (b"\x93NUMPY\x01\x00" + struct.pack("<H", len(d)) + d.encode() +
             struct.pack("<%dq" % len(values), *values))
-
-
-def run_measured(args):
-    """(exit code, stderr, the child's own peak RSS in MB)."""
-    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    err = p.stderr.read().decode()
-    p.stderr.close()
-    _, status, usage = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return p.returncode, err.strip(), usage.ru_maxrss / 1024.0
 
 
 def rewrite_meta(src, dst, change):
@@ -55,17 +45,7 @@ def main():
     failures = []
 
     def expect(label, args, origin, *needles):
-        code, err, rss = run_measured([cli] + args)
-        print("%s: exit %d, peak RSS %.0f MB: %s" % (label, code, rss, err))
-        if code != 2:
-            failures.append("%s: exit %d, expected 2 (%s)" % (label, code, err))
-        if not err.startswith("shardlens-cli: " + origin + ":") or "\n" in err:
-            failures.append("%s: message is not one line naming %s: %r" % (label, origin, err))
-        for needle in needles:
-            if needle not in err:
-                failures.append("%s: message lacks %r: %r" % (label, needle, err))
-        if rss >= RSS_LIMIT_MB:
-            failures.append("%s: peak RSS %.0f MB, limit %d MB" % (label, rss, RSS_LIMIT_MB))
+        expect_refused(failures, cli, label, args, origin, needles)
 
     def expect_ok(label, args):
         code, err, rss = run_measured([cli] + args)
