@@ -334,4 +334,23 @@ PYEOF
   fi
 fi
 
+# --- the recorder waits for no device per batch (issue 23) --------------------------------
+# recorder.update given logits and the callback's metric watch, 20 batches at 100 and 1000
+# classes under torch.cuda's sync debug mode "error" (any wait for the device raises).
+if command -v "$python" >/dev/null &&
+  timeout 60 "$python" -c 'import torch, torchmetrics; assert torch.cuda.is_available()' 2>/dev/null; then
+  rec_log=$build_dir/recorder-sync.txt
+  : >"$rec_log"
+  if step recorder-sync 120 "$rec_log" "$python" "$src/bench/recorder_bench.py" --cuda-sync-check &&
+    [ "$(grep -c 'syncs_per_batch=0' "$rec_log")" -eq 2 ]; then
+    result "recorder: no device synchronisation per batch (100 and 1000 classes, logits and the metric watch)"
+  else
+    result "recorder sync check: FAILED; last lines:"
+    tail -n 5 "$rec_log" | sed 's/^/  /' >>"$summary"
+    failed+=("recorder sync check")
+  fi
+else
+  result "recorder sync check: SKIPPED ($python lacks torch with CUDA, or torchmetrics)"
+fi
+
 finish 0
