@@ -173,18 +173,19 @@ def _heatmap(synced, expected, row_difference=None, cell=16):
 
     cell = max(1, min(cell, 1024 // max(1, s.shape[0])))
 
-    def cells(rgb):
+    def cells(rgb, width=cell):
         # Each value a cell; at 4 px or more, a light grey line at each cell's top and left
         # and around the block, so a matrix without a difference reads as white cells.
-        block = np.kron(rgb, np.ones((cell, cell, 1)))
+        block = np.kron(rgb, np.ones((cell, width, 1)))
         if cell >= 4:
             block = np.pad(block, ((0, 1), (0, 1), (0, 0)), constant_values=1.0)
-            block[::cell, :] = block[:, ::cell] = 0.85
+            block[::cell, :] = block[:, ::width] = 0.85
         return block
 
     image = cells(colours(s - e))
     if row_difference is not None:
         rows = colours(np.asarray(row_difference, dtype=np.float64).reshape(-1, 1))
-        gap = np.full((image.shape[0], max(1, cell // 2), 3), 0.6)
-        image = np.concatenate([image, gap, cells(rows)], axis=1)
+        # At 1000 classes a cell is one pixel: the column stays 8 pixels wide to be seen.
+        gap = np.full((image.shape[0], max(2, cell // 2), 3), 0.6)
+        image = np.concatenate([image, gap, cells(rows, max(cell, 8))], axis=1)
     return (image * 255).astype(np.uint8)
