@@ -98,7 +98,7 @@ def metric_loop(classes, samples, watched, out):
     rec = None
     stopwatch = Stopwatch()
     if watched:
-        watch = after._MetricWatch()
+        watch = after._metrics.MetricWatch()
         holder = torch.nn.Module()
         holder.cm = metric
         watch.attach(holder)
@@ -128,7 +128,7 @@ def cuda_sync_check(classes, batches_n=20):
         metric = MulticlassConfusionMatrix(classes, validate_args=False).to(dev)
         holder = torch.nn.Module()
         holder.cm = metric
-        watch = after._MetricWatch()
+        watch = after._metrics.MetricWatch()
         watch.attach(holder)
         mrec = after.ShardLensRecorder(out, name="watch", num_classes=classes, rank=0,
                                        world_size=1)

@@ -36,7 +36,7 @@ install(FILES integrations/python/pyproject.toml integrations/python/setup.py
         DESTINATION ${CMAKE_INSTALL_DATADIR}/shardlens/python)
 install(DIRECTORY integrations/python/shardlens_recorder
         DESTINATION ${CMAKE_INSTALL_DATADIR}/shardlens/python
-        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+        FILES_MATCHING PATTERN "*.py" PATTERN "*.json" PATTERN "__pycache__" EXCLUDE)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME shardlens)

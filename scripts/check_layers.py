@@ -26,8 +26,8 @@ DEPENDS = {
     "app/cli": ["core/report", "core/realrun", "ui/render"],
     "app/gui": ["ui"],
 }
-# Headers anyone may include (generated build configuration).
-ANYWHERE = ("shardlens/config.h",)
+# Headers anyone may include (generated: the build configuration, the dump format).
+ANYWHERE = ("shardlens/config.h", "shardlens/dump_format.h")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 

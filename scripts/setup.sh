@@ -22,7 +22,7 @@ FULL_PACKAGES=(
   "${APP_PACKAGES[@]}"
   git
   libtorch-dev libgloo-dev libfmt-dev python3-torch python3-numpy
-  googletest libgtest-dev libgmock-dev
+  googletest libgtest-dev libgmock-dev python3-pytest
   xvfb xauth imagemagick desktop-file-utils appstream dpkg-dev file
   iproute2 patchelf debootstrap
 )

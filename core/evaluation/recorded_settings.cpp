@@ -10,8 +10,8 @@ namespace {
 
 using nlohmann::json;
 
-// The recorder's keys, through the checked reader of core/io/json_fields.h; absent and null
-// both mean unknown.
+// The recorder's keys (dump_format.json's settings), through the checked reader of
+// core/io/json_fields.h, one overload per kind; absent and null both mean unknown.
 class Reader {
  public:
   Reader(const json& j, const std::string& origin) : m_j(j), m_where(origin + ": settings_json") {}
@@ -20,21 +20,25 @@ class Reader {
     auto it = m_j.find(key);
     return it != m_j.end() && !it->is_null();
   }
-  void integer(const char* key, std::optional<int64_t>& out) const {
-    if (given(key)) out = json_integer(m_j, key, m_where);
+  void read(const char* key, std::optional<int64_t>& out, int64_t minimum) const {
+    if (!given(key)) return;
+    out = json_integer(m_j, key, m_where);
+    if (*out < minimum)
+      throw InputError(m_where + ": '" + key + "' must be at least " + std::to_string(minimum) +
+                       " (is " + std::to_string(*out) + ")");
   }
-  void boolean(const char* key, std::optional<bool>& out) const {
+  void read(const char* key, std::optional<bool>& out, int64_t) const {
     if (given(key)) out = json_bool(m_j, key, m_where);
   }
-  void text(const char* key, std::optional<std::string>& out) const {
+  void read(const char* key, std::optional<std::string>& out, int64_t) const {
     if (given(key)) out = json_string(m_j, key, m_where);
   }
-  void versions(std::map<std::string, std::string>& out) const {
-    if (!given("versions")) return;
-    for (const auto& [name, version] : json_object(m_j, "versions", m_where).items()) {
+  void read(const char* key, std::map<std::string, std::string>& out, int64_t) const {
+    if (!given(key)) return;
+    for (const auto& [name, version] : json_object(m_j, key, m_where).items()) {
       if (version.is_null()) continue;
       if (!version.is_string())
-        throw InputError(m_where + ": 'versions' must be an object of version strings (holds " +
+        throw InputError(m_where + ": '" + key + "' must be an object of version strings (holds " +
                          describe_json(version) + ")");
       out[name] = version.get<std::string>();
     }
@@ -62,41 +66,10 @@ RecordedSettings parse_recorded_settings(const std::string& text, const std::str
   RecordedSettings s;
   s.text = j.dump();
   const Reader r(j, origin);
-  r.text("framework", s.framework);
-  r.text("sampler", s.sampler);
-  r.text("inner_sampler", s.inner_sampler);
-  r.boolean("shuffle", s.shuffle);
-  r.integer("seed", s.seed);
-  r.integer("sampler_epoch", s.sampler_epoch);
-  r.boolean("sampler_drop_last", s.sampler_drop_last);
-  r.boolean("loader_drop_last", s.loader_drop_last);
-  r.integer("batch_size", s.batch_size);
-  r.text("limit_batches", s.limit_batches);
-  r.integer("sanity_steps", s.sanity_steps);
-  r.boolean("sanity", s.sanity);
-  r.text("stage", s.stage);
-  r.integer("dataloader_idx", s.dataloader_idx);
-  r.integer("validation_in_epoch", s.validation_in_epoch);
-  r.text("val_check_interval", s.val_check_interval);
-  r.integer("world_size", s.world_size);
-  r.integer("rank", s.rank);
-  r.integer("dataset_size", s.dataset_size);
-  r.integer("num_classes", s.num_classes);
-  r.integer("epoch", s.epoch);
-  r.integer("global_step", s.global_step);
-  r.boolean("even_batches", s.even_batches);
-  r.boolean("split_batches", s.split_batches);
-  r.text("accelerate_input", s.accelerate_input);
-  r.text("accelerate_shuffle", s.accelerate_shuffle);
-  r.versions(s.versions);
-  if (s.batch_size && *s.batch_size < 1)
-    throw InputError(origin + ": settings_json: 'batch_size' must be at least 1");
-  if (s.world_size && *s.world_size < 1)
-    throw InputError(origin + ": settings_json: 'world_size' must be at least 1");
-  for (const auto* v : {&s.dataset_size, &s.epoch, &s.sanity_steps, &s.sampler_epoch,
-                        &s.dataloader_idx, &s.validation_in_epoch})
-    if (*v && **v < 0)
-      throw InputError(origin + ": settings_json: a count or index is negative (" + s.text + ")");
+  using dump_format::kNoMinimum;
+#define SHARDLENS_READ_SETTING(key, kind, minimum) r.read(#key, s.key, minimum);
+  SHARDLENS_RECORDED_SETTINGS(SHARDLENS_READ_SETTING)
+#undef SHARDLENS_READ_SETTING
   return s;
 }
 
@@ -139,7 +112,8 @@ std::string recorded_settings_text(const RecordedSettings& s) {
   if (s.batch_size) add("batch_size " + std::to_string(*s.batch_size));
   if (s.loader_drop_last) add("loader drop_last " + yes_no(*s.loader_drop_last));
   if (s.limit_batches) add("limit " + *s.limit_batches);
-  if (s.sanity_steps) add("sanity steps " + std::to_string(*s.sanity_steps));
+  if (s.sanity_steps)
+    add("sanity steps " + (*s.sanity_steps < 0 ? "every batch" : std::to_string(*s.sanity_steps)));
   if (s.val_check_interval) add("val_check_interval " + *s.val_check_interval);
   if (s.even_batches) add("even_batches " + yes_no(*s.even_batches));
   if (s.split_batches) add("split_batches " + yes_no(*s.split_batches));

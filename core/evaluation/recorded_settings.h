@@ -9,44 +9,44 @@
 #include <optional>
 #include <string>
 
+#include "shardlens/dump_format.h"
+
 namespace shardlens {
 
+// The C++ type of a settings_json value of each kind the schema names.
+enum class RecordedKind { Text, Bool, Integer, Versions };
+template <RecordedKind>
+struct RecordedValue;
+template <>
+struct RecordedValue<RecordedKind::Text> {
+  using type = std::optional<std::string>;
+};
+template <>
+struct RecordedValue<RecordedKind::Bool> {
+  using type = std::optional<bool>;
+};
+template <>
+struct RecordedValue<RecordedKind::Integer> {
+  using type = std::optional<int64_t>;
+};
+template <>
+struct RecordedValue<RecordedKind::Versions> {
+  using type = std::map<std::string, std::string>;  // "torch" -> "2.15.0", ...
+};
+
+// One member per key of dump_format.json's settings (their meanings: docs/FORMATS.md), e.g.
+// framework "lightning" | "accelerate" | "torch", sampler "distributed" | "wrapper" | ...,
+// limit_batches "all" | "10" | "0.5"; absent or null: nullopt.
 struct RecordedSettings {
   std::string text;  // the JSON object as recorded (compact), unknown keys included
-  std::optional<std::string> framework;      // "lightning" | "accelerate" | "torch"
-  std::optional<std::string> sampler;        // "distributed" | "wrapper" | "unrepeated" | ...
-  std::optional<std::string> inner_sampler;  // "sequential" | "weighted_random" | "other"
-  std::optional<bool> shuffle;
-  std::optional<int64_t> seed;
-  std::optional<int64_t> sampler_epoch;
-  std::optional<bool> sampler_drop_last;
-  std::optional<bool> loader_drop_last;
-  std::optional<int64_t> batch_size;
-  std::optional<std::string> limit_batches;  // "all", "10" (int) or "0.5" (fraction)
-  std::optional<int64_t> sanity_steps;
-  std::optional<bool> sanity;
-  std::optional<std::string> stage;  // "validate" | "test"
-  std::optional<int64_t> dataloader_idx;
-  std::optional<int64_t> validation_in_epoch;
-  std::optional<std::string> val_check_interval;
-  std::optional<int64_t> world_size;
-  std::optional<int64_t> rank;
-  std::optional<int64_t> dataset_size;
-  std::optional<int64_t> num_classes;
-  std::optional<int64_t> epoch;
-  std::optional<int64_t> global_step;
-  // Accelerate's prepared loader: BatchSamplerShard's even_batches and split_batches, what the
-  // prepared loader sampled with ("loader" | "distributed-sampler") and how it shuffled
-  // ("global-rng" | "seedable"), as `--accelerate-input` / `--accelerate-shuffle` name them.
-  std::optional<bool> even_batches;
-  std::optional<bool> split_batches;
-  std::optional<std::string> accelerate_input;
-  std::optional<std::string> accelerate_shuffle;
-  std::map<std::string, std::string> versions;  // "torch", "lightning", "torchmetrics", ...
+#define SHARDLENS_SETTING_MEMBER(key, kind, minimum) RecordedValue<RecordedKind::kind>::type key;
+  SHARDLENS_RECORDED_SETTINGS(SHARDLENS_SETTING_MEMBER)
+#undef SHARDLENS_SETTING_MEMBER
 };
 
 // Parses the recorded JSON object. Throws InputError "ORIGIN: settings_json: ..." naming the
-// key whose value has the wrong type, or when the text is not a JSON object.
+// key whose value has the wrong type or lies below the schema's minimum, or when the text is
+// not a JSON object.
 RecordedSettings parse_recorded_settings(const std::string& text, const std::string& origin);
 
 // Whether two ranks' settings describe the same evaluation (every key but "rank" equal);

@@ -18,6 +18,7 @@
 #include "core/model/limits.h"
 #include "core/model/memory_budget.h"
 #include "core/model/types.h"
+#include "shardlens/dump_format.h"
 
 namespace shardlens {
 namespace {
@@ -26,26 +27,26 @@ namespace {
   throw InputError(origin + ": " + what);
 }
 
-// Users name arrays after their own code; accept the common spellings.
+// Each array's names (its own, then the aliases users' code spells it with), from the dump
+// format's schema (shardlens/dump_format.h).
 const std::map<std::string, std::vector<std::string>>& aliases() {
-  static const std::map<std::string, std::vector<std::string>> table = {
-      {"rank", {"rank", "ranks"}},
-      {"index", {"index", "indices", "idx", "dataset_index"}},
-      {"target", {"target", "targets", "label", "labels", "y"}},
-      {"prediction", {"prediction", "predictions", "pred", "preds"}},
-      {"flags", {"flags"}},
-      {"matrix", {"matrix", "confmat", "local_matrix"}},
-      {"reported", {"reported", "synced", "reported_matrix"}},
-      {"world_size", {"world_size"}},
-      {"dataset_size", {"dataset_size"}},
-      {"batch_size", {"batch_size"}},
-      {"epoch", {"epoch"}},
-      {"sanity", {"sanity"}},
-      {"validation_in_epoch", {"validation_in_epoch"}},
-      {"dataloader_idx", {"dataloader_idx"}},
-      {"settings_json", {"settings_json"}},
-  };
+  static const std::map<std::string, std::vector<std::string>> table = [] {
+    std::map<std::string, std::vector<std::string>> out;
+    for (const dump_format::ArraySpec& a : dump_format::arrays()) out[a.name] = a.names;
+    return out;
+  }();
   return table;
+}
+
+static_assert(dump_format::kFlagPadding == kPadding && dump_format::kFlagSanity == kSanity,
+              "the schema's flag bits are the records' (core/model/records.h)");
+
+// The arrays of one shape in the schema, e.g. every one-number array.
+std::vector<std::string> arrays_shaped(dump_format::ArrayShape shape) {
+  std::vector<std::string> out;
+  for (const dump_format::ArraySpec& a : dump_format::arrays())
+    if (a.shape == shape) out.push_back(a.name);
+  return out;
 }
 
 // The array given for `key` under any of its names (null when none); *name says which.
@@ -189,27 +190,34 @@ void check_dump_shapes(const DumpArrays& arrays, const std::string& origin) {
                      ", " + std::to_string(shape_count(*target)) + ", " + std::to_string(preds) +
                      ")");
   }
-  if (const DumpArray* f = find(arrays, "flags", origin); f && shape_count(*f) != n)
-    fail(origin, "'flags' has " + std::to_string(shape_count(*f)) + " entries for " +
-                     std::to_string(n) + " records");
+  // Every other one-value-per-record array of the schema (flags, ...).
+  static const std::vector<std::string> per_record =
+      arrays_shaped(dump_format::ArrayShape::Records);
+  for (const std::string& key : per_record) {
+    const DumpArray* a = find(arrays, key, origin);
+    if (a && key != "index" && key != "target" && shape_count(*a) != n)
+      fail(origin, "'" + key + "' has " + std::to_string(shape_count(*a)) + " entries for " +
+                       std::to_string(n) + " records");
+  }
   if (const DumpArray* r = find(arrays, "rank", origin)) {
     const uint64_t count = shape_count(*r);
     if (count != n && !(count == 1 && n != 1))
       fail(origin, "'rank' is neither one number nor one per record");
   }
-  for (const char* key : {"world_size", "dataset_size", "epoch", "sanity", "batch_size",
-                          "validation_in_epoch", "dataloader_idx"}) {
+  static const std::vector<std::string> scalars = arrays_shaped(dump_format::ArrayShape::Scalar);
+  for (const std::string& key : scalars) {
     if (const DumpArray* a = find(arrays, key, origin); a && shape_count(*a) != 1)
-      fail(origin, "'" + std::string(key) + "' must be a single number");
+      fail(origin, "'" + key + "' must be a single number");
   }
   if (const DumpArray* a = find(arrays, "settings_json", origin);
       a && (a->shape.size() != 1 || !a->integral))
     fail(origin, "'settings_json' is not a 1-D uint8 array of UTF-8 JSON");
-  for (const char* key : {"matrix", "reported"}) {
+  static const std::vector<std::string> matrices = arrays_shaped(dump_format::ArrayShape::Matrix);
+  for (const std::string& key : matrices) {
     const DumpArray* a = find(arrays, key, origin);
     if (a && (a->shape.size() != 2 || a->shape[0] != a->shape[1] || a->shape[0] < 1 ||
               a->shape[0] > kMaxClasses))
-      fail(origin, "'" + std::string(key) + "' is not a square C x C matrix");
+      fail(origin, "'" + key + "' is not a square C x C matrix");
   }
 }
 
@@ -334,9 +342,23 @@ void read_evaluation_keys(const DumpArrays& arrays, const std::string& origin, R
   }
 }
 
+// A dump of a newer format than this build reads is refused before anything else is checked:
+// its other arrays may mean something else. Absent: version 1.
+void check_dump_version(const DumpArray& version, const std::string& origin) {
+  if (version.size() != 1) fail(origin, "'format_version' must be a single number");
+  const int64_t v = integers_of(version, "format_version", origin)[0];
+  if (v < 1) fail(origin, "'format_version' = " + std::to_string(v) + " is not a format version");
+  if (v > dump_format::kVersion)
+    fail(origin, "dump format version " + std::to_string(v) +
+                     " is newer than this ShardLens reads (" +
+                     std::to_string(dump_format::kVersion) + "); update ShardLens");
+}
+
 }  // namespace
 
 RankDump dump_from_arrays(const DumpArrays& arrays, const std::string& origin) {
+  if (auto it = arrays.find("format_version"); it != arrays.end())
+    check_dump_version(it->second, origin);
   // The shapes, as for an .npz before its data is read, then that the values fill them (a
   // .pt arrives whole): past these two, every length agrees.
   check_dump_shapes(arrays, origin);
@@ -395,6 +417,8 @@ RankDump read_npz_dump(const std::string& path) {
     a.integral = !(h.descr.size() >= 2 && h.descr[1] == 'f');
     names.push_back(e.name);
   }
+  if (auto it = arrays.find("format_version"); it != arrays.end() && it->second.shape.empty())
+    check_dump_version(array_from_npy(archive.read("format_version.npy"), path), path);
   check_dump_shapes(arrays, path);
   check_load_budget(path, dump_memory(arrays, path), "its arrays and the records built from them");
   for (const std::string& name : names) {

@@ -147,7 +147,11 @@ LikeScenario scenario_like(const std::vector<const Evaluation*>& runs, size_t wh
     out.unknown.push_back({"--limit-batches", "the recorded limit '" + *r.limit_batches +
                                                   "' is not an int or a fraction"});
   }
-  if (r.sanity_steps) s.loader.sanity_steps = int(std::min<int64_t>(*r.sanity_steps, 1 << 20));
+  // -1 is Lightning's "every batch": more steps than any loader has batches.
+  constexpr int64_t kEveryBatch = int64_t(1) << 20;
+  if (r.sanity_steps)
+    s.loader.sanity_steps =
+        int(*r.sanity_steps < 0 ? kEveryBatch : std::min(*r.sanity_steps, kEveryBatch));
   if (auto it = r.versions.find("torch"); it != r.versions.end()) {
     try {
       s.sampler.torch = TorchVersion::parse(it->second);

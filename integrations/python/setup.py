@@ -11,6 +11,8 @@ from setuptools import setup
 _tmp = tempfile.mkdtemp(prefix="shardlens-recorder-build-")
 try:
     setup(packages=["shardlens_recorder"],
+          # The dump format's schema, which the writer reads (dump_format.json).
+          package_data={"shardlens_recorder": ["*.json"]},
           options={"build": {"build_base": os.path.join(_tmp, "build")},
                    "egg_info": {"egg_base": _tmp}})
 finally:

@@ -323,6 +323,30 @@ TEST_F(ImportSettingsTest, RecordedRunLikeItsSettings) {
   EXPECT_NE(what.find("without.slrun: records no settings"), std::string::npos) << what;
 }
 
+// Lightning's num_sanity_val_steps=-1 (every batch, which the recorder writes as -1) imports,
+// and a run simulated like it plays every batch as its sanity check; -2 is refused, named.
+TEST_F(ImportSettingsTest, EveryBatchSanityStepsImport) {
+  const Scenario s = small_scenario();
+  const RunFile sim = run_from_evaluation(simulate(s));
+  std::vector<std::string> every, wrong;
+  for (int r = 0; r < 3; ++r) {
+    json j = lightning_settings(s, r);
+    j["sanity_steps"] = -1;
+    every.push_back(dump("every_rank" + std::to_string(r) + ".npz",
+                         rank_dump(sim, r, {{"settings_json.npy", settings(j)}})));
+    j["sanity_steps"] = -2;
+    wrong.push_back(dump("wrong_rank" + std::to_string(r) + ".npz",
+                         rank_dump(sim, r, {{"settings_json.npy", settings(j)}})));
+  }
+  save_run_epochs(import_epochs(every, {}).epochs, path("every.slrun"));
+  const std::vector<Evaluation> runs = load_run_evaluations(path("every.slrun"));
+  const LikeScenario like = scenario_like(runs, 0, "every.slrun");
+  // More sanity steps than the 4 batches a rank has: every batch.
+  EXPECT_GT(like.scenario.loader.sanity_steps, 4);
+  const std::string what = error_of([&] { import_epochs(wrong, {}); });
+  EXPECT_NE(what.find("'sanity_steps' must be at least -1 (is -2)"), std::string::npos) << what;
+}
+
 // A version-3 file whose list disagrees with its evaluations, or repeats one, is refused; a
 // run of plain epochs stays version 2 even when every dump says stage "validate".
 TEST_F(ImportSettingsTest, MalformedEvaluationListsAreRefused) {

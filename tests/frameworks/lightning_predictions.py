@@ -23,8 +23,7 @@ import torch  # noqa: E402
 from torchmetrics.classification import (BinaryConfusionMatrix,  # noqa: E402
                                          MulticlassConfusionMatrix)
 
-import shardlens_recorder  # noqa: E402
-from shardlens_recorder import ShardLensCallback, ShardLensRecorder  # noqa: E402
+from shardlens_recorder import ShardLensCallback, ShardLensRecorder, _outputs  # noqa: E402
 
 N, C = 64, 4
 
@@ -74,7 +73,8 @@ def check_outputs():
     cb = ShardLensCallback(ShardLensRecorder("/nonexistent"))
     x, y, idx, logits = torch.zeros(3, 2), torch.tensor([1, 0, 2]), torch.tensor([7, 8, 9]), \
         torch.eye(3)
-    read = cb._read
+    def read(outputs, batch, callback=cb):  # what the callback reads, with its keys
+        return _outputs.read_step(outputs, batch, callback.keys, callback.batch_target)
     assert read(logits, (x, y)) == (None, y, logits)  # targets: the batch's last element
     assert read((logits, y), None) == (None, y, logits)  # (preds, target)
     assert read((idx, logits, y), None) == (idx, y, logits)  # (index, preds, target)
@@ -85,13 +85,13 @@ def check_outputs():
                        (logits, "no targets")):
         try:
             read(bad, x if words == "no targets" else (x, y))
-        except shardlens_recorder._Unreadable as e:
+        except _outputs.Unreadable as e:
             assert words in str(e), (words, str(e))
         else:
             raise AssertionError("read %r" % (bad,))
     custom = ShardLensCallback(ShardLensRecorder("/nonexistent"),
                                keys={"prediction": "scores", "target": ["gt"]})
-    assert custom._read({"scores": logits, "gt": y}, None) == (None, y, logits)
+    assert read({"scores": logits, "gt": y}, None, custom) == (None, y, logits)
 
 
 if __name__ == "__main__":

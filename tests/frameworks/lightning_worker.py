@@ -206,8 +206,8 @@ def main():
     keys = {"prediction": "scores", "target": "gt"} if cfg["output"] == "dict" else None
     recorder = ShardLensRecorder(os.path.join(out, "dumps"), num_classes=C,
                                  formats=cfg.get("formats", ("npz",)))
-    # verdict=False: these tests import and diagnose the dumps themselves (recorder_metrics
-    # tests the verdict).
+    # verdict=False: these tests import and diagnose the dumps themselves (tests/python/
+    # test_callback_lightning.py tests the verdict).
     callbacks = [ShardLensCallback(recorder, keys=keys, verdict=False), Logged()]
     if cfg["output"] == "dict":  # what the callback cannot read: said once, fit goes on
         for bad in ("bad4d", "nothing"):

@@ -292,6 +292,13 @@ def npz_cases(s):
     p = s.write("npz-index-2^32_rank0.npz", zip_bytes(list(m.items())))
     s.add("npz", "npz-index-near-2^32", ["import", p, "--out", s.path("npz-out.slrun"),
                                          "--classes", "3"], needles=[p])
+    # A dump of a format version newer than this build reads: refused, both versions named.
+    m = dump_members()
+    m["format_version.npy"] = npy_of(np.array(999, dtype=np.int64))
+    p = s.write("npz-format-version-999_rank0.npz", zip_bytes(list(m.items())))
+    s.add("npz", "npz-format-version-999", ["import", p, "--out", s.path("npz-out.slrun"),
+                                            "--classes", "3"],
+          needles=[p, "dump format version 999 is newer than this ShardLens reads"])
     for label, data in cases.items():
         p = s.write("npz-" + label + "_rank0.npz", data)
         s.add("npz", "npz-" + label, ["import", p, "--out", s.path("npz-out.slrun"),

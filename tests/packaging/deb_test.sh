@@ -26,7 +26,8 @@ for f in usr/bin/shardlens-cli usr/share/man/man1/shardlens-cli.1 usr/share/man/
          usr/share/icons/hicolor/scalable/apps/org.shardlens.ShardLens.svg \
          usr/share/icons/hicolor/48x48/apps/org.shardlens.ShardLens.png \
          usr/share/shardlens/lessons/seed-lesson.json \
-         usr/share/shardlens/python/pyproject.toml usr/share/shardlens/python/shardlens_recorder/__init__.py; do
+         usr/share/shardlens/python/pyproject.toml usr/share/shardlens/python/shardlens_recorder/__init__.py \
+         usr/share/shardlens/python/shardlens_recorder/dump_format.json; do
   [ -e "$root/$f" ] || fail "$f missing from the package"
 done
 depends=$(dpkg-deb -f "$deb" Depends)

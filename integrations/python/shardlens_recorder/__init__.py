@@ -28,8 +28,8 @@ Plain torch.distributed::
 Lightning (the callback works without Lightning installed: its base is then a plain class)::
 
     trainer = Trainer(callbacks=[ShardLensCallback("runs/")])   # the LightningModule unchanged
-    # The module's torchmetrics classification metrics are watched (their update() inputs,
-    # per-rank states and synced compute()); indices are replayed from the sampler Lightning
+    # The module's torchmetrics classification metrics are watched (their update() inputs and
+    # the confusion matrix's synced compute()); indices are replayed from the sampler Lightning
     # injected; rank 0 imports, diagnoses, prints and logs the verdict of every validation.
     # Without such metrics: validation_step returns its logits (targets: the batch's last
     # element), or (logits, y), or a dict: see ShardLensCallback.
@@ -66,43 +66,34 @@ writes {name}_test_epoch{e}_rank{r}, so neither matches the glob {name}_epoch*. 
 adds _val{v} (the v-th validation of an epoch) and _dl{d} (the loader) before _rank when not 0.
 
 Dump format (what `shardlens-cli import` reads): an .npz and/or a .pt (torch.save of a dict
-of tensors) with index, target, prediction, flags, rank, world_size, epoch [, sanity,
-dataset_size, batch_size, matrix, reported], dataloader_idx, validation_in_epoch and
-settings_json (uint8 bytes of a UTF-8 JSON object, keys SETTINGS_KEYS: how the run sampled,
-batched and limited, so it can be simulated again). Files are written atomically (temporary file +
-rename). Only numpy (for .npz) and torch (for .pt, tensors) are needed, and only when used.
+of tensors), every array and settings_json key listed in dump_format.json beside this file
+(docs/FORMATS.md in the repository), FORMAT_VERSION its version. Files are written atomically
+(temporary file + rename). Only numpy (for .npz) and torch (for .pt, tensors) are needed, and
+only when used.
+
+Values are read as the frameworks read them: a float dataset index is refused, as torch
+refuses it as an index, and so is a float target that holds a value no class id has (0.7,
+NaN), which torchmetrics' binary metrics refuse and its multiclass ones truncate to another
+class: ShardLensInputError, naming the batch and the value, at the first batch (a later
+batch's is found when the dump is written, which it then is not).
 """
 
 __version__ = "0.1.0"  # = CMakeLists.txt project VERSION; pyproject.toml reads it
 
-# The package is split by what each part talks to: the recorder and dump format (_core), the
-# verdict through shardlens-cli (_verdict), torchmetrics (_metrics), Accelerate
-# (_accelerate) and Lightning (_callback: not named *lightning*, whose warnings Lightning
-# prints without their category); `import shardlens_recorder` gives all of it.
+# The package by concern: the dump format (_format: dump_format.json), the writer
+# (_writer), reading a batch's tensors (_tensors), samplers (_samplers), the recorder
+# (_recorder), what the front ends share: saying once, labels, the verdict (_recording, with
+# the verdict through shardlens-cli in _verdict), torchmetrics (_metrics), and the front
+# ends: Lightning (_callback: not named *lightning*, whose warnings Lightning prints without
+# their category) and Accelerate (_accelerate).
 __all__ = ["ShardLensRecorder", "IndexedDataset", "PADDING", "SANITY", "ShardLensCallback",
            "LIGHTNING", "accelerate_padding_flags", "ShardLensWarning", "ShardLensVerdictError",
-           "watch", "SETTINGS_KEYS"]
+           "ShardLensInputError", "watch", "SETTINGS_KEYS", "FORMAT_VERSION"]
 
-from ._core import (  # noqa: F401
-    ShardLensRecorder,
-    IndexedDataset,
-    PADDING,
-    SANITY,
-    accelerate_padding_flags,
-    ShardLensWarning,
-    ShardLensVerdictError,
-    SETTINGS_KEYS,
-    _class_ids,
-    _class_ids_lazy,
-    _Unreadable)
-from ._verdict import (  # noqa: F401
-    _heatmap)
-from ._metrics import (  # noqa: F401
-    _MetricWatch,
-    _KNOWN_METRICS)
-from ._accelerate import (  # noqa: F401
-    watch)
-from ._callback import (  # noqa: F401
-    ShardLensCallback,
-    LIGHTNING,
-    _CallbackBase)
+from ._format import FORMAT_VERSION, SETTINGS_KEYS
+from ._tensors import ShardLensInputError
+from ._samplers import accelerate_padding_flags
+from ._recorder import PADDING, SANITY, IndexedDataset, ShardLensRecorder, ShardLensWarning
+from ._recording import ShardLensVerdictError
+from ._accelerate import watch
+from ._callback import LIGHTNING, ShardLensCallback

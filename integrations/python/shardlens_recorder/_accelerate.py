@@ -1,24 +1,11 @@
 """Hugging Face Accelerate: watch(accelerator, dir) around gather_for_metrics."""
 import os
-import warnings
 
-from ._core import (
-    SETTINGS_KEYS,
-    ShardLensRecorder,
-    ShardLensVerdictError,
-    ShardLensWarning,
-    _DEFAULT_KEYS,
-    _Unreadable,
-    _class_ids_lazy,
-    _flat,
-    _inner_kind,
-    _is_tensor,
-    _kind_name,
-    _length,
-    _pick,
-    _versions,
-    accelerate_padding_flags)
-from ._verdict import _find_cli, _judge, _labels_file
+from . import _format, _outputs, _samplers, _tensors, _verdict
+from ._outputs import Unreadable
+from ._recorder import ShardLensRecorder
+from ._recording import Recording
+from ._tensors import ShardLensInputError
 
 
 def _prepared_loader_settings(batch_sampler, inner):
@@ -27,7 +14,7 @@ def _prepared_loader_settings(batch_sampler, inner):
     DistributedSampler (sharded twice), and how it shuffles. The seed of Accelerate's default
     shuffle is a draw from the global RNG, so it is recorded only for SeedableRandomSampler
     (its own seed) and a DistributedSampler (seed + epoch)."""
-    name = _kind_name(inner)
+    name = _samplers.kind_name(inner)
     out = {"even_batches": getattr(batch_sampler, "even_batches", None),
            "split_batches": getattr(batch_sampler, "split_batches", None),
            "loader_drop_last": getattr(getattr(batch_sampler, "batch_sampler", batch_sampler),
@@ -70,31 +57,26 @@ class _AccelerateWatch:
         self.recorder = ShardLensRecorder(out_dir, name=name, num_classes=num_classes,
                                           rank=accelerator.process_index,
                                           world_size=accelerator.num_processes)
-        self.cli, self.fail_on_wrong, self.verdict = cli, fail_on_wrong, verdict
-        self.verdicts = []
+        self._run = Recording(lambda: accelerator.process_index, cli, verdict, fail_on_wrong)
+        self.verdicts = self._run.verdicts
         self.labels = labels  # one label per dataset index: the true class counts
-        self._labels_file = None
-        self._said = set()
         self._loader = None
         self._evaluations = 0
         self._failed = None
 
-    def _say(self, key, message):
-        if key not in self._said:
-            self._said.add(key)
-            if self.accelerator.process_index == 0:
-                warnings.warn("ShardLens: " + message, ShardLensWarning, stacklevel=3)
-
     def __call__(self, input_data, *args, **kwargs):
         try:
             self._record(input_data)
+        except ShardLensInputError as e:  # the frameworks refuse it too: stop here
+            self._failed = str(e)
+            raise ShardLensInputError("ShardLens: %s (gather_for_metrics)" % e) from None
         except Exception as e:  # the user's gather goes on; this evaluation is not dumped
             self._failed = str(e)
-            self._say(("record", str(e)), "%s; this evaluation is not recorded" % e)
+            self._run.say(("record", str(e)), "%s; this evaluation is not recorded" % e)
         out = self.original(input_data, *args, **kwargs)
         if not self._failed:
             try:  # what the metric is fed: the reported matrix, kept on the device
-                self._gathered.append(self._read(out)[1:])
+                self._gathered.append(_outputs.read_gathered(out)[1:])
             except Exception:
                 self._gathered = None
                 self._failed = "gather_for_metrics returned what the watch cannot read"
@@ -117,16 +99,16 @@ class _AccelerateWatch:
         self._split = bool(getattr(batch_sampler, "split_batches", False))
         rec.dataset_size, rec.batch_size = self._size, self._batch_size
         inner = getattr(getattr(batch_sampler, "batch_sampler", None), "sampler", None)
-        settings = {key: None for key in SETTINGS_KEYS}
-        settings.update({"framework": "accelerate", "sampler": "accelerate",
-                         "inner_sampler": _inner_kind(inner) if inner is not None else None,
-                         "shuffle": _kind_name(inner) != "SequentialSampler",
-                         "batch_size": self._batch_size, "world_size": rec.world_size,
-                         "rank": rec.rank, "dataset_size": self._size, "stage": "validate",
-                         "epoch": rec.epoch, "versions": _versions()})
-        settings.update(_prepared_loader_settings(batch_sampler, inner))
-        rec.settings = settings
-        if _kind_name(inner) == "SequentialSampler" and batch_sampler is not None:
+        settings = _format.new_settings(
+            "accelerate", sampler="accelerate",
+            inner_sampler=_samplers.inner_kind(inner) if inner is not None else None,
+            shuffle=_samplers.kind_name(inner) != "SequentialSampler",
+            batch_size=self._batch_size, world_size=rec.world_size, rank=rec.rank,
+            dataset_size=self._size, stage="validate", epoch=rec.epoch,
+            versions=_format.versions())
+        rec.settings = _format.update_settings(settings, **_prepared_loader_settings(
+            batch_sampler, inner))
+        if _samplers.kind_name(inner) == "SequentialSampler" and batch_sampler is not None:
             # This rank's batches, dealt again: a sequential order draws nothing.
             self._order = [i for batch in batch_sampler for i in batch]
 
@@ -134,73 +116,51 @@ class _AccelerateWatch:
         loader = getattr(getattr(self.accelerator, "gradient_state", None),
                          "active_dataloader", None)
         if loader is None:  # no end_of_dataloader would ever end this evaluation
-            raise _Unreadable("gather_for_metrics was called outside a loader "
+            raise Unreadable("gather_for_metrics was called outside a loader "
                               "accelerator.prepare() made: where an evaluation ends is unknown")
         if loader is not self._loader:
             self._start(loader)
         if self._failed:
             return
-        index, pred, target = self._read(data)
+        index, pred, target = _outputs.read_gathered(data)
         rec = self.recorder
-        target = _flat(target)
-        n = _length(target)
+        target = _tensors.flat(target)
+        n = _tensors.length(target)
         if index is None:
             if self._order is None:
-                raise _Unreadable("no dataset index: the loader is not sequential; pass "
+                raise Unreadable("no dataset index: the loader is not sequential; pass "
                                   "(index, predictions, targets)")
             index = self._order[rec.count:rec.count + n]
-        if rec.num_classes is None and _is_tensor(pred) and pred.ndim == 2:
+        if rec.num_classes is None and _tensors.is_tensor(pred) and pred.ndim == 2:
             rec.num_classes = int(pred.shape[1])
         flags = None
         if self._batch_size and self._size is not None:
-            flags = accelerate_padding_flags(self._step, rec.rank, rec.world_size,
+            flags = _samplers.accelerate_padding_flags(self._step, rec.rank, rec.world_size,
                                              self._batch_size, self._size, n, self._split)
         rec.update(index, target, pred, flags=flags)
         self._step += 1
-
-    @staticmethod
-    def _read(data):
-        """(index or None, predictions, targets) of what gather_for_metrics is given."""
-        if isinstance(data, dict):
-            index = _pick(data, _DEFAULT_KEYS["index"])
-            pred = _pick(data, ("predictions",) + _DEFAULT_KEYS["prediction"])
-            target = _pick(data, ("references",) + _DEFAULT_KEYS["target"])
-        elif isinstance(data, (list, tuple)) and len(data) in (2, 3):
-            index, pred, target = data if len(data) == 3 else (None,) + tuple(data)
-        else:
-            raise _Unreadable("gather_for_metrics got %s: pass (predictions, targets), "
-                              "(index, predictions, targets) or a dict" % type(data).__name__)
-        if pred is None or target is None:
-            raise _Unreadable("gather_for_metrics got no predictions/targets (keys %s)"
-                              % sorted(map(str, data)))
-        return index, pred, target
 
     def _reported(self):
         """The matrix of everything gather_for_metrics returned: one bincount, one transfer."""
         import torch
         if not self._gathered:
             return None
-        preds = torch.cat([_class_ids_lazy(p, self.recorder.threshold).reshape(-1).long()
+        preds = torch.cat([_tensors.class_ids_lazy(p, self.recorder.threshold).reshape(-1).long()
                            for p, _ in self._gathered])
-        target = torch.cat([_flat(t).long() for _, t in self._gathered])
+        target = torch.cat([_tensors.flat(t).long() for _, t in self._gathered])
         c = self.recorder.num_classes
         if c is None:  # class ids were gathered, not scores: the largest id seen tells
             c = self.recorder.num_classes = int(torch.maximum(preds.max(), target.max())) + 1
         inside = (target >= 0) & (target < c) & (preds >= 0) & (preds < c)
         return torch.bincount((target * c + preds)[inside], minlength=c * c).reshape(c, c).cpu()
 
-    def _labels(self):
+    def _labels(self, stem):
         """The int64 .npy of labels= beside the dumps, written once; None without labels=."""
         if self.labels is None:
             return None
-        if self._labels_file is None:
-            rec = self.recorder
-            path = os.path.join(rec.out_dir, "%s_labels.npy" % rec.name)
-            self._labels_file = _labels_file(self.labels, rec.dataset_size, path) or ""
-            if not self._labels_file:
-                self._say("labels", "labels= is not one integer class id per dataset index "
-                          "(%s samples): rows are not checked" % rec.dataset_size)
-        return self._labels_file or None
+        rec = self.recorder
+        return self._run.labels_file("user", self.labels, rec.dataset_size,
+                                     os.path.join(rec.out_dir, "%s_labels.npy" % rec.name), True)
 
     def _finish(self):
         """Every rank writes its dump and waits for the others; rank 0 gives the verdict."""
@@ -211,42 +171,18 @@ class _AccelerateWatch:
             if not self._failed and rec.count:
                 rec.set_reported(self._reported())
                 if rec.settings is not None and rec.num_classes is not None:
-                    rec.settings["num_classes"] = rec.num_classes
+                    _format.update_settings(rec.settings, num_classes=rec.num_classes)
                 written = rec.save()
-        except Exception as e:
-            self._say(("save", str(e)), "cannot write the dump: %s" % e)
+        except Exception as e:  # a full disk, a target that was not a class id after the
+            # first batch: no dump, the evaluation goes on
+            self._run.say(("save", str(e)), "cannot write the dump: %s" % e)
         acc.wait_for_everyone()
         failure = None
-        if acc.process_index == 0 and self.verdict and written:
-            try:
-                cli = _find_cli(self.cli)
-                if cli is None:
-                    self._say("cli", "shardlens-cli not found (cli=, $SHARDLENS_CLI or PATH): "
-                              "the dumps are written, no verdict")
-                else:
-                    stem, ext = written[0].rsplit("_rank", 1)[0], os.path.splitext(written[0])[1]
-                    files = ["%s_rank%d%s" % (stem, r, ext) for r in range(rec.world_size)]
-                    missing = [f for f in files if not os.path.exists(f)]
-                    if missing:
-                        self._say(("missing", stem), "no verdict: no dump from %s" % ", ".join(
-                            os.path.basename(m) for m in missing))
-                    else:
-                        v = _judge(cli, files, stem + ".slrun", labels=self._labels())
-                        self.verdicts.append(v)
-                        if getattr(acc, "trackers", None):
-                            # rows_wrong is None (not logged) when unchecked
-                            acc.log({"shardlens/" + k: float(v[k]) for k in
-                                     ("rows_wrong", "duplicates", "never_evaluated")
-                                     if v[k] is not None})
-                        if not (v["correct"] and not v["patterns"]):
-                            failure = v["line"]
-            except Exception as e:
-                self._say(("verdict", str(e)), "no verdict: %s" % e)
-        if self.fail_on_wrong:
-            import torch.distributed as dist
-            if dist.is_available() and dist.is_initialized():
-                box = [failure]
-                dist.broadcast_object_list(box, src=0)
-                failure = box[0]
-            if failure:
-                raise ShardLensVerdictError(failure)
+        if acc.process_index == 0 and self._run.verdict and written:
+            failure = self._run.judge(written, rec.world_size, False, self._labels,
+                                      log=self._log)
+        self._run.stop_on_failure(failure)
+
+    def _log(self, v):
+        if getattr(self.accelerator, "trackers", None):
+            self.accelerator.log(_verdict.scalars(v))

@@ -1,28 +1,13 @@
 """ShardLensCallback: the Lightning callback (records, metric watch, verdict)."""
 import copy
 import os
-import warnings
 
-from ._core import (
-    SETTINGS_KEYS,
-    ShardLensRecorder,
-    ShardLensVerdictError,
-    ShardLensWarning,
-    _DEFAULT_KEYS,
-    _Unreadable,
-    _class_ids_lazy,
-    _flat,
-    _is_distributed,
-    _kind_name,
-    _length,
-    _pick,
-    _replay_order,
-    _sampler_dataset_size,
-    _sampler_settings,
-    _versions)
-from ._verdict import (_dataset_labels, _find_cli, _heatmap, _judge, _labels_file,
-                       _wait_for)
-from ._metrics import _KNOWN_METRICS, _MATRIX_METRICS, _MetricWatch
+from . import _format, _outputs, _samplers, _tensors, _trainer, _verdict
+from ._metrics import KNOWN_METRICS, MATRIX_METRICS, MetricWatch
+from ._outputs import DEFAULT_KEYS, Unreadable
+from ._recorder import ShardLensRecorder
+from ._recording import Recording, initialized_dist
+from ._tensors import ShardLensInputError
 
 
 def _callback_base():
@@ -37,24 +22,6 @@ def _callback_base():
 
 
 _CallbackBase, LIGHTNING = _callback_base()  # LIGHTNING: the module used, or None
-
-
-def _limit_text(limit):
-    """Lightning's limit as the user wrote it: 1.0 (a float) is every batch, 1 one batch."""
-    if limit is None:
-        return None
-    if isinstance(limit, float):
-        return "all" if limit == 1.0 else repr(limit)
-    return str(limit)
-
-
-def _count(value):
-    """An int for settings_json; Lightning keeps -1 sanity steps as float('inf')."""
-    if value is None:
-        return None
-    if isinstance(value, float) and value == float("inf"):
-        return -1
-    return int(value)
 
 
 class _Part:
@@ -76,11 +43,10 @@ class ShardLensCallback(_CallbackBase):
 
     ShardLensCallback("runs/") (a directory, or a ShardLensRecorder) on an unchanged module:
     during each evaluation the update() of every torchmetrics classification metric of the
-    module (_KNOWN_METRICS) is wrapped, and what the first confusion matrix (else the first
-    metric) updated in a batch saw is recorded; every updated metric's per-rank state and
-    synced compute() go into the dump (metrics_json), a confusion matrix's compute() as the
-    reported matrix. metrics=False, or keys= / batch_target=, reads validation_step's return
-    value instead (below). verdict=True: after each validation (not the sanity check) rank 0
+    module (KNOWN_METRICS) is wrapped, and what the first confusion matrix (else the first
+    metric) updated in a batch saw is recorded; that confusion matrix's synced compute() is
+    the dump's reported matrix. metrics=False, or keys= / batch_target=, reads
+    validation_step's return value instead (below). verdict=True: after each validation (not the sanity check) rank 0
     imports the ranks' dumps into {stem}.slrun with shardlens-cli (cli=, $SHARDLENS_CLI or
     PATH), diagnoses it, prints one line and logs shardlens/* to the Trainer's loggers;
     fail_on_wrong=True then raises ShardLensVerdictError on every rank when it is wrong.
@@ -98,7 +64,10 @@ class ShardLensCallback(_CallbackBase):
     replays the loader's sampler (the DistributedSampler or DistributedSamplerWrapper that
     Lightning injects, or a SequentialSampler), so no IndexedDataset is needed.
     Anything it cannot read is said once, on rank 0, as a ShardLensWarning; that loader's
-    dump is then not written (never a dump that would read as exact) and fit goes on.
+    dump is then not written (never a dump that would read as exact) and fit goes on. A float
+    dataset index, or a float target holding a value that is not a class id in the first
+    batch, stops fit there (ShardLensInputError, naming the batch and the value); such a
+    value in a later batch is found when the dump is written, which it then is not.
 
     Dumps: {name}[_test][_sanity]_epoch{e}[_val{v}][_dl{d}]_rank{r}, with settings_json (the
     sampler, seed, limits, ... of the loader in use). The first loader is recorded into
@@ -123,13 +92,8 @@ class ShardLensCallback(_CallbackBase):
         # The true class counts: labels= (one label per dataset index: a sequence, tensor,
         # ndarray or a .npy path), else the loader's dataset's own targets/labels attribute.
         self.labels = labels
-        self._labels_files = {}  # key -> the int64 .npy written beside the dumps, or ""
         self._labels_of = {}  # stem of an evaluation's dumps -> its labels .npy
-        self.verdict = verdict  # rank 0 imports and diagnoses each validation's dumps
-        self.cli = cli
-        self.fail_on_wrong = fail_on_wrong
-        self.wait_timeout = wait_timeout
-        self.verdicts = []  # rank 0: what each diagnosed evaluation said
+        self._run = Recording(self._global_rank, cli, verdict, fail_on_wrong, wait_timeout)
         if isinstance(recorder, (str, bytes, os.PathLike)):  # ShardLensCallback("runs/")
             recorder = ShardLensRecorder(os.fspath(recorder))
         # What the module's torchmetrics metrics see is read unless told otherwise: metrics=
@@ -141,14 +105,14 @@ class ShardLensCallback(_CallbackBase):
         unknown = set(stages) - {"validate", "test"}
         if unknown:
             raise ValueError("unknown stages: %s" % sorted(unknown))
-        unknown = set(keys or {}) - set(_DEFAULT_KEYS)
+        unknown = set(keys or {}) - set(DEFAULT_KEYS)
         if unknown:
             raise ValueError("unknown keys: %s (known: %s)" % (sorted(unknown),
-                                                                sorted(_DEFAULT_KEYS)))
+                                                                sorted(DEFAULT_KEYS)))
         self.recorder = recorder
         self.stages = tuple(stages)
         self.sanity = sanity
-        self.keys = dict(_DEFAULT_KEYS)
+        self.keys = dict(DEFAULT_KEYS)
         for role, names in (keys or {}).items():
             self.keys[role] = (names,) if isinstance(names, str) else tuple(names)
         self.batch_target = batch_target
@@ -161,90 +125,21 @@ class ShardLensCallback(_CallbackBase):
         self._recording = False
         self._parts = {}
         self._validations = {}  # (stage, sanity, epoch) -> evaluations started
-        self._said = set()
         self._trainer = None
         self._stage = None
 
-    # -- saying what went wrong, once, on rank 0 -------------------------------------------
+    @property
+    def verdicts(self):
+        """Rank 0: what each diagnosed evaluation said."""
+        return self._run.verdicts
+
+    def _global_rank(self):
+        return int(getattr(self._trainer, "global_rank", 0) or 0)
+
     def _say(self, key, message):
-        if key in self._said:
-            return
-        self._said.add(key)
-        if int(getattr(self._trainer, "global_rank", 0) or 0) == 0:
-            warnings.warn("ShardLens: " + message, ShardLensWarning, stacklevel=3)
+        self._run.say(key, message)
 
     # -- the loaders in use ----------------------------------------------------------------
-    def _loader(self, trainer, dataloader_idx):
-        """The loader of the evaluation running now. trainer.val_dataloaders answers with
-        the fit loop's loaders even inside trainer.validate(dataloaders=X), so the running
-        loop's own loaders come first (Trainer._evaluation_loop, private in Lightning 2.x)."""
-        loaders = None
-        try:
-            loop = trainer._evaluation_loop
-            combined = getattr(loop, "_combined_loader", None)
-            loaders = list(combined.flattened) if combined is not None else None
-        except Exception:  # not Lightning 2.x, or outside its loop
-            loaders = None
-        if loaders is None:
-            try:
-                loaders = getattr(trainer, "test_dataloaders" if self._stage == "test"
-                                  else "val_dataloaders", None)
-            except Exception:
-                loaders = None
-            if isinstance(loaders, dict):
-                loaders = list(loaders.values())
-            elif loaders is not None and not isinstance(loaders, (list, tuple)):
-                loaders = [loaders]
-        if loaders is None or not 0 <= dataloader_idx < len(loaders):
-            return None
-        return loaders[dataloader_idx]
-
-    @staticmethod
-    def _loader_sampler(loader):
-        """The sampler whose order the loader's batches follow."""
-        batch_sampler = getattr(loader, "batch_sampler", None)
-        sampler = getattr(batch_sampler, "sampler", None)
-        return sampler if sampler is not None else getattr(loader, "sampler", None)
-
-    def _settings(self, trainer, part, dataloader_idx):
-        rec, loader, sampler = part.recorder, part.loader, part.sampler
-        settings = {key: None for key in SETTINGS_KEYS}
-        settings.update(_sampler_settings(sampler))
-        testing = self._stage == "test"
-        batch_sampler = getattr(loader, "batch_sampler", None)
-        batch_size = getattr(loader, "batch_size", None)
-        if batch_size is None:
-            batch_size = getattr(batch_sampler, "batch_size", self._user_sizes[1])
-        dataset = getattr(loader, "dataset", None)
-        dataset_size = self._user_sizes[0]
-        if dataset_size is None and dataset is not None and hasattr(dataset, "__len__"):
-            dataset_size = len(dataset)  # the user's dataset, also under the wrapper
-        if dataset_size is None:
-            dataset_size = _sampler_dataset_size(sampler)
-        settings.update({
-            "framework": "lightning",
-            "loader_drop_last": bool(getattr(loader, "drop_last",
-                                             getattr(batch_sampler, "drop_last", False))),
-            "batch_size": batch_size,
-            "limit_batches": _limit_text(getattr(trainer, "limit_test_batches" if testing
-                                                 else "limit_val_batches", None)),
-            "sanity_steps": _count(getattr(trainer, "num_sanity_val_steps", None)),
-            "sanity": bool(rec.sanity),
-            "stage": "test" if testing else "validate",
-            "dataloader_idx": dataloader_idx,
-            "validation_in_epoch": rec.validation,
-            "val_check_interval": None if getattr(trainer, "val_check_interval", None) is None
-            else str(trainer.val_check_interval),
-            "world_size": rec.world_size,
-            "rank": rec.rank,
-            "dataset_size": dataset_size,
-            "num_classes": rec.num_classes,
-            "epoch": int(getattr(trainer, "current_epoch", 0) or 0),
-            "global_step": int(getattr(trainer, "global_step", 0) or 0),
-            "versions": _versions(),
-        })
-        return settings
-
     def _part(self, trainer, dataloader_idx):
         part = self._parts.get(dataloader_idx)
         if part is not None:
@@ -256,11 +151,13 @@ class ShardLensCallback(_CallbackBase):
             rec = copy.copy(main)
             rec.reset()
         rec.dataloader_idx = dataloader_idx
-        loader = self._loader(trainer, dataloader_idx)
-        sampler = main.sampler if self._own_sampler else self._loader_sampler(loader)
-        rec.sampler = sampler if sampler is not None and _is_distributed(sampler) else None
+        loader = _trainer.evaluation_loader(trainer, self._stage, dataloader_idx)
+        sampler = main.sampler if self._own_sampler else _trainer.loader_sampler(loader)
+        rec.sampler = sampler if sampler is not None and _samplers.is_distributed(sampler) \
+            else None
         part = _Part(rec, loader, sampler)
-        settings = self._settings(trainer, part, dataloader_idx)
+        settings = _trainer.loader_settings(trainer, self._stage, rec, loader, sampler,
+                                            dataloader_idx, self._user_sizes)
         rec.settings = settings
         rec.dataset_size = settings["dataset_size"]
         rec.batch_size = settings["batch_size"]
@@ -269,66 +166,19 @@ class ShardLensCallback(_CallbackBase):
         return part
 
     # -- reading a batch -------------------------------------------------------------------
-    def _batch_target(self, batch):
-        if self.batch_target is not None:
-            return self.batch_target(batch)
-        if isinstance(batch, dict):
-            return _pick(batch, self.keys["target"])
-        if isinstance(batch, (list, tuple)) and len(batch) >= 2:
-            return batch[-1]
-        return None
-
-    def _read(self, outputs, batch):
-        """(index or None, target, prediction) of one batch, or _Unreadable."""
-        index = target = pred = None
-        if isinstance(outputs, dict):
-            pred = _pick(outputs, self.keys["prediction"])
-            target = _pick(outputs, self.keys["target"])
-            index = _pick(outputs, self.keys["index"])
-            if pred is None:
-                raise _Unreadable(
-                    "validation_step returned a dict without a prediction (keys %s; looked "
-                    "for %s): name it with ShardLensCallback(keys={'prediction': ...})"
-                    % (sorted(map(str, outputs)), "/".join(self.keys["prediction"])))
-        elif isinstance(outputs, (list, tuple)) and len(outputs) in (2, 3):
-            if len(outputs) == 2:
-                pred, target = outputs
-            else:
-                index, pred, target = outputs
-        elif hasattr(outputs, "shape") and len(outputs.shape) == 0:
-            raise _Unreadable(
-                "validation_step returned a scalar (a loss?): return the predictions (a "
-                "tensor), a tuple (preds, target), or a dict with a prediction and a target")
-        elif hasattr(outputs, "shape"):
-            pred = outputs
-        else:
-            raise _Unreadable(
-                "validation_step returned %s: return the predictions (a tensor), a tuple "
-                "(preds, target), or a dict with a prediction and a target"
-                % ("None" if outputs is None else type(outputs).__name__))
-        if target is None:
-            target = self._batch_target(batch)
-            if target is None:
-                raise _Unreadable(
-                    "no targets: neither the step's output nor the batch (%s) holds them; "
-                    "return them (keys={'target': ...}) or pass batch_target=" % (
-                        type(batch).__name__))
-        if index is None and isinstance(batch, dict):
-            index = _pick(batch, self.keys["index"])
-        return index, target, pred
-
     def _indices(self, part, count):
         """Dataset indices of the next `count` records of this loader, from its sampler."""
         if part.order is None:
-            part.order = _replay_order(part.sampler) if part.sampler is not None else None
+            part.order = _samplers.replay_order(part.sampler) if part.sampler is not None \
+                else None
             if part.order is None:
-                raise _Unreadable(
+                raise Unreadable(
                     "no dataset index: validation_step returns none and the loader's "
                     "sampler (%s) cannot be replayed; return the index (IndexedDataset, "
-                    "keys={'index': ...})" % _kind_name(part.sampler))
+                    "keys={'index': ...})" % _samplers.kind_name(part.sampler))
         start = part.recorder.count
         if start + count > len(part.order):
-            raise _Unreadable("the loader yielded more samples (%d) than its sampler orders "
+            raise Unreadable("the loader yielded more samples (%d) than its sampler orders "
                               "(%d)" % (start + count, len(part.order)))
         return part.order[start:start + count]
 
@@ -349,16 +199,22 @@ class ShardLensCallback(_CallbackBase):
         try:
             if self._record_metric_inputs(part, d):
                 return
-            index, target, pred = self._read(outputs, batch)
-            ids = _class_ids_lazy(pred, part.recorder.threshold)
-            target = _flat(target)
-            if _length(ids) != _length(target):
-                raise _Unreadable("%d predictions for %d targets (prediction shape %s)" % (
-                    _length(ids), _length(target),
-                    list(getattr(pred, "shape", [_length(ids)]))))
+            index, target, pred = _outputs.read_step(outputs, batch, self.keys,
+                                                     self.batch_target)
+            ids = _tensors.class_ids_lazy(pred, part.recorder.threshold)
+            target = _tensors.flat(target)
+            n = _tensors.length(target)
+            if _tensors.length(ids) != n:
+                raise Unreadable("%d predictions for %d targets (prediction shape %s)" % (
+                    _tensors.length(ids), n,
+                    list(getattr(pred, "shape", [_tensors.length(ids)]))))
             if index is None:
-                index = self._indices(part, _length(target))
+                index = self._indices(part, n)
             part.recorder.update(index, target, ids)
+        except ShardLensInputError as e:  # the frameworks refuse it too: stop fit here
+            part.failed = str(e)
+            raise ShardLensInputError("ShardLens: %s (dataloader %d of this %s)" % (
+                e, dataloader_idx or 0, self._stage)) from None
         except Exception as e:  # whatever it is, fit goes on and no dump says "exact"
             part.failed = str(e)
             self._say(("read", str(e)), "%s; dataloader %d of this %s is not recorded "
@@ -379,22 +235,23 @@ class ShardLensCallback(_CallbackBase):
                 return False
         w = part.stream
         if w.failed:
-            raise _Unreadable(w.failed)
+            raise Unreadable(w.failed)
         if w.name not in pending:
-            raise _Unreadable("%s (%s) was not updated in a batch of dataloader %d" % (
+            raise Unreadable("%s (%s) was not updated in a batch of dataloader %d" % (
                 w.name, w.cls, d))
         rec = part.recorder
         if rec.num_classes is None and w.num_classes is not None:
             rec.num_classes = int(w.num_classes)
             if rec.settings is not None:
-                rec.settings["num_classes"] = rec.num_classes
+                _format.update_settings(rec.settings, num_classes=rec.num_classes)
         for target, ids in pending[w.name]:
-            rec.update(self._indices(part, _length(target)), target, ids)
+            rec.update(self._indices(part, _tensors.length(target)), target, ids)
         return True
 
     def _metric_results(self):
-        """Every updated metric's per-rank state and synced compute(), into the dump of the
-        loader that updated it; a confusion-matrix stream's compute() is the reported one."""
+        """The synced compute() of the confusion matrix a loader records (its stream): that
+        loader's reported matrix. Every updated metric computes, on every rank in the same
+        order, as the module's own compute() would (torchmetrics caches the result)."""
         if not self._recording or self._watch is None:
             return
         try:
@@ -403,17 +260,12 @@ class ShardLensCallback(_CallbackBase):
             self._say(("compute", str(e)), "reading the metrics' compute() failed: %s; "
                       "the dumps hold no reported matrix" % e)
             return
-        for w, state, value in results:
+        for w, value in results:
             part = self._parts.get(w.loader if w.loader is not None else 0)
             if part is None or part.recorder is None:
                 continue
-            rec = part.recorder
-            if rec.metrics is None:
-                rec.metrics = {}
-            rec.metrics[w.name] = {"class": w.cls, "state": state, "compute": value,
-                                   "stream": part.stream is w}
-            if part.stream is w and w.cls in _MATRIX_METRICS:
-                rec.set_reported(value)
+            if part.stream is w and w.cls in MATRIX_METRICS:
+                part.recorder.set_reported(value)
 
     # -- one evaluation --------------------------------------------------------------------
     def _start(self, trainer, stage, pl_module=None):
@@ -426,7 +278,7 @@ class ShardLensCallback(_CallbackBase):
         if not self._recording:
             return
         if self.metrics and pl_module is not None:
-            self._watch = _MetricWatch()
+            self._watch = MetricWatch()
             try:
                 self._watch.attach(pl_module)
             except Exception as e:
@@ -435,7 +287,7 @@ class ShardLensCallback(_CallbackBase):
             for name, cls in (self._watch.unknown if self._watch else []):
                 self._say(("unknown", name), "metric %s (%s) is not one ShardLens reads "
                           "(%s): it is not recorded" % (name, cls, ", ".join(
-                              sorted(_KNOWN_METRICS))))
+                              sorted(KNOWN_METRICS))))
         rec = self.recorder
         epoch = int(getattr(trainer, "current_epoch", 0) or 0)
         key = (stage, sanity, epoch)
@@ -458,70 +310,26 @@ class ShardLensCallback(_CallbackBase):
             self._watch.detach()
             self._watch = None
 
-    def _conclude(self, trainer, pl_module, written):
+    def _conclude(self, trainer, written):
         """Every rank: wait until all dumps are written; rank 0: import, diagnose, log and
         print; with fail_on_wrong every rank stops with rank 0's diagnosis."""
-        if not self.verdict or written is None or getattr(trainer, "sanity_checking", False):
+        if not self._run.verdict or written is None or getattr(trainer, "sanity_checking", False):
             return  # the sanity check's few batches are recorded, not judged
-        dist = None
-        try:
-            import torch.distributed as dist
-            if not (dist.is_available() and dist.is_initialized()):
-                dist = None
-        except ImportError:
-            pass
+        dist = initialized_dist()
         if dist is not None:
             dist.barrier()  # every rank's dump is renamed into place before rank 0 reads
         failure = None
-        if int(getattr(trainer, "global_rank", 0) or 0) == 0:
-            try:
-                failure = self._diagnose(trainer, pl_module, written, dist is None)
-            except Exception as e:  # the verdict is a service: it never stops fit itself
-                self._say(("verdict", str(e)), "no verdict: %s" % e)
-        if self.fail_on_wrong:
-            if dist is not None:
-                box = [failure]
-                dist.broadcast_object_list(box, src=0)
-                failure = box[0]
-            if failure:
-                raise ShardLensVerdictError(failure)
-
-    def _diagnose(self, trainer, pl_module, written, poll):
-        cli = _find_cli(self.cli)
-        if cli is None:
-            self._say("cli", "shardlens-cli not found (cli=, $SHARDLENS_CLI or PATH): the "
-                      "dumps are written, no verdict is printed or logged")
-            return None
-        world = int(getattr(trainer, "world_size", 1) or 1)
-        failures = []
-        for path in written:
-            if not path.endswith(".npz") and path[:-3] + ".npz" in written:
-                continue  # one verdict per evaluation, from the .npz when both are written
-            stem, ext = path.rsplit("_rank", 1)[0], os.path.splitext(path)[1]
-            files = ["%s_rank%d%s" % (stem, r, ext) for r in range(world)]
-            missing = _wait_for(files, self.wait_timeout if poll else 0)
-            if missing:
-                self._say(("missing", stem), "no verdict for %s: no dump from %s" % (
-                    os.path.basename(stem), ", ".join(os.path.basename(m) for m in missing)))
-                continue
+        if self._global_rank() == 0:
             bar = getattr(trainer, "progress_bar_callback", None)
-            v = _judge(cli, files, stem + ".slrun", getattr(bar, "print", None),
-                       self._labels_of.get(stem))
-            self.verdicts.append(v)
-            self._log(trainer, v)
-            if not (v["correct"] and not v["patterns"]):
-                failures.append(v["line"])
-        return "\n".join(failures) or None
+            failure = self._run.judge(
+                written, int(getattr(trainer, "world_size", 1) or 1), dist is None,
+                self._labels_of.get, getattr(bar, "print", None), lambda v: self._log(trainer, v))
+        self._run.stop_on_failure(failure)
 
     def _log(self, trainer, v):
         """The verdict through the Trainer's loggers (TensorBoard, CSV, W&B, ...)."""
         step = int(getattr(trainer, "global_step", 0) or 0)
-        # rows_wrong is None when the rows were not checked (dataset labels unknown): it is
-        # then not logged at all, so no point (a 0 or a NaN a chart may draw or drop) reads
-        # as a count of rows; the line printed says why.
-        scalars = {"shardlens/" + k: float(v[k])
-                   for k in ("rows_wrong", "duplicates", "never_evaluated")
-                   if v[k] is not None}
+        scalars = _verdict.scalars(v)
         text = ", ".join(v["patterns"]) or "none"
         for logger in getattr(trainer, "loggers", None) or []:
             try:
@@ -531,8 +339,8 @@ class ShardLensCallback(_CallbackBase):
                     experiment.add_text("shardlens/patterns", text, step)
                 if hasattr(experiment, "add_image") and v["synced"] is not None:
                     experiment.add_image("shardlens/synced_minus_expected",
-                                         _heatmap(v["synced"], v["expected"],
-                                                  v["row_difference"]), step,
+                                         _verdict.heatmap(v["synced"], v["expected"],
+                                                          v["row_difference"]), step,
                                          dataformats="HWC")
             except Exception as e:
                 self._say(("log", type(logger).__name__),
@@ -547,22 +355,11 @@ class ShardLensCallback(_CallbackBase):
             key, labels, name = "user", self.labels, "%s_labels.npy" % rec.name
         else:
             key = (self._stage, d, id(part.dataset), size)
-            labels = _dataset_labels(part.dataset) if part.dataset is not None else None
+            labels = _verdict.dataset_labels(part.dataset) if part.dataset is not None else None
             name = "%s_labels_%s_dl%d.npy" % (rec.name, "test" if self._stage == "test"
                                               else "val", d)
-        if key not in self._labels_files:
-            path = None
-            if labels is not None:
-                try:
-                    path = _labels_file(labels, size, os.path.join(rec.out_dir, name))
-                except Exception as e:
-                    self._say(("labels", str(e)), "cannot write the dataset labels: %s" % e)
-            if path is None and self.labels is not None:
-                self._say(("labels", d), "labels= is not one integer class id per dataset "
-                          "index of dataloader %d (%s samples): its rows are not checked" % (
-                              d, size))
-            self._labels_files[key] = path or ""
-        return self._labels_files[key] or None
+        return self._run.labels_file(key, labels, size, os.path.join(rec.out_dir, name),
+                                     self.labels is not None, " of dataloader %d" % d)
 
     def _end(self):
         self._detach()
@@ -581,11 +378,12 @@ class ShardLensCallback(_CallbackBase):
                 try:
                     paths = rec.save()
                     written += paths
-                    if self.verdict and int(getattr(self._trainer, "global_rank", 0) or 0) == 0:
+                    if self._run.verdict and self._global_rank() == 0:
                         labels = self._labels_path(part, d)
                         for path in paths:
                             self._labels_of[path.rsplit("_rank", 1)[0]] = labels
-                except Exception as e:  # a full disk, a read-only directory: fit goes on
+                except Exception as e:  # a full disk, a read-only directory, a target that
+                    # was not a class id after the first batch: fit goes on, no dump
                     partial = [rec.path(f) for f in rec.formats if os.path.exists(rec.path(f))]
                     for path in partial:  # one format written, the other not: neither
                         os.unlink(path)
@@ -620,7 +418,7 @@ class ShardLensCallback(_CallbackBase):
         self._batch(trainer, outputs, batch, dataloader_idx)
 
     def on_validation_end(self, trainer, pl_module):
-        self._conclude(trainer, pl_module, self._end())
+        self._conclude(trainer, self._end())
 
     def on_test_epoch_start(self, trainer, pl_module):
         self._start(trainer, "test", pl_module)
@@ -633,7 +431,7 @@ class ShardLensCallback(_CallbackBase):
         self._batch(trainer, outputs, batch, dataloader_idx)
 
     def on_test_end(self, trainer, pl_module):
-        self._conclude(trainer, pl_module, self._end())
+        self._conclude(trainer, self._end())
 
     def on_exception(self, trainer, pl_module, exception):
         self._detach()  # the metrics get their own update() back

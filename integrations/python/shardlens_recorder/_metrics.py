@@ -2,14 +2,14 @@
 each instance's update() for one evaluation."""
 import warnings
 
-from ._core import _is_tensor, argmax_ids
+from . import _tensors
 
 
 # -- torchmetrics: what an unchanged LightningModule's metrics see ----------------------------
 # Class name -> how its update() turns preds into class ids (torchmetrics 1.x: multiclass
 # metrics take argmax over dim 1 when preds has one more dimension than target; binary ones
 # apply sigmoid when any score lies outside [0, 1], then > threshold).
-_KNOWN_METRICS = {
+KNOWN_METRICS = {
     "MulticlassConfusionMatrix": "multiclass", "MulticlassAccuracy": "multiclass",
     "MulticlassF1Score": "multiclass", "MulticlassFBetaScore": "multiclass",
     "MulticlassPrecision": "multiclass", "MulticlassRecall": "multiclass",
@@ -19,7 +19,7 @@ _KNOWN_METRICS = {
     "BinaryStatScores": "binary",
 }
 # Metrics whose compute() is the confusion matrix itself: the reported matrix.
-_MATRIX_METRICS = ("MulticlassConfusionMatrix", "BinaryConfusionMatrix")
+MATRIX_METRICS = ("MulticlassConfusionMatrix", "BinaryConfusionMatrix")
 
 
 def _is_torchmetric(module):
@@ -30,8 +30,8 @@ def _is_torchmetric(module):
 def _metric_kind(metric):
     """(known class name, "multiclass" | "binary"), or (None, None) for a metric not read."""
     for k in type(metric).__mro__:
-        if k.__name__ in _KNOWN_METRICS and k.__module__.startswith("torchmetrics"):
-            return k.__name__, _KNOWN_METRICS[k.__name__]
+        if k.__name__ in KNOWN_METRICS and k.__module__.startswith("torchmetrics"):
+            return k.__name__, KNOWN_METRICS[k.__name__]
     return None, None
 
 
@@ -49,7 +49,7 @@ class _Watched:
         return 2 if self.kind == "binary" else getattr(self.metric, "num_classes", None)
 
 
-class _MetricWatch:
+class MetricWatch:
     """Wraps the update() of every known torchmetrics metric of a LightningModule for one
     evaluation and keeps, per batch, the (target, class ids) each saw, on their device.
     The wrapper is an instance attribute over torchmetrics' own (itself an instance
@@ -104,7 +104,7 @@ class _MetricWatch:
         ShardLens (at 1000 classes the argmax is most of the recording's cost)."""
         preds = args[0] if args else kwargs.get("preds")
         target = args[1] if len(args) > 1 else kwargs.get("target")
-        if not (_is_tensor(preds) and _is_tensor(target)):
+        if not (_tensors.is_tensor(preds) and _tensors.is_tensor(target)):
             raise ValueError("update() got no (preds, target) tensors")
         threshold = getattr(w.metric, "threshold", 0.5)
         for p, kind, thr, ids in self._memo:
@@ -130,7 +130,7 @@ class _MetricWatch:
     def _reduce(w, preds, target, threshold):
         if w.kind == "multiclass":
             if preds.ndim == target.ndim + 1:
-                preds = argmax_ids(preds)
+                preds = _tensors.argmax_ids(preds)
             if preds.ndim != 1 or target.ndim != 1:
                 raise ValueError("multidimensional inputs (preds %s, target %s): one record "
                                  "per sample is needed" % (list(preds.shape), list(target.shape)))
@@ -155,29 +155,24 @@ class _MetricWatch:
         is the reported matrix), else the first metric updated, in the module's order."""
         order = [w for w in self.watched if w.name in pending and w.failed is None]
         for w in order:
-            if w.cls in _MATRIX_METRICS:
+            if w.cls in MATRIX_METRICS:
                 return w
         return order[0] if order else None
 
     def results(self):
-        """[(watched, local state {name: tensor on the host}, compute() on the host)] of every
-        metric updated in this evaluation. compute() syncs across ranks (all_gather), so every
-        rank calls it on the same metrics in the same order; the result is cached by
-        torchmetrics, so the module's own compute() returns it without a second sync."""
+        """[(watched, compute() on the host)] of every metric updated in this evaluation.
+        compute() syncs across ranks (all_gather), so every rank calls it on the same metrics
+        in the same order; the result is cached by torchmetrics, so the module's own compute()
+        returns it without a second sync."""
         out = []
         for w in self.watched:
             m = w.metric
             if int(getattr(m, "_update_count", 0) or 0) == 0:
                 continue
-            state = {}
-            for k in getattr(m, "_defaults", {}):
-                v = getattr(m, k, None)
-                if _is_tensor(v):
-                    state[k] = v.detach().cpu()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 value = m.compute()
-            if _is_tensor(value):
+            if _tensors.is_tensor(value):
                 value = value.detach().cpu()
-            out.append((w, state, value))
+            out.append((w, value))
         return out

@@ -4,9 +4,7 @@ import json
 import os
 
 
-
-# -- the verdict: rank 0 imports every rank's dump and diagnoses it --------------------------
-def _find_cli(cli):
+def find_cli(cli):
     """The shardlens-cli to run: cli=, else $SHARDLENS_CLI, else the one on PATH, or None."""
     import shutil
     for candidate in (cli, os.environ.get("SHARDLENS_CLI"), shutil.which("shardlens-cli")):
@@ -15,7 +13,7 @@ def _find_cli(cli):
     return None
 
 
-def _wait_for(paths, timeout):
+def wait_for(paths, timeout):
     """Without torch.distributed, rank 0 polls until every rank's dump exists (atomic
     renames: a path that exists is complete)."""
     import time
@@ -27,7 +25,7 @@ def _wait_for(paths, timeout):
     return [p for p in paths if not os.path.exists(p)]
 
 
-def _run_json(cli, *args):
+def run_json(cli, *args):
     import subprocess
     proc = subprocess.run([cli, *args, "--format", "json"], capture_output=True, text=True)
     if proc.returncode not in (0, 1):  # diagnose exits 1 on a wrong matrix
@@ -36,7 +34,7 @@ def _run_json(cli, *args):
     return json.loads(proc.stdout) if proc.stdout.strip() else {}
 
 
-def _labels_file(labels, size, path):
+def labels_file(labels, size, path):
     """Writes the dataset's labels (one integer per dataset index) as an int64 .npy at path
     for `import --dataset npy:PATH`; None (nothing written) when they are not exactly that.
     labels: a sequence, tensor or ndarray, or the path of a .npy holding one."""
@@ -65,7 +63,7 @@ def _labels_file(labels, size, path):
     return path
 
 
-def _dataset_labels(dataset):
+def dataset_labels(dataset):
     """The dataset's own labels, exactly, when it holds them: a `targets` or `labels`
     attribute of len(dataset) (torchvision style), through Subset-like wrappers (.dataset +
     .indices); else None. Never iterates the dataset."""
@@ -88,7 +86,7 @@ def _dataset_labels(dataset):
             return arr
     inner, indices = getattr(dataset, "dataset", None), getattr(dataset, "indices", None)
     if inner is not None and indices is not None:
-        base = _dataset_labels(inner)
+        base = dataset_labels(inner)
         if base is not None:
             try:
                 idx = np.asarray(indices, dtype=np.int64)
@@ -100,7 +98,7 @@ def _dataset_labels(dataset):
     return None
 
 
-def _verdict_of(report, run):
+def verdict_of(report, run):
     """rows_wrong, duplicates, never_evaluated, patterns and the one line printed.
     rows_wrong is None when the rows were not checked against the true class counts: the
     import had no dataset (no "dataset" in the report, the class counts are those of the
@@ -141,18 +139,26 @@ def _verdict_of(report, run):
     return v
 
 
-def _judge(cli, files, run, say=None, labels=None):
+def scalars(v):
+    """The verdict's numbers for a logger. rows_wrong is None when the rows were not checked
+    (dataset labels unknown): it is then not logged at all, so no point (a 0 or a NaN a chart
+    may draw or drop) reads as a count of rows; the line printed says why."""
+    return {"shardlens/" + k: float(v[k]) for k in ("rows_wrong", "duplicates", "never_evaluated")
+            if v[k] is not None}
+
+
+def judge(cli, files, run, say=None, labels=None):
     """Imports one evaluation's dumps (every rank's) into RUN (labels: an int64 .npy of the
     dataset's labels, the true class counts), diagnoses it, prints the line (through say,
     e.g. a progress bar's print, so it gets a line of its own)."""
-    _run_json(cli, "import", *files, "--out", run,
+    run_json(cli, "import", *files, "--out", run,
               *(["--dataset", "npy:" + labels] if labels else []))
-    v = _verdict_of(_run_json(cli, "diagnose", "--run", run), run)
+    v = verdict_of(run_json(cli, "diagnose", "--run", run), run)
     (say or (lambda line: print(line, flush=True)))(v["line"])
     return v
 
 
-def _heatmap(synced, expected, row_difference=None, cell=16):
+def heatmap(synced, expected, row_difference=None, cell=16):
     """An RGB uint8 image (H, W, 3) of synced - expected: red where the synced matrix counts
     more, blue where fewer, white where equal (numpy only). With row_difference (each row's
     sum minus the true class count), a last column, after a grey gap, shows it on its own

@@ -1,8 +1,7 @@
 """The Python recorder over several epochs of a real 3-process gloo evaluation.
 
-Usage: recorder_epochs.py SHARDLENS_CLI. Exits 77 (ctest SKIP) when /usr/bin/python3 lacks
-torch or numpy. Each rank evaluates 3 epochs with a shuffled DistributedSampler
-(set_epoch every epoch) and a batch limit of 2 batches per rank per epoch (Lightning's
+Run by pytest (tests/python, with --cli SHARDLENS_CLI). Each rank evaluates 3 epochs with a
+shuffled DistributedSampler (set_epoch every epoch) and a batch limit of 2 batches per rank per epoch (Lightning's
 limit_val_batches=2), recording with ShardLensRecorder. Checks: one dump per rank and epoch
 named eval_epoch{e}_rank{r}.npz/.pt with a scalar int64 `epoch`; every dump's records are
 what the rank evaluated that epoch (torch's own sampler indices); the rows drift across
@@ -17,22 +16,18 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "integrations", "python"))
+import pytest
 
-try:
-    import numpy as np
-    import torch
-    import torch.distributed as dist
-    import torch.multiprocessing as mp
-except ImportError as e:  # pragma: no cover
-    print("SKIP: torch/numpy not available for %s (%s)" % (sys.executable, e))
-    sys.exit(77)
+np = pytest.importorskip("numpy")
+torch = pytest.importorskip("torch")
+import torch.distributed as dist  # noqa: E402
+import torch.multiprocessing as mp  # noqa: E402
 
 from shardlens_recorder import IndexedDataset, ShardLensRecorder  # noqa: E402
+
+CLI = None  # the shardlens-cli under test (set by the test)
 
 N, C, W, B = 50, 5, 3, 4  # 50 % 3 != 0: the sampler pads, but the limit never reaches it
 EPOCHS, LIMIT = 3, 2  # LIMIT: batches per rank per epoch (limit_val_batches=2)
@@ -92,7 +87,7 @@ def worker(rank, port, out_dir):
 
 
 def cli(args):
-    return subprocess.run([sys.argv[1]] + args, capture_output=True, text=True, timeout=120)
+    return subprocess.run([CLI] + args, capture_output=True, text=True, timeout=120)
 
 
 def bincount_matrix(indices):
@@ -177,7 +172,9 @@ def check_multi_epoch_import(out_dir, truths, labels_path):
     print("multi-epoch import: diagnose prints %d epochs matching torch, exit 1" % EPOCHS)
 
 
-def main():
+def test_epochs_import_as_one_run(cli):
+    global CLI
+    CLI = cli
     with tempfile.TemporaryDirectory() as out_dir:
         mp.spawn(worker, args=(free_port(), out_dir), nprocs=W, join=True)
         truths = [json.load(open(os.path.join(out_dir, "truth_rank%d.json" % r)))
@@ -188,6 +185,3 @@ def main():
         check_single_epoch_import(out_dir, truths, labels_path)
         check_multi_epoch_import(out_dir, truths, labels_path)
 
-
-if __name__ == "__main__":
-    main()

@@ -1,8 +1,8 @@
 """The README's Lightning, Accelerate and plain-PyTorch examples, run as users run them, from
 the package pip installs.
 
-Usage: recorder_examples.py SHARDLENS_CLI. Installs integrations/python with the venv's pip
-into a temporary --target (offline: --no-build-isolation --no-deps --no-index; the shared
+Run by pytest (tests/python, with --cli SHARDLENS_CLI). Installs integrations/python with the
+venv's pip into a temporary --target (offline: --no-build-isolation --no-deps --no-index; the shared
 venv is not touched), checks the installed version is CMakeLists.txt's project VERSION, then:
 each README block marked `<!-- example: integrations/python/examples/X.py -->` must be X.py
 verbatim, and X.py runs with only the installed package on PYTHONPATH: the Lightning one as
@@ -19,12 +19,12 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import frameworks  # noqa: E402
+import frameworks
+import pytest
 
-frameworks.require_venv()
-import numpy as np  # noqa: E402
+np = pytest.importorskip("numpy")
+pytest.importorskip("lightning")
+pytest.importorskip("accelerate")
 
 EXAMPLES = os.path.join(frameworks.RECORDER_DIR, "examples")
 
@@ -137,8 +137,7 @@ def plain_torch(target, cli, tmp):
           % (time.time() - start, "correct" if report.get("correct") else "wrong", pads))
 
 
-def main():
-    cli = os.path.abspath(sys.argv[1])
+def test_readme_examples_run_as_written(cli):
     blocks = readme_blocks()
     for name in ("lightning_example.py", "accelerate_example.py", "torch_example.py"):
         with open(os.path.join(EXAMPLES, name)) as f:
@@ -149,8 +148,3 @@ def main():
         lightning(target, cli, tmp)
         accelerate(target, cli, tmp)
         plain_torch(target, cli, tmp)
-    print("PASS")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,7 +1,8 @@
 """ShardLensCallback driven the way Lightning 2.x drives callbacks, without Lightning.
 
-Usage: recorder_lightning.py [SHARDLENS_CLI]. Exits 77 (ctest SKIP) when /usr/bin/python3
-lacks torch or numpy. Lightning is not needed: a stand-in Trainer calls the hooks in
+Run by pytest (tests/python, with --cli SHARDLENS_CLI), once with Lightning installed and once
+in a process that hides it (the callback's base is then a plain class). Lightning is not
+needed: a stand-in Trainer calls the hooks in
 Lightning 2.x's order for fit (sanity check, then per epoch: training, validation inside
 the epoch, on_train_epoch_end) followed by test, with the real DistributedSampler of each
 of 2 ranks, limit_val_batches=2 and num_sanity_val_steps=2. Checks: one dump per rank and
@@ -10,7 +11,7 @@ as eval_sanity_epoch0_rank{r} with flags & SANITY on every record and `sanity` =
 test stage as eval_test_epoch{max_epochs}_rank{r}; the reported matrix the LightningModule
 set in its own on_validation_epoch_end (which Lightning calls after the callbacks') is in
 the dump. The callback's hook signatures are checked against Lightning 2.x's Callback (the
-real one when Lightning is installed). With SHARDLENS_CLI, one epoch's dumps are imported.
+real one when Lightning is installed). One epoch's dumps are imported with shardlens-cli.
 """
 import inspect
 import json
@@ -19,18 +20,14 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "integrations", "python"))
+import pytest
 
-try:
-    import numpy as np
-    import torch
-except ImportError as e:  # pragma: no cover
-    print("SKIP: torch/numpy not available for %s (%s)" % (sys.executable, e))
-    sys.exit(77)
+np = pytest.importorskip("numpy")
+torch = pytest.importorskip("torch")
 
 import shardlens_recorder  # noqa: E402
 from shardlens_recorder import SANITY, IndexedDataset, ShardLensCallback, ShardLensRecorder  # noqa: E402
+from shardlens_recorder._callback import _CallbackBase  # noqa: E402
 
 N, N_TEST, C, W, B = 30, 11, 4, 2, 3
 MAX_EPOCHS, LIMIT_VAL, SANITY_STEPS = 3, 2, 2
@@ -71,7 +68,7 @@ def check_hook_signatures():
     assert hooks, "ShardLensCallback defines no hooks"
     for name in hooks:
         if shardlens_recorder.LIGHTNING is not None:  # the real Callback
-            want = params(getattr(shardlens_recorder._CallbackBase, name))
+            want = params(getattr(_CallbackBase, name))
         else:
             assert name in LIGHTNING2_HOOKS, "%s is no Lightning 2.x Callback hook" % name
             want = LIGHTNING2_HOOKS[name]
@@ -253,7 +250,7 @@ def run_fit_and_test(out_dir, callback_args, test_too=True):
     return modules
 
 
-def main():
+def test_stand_in_trainer(cli):
     check_hook_signatures()
     for var in ("RANK", "WORLD_SIZE"):
         os.environ.pop(var, None)  # the rank must come from the trainer
@@ -281,17 +278,16 @@ def main():
             assert d["flags"].tolist()[-1] == (1 if r == 1 else 0)  # rank 1 got the padding
         print("fit + test: sanity dump flagged, %d epoch dumps per rank kept, test dump separate"
               % MAX_EPOCHS)
-        if len(sys.argv) > 1:
-            dumps = [os.path.join(out_dir, "eval_epoch1_rank%d.npz" % r) for r in range(W)]
-            r = subprocess.run([sys.argv[1], "import"] + dumps + [
-                "--out", os.path.join(out_dir, "e1.slrun"), "--format", "json"],
-                capture_output=True, text=True, timeout=120)
-            assert r.returncode == 0, r.stderr
-            report = json.loads(r.stdout)
-            for k in range(W):  # the module reported 10 x its local matrix
-                local = [[v // 10 for v in row] for row in modules[k].reported[(False, 1)]]
-                assert report["per_rank"][k] == local, (k, report["per_rank"][k], local)
-            print("epoch 1 dumps import with shardlens-cli")
+        dumps = [os.path.join(out_dir, "eval_epoch1_rank%d.npz" % r) for r in range(W)]
+        r = subprocess.run([cli, "import"] + dumps + [
+            "--out", os.path.join(out_dir, "e1.slrun"), "--format", "json"],
+            capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        report = json.loads(r.stdout)
+        for k in range(W):  # the module reported 10 x its local matrix
+            local = [[v // 10 for v in row] for row in modules[k].reported[(False, 1)]]
+            assert report["per_rank"][k] == local, (k, report["per_rank"][k], local)
+        print("epoch 1 dumps import with shardlens-cli")
     with tempfile.TemporaryDirectory() as out_dir:
         run_fit_and_test(out_dir, {"sanity": False, "stages": ("validate",)})
         want = {"eval_epoch%d_rank%d.npz" % (e, r) for e in range(MAX_EPOCHS) for r in range(W)}
@@ -299,5 +295,13 @@ def main():
         print("sanity=False, stages=('validate',): epoch dumps only")
 
 
-if __name__ == "__main__":
-    main()
+
+def test_stand_in_trainer_without_lightning(cli):
+    """The same test in an interpreter that cannot import Lightning."""
+    env = dict(os.environ, SHARDLENS_RECORDER_WITHOUT_LIGHTNING="1")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-s", "-q",
+                        "--cli", cli, "%s::test_stand_in_trainer" % os.path.abspath(__file__)],
+                       capture_output=True, text=True, timeout=300, env=env,
+                       cwd=os.path.dirname(os.path.abspath(__file__)))
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    assert "hook signatures match Lightning 2.x (stand-in table)" in r.stdout, r.stdout[-4000:]

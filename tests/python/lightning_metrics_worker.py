@@ -1,5 +1,5 @@
 """One real 4-rank Lightning Trainer whose LightningModule knows nothing of ShardLens:
-recorder_worker.py CONFIG OUT. The Trainer gets `ShardLensCallback(OUT/runs)` and nothing
+lightning_metrics_worker.py CONFIG OUT. The Trainer gets `ShardLensCallback(OUT/runs)` and nothing
 else changes: validation_step updates torchmetrics metrics and returns only its loss.
 
 Lightning's DDP launcher re-runs this script for ranks 1..3. Each rank writes

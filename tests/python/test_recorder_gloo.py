@@ -1,8 +1,7 @@
 """The Python recorder in a real 2-process gloo evaluation, imported by shardlens-cli.
 
-Usage: recorder_gloo.py SHARDLENS_CLI. Exits 77 (ctest SKIP) when /usr/bin/python3 lacks
-torch or numpy. Checks that the imported run has exactly the per-rank and synced matrices
-the Python ranks computed (bincount + a summing collective: torchmetrics all_gathers the states and sums them, the same counts), the padding flags
+Run by pytest (tests/python, with --cli SHARDLENS_CLI). Checks that the imported run has
+exactly the per-rank and synced matrices the Python ranks computed (bincount + a summing collective: torchmetrics all_gathers the states and sums them, the same counts), the padding flags
 of DistributedSampler, the expected matrix (every index was evaluated), and that .pt dumps
 import to the same run when the CLI has LibTorch. A second run whose ranks never sync and
 each report their own matrix imports with every report kept and is diagnosed `unsynced`.
@@ -11,22 +10,18 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "integrations", "python"))
+import pytest
 
-try:
-    import numpy as np
-    import torch
-    import torch.distributed as dist
-    import torch.multiprocessing as mp
-except ImportError as e:  # pragma: no cover
-    print("SKIP: torch/numpy not available for %s (%s)" % (sys.executable, e))
-    sys.exit(77)
+np = pytest.importorskip("numpy")
+torch = pytest.importorskip("torch")
+import torch.distributed as dist  # noqa: E402
+import torch.multiprocessing as mp  # noqa: E402
 
 from shardlens_recorder import IndexedDataset, ShardLensRecorder  # noqa: E402
+
+CLI = None  # the shardlens-cli under test (set by the test)
 
 N, C, W, B = 23, 3, 2, 4  # 23 % 2 != 0: DistributedSampler pads rank 1
 
@@ -69,7 +64,7 @@ def worker(rank, port, out_dir, synced_metric=True):
 
 
 def cli(args):
-    return subprocess.run([sys.argv[1]] + args, capture_output=True, text=True)
+    return subprocess.run([CLI] + args, capture_output=True, text=True)
 
 
 def check_import(out_dir, ext, truths):
@@ -117,7 +112,9 @@ def check_unsynced(out_dir, truths):
     assert d.returncode == 1 and "[unsynced]" in d.stdout, (d.returncode, d.stdout, d.stderr)
 
 
-def main():
+def test_gloo_run_imports_exactly(cli):
+    global CLI
+    CLI = cli
     with tempfile.TemporaryDirectory() as out_dir:
         mp.spawn(worker, args=(free_port(), out_dir), nprocs=W, join=True)
         truths = [json.load(open(os.path.join(out_dir, "truth_rank%d.json" % r))) for r in range(W)]
@@ -137,6 +134,3 @@ def main():
         check_unsynced(out_dir, truths)
         print("unsynced gloo run: imported with every rank's report, diagnosed unsynced")
 
-
-if __name__ == "__main__":
-    main()

@@ -1,6 +1,6 @@
 """shardlens_recorder.watch(accelerator, "runs/") against a real Accelerate evaluation.
 
-Usage: recorder_accelerate.py SHARDLENS_CLI. Starts recorder_accelerate_worker.py as 4 CPU
+Run by pytest (tests/python, with --cli SHARDLENS_CLI). Starts accelerate_watch_worker.py as 4 CPU
 processes (gloo; RANK/WORLD_SIZE/MASTER_* as torchrun sets them), 103 samples in batches of 4:
 Accelerate's even_batches pads the last round with samples from the start. Per rank and
 evaluation, the dump's indices are the items the loader fetched, its padded copies are
@@ -15,12 +15,14 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import frameworks  # noqa: E402
+import frameworks
+import pytest
 
-frameworks.require_venv()
-import numpy as np  # noqa: E402
+np = pytest.importorskip("numpy")
+pytest.importorskip("accelerate")
+pytest.importorskip("torchmetrics")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 W, C = 4, 5
 
@@ -35,7 +37,7 @@ def launch(out, cli):
                    MASTER_ADDR="127.0.0.1", MASTER_PORT=port, SHARDLENS_CLI=cli,
                    PYTHONWARNINGS="default")
         procs.append(subprocess.Popen([sys.executable, os.path.join(
-            HERE, "recorder_accelerate_worker.py"), out], env=env, stdout=subprocess.PIPE,
+            HERE, "accelerate_watch_worker.py"), out], env=env, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, text=True))
     logs = [p.communicate(timeout=300)[0] for p in procs]
     codes = [p.returncode for p in procs]
@@ -43,8 +45,7 @@ def launch(out, cli):
     return codes, logs
 
 
-def main():
-    cli = os.path.abspath(sys.argv[1])
+def test_watch_records_every_rank(cli):
     with tempfile.TemporaryDirectory() as out:
         codes, logs = launch(out, cli)
         assert codes == [0] * W, "\n".join(log[-3000:] for log in logs)
@@ -74,14 +75,8 @@ def main():
         assert padded_total == 2 * (W * 4 * 7 - 103), padded_total
         # gather_for_metrics drops the padding: the matrix it reported is exact.
         assert "0 of 5 rows" in lines[0] or "exact" in lines[0], lines[0]
-    print("PASS")
 
 
 def shardlens_recorder_padding():
-    sys.path.insert(0, frameworks.RECORDER_DIR)
     from shardlens_recorder import PADDING
     return PADDING
-
-
-if __name__ == "__main__":
-    main()

@@ -1,12 +1,12 @@
 """ShardLensCallback("runs/") on an unchanged LightningModule, against real Lightning.
 
-Usage: recorder_metrics.py SHARDLENS_CLI. Runs recorder_worker.py (4 CPU ranks over gloo,
-a TensorBoardLogger) twice:
+Run by pytest (tests/python, with --cli SHARDLENS_CLI). Runs lightning_metrics_worker.py (4
+CPU ranks over gloo, a TensorBoardLogger) three times:
   limited: shuffled loader, limit_val_batches=3, sanity 2, 2 epochs. Per rank and
     validation, the watched metrics hold what unwatched twins of them hold (state,
     compute()), the dump's indices are the items the dataset served, its matrix is the
-    MulticlassConfusionMatrix's own state, its reported matrix that metric's compute(); the
-    BinaryConfusionMatrix's and F1's states are in the dump too; the recorder's host
+    MulticlassConfusionMatrix's own state, its reported matrix that metric's compute(); every
+    array of the dump is one dump_format.json names (no metric states); the recorder's host
     transfers do not grow with batches (0 per batch); the MulticlassAUROC is named once, on
     rank 0; rank 0 printed one verdict line per validation naming batch-limit-subset and
     shuffled-eval; the TensorBoard event file holds shardlens/ scalars, the patterns' text and
@@ -22,12 +22,16 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import frameworks  # noqa: E402
+import frameworks
+import pytest
 
-frameworks.require_venv()
-import numpy as np  # noqa: E402
+np = pytest.importorskip("numpy")
+pytest.importorskip("lightning")
+pytest.importorskip("torchmetrics")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+from shardlens_recorder._format import ARRAYS as SCHEMA_ARRAYS  # noqa: E402
 
 W = 4
 PER_VALIDATION = set()  # host transfers per validation (setup + end), whatever the batches
@@ -41,8 +45,8 @@ def run(config, out, cli):
     env["MASTER_PORT"] = str(frameworks.free_port())  # Lightning launches there
     os.makedirs(out, exist_ok=True)
     start = time.time()
-    proc = subprocess.run([sys.executable, os.path.join(HERE, "recorder_worker.py"), config,
-                           out], capture_output=True, text=True, timeout=400, env=env)
+    proc = subprocess.run([sys.executable, os.path.join(HERE, "lightning_metrics_worker.py"),
+                           config, out], capture_output=True, text=True, timeout=400, env=env)
     print("%s: 4-rank Trainer ran in %.0f s (exit %d)" % (config, time.time() - start,
                                                          proc.returncode), flush=True)
     return proc.returncode, proc.stdout + proc.stderr
@@ -74,16 +78,8 @@ def limited(out, cli):
                   (o["twin_local"], o["twin_synced"], o["twin_acc"]))
             check("%s rank %d: reported = compute()" % (name, r),
                   d["reported"].tolist(), o["synced"])
-            listed = {m["name"]: (i, m) for i, m in
-                      enumerate(json.loads(bytes(d["metrics_json"]).decode()))}
-            i, m = listed["is_two"]
-            check("binary state", d["metric%d_state_confmat" % i].tolist(), o["binary_local"])
-            check("binary compute", d["metric%d_compute" % i].tolist(), o["binary_synced"])
-            i, m = listed["val_metrics.f1"]
-            check("f1 tp state", d["metric%d_state_tp" % i].tolist(), o["f1_tp"])
-            check("stream", [k for k, (_, e) in listed.items() if e["stream"]],
-                  ["val_metrics.confmat"])
-            assert "auroc" not in listed
+            check("%s rank %d: every array one the dump format names" % (name, r),
+                  sorted(set(d.files) - set(SCHEMA_ARRAYS)), [])
             s = json.loads(bytes(d["settings_json"]).decode())
             check("settings", (s["num_classes"], s["shuffle"], s["limit_batches"],
                                s["world_size"]), (5, True, "3" if v else "3", W))
@@ -131,7 +127,7 @@ def limited(out, cli):
 def failing(out, cli):
     rc, log = run("fail", out, cli)
     assert rc != 0, "fail_on_wrong did not stop fit:\n" + log[-3000:]
-    import recorder_worker as worker
+    import lightning_metrics_worker as worker
     truth = [worker.label(worker.PERM[j]) for j in range(worker.N)]  # Subset index j
     runs = os.path.join(out, "runs")
     check("labels written beside the dumps",
@@ -189,9 +185,9 @@ def bad_output(out, cli):
 
 def labels_argument(tmp):
     """labels= in every accepted form becomes the same int64 .npy; others are refused."""
-    sys.path.insert(0, frameworks.RECORDER_DIR)
     import torch
-    from shardlens_recorder._verdict import _dataset_labels, _labels_file
+    from shardlens_recorder._verdict import dataset_labels as _dataset_labels
+    from shardlens_recorder._verdict import labels_file as _labels_file
     want = [2, 0, 1, 1, 4]
     np.save(os.path.join(tmp, "given.npy"), np.array(want, dtype=np.int32))
     for form in (want, torch.tensor(want), np.array(want, dtype=np.uint8),
@@ -220,9 +216,8 @@ def argmax_reading():
     """The recorder's argmax (numpy's on the CPU) picks what torch.argmax picks, which is
     what torchmetrics uses: first maximum on ties, first NaN, all -inf, -0.0 against 0.0,
     float64, views with strides; a tensor off the CPU keeps torch's own argmax."""
-    sys.path.insert(0, frameworks.RECORDER_DIR)
     import torch
-    from shardlens_recorder._core import argmax_ids
+    from shardlens_recorder._tensors import argmax_ids
     g = torch.Generator().manual_seed(3)
     x = torch.randint(-3, 4, (300, 1000), generator=g).float()  # many ties
     x[1, 5] = x[1, 9] = float("nan")
@@ -246,17 +241,21 @@ def argmax_reading():
     print("argmax: numpy's on the CPU equals torch.argmax on ties, NaN, inf and views")
 
 
-def main():
-    cli = os.path.abspath(sys.argv[1])
-    import tempfile
-    with tempfile.TemporaryDirectory() as tmp:
-        argmax_reading()
-        labels_argument(tmp)
-        limited(os.path.join(tmp, "limited"), cli)
-        failing(os.path.join(tmp, "fail"), cli)
-        bad_output(os.path.join(tmp, "badout"), cli)
-    print("PASS")
+def test_argmax_reads_as_torch():
+    argmax_reading()
 
 
-if __name__ == "__main__":
-    main()
+def test_labels_argument(tmp_path):
+    labels_argument(str(tmp_path))
+
+
+def test_limited_validations(cli, tmp_path):
+    limited(str(tmp_path / "limited"), cli)
+
+
+def test_fail_on_wrong_stops_fit(cli, tmp_path):
+    failing(str(tmp_path / "fail"), cli)
+
+
+def test_a_rank_that_cannot_write(cli, tmp_path):
+    bad_output(str(tmp_path / "badout"), cli)
