@@ -5,6 +5,7 @@
 #include "core/report/verdict.h"
 #include "ui/render/heatmap_data.h"
 #include "ui/render/heatmap_source.h"
+#include "ui/render/shown_text.h"
 
 namespace shardlens::ui {
 namespace {
@@ -12,7 +13,7 @@ namespace {
 using render::formatValue;
 
 QString name(const EvaluationResult& r, int c) {
-  const QString n = QString::fromStdString(r.eval.class_name(c)).toHtmlEscaped();
+  const QString n = richText(r.eval.class_name(c));
   // Unnamed classes are named by their number: say it once.
   return n == QString::number(c) ? n : QStringLiteral("%1 (%2)").arg(n).arg(c);
 }

@@ -4,12 +4,13 @@
 #include <sstream>
 
 #include "core/io/csv.h"
+#include "core/io/output_text.h"
 #include "core/report/report.h"
 
 namespace shardlens::ui {
 
 std::string reportJson(const Evaluation& e) {
-  return report_json(e).dump(2) + "\n";
+  return json_text(report_json(e), 2) + "\n";
 }
 
 QString heatmapTsv(const render::HeatmapData& d) {

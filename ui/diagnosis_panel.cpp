@@ -4,12 +4,13 @@
 
 #include "core/report/verdict.h"
 #include "ui/render/heatmap_data.h"
+#include "ui/render/shown_text.h"
 
 namespace shardlens::ui {
 namespace {
 
 QString esc(const std::string& s) {
-  return QString::fromStdString(s).toHtmlEscaped();
+  return richText(s);
 }
 
 QString classList(const Evaluation& e, const std::vector<int32_t>& classes) {

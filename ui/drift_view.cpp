@@ -5,6 +5,7 @@
 #include <QToolTip>
 
 #include "ui/render/heatmap_source.h"
+#include "ui/render/shown_text.h"
 
 namespace shardlens::ui {
 
@@ -53,15 +54,15 @@ bool DriftView::event(QEvent* e) {
   const int column = std::clamp(int((at.x() - grid.left()) / grid.width() * d.columns.size()), 0,
                                 int(d.columns.size()) - 1);
   const double off = d.at(cls, size_t(column));
-  QToolTip::showText(static_cast<QHelpEvent*>(e)->globalPos(),
-                     tr("<b>%1</b>, %2<br>row sum − true count: <b>%3%4</b>")
-                         .arg(m_figure.classNames.size() > size_t(cls)
-                                  ? m_figure.classNames[size_t(cls)].toHtmlEscaped()
-                                  : QString::number(cls),
-                              QString::fromStdString(d.columns[size_t(column)]))
-                         .arg(off > 0 ? QStringLiteral("+") : QString())
-                         .arg(off),
-                     this);
+  QToolTip::showText(
+      static_cast<QHelpEvent*>(e)->globalPos(),
+      tr("<b>%1</b>, %2<br>row sum − true count: <b>%3%4</b>")
+          .arg(m_figure.classNames.size() > size_t(cls) ? richText(m_figure.classNames[size_t(cls)])
+                                                        : QString::number(cls),
+               QString::fromStdString(d.columns[size_t(column)]))
+          .arg(off > 0 ? QStringLiteral("+") : QString())
+          .arg(off),
+      this);
   return true;
 }
 

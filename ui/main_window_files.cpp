@@ -5,6 +5,7 @@
 #include <exception>
 #include <nlohmann/json.hpp>
 
+#include "core/io/output_text.h"
 #include "shardlens/config.h"
 #include "ui/lesson_model.h"
 #include "ui/main_window.h"
@@ -86,7 +87,7 @@ void MainWindow::writeSettings() const {
 }
 
 void MainWindow::rememberScenario() const {
-  Settings::setLastScenario(QString::fromStdString(to_json(m_scenario).dump()));
+  Settings::setLastScenario(QString::fromStdString(json_text(to_json(m_scenario))));
 }
 
 void MainWindow::about() {

@@ -3,6 +3,7 @@
 #include <QFileInfo>
 #include <QMenu>
 
+#include "ui/render/shown_text.h"
 #include "ui/settings.h"
 
 namespace shardlens::ui {
@@ -30,7 +31,7 @@ void RecentFiles::rebuildMenu() {
   const QStringList recent = paths();
   for (const QString& path : recent)
     m_menu->addAction(QFileInfo(path).fileName(), this, [this, path] { emit openRequested(path); })
-        ->setToolTip(path);
+        ->setToolTip(plainToolTip(path));
   m_menu->setEnabled(!recent.isEmpty());
 }
 

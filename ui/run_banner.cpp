@@ -10,6 +10,7 @@
 #include "core/report/report.h"
 #include "core/report/verdict.h"
 #include "core/runfile/run_evaluation.h"
+#include "ui/render/shown_text.h"
 
 namespace shardlens::ui {
 
@@ -66,9 +67,8 @@ RunBanner::RunBanner(QWidget* parent)
 void RunBanner::setRun(const QString& path, const Evaluation& e) {
   const RunMetadata& meta = e.meta;
   m_title->setText(tr("<b>Run file: %1</b> (%2)")
-                       .arg(QFileInfo(path).fileName().toHtmlEscaped(),
-                            QString::fromStdString(run_summary(meta)).toHtmlEscaped()));
-  m_title->setToolTip(path);
+                       .arg(richText(QFileInfo(path).fileName()), richText(run_summary(meta))));
+  m_title->setToolTip(plainToolTip(path));
   QStringList lines;
   lines << (e.scenario_recorded()
                 ? tr("The scenario below is the one recorded with the run (read-only).")
@@ -82,21 +82,14 @@ void RunBanner::setRun(const QString& path, const Evaluation& e) {
                  .arg(e.provenance.epochs);
   }
   if (meta.recorded)
-    lines
-        << tr("Recorded settings: %1")
-               .arg(QString::fromStdString(recorded_settings_text(*meta.recorded)).toHtmlEscaped());
-  if (!meta.dataset.empty())
-    lines << tr("Dataset %1").arg(QString::fromStdString(meta.dataset).toHtmlEscaped());
+    lines << tr("Recorded settings: %1").arg(richText(recorded_settings_text(*meta.recorded)));
+  if (!meta.dataset.empty()) lines << tr("Dataset %1").arg(richText(meta.dataset));
   // What the records cannot prove, worded as in the report (core/report/verdict.h).
   if (const std::string estimate = estimate_note(e); !estimate.empty())
-    lines << tr("⚠ %1").arg(QString::fromStdString(estimate).toHtmlEscaped());
-  for (const std::string& note : unchecked(e))
-    lines << tr("⚠ Not checked: %1").arg(QString::fromStdString(note).toHtmlEscaped());
-  if (!meta.complete)
-    lines << tr("⚠ Incomplete: %1")
-                 .arg(QString::fromStdString(meta.incomplete_reason).toHtmlEscaped());
-  if (!meta.sync_note.empty())
-    lines << tr("Note: %1").arg(QString::fromStdString(meta.sync_note).toHtmlEscaped());
+    lines << tr("⚠ %1").arg(richText(estimate));
+  for (const std::string& note : unchecked(e)) lines << tr("⚠ Not checked: %1").arg(richText(note));
+  if (!meta.complete) lines << tr("⚠ Incomplete: %1").arg(richText(meta.incomplete_reason));
+  if (!meta.sync_note.empty()) lines << tr("Note: %1").arg(richText(meta.sync_note));
   if (!e.scenario_recorded()) {
     // No scenario: what the records themselves say about the run.
     int64_t records = 0, padding = 0, sanity = 0;

@@ -8,6 +8,7 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/engine_flags.h"
+#include "core/io/output_text.h"
 #include "core/model/types.h"
 #include "core/report/compare.h"
 #include "core/runfile/run_evaluation.h"
@@ -71,7 +72,7 @@ void run_compare(const CompareArgs& args) {
   const Comparison c = compare_evaluations(a, b);
   if (!c.comparable) throw InputError("compare: " + args.a + " and " + args.b + ": " + c.why);
   if (args.format == "json")
-    std::cout << comparison_json(a, b, c, args.a, args.b).dump(2) << "\n";
+    std::cout << json_text(comparison_json(a, b, c, args.a, args.b), 2) << "\n";
   else
     std::cout << comparison_text(a, b, c, args.a, args.b);
   g_exit_code = c.equal ? 0 : 1;

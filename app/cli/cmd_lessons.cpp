@@ -6,6 +6,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/engine_flags.h"
 #include "core/evaluation/scenario.h"
+#include "core/io/output_text.h"
 #include "core/sim/lessons.h"
 
 namespace shardlens::cli {
@@ -28,7 +29,7 @@ void register_lessons(CLI::App& app) {
         j["path"] = l.path;
         out.push_back(j);
       }
-      std::cout << out.dump(2) << "\n";
+      std::cout << json_text(out, 2) << "\n";
       return;
     }
     for (const LessonInfo& l : lessons) {

@@ -10,6 +10,7 @@
 #include "app/cli/engine_flags.h"
 #include "app/cli/terminal_progress.h"
 #include "core/io/files.h"
+#include "core/io/output_text.h"
 #include "core/model/limits.h"
 #include "core/model/types.h"
 #include "core/realrun/torch_plugin.h"
@@ -97,7 +98,7 @@ void run_real(const CLI::App& cmd, const RunArgs& a) {
     std::cerr << "shardlens-cli: note: " << result.run->meta.sync_note << "\n";
   const Evaluation e = evaluation_from_run(*result.run, a.out.empty() ? "run" : a.out);
   if (a.engine.format == "json") {
-    std::cout << report_json(e).dump(2) << "\n";
+    std::cout << json_text(report_json(e), 2) << "\n";
   } else {
     std::cout << report_text(e);
   }

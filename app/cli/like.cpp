@@ -6,6 +6,7 @@
 
 #include "app/cli/commands.h"
 #include "core/evaluation/scenario_settings.h"
+#include "core/io/output_text.h"
 #include "core/model/types.h"
 #include "core/report/compare.h"
 #include "core/report/report.h"
@@ -105,7 +106,8 @@ void run_like(const CLI::App& cmd, const EngineFlags& flags, const std::string& 
   if (compared == 0)
     select_epoch(runs, flags.epoch(), "--epoch: " + run_file);  // throws: no such epoch
   if (flags.format == "json") {
-    std::cout << json{{"like", run_file}, {"equal", equal == compared}, {"evaluations", list}}.dump(
+    std::cout << json_text(
+                     json{{"like", run_file}, {"equal", equal == compared}, {"evaluations", list}},
                      2)
               << "\n";
   } else {

@@ -3,11 +3,15 @@
 #include <iostream>
 
 #include "app/cli/commands.h"
+#include "core/io/output_text.h"
 #include "core/model/types.h"
 #include "core/realrun/model_predictions.h"
 #include "shardlens/config.h"
 
 int main(int argc, char** argv) {
+  // Everything printed passes the terminal's escaper: titles, class names, paths and values
+  // quoted in messages come from files, and none may drive the terminal.
+  const shardlens::TerminalTextGuard out_text(std::cout), err_text(std::cerr);
   CLI::App app{"ShardLens: what distributed evaluation does to a confusion matrix"};
   app.set_version_flag("--version", std::string("shardlens-cli ") + SHARDLENS_VERSION);
   app.require_subcommand(1);

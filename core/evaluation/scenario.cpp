@@ -1,4 +1,5 @@
 #include "core/evaluation/scenario.h"
+#include "core/io/output_text.h"
 
 #include <algorithm>
 #include <fstream>
@@ -178,7 +179,7 @@ Scenario load_scenario_file(const std::string& path) {
 }
 
 void save_scenario_file(const Scenario& s, const std::string& path) {
-  write_file_atomic(path, to_json(s).dump(2) + "\n");
+  write_file_atomic(path, json_text(to_json(s), 2) + "\n");
 }
 
 }  // namespace shardlens

@@ -15,8 +15,10 @@ namespace shardlens {
 
 // json::parse with the nesting bounded (kMaxJsonDepth of core/model/limits.h): a document that
 // nests deeper is refused by a scan of its bytes, before the parser builds anything (five
-// million nested lists under one key of a 10 MB meta.json took 709 MB). Throws InputError
-// "ORIGIN: nests lists or objects deeper than 256 levels"; syntax errors stay
+// million nested lists under one key of a 10 MB meta.json took 709 MB), and the tree it would
+// build is charged against the load budget first (kJsonBytesPerValue a value). Throws
+// InputError "ORIGIN: nests lists or objects deeper than 256 levels" or the budget's
+// "ORIGIN: needs ... of memory (the parsed JSON: N values) ..."; syntax errors stay
 // nlohmann::json::exception, for the caller to word.
 nlohmann::json parse_json(const std::string& text, const std::string& origin);
 

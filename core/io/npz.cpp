@@ -7,12 +7,14 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <set>
 #include <stdexcept>
 #include <unordered_map>
 
 #include "core/io/detail.h"
 #include "core/io/files.h"
+#include "core/io/zip_directory.h"
 #include "core/model/memory_budget.h"
 
 namespace shardlens {
@@ -69,6 +71,16 @@ void open_archive(zip_source_t* src, const std::string& origin, ZipReader& reade
     fail(origin, "cannot read ZIP archive (" + text + ")");
   }
   zip_error_fini(&err);
+}
+
+// Charges the directory an archive's end record declares before libzip lists it: a member
+// costs an entry in libzip and one in the listing, whatever its size.
+void charge_directory(const std::string& origin, const ZipReadAt& read_at, uint64_t archive_bytes) {
+  const std::optional<ZipDirectorySize> size = zip_directory_size(read_at, archive_bytes);
+  if (!size) return;  // no end record: libzip says so
+  check_load_budget(
+      origin, size->members * kZipBytesPerMember + size->directory_bytes * kZipCopiesOfDirectory,
+      "the ZIP directory of " + std::to_string(size->members) + " members");
 }
 
 // Resizes to exactly n bytes: std::string's own growth may allocate up to twice what is
@@ -202,29 +214,55 @@ std::pair<zip_source_t*, uint64_t> file_source(const std::string& path) {
   return {src, uint64_t(sb.st_size)};
 }
 
+// Reads pieces of the file at `path` for charge_directory.
+ZipReadAt file_reader(const std::string& path) {
+  return [path](uint64_t offset, size_t n) {
+    std::ifstream in(path, std::ios::binary);
+    std::string out(n, '\0');
+    if (!in.seekg(std::streamoff(offset))) return std::string();
+    in.read(out.data(), std::streamsize(n));
+    out.resize(size_t(in.gcount()));
+    return out;
+  };
+}
+
+// Opens the ZIP file at `path` into `reader` once its directory is charged; returns the
+// file's size.
+uint64_t open_file_archive(const std::string& path, ZipReader& reader,
+                           const char* is_zip = kNpzIsZip) {
+  const auto [src, bytes] = file_source(path);
+  try {
+    charge_directory(path, file_reader(path), bytes);
+  } catch (...) {
+    zip_source_free(src);
+    throw;
+  }
+  open_archive(src, path, reader, is_zip);
+  return bytes;
+}
+
 }  // namespace
 
 NpzArchive NpzArchive::open_file(const std::string& path) {
-  const auto [src, file_bytes] = file_source(path);
   auto impl = std::make_unique<Impl>();
   impl->origin = path;
-  open_archive(src, path, impl->reader);
-  impl->list(file_bytes);
+  impl->list(open_file_archive(path, impl->reader));
   return NpzArchive(std::move(impl));
 }
 
 NpzArchive NpzArchive::open_zip_file(const std::string& path, const char* is_zip) {
-  const auto [src, file_bytes] = file_source(path);
   auto impl = std::make_unique<Impl>();
   impl->origin = path;
   impl->npz_names = false;
-  open_archive(src, path, impl->reader, is_zip);
-  impl->list(file_bytes);
+  impl->list(open_file_archive(path, impl->reader, is_zip));
   return NpzArchive(std::move(impl));
 }
 
 NpzArchive NpzArchive::from_bytes(const std::string& bytes, const std::string& origin) {
   if (bytes.empty()) fail(origin, "empty file");
+  charge_directory(
+      origin, [&bytes](uint64_t offset, size_t n) { return bytes.substr(size_t(offset), n); },
+      bytes.size());
   zip_error_t err;
   zip_error_init(&err);
   zip_source_t* src = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &err);

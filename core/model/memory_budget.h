@@ -36,6 +36,11 @@ std::string memory_size_text(uint64_t bytes);
 // budget (set with --max-memory or in Settings)" when `need_bytes` exceeds the budget.
 void check_load_budget(const std::string& origin, uint64_t need_bytes, const std::string& what);
 
+// Bytes a parsed JSON value (or object key) holds at the parser's peak, its string bytes apart:
+// measured with nlohmann 3.11 and glibc, two million of each: {} in a list 115, [] 84, a
+// number 44, "" 92, an object member 123 (its node, key and value).
+inline constexpr uint64_t kJsonBytesPerValue = 128;
+
 // --- What an evaluation holds: the one estimate every source of one is checked with ----------
 //
 // A file or a flag declares sizes (a run file's dataset_size and classes, a dump's largest

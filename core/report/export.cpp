@@ -1,4 +1,5 @@
 #include "core/report/export.h"
+#include "core/io/output_text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,54 +25,6 @@ std::string cell_text(double v) {
   else
     s.precision(10), s << v;
   return s.str();
-}
-
-// Text of a LaTeX table, typeset as written and never run: every character TeX gives a meaning
-// is escaped (a class named \input{/etc/passwd} would read the file), line breaks and tabs
-// become spaces (a blank line inside a tabular is an error) and other control characters,
-// which TeX refuses as invalid, are dropped. The one escape of the LaTeX export.
-std::string latex_escape(const std::string& text) {
-  std::string out;
-  for (char ch : text) {
-    switch (ch) {
-      case '\\':
-        out += "\\textbackslash{}";
-        break;
-      case '^':
-        out += "\\textasciicircum{}";
-        break;
-      case '~':
-        out += "\\textasciitilde{}";
-        break;
-      case '<':
-        out += "\\textless{}";
-        break;
-      case '>':
-        out += "\\textgreater{}";
-        break;
-      case '|':
-        out += "\\textbar{}";
-        break;
-      case '&':
-      case '%':
-      case '$':
-      case '#':
-      case '_':
-      case '{':
-      case '}':
-        out += '\\';
-        out += ch;
-        break;
-      case '\n':
-      case '\r':
-      case '\t':
-        out += ' ';
-        break;
-      default:
-        if (static_cast<unsigned char>(ch) >= 0x20 && ch != 0x7F) out += ch;
-    }
-  }
-  return out;
 }
 
 std::string name_of(const std::vector<std::string>& names, int32_t c) {
@@ -107,14 +60,14 @@ std::string matrix_latex(const Matrix& m, const std::vector<std::string>& names,
   std::ostringstream out;
   out << "\\begin{table}[ht]\n\\centering\n\\begin{tabular}{l" << std::string(m.classes, 'r')
       << "}\n\\hline\ntrue $\\backslash$ pred";
-  for (int32_t c = 0; c < m.classes; ++c) out << " & " << latex_escape(name_of(names, c));
+  for (int32_t c = 0; c < m.classes; ++c) out << " & " << latex_text(name_of(names, c));
   out << " \\\\\n\\hline\n";
   for (int32_t r = 0; r < m.classes; ++r) {
-    out << latex_escape(name_of(names, r));
+    out << latex_text(name_of(names, r));
     for (int32_t c = 0; c < m.classes; ++c) out << " & " << cell_text(m.at(r, c));
     out << " \\\\\n";
   }
-  out << "\\hline\n\\end{tabular}\n\\caption{" << latex_escape(caption) << "}\n\\end{table}\n";
+  out << "\\hline\n\\end{tabular}\n\\caption{" << latex_text(caption) << "}\n\\end{table}\n";
   return out.str();
 }
 
@@ -174,16 +127,16 @@ std::vector<std::string> export_data(const Evaluation& e, const std::string& dir
       else if (format == "latex")
         write(name + ".tex", matrix_latex(m, e.meta.class_names, title + ": " + name));
       else
-        write(name + ".json", matrix_json(m).dump() + "\n");
+        write(name + ".json", json_text(matrix_json(m)) + "\n");
     }
   }
   if (std::find(formats.begin(), formats.end(), "csv") != formats.end())
     write("matrices.csv", matrices_csv(e));
   if (e.expected || e.synced) {
     write("metrics.csv", metrics_csv(e));
-    write("metrics.json", evaluation_metrics_json(e).dump(2) + "\n");
+    write("metrics.json", json_text(evaluation_metrics_json(e), 2) + "\n");
   }
-  write("report.json", report_json(e).dump(2) + "\n");
+  write("report.json", json_text(report_json(e), 2) + "\n");
   files.commit();
   return written;
 }

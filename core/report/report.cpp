@@ -1,4 +1,5 @@
 #include "core/report/report.h"
+#include "core/io/output_text.h"
 #include "core/report/verdict.h"
 
 #include <algorithm>
@@ -202,7 +203,7 @@ class StreamingDump {
         if (!first) m_buffer += ",\n";
         first = false;
         m_buffer.append(indent + 2, ' ');
-        m_buffer += json(it.key()).dump();
+        m_buffer += json_text(json(it.key()));
         m_buffer += ": ";
         value(it.value(), indent + 2);
       }
@@ -216,7 +217,7 @@ class StreamingDump {
       }
       close(']', indent);
     } else {
-      m_buffer += j.dump();  // scalars, "[]" and "{}" as the tree's dump writes them
+      m_buffer += json_text(j);  // scalars, "[]" and "{}" as the tree's dump writes them
     }
     maybe_flush();
   }
@@ -267,7 +268,7 @@ class StreamingDump {
       const auto end = std::to_chars(digits, digits + sizeof digits, static_cast<int64_t>(v)).ptr;
       m_buffer.append(digits, end);
     } else {
-      m_buffer += number(v).dump();
+      m_buffer += json_text(number(v));
     }
   }
 

@@ -1,4 +1,5 @@
 #include "core/runfile/runfile.h"
+#include "core/io/output_text.h"
 
 #include <cmath>
 #include <functional>
@@ -411,7 +412,7 @@ std::vector<std::pair<std::string, std::string>> run_file_members(const RunFile&
       members[rank_member(int(r), "reported")] = matrix_npy(*run.reported_per_rank[r]);
   const json meta = meta_json(run, members);
   std::vector<std::pair<std::string, std::string>> out(members.begin(), members.end());
-  out.emplace_back("meta.json", meta.dump(2) + "\n");
+  out.emplace_back("meta.json", json_text(meta, 2) + "\n");
   return out;
 }
 
@@ -722,7 +723,7 @@ std::vector<std::pair<std::string, std::string>> run_epochs_members(
         out.emplace_back(evaluation_prefix(k) + name, std::move(bytes));
     }
     top["evaluations"] = list;
-    out.emplace_back("meta.json", top.dump(2));
+    out.emplace_back("meta.json", json_text(top, 2));
     return out;
   }
   top["format_version"] = kRunFormatVersionEpochs;
@@ -734,7 +735,7 @@ std::vector<std::pair<std::string, std::string>> run_epochs_members(
       out.emplace_back(epoch_prefix(*e) + name, std::move(bytes));
   }
   top["epochs"] = list;
-  out.emplace_back("meta.json", top.dump(2));
+  out.emplace_back("meta.json", json_text(top, 2));
   return out;
 }
 

@@ -8,8 +8,10 @@
 #include "core/io/csv.h"
 #include "core/io/files.h"
 #include "core/io/idx.h"
+#include "core/io/json_fields.h"
 #include "core/io/npy.h"
 #include "core/io/npz.h"
+#include "core/io/zip_directory.h"
 #include "core/model/memory_budget.h"
 #include "core/runfile/import.h"
 #include "test_io_util.h"
@@ -169,6 +171,106 @@ TEST(FileBudget, WholeFileReadsAreBounded) {
   write_bytes(p, std::string(2 << 20, 'x'));
   BudgetGuard guard(1 << 20);
   EXPECT_INPUT_ERROR(read_file_bytes(p), p + ": ", "needs 2.0 MiB of memory (the file's bytes)");
+}
+
+// A JSON document is charged for the tree the parser would build, before it builds it: a few
+// bytes of text per value ("{}," is three) become over a hundred bytes each once parsed.
+std::string many_empty_objects(size_t count) {
+  std::string text = "{\"unknown\": [";
+  for (size_t i = 0; i < count; ++i) text += i ? ",{}" : "{}";
+  return text + "]}";
+}
+
+TEST(JsonBudget, ManySmallValuesAreRefusedBeforeTheTreeIsBuilt) {
+  BudgetGuard guard(uint64_t(1) << 20);
+  // 100,000 objects are 300 KB of text, far under the 1 MiB budget, and over 10 MB parsed.
+  const std::string crowded = many_empty_objects(100000);
+  ASSERT_LT(crowded.size(), uint64_t(1) << 20);
+  EXPECT_INPUT_ERROR(parse_json(crowded, "meta.json"),
+                     "meta.json: ", "values), more than the 1.0 MiB memory budget");
+  // A thousand are about 130 KB parsed: accepted, and every one of them is there.
+  const nlohmann::json fine = parse_json(many_empty_objects(1000), "meta.json");
+  EXPECT_EQ(fine.at("unknown").size(), 1000u);
+}
+
+TEST(JsonBudget, StringBytesCountAgainstTheBudget) {
+  BudgetGuard guard(uint64_t(1) << 20);
+  const std::string long_string = "{\"title\": \"" + std::string(2u << 20, 'x') + "\"}";
+  EXPECT_INPUT_ERROR(parse_json(long_string, "scenario.json"),
+                     "scenario.json: ", "more than the 1.0 MiB memory budget");
+  const std::string short_string = "{\"title\": \"" + std::string(100000, 'x') + "\"}";
+  EXPECT_EQ(parse_json(short_string, "scenario.json").at("title").get<std::string>().size(),
+            100000u);
+}
+
+// A ZIP's directory is charged before libzip lists it: each member costs an entry whatever
+// its size. Python's zipfile writes the archives (ZIP64 end records past 65,535 members).
+TEST(ZipBudget, ManyMembersAreChargedBeforeTheDirectoryIsListed) {
+  TempDir dir;
+  ASSERT_EQ(io_test::run_python(dir, R"PY(
+import zipfile
+for name, count in (("few.npz", 3), ("many.npz", 100000)):
+    with zipfile.ZipFile(name, "w") as z:
+        for i in range(count):
+            z.writestr("a%d.npy" % i, b"")
+)PY"),
+            0);
+  const std::string many = dir.path("many.npz"), few = dir.path("few.npz");
+  const std::string bytes = io_test::slurp(many);
+  const auto read_at = [&bytes](uint64_t offset, size_t n) {
+    return bytes.substr(size_t(offset), n);
+  };
+  const std::optional<ZipDirectorySize> size = zip_directory_size(read_at, bytes.size());
+  ASSERT_TRUE(size);
+  EXPECT_EQ(size->members, 100000u);
+  EXPECT_GE(size->directory_bytes, 100000u * 46);
+  {
+    // 100,000 members of nothing are a 12 MB file and about 50 MB listed.
+    BudgetGuard guard(uint64_t(16) << 20);
+    EXPECT_INPUT_ERROR(NpzArchive::open_file(many), many + ": ",
+                       "(the ZIP directory of 100000 members), more than the 16 MiB");
+    EXPECT_INPUT_ERROR(NpzArchive::from_bytes(bytes, "dump.npz"),
+                       "dump.npz: ", "the ZIP directory of 100000 members");
+    EXPECT_EQ(NpzArchive::open_file(few).entries().size(), 3u);
+  }
+  EXPECT_EQ(NpzArchive::open_file(many).entries().size(), 100000u);
+  // No end record: not charged, and libzip's own message stays.
+  EXPECT_FALSE(zip_directory_size(read_at, 10));
+  const std::string cut = bytes.substr(0, bytes.size() / 2);
+  EXPECT_FALSE(zip_directory_size(
+      [&cut](uint64_t offset, size_t n) { return cut.substr(size_t(offset), n); }, cut.size()));
+}
+
+// Labels are widened to 64-bit integers: the widened array is charged with the file, from
+// the header's count, before the file is inflated.
+TEST(IdxBudget, LabelsAreChargedAsTheIntegersTheyBecome) {
+  TempDir dir;
+  const uint32_t count = 4u << 20;  // 4 MiB of labels, 32 MiB once widened
+  const std::string idx = io_test::be32(0x801) + io_test::be32(count) + std::string(count, '\1');
+  const std::string plain = dir.path("plain-idx1-ubyte"), packed = dir.path("packed-idx1-ubyte.gz");
+  write_bytes(plain, idx);
+  write_bytes(packed, gzip(idx));
+  BudgetGuard guard(uint64_t(16) << 20);
+  EXPECT_INPUT_ERROR(read_idx_labels(plain), plain + ": ", "more than the 16 MiB");
+  EXPECT_INPUT_ERROR(read_idx_labels(packed), packed + ": ",
+                     "(the decompressed data its header announces and the labels read from it)");
+  set_load_budget(uint64_t(64) << 20);
+  EXPECT_EQ(read_idx_labels(plain).size(), count);
+  EXPECT_EQ(read_idx_labels(packed).size(), count);
+}
+
+// Rows end at \n, \r\n or a lone \r, as the lexer ends them: all three are counted.
+TEST(CsvBudget, CarriageReturnLineEndsAreCountedAsRows) {
+  BudgetGuard guard(uint64_t(16) << 20);
+  std::string cr_only = "label\r", lf_only = "label\n";
+  for (int i = 0; i < 1000000; ++i) {
+    cr_only += "0\r";
+    lf_only += "0\n";
+  }
+  EXPECT_INPUT_ERROR(parse_csv(lf_only, "lf.csv"), "lf.csv: ", "more than the 16 MiB");
+  EXPECT_INPUT_ERROR(parse_csv(cr_only, "cr.csv"), "cr.csv: ", "more than the 16 MiB");
+  set_load_budget(uint64_t(256) << 20);
+  EXPECT_EQ(parse_csv(cr_only, "cr.csv").rows.size(), parse_csv(lf_only, "lf.csv").rows.size());
 }
 
 }  // namespace

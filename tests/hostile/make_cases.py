@@ -12,12 +12,16 @@ a list of cases:
   as_mb            address-space limit (RLIMIT_AS) the child runs under
   cwd              the folder the command runs in (OUTDIR/work/dir)
   checks           checks on files after the run: [kind, path, argument]
-                   unchanged (sha256 given), svg_xml, csv_quoted, tex_no_input, absent,
-                   not_regular
+                   unchanged (sha256 given), svg_xml, svg_inert, csv_quoted, tex_no_input,
+                   text_clean, absent, not_regular
+  stdout           where the runner writes the command's stdout (for a text_clean check);
+                   absent: stdout is thrown away. stderr is always checked: no raw control
+                   character, bidi override or invalid UTF-8 reaches the terminal
 Standard library and numpy (Debian's /usr/bin/python3). The CLI makes the one good run file
 the run-file cases start from (`simulate --save-run`); every other file is written here byte
 by byte, so a file can lie about anything (sizes, shapes, checksums, counts).
 """
+import gzip
 import hashlib
 import io
 import json
@@ -70,14 +74,14 @@ class Suite:
         return p
 
     def add(self, category, name, args, exit=2, needles=(), rss_mb=None, time_s=TIME_S,
-            as_mb=AS_MB, checks=(), budget=True):
+            as_mb=AS_MB, checks=(), budget=True, stdout=None):
         assert all(c["name"] != name for c in self.cases), name
         args = list(args) + (["--max-memory", "%dM" % BUDGET_MB] if budget else [])
         self.cases.append({
             "name": name, "category": category, "args": args, "exit": exit,
             "needles": list(needles),
             "rss_mb": rss_mb or BUDGET_MB + RSS_MARGIN_MB, "time_s": time_s, "as_mb": as_mb,
-            "checks": [list(c) for c in checks], "cwd": self.cwd})
+            "checks": [list(c) for c in checks], "cwd": self.cwd, "stdout": stdout})
 
 
 # --- .npy and .npz by hand ---
@@ -286,6 +290,13 @@ def npz_cases(s):
                         for n in ("index", "target", "prediction")])
     s.add("npz", "npz-budget-250M", ["import", huge, "--out", s.path("npz-out.slrun"),
                                      "--classes", "3"], needles=[huge, "memory budget"])
+    # A million empty members (a 98 MB file): libzip's directory alone took 433 MB at 64 MiB.
+    many = hl.write_many_empty_members(s.path("npz-many-members_rank0.npz"),
+                                       ["rank0_x%d.npy" % i for i in range(1_000_000)])
+    s.add("npz", "npz-many-members-1M", ["import", many, "--out", s.path("npz-out.slrun"),
+                                         "--classes", "3", "--max-memory", "64M"],
+          needles=[many, "ZIP directory of 1000000 members"], budget=False,
+          rss_mb=64 + RSS_MARGIN_MB)
     # An index near 2^32 with 15 records (a per-index array would be 2^32 entries).
     m = dump_members(15)
     m["index.npy"] = npy_of(np.array([2**32 - 2] + list(range(1, 15)), dtype=np.int64))
@@ -401,6 +412,19 @@ def run_structure_cases(s, good_path, members, meta):
     hl.write_zip(p, [hl.stored("meta.json", json.dumps(meta).encode()),
                      hl.zeros_member("rank0_index.npy", 250_000_000)])
     s.add("run-structure", "run-member-2GB", ["diagnose", "--run", p], needles=[p])
+    # 300,000 empty members (took 176 MB at 64 MiB before the directory was charged).
+    p = hl.write_many_empty_members(s.path("run-many-members.slrun"),
+                                    ["rank%d_index.npy" % i for i in range(300_000)])
+    s.add("run-structure", "run-many-members-300k",
+          ["diagnose", "--run", p, "--max-memory", "64M"],
+          needles=[p, "ZIP directory of 300000 members"], budget=False,
+          rss_mb=64 + RSS_MARGIN_MB)
+
+
+def crowded(document, value, count):
+    """`document` (a JSON object's bytes) with `count` copies of `value` in a list under an
+    unknown key: a few bytes of text each, over forty bytes each once parsed."""
+    return document[:-1] + b', "zz": [' + b",".join([value] * count) + b"]}"
 
 
 def meta_cases(s, members, meta):
@@ -450,7 +474,14 @@ def meta_cases(s, members, meta):
     full = json.dumps(meta).encode()
     for label, text in (("not-json", b"{\"format\": "), ("array", b"[1, 2, 3]"),
                         ("deep-unknown-key",
-                         full[:-1] + b', "zz": ' + b"[" * deep + b"]" * deep + b"}")):
+                         full[:-1] + b', "zz": ' + b"[" * deep + b"]" * deep + b"}"),
+                        # Parsed trees past the budget from a few bytes a value: a list of
+                        # empty objects, of zeros, and an object of many short keys.
+                        ("many-empty-objects-4M", crowded(full, b"{}", 4_000_000)),
+                        ("many-empty-objects-20M", crowded(full, b"{}", 20_000_000)),
+                        ("many-zeros-20M", crowded(full, b"0", 20_000_000)),
+                        ("many-keys-3M", full[:-1] + b', "zz": {' + b",".join(
+                            b'"%x":0' % i for i in range(3_000_000)) + b"}}")):
         out = [(n, b) for n, b in members.items() if n != "meta.json"] + [("meta.json", text)]
         p = s.write("meta-" + label + ".slrun", zip_bytes(out))
         s.add("run-meta", "meta-" + label, ["diagnose", "--run", p], needles=[p])
@@ -497,7 +528,9 @@ def spec_cases(s):
                         ("label-float", "label\n0\n1.5\n2\n"),
                         ("no-rows", "label\n"),
                         ("nul-byte", "label\n0\n1\x002\n"),
-                        ("long-line", "label\n" + "7" * 1_000_000 + "\n")):
+                        ("long-line", "label\n" + "7" * 1_000_000 + "\n"),
+                        # 15 million rows ended by \r alone (30 MB): a table of 960 MB.
+                        ("cr-line-ends", "label\r" + "0\r1\r" * 7_500_000)):
         p = s.write("csv-" + label + ".csv", text)
         s.add("spec", "csv-" + label, ["simulate", "--dataset", "csv:" + p, "--world-size",
                                        "64"], needles=[p])
@@ -507,6 +540,11 @@ def spec_cases(s):
                         ("images-huge", struct.pack(">IIII", 0x803, 2**31 - 1, 65535, 65535))):
         p = s.write("idx-" + label + "-idx1-ubyte", data)
         s.add("spec", "idx-" + label, ["simulate", "--dataset", "idx:" + p], needles=[p])
+    # 200 million labels in an 870 KB gzip: 1.8 GB once inflated and widened, refused first.
+    p = s.write("idx-200M-labels-idx1-ubyte.gz", gzip.compress(
+        struct.pack(">II", 0x801, 200_000_000) + bytes(200_000_000), compresslevel=1))
+    s.add("spec", "idx-200M-labels-gzip", ["simulate", "--dataset", "idx:" + p],
+          needles=[p, "memory budget"])
     # A NUL byte inside a spec (argv cannot hold one: a scenario file can).
     sc = json.loads(json.dumps(SCENARIO))
     sc["dataset"] = "synthetic:classes=3\u0000,per-class=4000000000"
@@ -552,6 +590,14 @@ def scenario_cases(s):
         p = s.write("scenario-" + label + ".json", text)
         needles = [p] + (["wolrd_size"] if label == "unknown-key" else [])
         s.add("scenario", "scenario-" + label, ["simulate", "--preset", p], needles=needles)
+    # Five million objects (15 MB of text) under a 64 MiB budget: refused before the parser
+    # builds them (they took 572 MB), not after, by the unknown key.
+    small_budget = 64
+    p = s.write("scenario-many-objects.json",
+                crowded(json.dumps(SCENARIO).encode(), b"{}", 5_000_000))
+    s.add("scenario", "scenario-many-objects",
+          ["simulate", "--preset", p, "--max-memory", "%dM" % small_budget], needles=[p],
+          budget=False, rss_mb=small_budget + RSS_MARGIN_MB)
 
 
 def pt_cases(s):
@@ -663,6 +709,63 @@ def export_cases(s, members, meta, figures):
               exit=0, checks=checks)
 
 
+# Strings a file can carry into every output: markup that runs in a browser, control
+# characters a terminal acts on (NUL makes an SVG that is not XML), bidi overrides that
+# reorder what a reader sees, and a string long enough to find a quadratic escaper.
+HOSTILE_TEXT = {
+    "script": "<script>alert(document.domain)</script>",
+    "attribute": "\"/><svg onload=alert(1)><x a='",
+    "nul-esc": "ti\x00tle \x1b[2J\x1b]0;owned\x07 \r\x08\x7f \x9b31m",
+    "bidi": "safe\u202etxt.exe\u2066x\u2069\u202a",
+    "long": "<&\x1b\u202e" * 25_000,
+}
+
+
+def output_text_cases(s, members, meta, figures):
+    """Text from a run file (the scenario's title, name and description, the class names) and
+    from a scenario file reaches SVG, PDF, LaTeX, CSV, JSON and the terminal as text: every
+    output is valid UTF-8 with no raw control character, no SVG runs anything."""
+    formats = "csv,json,latex,svg,pdf" if figures else "csv,json,latex"
+    checks_for = lambda out: ([("svg_xml", out, ""), ("svg_inert", out, "")] if figures else []) \
+        + [("tex_no_input", out, ""), ("text_clean", out, "")]
+    for label, text in HOSTILE_TEXT.items():
+        m = json.loads(json.dumps(meta))
+        for key in ("title", "name", "description"):
+            m["scenario"][key] = text
+        m["class_names"] = [text + str(c) for c in range(len(m["class_names"]))]
+        run = s.write("text-" + label + ".slrun", run_bytes(members, m))
+        out = s.path("text-export-" + label)
+        said = s.path("text-export-" + label + ".stdout")
+        s.add("output text", "text-export-run-" + label,
+              ["export", "--run", run, "--out", out, "--formats", formats], exit=0,
+              checks=checks_for(out) + [("text_clean", said, "")], stdout=said,
+              time_s=60 if label == "long" else TIME_S)
+        for command, args in (("diagnose", ["--run", run]), ("compare", [run, run])):
+            said = s.path("text-%s-%s.stdout" % (command, label))
+            s.add("output text", "text-%s-run-%s" % (command, label), [command] + args,
+                  exit=0, checks=[("text_clean", said, "")], stdout=said)
+        said = s.path("text-diagnose-json-%s.stdout" % label)
+        s.add("output text", "text-diagnose-json-run-" + label,
+              ["diagnose", "--run", run, "--format", "json"], exit=0,
+              checks=[("text_clean", said, "")], stdout=said)
+        # The same strings in a scenario file a colleague sends.
+        scenario = s.write("text-scenario-" + label + ".json",
+                           json.dumps({**SCENARIO, "title": text, "name": text,
+                                       "description": text}))
+        said = s.path("text-simulate-" + label + ".stdout")
+        s.add("output text", "text-simulate-scenario-" + label,
+              ["simulate", "--preset", scenario], exit=0,
+              checks=[("text_clean", said, "")], stdout=said)
+        out = s.path("text-export-scenario-" + label)
+        s.add("output text", "text-export-scenario-" + label,
+              ["export", "--preset", scenario, "--out", out, "--formats", formats], exit=0,
+              checks=checks_for(out), time_s=60 if label == "long" else TIME_S)
+    # Invalid UTF-8 in a JSON file is refused, naming the file (JSON is UTF-8 by definition).
+    raw = json.dumps({**SCENARIO, "title": "TITLE"}).encode().replace(b"TITLE", b"\xff\xfe\xc0")
+    p = s.write("text-scenario-invalid-utf8.json", raw)
+    s.add("output text", "text-scenario-invalid-utf8", ["simulate", "--preset", p], needles=[p])
+
+
 def controls(s, good_run):
     """Good inputs still work (so each refusal above is about the hostile part)."""
     s.add("controls", "control-diagnose-good-run", ["diagnose", "--run", good_run], exit=0)
@@ -697,6 +800,7 @@ def make(cli, out, figures=True):
     pt_cases(s)
     output_cases(s, good_run)
     export_cases(s, members, meta, figures)
+    output_text_cases(s, members, meta, figures)
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump(s.cases, f, indent=1)
     return s.cases

@@ -25,6 +25,7 @@ import csv
 import glob
 import json
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -55,8 +56,9 @@ def limits(as_mb):
 def run_one(cli, case):
     """(exit code or -signal, stderr, peak RSS in MB, wall seconds, timed out)."""
     start = time.monotonic()
+    stdout = open(case["stdout"], "wb") if case.get("stdout") else subprocess.DEVNULL
     p = subprocess.Popen([cli] + case["args"], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         stdout=stdout, stderr=subprocess.PIPE,
                          preexec_fn=limits(case["as_mb"]), cwd=case["cwd"],
                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     timed_out = []
@@ -70,13 +72,32 @@ def run_one(cli, case):
 
     timer = threading.Timer(case["time_s"], kill)
     timer.start()
-    err = p.stderr.read(1 << 20).decode(errors="replace")
+    raw_err = p.stderr.read(1 << 20)
     p.stderr.close()
+    if stdout is not subprocess.DEVNULL:
+        stdout.close()
+    err = raw_err.decode(errors="replace")
     _, status, usage = os.wait4(p.pid, 0)
     timer.cancel()
     p.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
     return p.returncode, err.strip(), usage.ru_maxrss / 1024.0, time.monotonic() - start, \
-        bool(timed_out)
+        bool(timed_out), raw_err
+
+
+# What no output may carry raw: C0 controls but tab, line feed and (in CSV's line ends)
+# carriage return, DEL, C1 controls, the bidi embeddings, overrides and isolates, U+FFFE/F.
+SHOWN_RAW = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+                       "\ufffe\uffff]")
+
+
+def text_problems(name, data):
+    """Why bytes written for a reader are not clean text, or nothing."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return ["%s is not valid UTF-8: %s" % (name, e)]
+    raw = SHOWN_RAW.search(text)
+    return ["%s holds a raw U+%04X at %d" % (name, ord(raw.group()), raw.start())] if raw else []
 
 
 def check_files(case):
@@ -105,6 +126,29 @@ def check_files(case):
                     ET.parse(svg)
                 except ET.ParseError as e:
                     problems.append("%s is not well-formed XML: %s" % (svg, e))
+        elif kind == "svg_inert":
+            for svg in glob.glob(os.path.join(path, "**", "*.svg"), recursive=True):
+                try:
+                    root = ET.parse(svg).getroot()
+                except ET.ParseError:
+                    continue  # svg_xml names it
+                for el in root.iter():
+                    tag = el.tag.rsplit("}", 1)[-1].lower()
+                    if tag in ("script", "foreignobject", "iframe", "object", "embed"):
+                        problems.append("%s holds a <%s> element" % (svg, tag))
+                    for attr, value in el.attrib.items():
+                        attr = attr.rsplit("}", 1)[-1].lower()
+                        if attr.startswith("on") or "javascript:" in value.lower():
+                            problems.append("%s: %s=%r runs script" % (svg, attr, value[:60]))
+        elif kind == "text_clean":
+            files = [path] if os.path.isfile(path) else [
+                f for f in glob.glob(os.path.join(path, "**", "*"), recursive=True)
+                if f.rsplit(".", 1)[-1] in ("csv", "json", "tex", "svg", "txt")]
+            if not files:
+                problems.append("no text output at %s" % path)
+            for name in files:
+                with open(name, "rb") as f:
+                    problems += text_problems(name, f.read())
         elif kind == "csv_quoted":
             files = glob.glob(os.path.join(path, "**", "*.csv"), recursive=True)
             if not files:
@@ -116,12 +160,14 @@ def check_files(case):
                             if cell[:1] in ("=", "+", "-", "@", "\t", "\r") and \
                                     not _number(cell):
                                 problems.append("%s: cell %r starts a formula" % (name, cell))
-            # The class names come back as text: a formula-like one behind a ' (csv.h).
+            # The class names come back as text: a formula-like one behind a ', each control
+            # character as U+FFFD (csv.h).
             synced = os.path.join(path, "synced.csv")
             if os.path.exists(synced):
                 with open(synced, newline="", encoding="utf-8") as f:
                     header = next(csv.reader(f))
                 for n in json.loads(arg):
+                    n = SHOWN_RAW.sub("\ufffd", n)
                     want = "'" + n if n[:1] in "=+-@" else n
                     if want not in header:
                         problems.append("%s: header %r lacks %r" % (synced, header, want))
@@ -148,8 +194,8 @@ def _number(cell):
 
 
 def judge(cli, case):
-    code, err, rss, wall, timed_out = run_one(cli, case)
-    problems = []
+    code, err, rss, wall, timed_out, raw_err = run_one(cli, case)
+    problems = text_problems("stderr", raw_err)
     if timed_out:
         problems.append("still running after %d s (killed)" % case["time_s"])
     elif code < 0:

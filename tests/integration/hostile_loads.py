@@ -72,6 +72,32 @@ def write_zip(path, members):
     return path
 
 
+def write_many_empty_members(path, names):
+    """A ZIP64 archive of empty stored members, packed by hand: Python's zipfile takes 15 s
+    for a million. Every record is what zipfile writes, but for the end records."""
+    local, central = [], []
+    offset = 0
+    for name in names:
+        n = name.encode()
+        header = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 0, 0, 0, 0, 0, 0, len(n), 0) + n
+        central.append(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 45, 20, 0, 0, 0, 0, 0, 0,
+                                   0, len(n), 0, 0, 0, 0, 0, offset) + n)
+        local.append(header)
+        offset += len(header)
+    directory = b"".join(central)
+    count = len(names)
+    end64_at = offset + len(directory)
+    with open(path, "wb") as f:
+        f.write(b"".join(local))
+        f.write(directory)
+        f.write(struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, count, count,
+                            len(directory), offset))
+        f.write(struct.pack("<IIQI", 0x07064B50, 0, end64_at, 1))
+        f.write(struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 0xFFFF, 0xFFFF,
+                            min(len(directory), 0xFFFFFFFF), min(offset, 0xFFFFFFFF), 0))
+    return path
+
+
 def stored(name, data):
     return (name, [data], zlib.crc32(data), len(data), 0)
 

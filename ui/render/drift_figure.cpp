@@ -7,6 +7,7 @@
 
 #include "ui/render/heatmap_geometry.h"
 #include "ui/render/heatmap_painter.h"
+#include "ui/render/shown_text.h"
 
 namespace shardlens::render {
 namespace {
@@ -31,7 +32,7 @@ bool epochColumns(const RowDrift& d) {
 }
 
 QString columnLabel(const RowDrift& d, size_t k) {
-  const QString label = QString::fromStdString(d.columns[k]);
+  const QString label = shownText(d.columns[k]);
   return epochColumns(d) ? label.mid(6) : label;
 }
 

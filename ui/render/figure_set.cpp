@@ -13,6 +13,7 @@
 #include "ui/render/drift_figure.h"
 #include "ui/render/figures.h"
 #include "ui/render/heatmap_source.h"
+#include "ui/render/shown_text.h"
 
 namespace shardlens::render {
 namespace {
@@ -51,12 +52,12 @@ QString figureEvaluationLabel(const Evaluation& eval) {
                             eval.dataloader() >= 0 ||
                             (!eval.meta.stage.empty() && eval.meta.stage != "validate");
   if (!oneOfSeveral && eval.epoch() == 0) return {};
-  return QString::fromStdString(evaluation_label(eval));
+  return shownText(evaluation_label(eval));
 }
 
 QString figureTitle(const Evaluation& eval, const QString& view) {
-  const QString name = QString::fromStdString(
-      eval.scenario().title.empty() ? eval.scenario().name : eval.scenario().title);
+  const QString name =
+      shownText(eval.scenario().title.empty() ? eval.scenario().name : eval.scenario().title);
   QString title = name.isEmpty() ? view : name + QStringLiteral(" — ") + view;
   const QString which = figureEvaluationLabel(eval);
   if (!which.isEmpty()) title += QStringLiteral(" — ") + which;
@@ -308,7 +309,7 @@ int write_drift_figure(const std::vector<const Evaluation*>& epochs, const std::
     DriftFigure f;
     f.drift = row_drift(epochs);
     f.classNames = classNames(*epochs.front());
-    const QString name = QString::fromStdString(epochs.front()->scenario().name);
+    const QString name = shownText(epochs.front()->scenario().name);
     if (!name.isEmpty())
       f.title = name + QStringLiteral(" — row sum − true count, by class and epoch");
     return writeDriftFigure(f, QString::fromStdString(out_dir), fmts, dpi, paths, error);

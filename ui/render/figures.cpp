@@ -13,6 +13,7 @@
 #include <memory>
 #include <span>
 
+#include "core/io/output_text.h"
 #include "ui/render/heatmap_painter.h"
 
 namespace shardlens::render {
@@ -384,7 +385,9 @@ QString beginOutput(Output& out, const QString& title, const QSizeF& pts, int dp
     out.svg->setSize(pts.toSize());
     out.svg->setViewBox(QRectF(QPointF(0, 0), pts));
     out.svg->setResolution(72);
-    out.svg->setTitle(title);
+    // The generator writes the title into <title> as it is (Qt 6.4 escapes only painted text):
+    // a title from a file holding <script> would run in a browser that opens the figure.
+    out.svg->setTitle(QString::fromStdString(xml_text(title.toStdString())));
     out.svg->setDescription(QStringLiteral("ShardLens confusion-matrix figure"));
     if (!out.painter.begin(out.svg.get())) return QStringLiteral("cannot write SVG");
     return {};
@@ -393,7 +396,7 @@ QString beginOutput(Output& out, const QString& title, const QSizeF& pts, int dp
   out.pdf->setResolution(std::max(dpi, 300));
   out.pdf->setPageSize(QPageSize(pts, QPageSize::Point));
   out.pdf->setPageMargins(QMarginsF(0, 0, 0, 0));
-  out.pdf->setTitle(title);
+  out.pdf->setTitle(QString::fromStdString(display_text(title.toStdString())));
   out.pdf->setCreator(QStringLiteral("ShardLens"));
   if (!out.painter.begin(out.pdf.get())) return QStringLiteral("cannot write PDF");
   const double scale = out.pdf->resolution() / 72.0;

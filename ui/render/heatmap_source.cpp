@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/report/verdict.h"
+#include "ui/render/shown_text.h"
 
 namespace shardlens::render {
 
@@ -46,14 +47,13 @@ std::vector<double> trueRowCounts(const Evaluation& e) {
 QString expectedUnknownText(const Evaluation& e) {
   return e.expected_missing.empty()
              ? QStringLiteral("Expected unknown: not every prediction was recorded")
-             : QStringLiteral("Expected unknown: %1")
-                   .arg(QString::fromStdString(e.expected_missing));
+             : QStringLiteral("Expected unknown: %1").arg(shownText(e.expected_missing));
 }
 
 std::vector<QString> classNames(const Evaluation& e) {
   std::vector<QString> names;
   names.reserve(e.meta.class_names.size());
-  for (const std::string& name : e.meta.class_names) names.push_back(QString::fromStdString(name));
+  for (const std::string& name : e.meta.class_names) names.push_back(shownText(name));
   return names;
 }
 
@@ -255,7 +255,7 @@ HeatmapData emptyHeatmap(const QString& title, const QString& why) {
 }
 
 HeatmapData syncedHeatmap(const Evaluation& e, const MatrixOptions& o, const ClassAxis& axis) {
-  const QString title = QString::fromStdString(synced_title(e));
+  const QString title = shownText(synced_title(e));
   if (!e.synced) return emptyHeatmap(title, syncedMissingText(e));
   HeatmapData d = viewOf(title, *e.synced, o, axis);
   d.rowExpected = permuted(trueRowCounts(e), axis.order);
@@ -267,7 +267,7 @@ HeatmapData syncedHeatmap(const Evaluation& e, const MatrixOptions& o) {
 }
 
 QString syncedMissingText(const Evaluation& e) {
-  return QStringLiteral("No synchronized matrix: %1").arg(QString::fromStdString(e.synced_missing));
+  return QStringLiteral("No synchronized matrix: %1").arg(shownText(e.synced_missing));
 }
 
 namespace {
@@ -290,7 +290,7 @@ HeatmapData expectedHeatmap(const Evaluation& e, const MatrixOptions& o) {
 }
 
 HeatmapData differenceHeatmap(const Evaluation& e, const MatrixOptions& o, const ClassAxis& axis) {
-  const QString title = QString::fromStdString(difference_title(e));
+  const QString title = shownText(difference_title(e));
   if (!e.synced) return emptyHeatmap(title, syncedMissingText(e));
   if (!e.expected) return unknown(e, title);
   Matrix diff = normalize(*e.synced, o.normalization);
