@@ -135,7 +135,9 @@ std::optional<int> rank_from_name(const std::string& path) {
   return rank ? std::optional<int>(int(*rank)) : std::nullopt;
 }
 
-// Argmax over each row of [N, C] scores (first maximum, as torch.argmax on CPU).
+// Argmax over each row of [N, C] scores as torch.argmax and numpy.argmax take it: the first
+// maximum, and NaN above every number (a row holding NaN predicts its first NaN; skipping
+// NaN predicted another class than the run's own argmax did).
 std::vector<int64_t> argmax_rows(const DumpArray& a, const std::string& origin) {
   const int64_t n = a.shape[0], c = a.shape[1];
   if (c < 1) fail(origin, "'prediction' scores have no classes");
@@ -146,7 +148,8 @@ std::vector<int64_t> argmax_rows(const DumpArray& a, const std::string& origin) 
       const size_t at = size_t(i * c + k), at_best = size_t(i * c + best);
       const double v = a.integral ? double(a.ints[at]) : a.reals[at];
       const double b = a.integral ? double(a.ints[at_best]) : a.reals[at_best];
-      if (v > b) best = k;
+      if (std::isnan(b)) break;  // nothing is above the first NaN
+      if (v > b || std::isnan(v)) best = k;
     }
     out[size_t(i)] = best;
   }
@@ -476,8 +479,13 @@ RankDump read_csv_dump(const std::string& path) {
     for (const std::string& key : keys) {
       std::vector<std::string> names = aliases().at(key);
       std::string present;
-      for (const auto& name : names)
-        if (present.empty() && table.column(name) >= 0) present = name;
+      for (const auto& name : names) {
+        if (table.column(name) < 0) continue;
+        // Two columns for one field: which one the run meant cannot be told (as in an .npz).
+        if (!present.empty())
+          fail(path, "both column '" + present + "' and column '" + name + "' given for " + key);
+        present = name;
+      }
       if (present.empty()) {
         if (key == "flags") break;
         fail(path, "no '" + key + "' column (the header needs rank, index, target, prediction)");

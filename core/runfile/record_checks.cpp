@@ -160,6 +160,23 @@ void check_expected(const RunFile& run, const DistinctSamples& seen, const std::
   }
 }
 
+// A stored synced matrix that meta.json calls the sum of the ranks must be that sum: it is
+// labelled "computed" in every report, so a file whose ranks sum to another matrix would put
+// a provenance on it that it does not have.
+void check_sum_of_ranks(const RunFile& run, const std::string& origin) {
+  if (run.meta.synced_origin != SyncedOrigin::SumOfRanks || run.synced.classes == 0) return;
+  const int32_t c = run.synced.classes;
+  for (size_t i = 0; i < run.synced.cells.size(); ++i) {
+    double sum = 0;
+    for (const Matrix& rank : run.per_rank) sum += rank.cells[i];
+    if (run.synced.cells[i] == sum) continue;
+    fail(origin, "member synced.npy holds " + count_text(run.synced.cells[i]) + " at " +
+                     cell_text(c, i) + ", but meta.json calls it the sum of the ranks' matrices " +
+                     "(synced_origin 'sum-of-ranks') and they sum to " + count_text(sum) +
+                     " there");
+  }
+}
+
 }  // namespace
 
 void check_run_against_records(const RunFile& run, const std::string& origin) {
@@ -173,6 +190,7 @@ void check_run_against_records(const RunFile& run, const std::string& origin) {
     if (listed && std::find(listed->begin(), listed->end(), r) != listed->end()) continue;
     check_rank_matrix(run, r, dtype, origin);
   }
+  check_sum_of_ranks(run, origin);
   const DistinctSamples seen = distinct_samples(run);
   check_class_counts(run, seen, origin);
   if (run.expected) check_expected(run, seen, origin);

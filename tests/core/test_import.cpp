@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -141,6 +142,49 @@ TEST_F(ImportTest, ScoresAreReducedByArgmax) {
   EXPECT_EQ(run.records.ranks[0][0].prediction, 0);
   EXPECT_EQ(run.records.ranks[0][1].prediction, 1);
   EXPECT_EQ(run.records.ranks[0][2].prediction, 0);  // tie: first maximum, as torch.argmax
+}
+
+// Scores holding NaN are reduced as the frameworks reduce them: torch (Debian's 1.13) and
+// numpy compute the expected predictions from the very scores the dump holds.
+TEST_F(ImportTest, ScoresWithNaNAreReducedAsTorchArgmaxDoes) {
+  const int rc = std::system(("cd '" + path("") +
+                              "' && /usr/bin/python3 - <<'PY'\n"
+                              "import numpy as np, torch\n"
+                              "nan = float('nan')\n"
+                              "scores = np.array([[0.1, nan, 0.5], [nan, nan, 1.0],\n"
+                              "                   [0.2, 0.9, nan], [0.3, 0.3, 0.1],\n"
+                              "                   [-np.inf, nan, np.inf], [0.0, 1.0, 0.5]])\n"
+                              "torch_pred = torch.from_numpy(scores).argmax(dim=1).numpy()\n"
+                              "assert (torch_pred == np.argmax(scores, axis=1)).all()\n"
+                              "np.save('expected.npy', torch_pred.astype(np.int64))\n"
+                              "np.savez('nan_scores_rank0.npz', index=np.arange(6),\n"
+                              "         target=np.zeros(6, np.int64), prediction=scores)\n"
+                              "PY")
+                                 .c_str());
+  if (WEXITSTATUS(rc) != 0 && std::getenv("CI") == nullptr)
+    GTEST_SKIP() << "/usr/bin/python3 lacks torch or numpy (python3-torch)";
+  ASSERT_EQ(WEXITSTATUS(rc), 0);
+  const std::vector<int64_t> expected = read_npy_integers(path("expected.npy"));
+  ASSERT_EQ(expected, (std::vector<int64_t>{1, 0, 2, 0, 1, 1}));  // the oracle saw the NaNs
+  const RunFile run = import_dumps({path("nan_scores_rank0.npz")}, {});
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_EQ(run.records.ranks[0][i].prediction, expected[i]) << "row " << i;
+}
+
+// A CSV holding two names of one field is refused, as an .npz holding two such arrays is:
+// taking either silently may take the wrong one.
+TEST_F(ImportTest, CsvWithTwoColumnsForOneFieldIsRefused) {
+  const std::string both =
+      write_text("both.csv", "rank,index,label,target,prediction\n0,0,1,0,0\n0,1,1,1,1\n");
+  expect_error([&] { import_dumps({both}, {}); }, "both.csv",
+               "both column 'target' and column 'label' given for target");
+  std::vector<std::pair<std::string, std::string>> m = {
+      {"index.npy", npy_bytes(std::vector<int64_t>{0, 1}, {2})},
+      {"target.npy", npy_bytes(std::vector<int64_t>{0, 1}, {2})},
+      {"label.npy", npy_bytes(std::vector<int64_t>{1, 1}, {2})},
+      {"prediction.npy", npy_bytes(std::vector<int64_t>{0, 1}, {2})}};
+  expect_error([&] { import_dumps({write_npz_dump("both.npz", m)}, {}); }, "both.npz",
+               "given for target");
 }
 
 TEST_F(ImportTest, NpyTableWithAllRanks) {

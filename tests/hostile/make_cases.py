@@ -369,6 +369,18 @@ def run_count_cases(s, members, meta):
     p = s.write("doctored-expected.slrun", run_bytes(mm, meta))
     s.add("run-counts", "doctored-expected-equals-wrong-synced", ["diagnose", "--run", p],
           exit=2, needles=[p, "expected"])
+    # A synced matrix the file calls the ranks' sum, which the ranks do not sum to: it would
+    # be labelled "computed" in every report. The honest label is read (exit 0: a good run).
+    for label, cell in (("honest", 0), ("forged", 1), ("forged-minus", -1)):
+        mm = dict(members)
+        forged = synced.copy()
+        forged[2, 0] += cell
+        mm["synced.npy"] = npy_of(forged)
+        p = s.write("sum-of-ranks-%s.slrun" % label, run_bytes(mm, {**meta,
+                                                               "synced_origin": "sum-of-ranks"}))
+        s.add("run-counts", "sum-of-ranks-" + label, ["diagnose", "--run", p],
+              exit=0 if cell == 0 else 2,
+              needles=[] if cell == 0 else [p, "synced.npy", "row 2, column 0", "sum-of-ranks"])
 
 
 def run_structure_cases(s, good_path, members, meta):
