@@ -7,6 +7,7 @@
 #include <QRegularExpression>
 
 #include "core/io/files.h"
+#include "core/io/staged_directory.h"
 #include "core/model/types.h"
 #include "core/report/export.h"
 #include "core/report/metrics.h"
@@ -120,12 +121,16 @@ quint64 ExportController::writeFigureSet(const ResultPtr& shown, const QString& 
       [shown, dir, dpi, options, ranges](JobProgress*) {
         require_output(dir.toStdString(), OutputKind::Directory, {});
         QStringList files;
-        QString error;
-        if (!render::writeFigureSet(
-                shown->eval, dir,
-                {render::FigureFormat::Png, render::FigureFormat::Svg, render::FigureFormat::Pdf},
-                dpi, options.matrix, options.style, ranges, &files, &error))
-          throw InputError(error.toStdString());
+        // Every figure complete, or none replaced (a full disk at the PDF keeps the old PNGs).
+        StagedDirectory stage(dir.toStdString());
+        stage.write_and_commit([&] {
+          QString error;
+          if (!render::writeFigureSet(
+                  shown->eval, QString::fromStdString(stage.path()),
+                  {render::FigureFormat::Png, render::FigureFormat::Svg, render::FigureFormat::Pdf},
+                  dpi, options.matrix, options.style, ranges, &files, &error))
+            throw InputError(error.toStdString());
+        });
         return int(files.size());
       },
       [this, dir](int count) { emit written(tr("Wrote %1 files into %2").arg(count).arg(dir)); },

@@ -12,6 +12,7 @@
 #include "app/cli/engine_flags.h"
 #include "app/cli/figures.h"
 #include "core/io/files.h"
+#include "core/io/staged_directory.h"
 #include "core/report/export.h"
 
 namespace shardlens::cli {
@@ -114,28 +115,33 @@ void register_export(CLI::App& app) {
     FigureFlags figure = args->figure;
     if (figure.vmax > 0) figure.vmax_ranks = figure.vmax;
     figure = shared_range(all, figure);
+    // Every file of every format is written into a staging directory and put in place only
+    // when all are complete: a failure or a kill leaves the previous export whole.
+    StagedDirectory stage(args->out);
     std::vector<std::string> written;
-    for (Evaluation& e : all) {
-      const std::string dir = epoch_dir(args->out, e, all.size());
-      // Figures alone write only figures: report.json comes with the data formats (it is
-      // hundreds of MB at 1000 classes and 64 ranks).
-      if (!data.empty()) {
-        const auto files = export_data(e, dir, data);
-        written.insert(written.end(), files.begin(), files.end());
+    stage.write_and_commit([&] {
+      for (Evaluation& e : all) {
+        const std::string dir = epoch_dir(stage.path(), e, all.size());
+        // Figures alone write only figures: report.json comes with the data formats (it is
+        // hundreds of MB at 1000 classes and 64 ranks).
+        if (!data.empty()) {
+          const auto files = export_data(e, dir, data);
+          written.insert(written.end(), files.begin(), files.end());
+        }
+        if (!figures.empty()) {
+          release_for_figures(e);
+          return_freed_buffers();
+          const auto more = write_figures(e, dir, figures, args->dpi, figure);
+          written.insert(written.end(), more.begin(), more.end());
+        }
       }
-      if (!figures.empty()) {
-        release_for_figures(e);
-        return_freed_buffers();
-        const auto more = write_figures(e, dir, figures, args->dpi, figure);
+      // A run of several evaluations: how each class's row strays, epoch by epoch.
+      if (!figures.empty() && all.size() > 1) {
+        const auto more = write_drift_figure(all, stage.path(), figures, args->dpi);
         written.insert(written.end(), more.begin(), more.end());
       }
-    }
-    // A run of several evaluations: how each class's row strays, epoch by epoch.
-    if (!figures.empty() && all.size() > 1) {
-      const auto more = write_drift_figure(all, args->out, figures, args->dpi);
-      written.insert(written.end(), more.begin(), more.end());
-    }
-    for (const std::string& path : written) std::cout << path << "\n";
+    });
+    for (const std::string& path : written) std::cout << stage.final_path(path) << "\n";
   });
 }
 

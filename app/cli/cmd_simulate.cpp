@@ -8,6 +8,7 @@
 #include "app/cli/figures.h"
 #include "app/cli/like.h"
 #include "core/io/files.h"
+#include "core/io/staged_directory.h"
 #include "core/report/export.h"
 #include "core/report/report.h"
 #include "core/runfile/run_evaluation.h"
@@ -30,11 +31,14 @@ struct SimulateArgs {
 void write_outputs(const std::vector<Evaluation>& evaluations, const SimulateArgs& a) {
   if (a.out.empty()) return;
   size_t count = 0;
-  for (const Evaluation& e : evaluations) {
-    const std::string dir = epoch_dir(a.out, e, evaluations.size());
-    count += export_data(e, dir, {"csv", "json", "npy"}).size();
-    if (!a.figures.empty()) count += write_figures(e, dir, a.figures, a.dpi).size();
-  }
+  StagedDirectory stage(a.out);  // every file complete, or none replaced
+  stage.write_and_commit([&] {
+    for (const Evaluation& e : evaluations) {
+      const std::string dir = epoch_dir(stage.path(), e, evaluations.size());
+      count += export_data(e, dir, {"csv", "json", "npy"}).size();
+      if (!a.figures.empty()) count += write_figures(e, dir, a.figures, a.dpi).size();
+    }
+  });
   std::cerr << "wrote " << count << " files to " << a.out << "\n";
 }
 

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "core/io/detail.h"
+#include "core/io/posix_fd.h"
 #include "core/model/limits.h"
 #include "core/model/memory_budget.h"
 
@@ -20,39 +21,8 @@ namespace shardlens {
 namespace {
 
 using io_detail::fail;
-
-// "PATH: cannot ACTION (reason)". Built by appending: GCC 12 warns falsely (-Wrestrict,
-// PR105329) on "literal" + std::string here.
-[[noreturn]] void fail_errno(const std::string& path, const char* action, int err) {
-  std::string what = "cannot ";
-  what += action;
-  what += " (";
-  what += std::strerror(err);
-  what += ")";
-  fail(path, what);
-}
-
-// Closes a POSIX descriptor on every exit path.
-class Fd {
- public:
-  explicit Fd(int fd) : m_fd(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  Fd(Fd&& other) noexcept : m_fd(other.m_fd) { other.m_fd = -1; }
-  ~Fd() {
-    if (m_fd >= 0) ::close(m_fd);
-  }
-  int get() const { return m_fd; }
-  // Closes now so that a failing close (delayed write error) can be reported.
-  int close_now() {
-    const int rc = ::close(m_fd);
-    m_fd = -1;
-    return rc;
-  }
-
- private:
-  int m_fd;
-};
+using io_detail::fail_errno;
+using io_detail::Fd;
 
 std::string limit_text(size_t bytes) {
   return std::to_string(bytes) + "-byte limit";

@@ -74,14 +74,15 @@ class Suite:
         return p
 
     def add(self, category, name, args, exit=2, needles=(), rss_mb=None, time_s=TIME_S,
-            as_mb=AS_MB, checks=(), budget=True, stdout=None):
+            as_mb=AS_MB, checks=(), budget=True, stdout=None, fsize_kb=None):
         assert all(c["name"] != name for c in self.cases), name
         args = list(args) + (["--max-memory", "%dM" % BUDGET_MB] if budget else [])
         self.cases.append({
             "name": name, "category": category, "args": args, "exit": exit,
             "needles": list(needles),
             "rss_mb": rss_mb or BUDGET_MB + RSS_MARGIN_MB, "time_s": time_s, "as_mb": as_mb,
-            "checks": [list(c) for c in checks], "cwd": self.cwd, "stdout": stdout})
+            "checks": [list(c) for c in checks], "cwd": self.cwd, "stdout": stdout,
+            "fsize_kb": fsize_kb})
 
 
 # --- .npy and .npz by hand ---
@@ -721,6 +722,78 @@ def export_cases(s, members, meta, figures):
               exit=0, checks=checks)
 
 
+def transaction_cases(s, good_run, figures):
+    """Exports into places prepared to make them write outside --out, fail half way or trip
+    on what an earlier one left: nothing outside --out changes, a failed export replaces no
+    file, and no staging directory is left behind."""
+    two = s.path("tx-two-validations.slrun")
+    r = subprocess.run([s.cli, "simulate"] + GOOD_FLAGS + ["--validations-per-epoch", "2",
+                                                           "--save-run", two],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise SystemExit("make_cases: cannot make the two-validation run file: " + r.stderr)
+    old = b"old export\n"
+    digest = hashlib.sha256(old).hexdigest()
+
+    def prepared(name, *files):
+        out = s.path(name)
+        os.makedirs(out)
+        for rel in files:
+            os.makedirs(os.path.dirname(os.path.join(out, rel)), exist_ok=True)
+            with open(os.path.join(out, rel), "wb") as f:
+                f.write(old)
+        return out
+
+    def kept(out, *files):
+        return [("unchanged", os.path.join(out, f), digest) for f in files] + \
+            [("no_staging", out, "")]
+
+    # An epoch folder that is a link to another folder: nothing is written there.
+    elsewhere = prepared("tx-elsewhere", "synced.csv")
+    out = prepared("tx-epoch-link", "epoch0_validation0/synced.csv")
+    link = os.path.join(out, "epoch0_validation1")
+    os.symlink(elsewhere, link)
+    s.add("exports", "tx-epoch-folder-is-a-link",
+          ["export", "--run", two, "--out", out, "--formats", "csv,json"],
+          needles=[link, "symbolic link"],
+          checks=kept(out, "epoch0_validation0/synced.csv") +
+          [("unchanged", os.path.join(elsewhere, "synced.csv"), digest),
+           ("absent", os.path.join(elsewhere, "report.json"), "")])
+    # A file's place held by a folder: refused before any file is replaced, in an epoch's
+    # folder and at the top.
+    out = prepared("tx-report-is-a-folder", "epoch0_validation0/synced.csv",
+                   "epoch0_validation1/report.json/inner/kept")
+    s.add("exports", "tx-report-json-is-a-folder",
+          ["export", "--run", two, "--out", out, "--formats", "csv,json"],
+          needles=[os.path.join(out, "epoch0_validation1", "report.json"), "is a directory"],
+          checks=kept(out, "epoch0_validation0/synced.csv",
+                      "epoch0_validation1/report.json/inner/kept"))
+    out = prepared("tx-report-is-a-folder-top", "synced.csv", "report.json/inner/kept")
+    s.add("exports", "tx-report-json-is-a-folder-top",
+          ["export", "--run", good_run, "--out", out, "--formats", "csv,json"],
+          needles=[os.path.join(out, "report.json"), "is a directory"],
+          checks=kept(out, "synced.csv", "report.json/inner/kept"))
+    # A write that fails half way (files over 64 KB cannot be written: a disk that fills): the
+    # small data files written before it replace nothing.
+    formats = "csv,json,npy,png" if figures else "csv,json,npy"
+    out = prepared("tx-disk-full", "synced.csv", "per_rank_0.csv", "metrics.json")
+    s.add("exports", "tx-write-fails-half-way",
+          ["export", "--preset", "padding-duplicates", "--world-size", "64", "--out", out,
+           "--formats", formats], needles=[out], fsize_kb=64,
+          checks=kept(out, "synced.csv", "per_rank_0.csv", "metrics.json"))
+    out = s.path("tx-disk-full-new")
+    s.add("exports", "tx-write-fails-half-way-new-folder",
+          ["simulate", "--preset", "padding-duplicates", "--world-size", "64", "--out", out],
+          needles=["tx-disk-full-new"], fsize_kb=64,
+          checks=[("absent", out, ""), ("no_staging", out, "")])
+    # What a killed export left (its process gone): removed by the next one, which succeeds.
+    out = prepared("tx-abandoned", "synced.csv",
+                   ".shardlens-staging-2147483647-AbCdEf/synced.csv")
+    s.add("exports", "tx-abandoned-staging-removed",
+          ["export", "--run", two, "--out", out, "--formats", "csv"], exit=0,
+          checks=[("no_staging", out, "")])
+
+
 # Strings a file can carry into every output: markup that runs in a browser, control
 # characters a terminal acts on (NUL makes an SVG that is not XML), bidi overrides that
 # reorder what a reader sees, and a string long enough to find a quadratic escaper.
@@ -813,6 +886,7 @@ def make(cli, out, figures=True):
     output_cases(s, good_run)
     export_cases(s, members, meta, figures)
     output_text_cases(s, members, meta, figures)
+    transaction_cases(s, good_run, figures)
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump(s.cases, f, indent=1)
     return s.cases

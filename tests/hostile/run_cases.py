@@ -45,11 +45,15 @@ import make_cases  # noqa: E402
 PENDING = set()
 
 
-def limits(as_mb):
+def limits(as_mb, fsize_kb=None):
     def apply():
         os.setsid()
         resource.setrlimit(resource.RLIMIT_AS, (as_mb << 20, as_mb << 20))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if fsize_kb:
+            # A disk that fills: writes past the size fail (EFBIG) instead of raising SIGXFSZ.
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize_kb << 10, fsize_kb << 10))
     return apply
 
 
@@ -59,7 +63,7 @@ def run_one(cli, case):
     stdout = open(case["stdout"], "wb") if case.get("stdout") else subprocess.DEVNULL
     p = subprocess.Popen([cli] + case["args"], stdin=subprocess.DEVNULL,
                          stdout=stdout, stderr=subprocess.PIPE,
-                         preexec_fn=limits(case["as_mb"]), cwd=case["cwd"],
+                         preexec_fn=limits(case["as_mb"], case.get("fsize_kb")), cwd=case["cwd"],
                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     timed_out = []
 
@@ -111,6 +115,16 @@ def check_files(case):
                         problems.append("%s was changed" % path)
             except OSError as e:
                 problems.append("%s is gone: %s" % (path, e))
+        elif kind == "no_staging":
+            # No staging directory left in the output folder or beside it (for it: cases run
+            # side by side in one folder).
+            parent, name = os.path.split(os.path.abspath(path))
+            left = [n for n in os.listdir(parent)
+                    if n.startswith("." + name + ".shardlens-staging-")]
+            for root, dirs, _ in os.walk(path):
+                left += [os.path.join(root, d) for d in dirs if ".shardlens-staging-" in d]
+            if left:
+                problems.append("staging left behind: %s" % ", ".join(sorted(left)))
         elif kind == "absent":
             if os.path.lexists(path):
                 problems.append("%s was written" % path)
