@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include <thread>
 
 #include "core/model/limits.h"
+#include "core/platform/store_auth.h"
 
 namespace shardlens {
 
@@ -36,10 +38,17 @@ enum Op : uint8_t {
   kNumKeys = 7,  //
   kWait = 8,     // timeout_ms, keys...
 };
-enum Status : uint8_t { kOk = 0, kTimedOut = 1, kError = 2 };
+// kHello: the first frame of a store that authenticates, carrying the connection's nonce.
+enum Status : uint8_t { kOk = 0, kTimedOut = 1, kError = 2, kHello = 3 };
 
 // How long a refused client may go on sending (discarded) before it is closed on.
 constexpr std::chrono::milliseconds kRefusedDrain{2000};
+// A connection must send its first whole (and, with a secret, signed) request within this:
+// every client of ours does at once. Idle connections took a rank's 256 descriptors.
+constexpr std::chrono::milliseconds kFirstRequestWithin{10000};
+// Connections that have not yet sent one: beyond these, new ones are closed at once (the
+// run's own clients pass through this state in a millisecond).
+constexpr size_t kMaxNewConnections = 64;
 
 Bytes bytes_of(const std::string& s) {
   return Bytes(s.begin(), s.end());
@@ -171,6 +180,9 @@ struct SocketStoreServer::State {
     Bytes out;
     size_t out_at = 0;
     bool hung_up = false;  // its replies would exceed the bound: its poll() end drops it
+    bool known = false;    // has sent a whole (signed) request
+    Clock::time_point first_request_by;
+    std::optional<FrameSigner> signer;  // with a secret: this connection's keys
   };
 
   int listen_fd = -1;
@@ -178,10 +190,12 @@ struct SocketStoreServer::State {
   int port = 0;
   std::string address;
   StoreLimits limits;
+  StoreSecret secret;  // empty: frames are not authenticated
   std::map<std::string, Bytes> data;
   uint64_t stored_bytes = 0;   // keys and values in `data`
   uint64_t pending_bytes = 0;  // every client's `buf`
   uint64_t unsent_bytes = 0;   // every client's `out`: bounded by limits.total_bytes too
+  uint64_t waiting_bytes = 0;  // the keys waiters wait for: bounded with the rest
   std::map<int, Client> clients;
   // Refused clients: told why and shut down for writing; what they still send is read and
   // thrown away (so they can read the reason instead of a reset) until they close or
@@ -201,13 +215,47 @@ struct SocketStoreServer::State {
     return std::all_of(keys.begin(), keys.end(), [&](const auto& k) { return data.count(k); });
   }
 
+  // The frame, followed by its tag when the connection is authenticated.
+  static Bytes signed_frame(Client& c, uint8_t status, const std::vector<Bytes>& items) {
+    Bytes frame = encode_frame(status, items);
+    if (c.signer) {
+      const auto tag = c.signer->sign(false, frame.data(), frame.size());
+      frame.insert(frame.end(), tag.begin(), tag.end());
+    }
+    return frame;
+  }
+
+  static uint64_t key_bytes(const std::vector<std::string>& keys) {
+    uint64_t n = 0;
+    for (const std::string& k : keys) n += sizeof(std::string) + k.size();
+    return n;
+  }
+
+  void add_waiter(int fd, uint8_t op, std::vector<std::string> keys, Clock::time_point until) {
+    waiting_bytes += key_bytes(keys);
+    waiters.push_back({fd, op, std::move(keys), until});
+  }
+
+  void remove_waiters(int fd) {
+    waiters.remove_if([&](const Waiter& w) {
+      if (w.fd != fd) return false;
+      waiting_bytes -= key_bytes(w.keys);
+      return true;
+    });
+  }
+
+  bool is_waiting(int fd) const {
+    return std::any_of(waiters.begin(), waiters.end(),
+                       [fd](const Waiter& w) { return w.fd == fd; });
+  }
+
   // Queues the reply and sends what the socket takes now; the rest goes out as poll() says
   // the client can take it (flush).
   void reply(int fd, uint8_t status, const std::vector<Bytes>& items) {
     const auto it = clients.find(fd);
     if (it == clients.end() || it->second.hung_up) return;
     Client& c = it->second;
-    Bytes frame = encode_frame(status, items);
+    Bytes frame = signed_frame(c, status, items);
     if (unsent_bytes + frame.size() > limits.total_bytes) {
       // Clients that leave replies unread (each may ask for the largest value) would hold
       // copies of the store past its bound: this one is hung up on.
@@ -268,6 +316,7 @@ struct SocketStoreServer::State {
         ++it;
         continue;
       }
+      waiting_bytes -= key_bytes(it->keys);
       it = waiters.erase(it);
     }
   }
@@ -308,7 +357,7 @@ struct SocketStoreServer::State {
         const auto wait = std::chrono::milliseconds(
             items[1].size() == 8 ? int64_t(decode_u64(items[1].data()) & INT64_MAX) : 0);
         if (auto it = data.find(key); it != data.end()) return reply(fd, kOk, {it->second});
-        waiters.push_back({fd, kGet, {key}, Clock::now() + wait});
+        add_waiter(fd, kGet, {key}, Clock::now() + wait);
         return;
       }
       case kAdd: {
@@ -357,7 +406,11 @@ struct SocketStoreServer::State {
         std::vector<std::string> keys;
         for (size_t i = 1; i < items.size(); ++i) keys.push_back(text_of(items[i]));
         if (has_all(keys)) return reply(fd, kOk, {});
-        waiters.push_back({fd, kWait, std::move(keys), Clock::now() + wait});
+        if (stored_bytes + pending_bytes + waiting_bytes + key_bytes(keys) > limits.total_bytes)
+          throw std::runtime_error("a wait for " + std::to_string(keys.size()) +
+                                   " keys would take the store past its limit of " +
+                                   std::to_string(limits.total_bytes) + " bytes");
+        add_waiter(fd, kWait, std::move(keys), Clock::now() + wait);
         return;
       }
       default:
@@ -372,7 +425,7 @@ struct SocketStoreServer::State {
   }
 
   void drop(int fd) {
-    waiters.remove_if([fd](const Waiter& w) { return w.fd == fd; });
+    remove_waiters(fd);
     if (auto it = clients.find(fd); it != clients.end()) forget(it);
     ::close(fd);
   }
@@ -387,12 +440,12 @@ struct SocketStoreServer::State {
     // The reason, as far as the socket takes it now (a few bytes: all of it, unless the
     // client left an earlier reply unread).
     if (it != clients.end() && !has_unsent(fd)) {
-      const Bytes frame = encode_frame(kError, {bytes_of("refused: " + why)});
+      const Bytes frame = signed_frame(it->second, kError, {bytes_of("refused: " + why)});
       [[maybe_unused]] const ssize_t k =
           ::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     }
     ::shutdown(fd, SHUT_WR);
-    waiters.remove_if([fd](const Waiter& w) { return w.fd == fd; });
+    remove_waiters(fd);
     if (it != clients.end()) forget(it);
     refused[fd] = Clock::now() + kRefusedDrain;
   }
@@ -425,9 +478,27 @@ struct SocketStoreServer::State {
       uint8_t op = 0;
       std::vector<Bytes> items;
       const uint64_t room = limits.total_bytes - std::min(limits.total_bytes, stored_bytes);
-      while (const size_t used = parse_frame(buf, op, items, std::min(limits.value_bytes, room))) {
+      while (size_t used = parse_frame(buf, op, items, std::min(limits.value_bytes, room))) {
+        if (client.signer) {
+          if (buf.size() < used + kStoreTagBytes) break;  // its tag is still on its way
+          if (!client.signer->verify(true, buf.data(), used, buf.data() + used)) {
+            refuse(fd,
+                   "a request not signed with the run's secret (not one of the run's "
+                   "processes, or one started with another " +
+                       std::string(kStoreSecretVariable) + ")");
+            return true;
+          }
+          used += kStoreTagBytes;
+        }
         buf.erase(buf.begin(), buf.begin() + long(used));
         pending_bytes -= used;
+        // Our clients ask one thing at a time: a request while a wait is pending is not theirs
+        // (each would hold another waiter: 340,000-key waits grew a rank by a gigabyte).
+        if (is_waiting(fd)) {
+          refuse(fd, "a request sent before its previous one was answered");
+          return true;
+        }
+        client.known = true;
         handle(fd, op, items);
         if (client.hung_up) return false;  // dropped by the caller
       }
@@ -467,6 +538,13 @@ struct SocketStoreServer::State {
         const int ms = int(std::clamp<int64_t>(left + 1, 0, 60000));
         wait_ms = wait_ms < 0 ? ms : std::min(wait_ms, ms);
       }
+      for (const auto& [_, c] : clients) {
+        if (c.known) continue;
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(c.first_request_by - now).count();
+        const int ms = int(std::clamp<int64_t>(left + 1, 0, 60000));
+        wait_ms = wait_ms < 0 ? ms : std::min(wait_ms, ms);
+      }
       if (::poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR) return;
       if (fds[0].revents) return;  // the destructor asks to stop
       if (fds[1].revents & POLLIN) {
@@ -474,11 +552,8 @@ struct SocketStoreServer::State {
         socklen_t peer_len = sizeof peer;
         const int fd =
             ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &peer_len, SOCK_CLOEXEC);
-        if (fd >= 0) {
-          const int one = 1;
-          ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-          clients[fd].peer = numeric_endpoint(reinterpret_cast<sockaddr*>(&peer), peer_len);
-        }
+        if (fd >= 0)
+          accept_client(fd, numeric_endpoint(reinterpret_cast<sockaddr*>(&peer), peer_len));
       }
       for (size_t i = 2; i < first_refused; ++i) {
         const int fd = fds[i].fd;
@@ -496,16 +571,72 @@ struct SocketStoreServer::State {
           ::close(fd);
         }
       }
+      drop_silent_connections();
       serve_waiters();
+    }
+  }
+
+  // A new connection: told its nonce (with a secret) and given kFirstRequestWithin to send a
+  // request. When kMaxNewConnections have sent none, the oldest of them is closed: the run's
+  // clients, which ask at once, always get in, however many silent ones a peer opens.
+  void accept_client(int fd, const std::string& peer) {
+    size_t fresh = 0;
+    int oldest = -1;
+    for (const auto& [other, c] : clients) {
+      if (c.known) continue;
+      ++fresh;
+      if (oldest < 0 || c.first_request_by < clients[oldest].first_request_by) oldest = other;
+    }
+    if (fresh >= kMaxNewConnections) {
+      std::fprintf(stderr,
+                   "shardlens: the store on %s:%d closed the connection from %s: %zu "
+                   "connections have sent no request yet\n",
+                   address.c_str(), port, clients[oldest].peer.c_str(), fresh);
+      drop(oldest);
+    }
+    const int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    Client& c = clients[fd];
+    c.peer = peer;
+    c.first_request_by = Clock::now() + kFirstRequestWithin;
+    if (secret.empty()) return;
+    const auto nonce = make_store_nonce();
+    const Bytes hello = encode_frame(kHello, {Bytes(nonce.begin(), nonce.end())});
+    c.signer.emplace(secret, nonce.data());
+    // A few bytes into a new socket's empty buffer: sent whole, or the client is gone.
+    if (::send(fd, hello.data(), hello.size(), MSG_NOSIGNAL | MSG_DONTWAIT) !=
+        ssize_t(hello.size()))
+      drop(fd);
+  }
+
+  void drop_silent_connections() {
+    const auto now = Clock::now();
+    std::vector<int> silent;
+    for (const auto& [fd, c] : clients)
+      if (!c.known && now >= c.first_request_by) silent.push_back(fd);
+    for (int fd : silent) {
+      std::fprintf(stderr,
+                   "shardlens: the store on %s:%d closed the connection from %s: no request "
+                   "within %lld s\n",
+                   address.c_str(), port, clients[fd].peer.c_str(),
+                   static_cast<long long>(kFirstRequestWithin.count() / 1000));
+      drop(fd);
     }
   }
 };
 
 SocketStoreServer::SocketStoreServer(const std::string& address, int port,
-                                     const StoreLimits& limits)
+                                     const StoreLimits& limits, const StoreSecret& secret)
     : m_state(std::make_unique<State>()) {
   State& s = *m_state;
   s.limits = limits;
+  s.secret = secret;
+  // Every rank of a large run holds a connection or two: descriptors up to the hard limit.
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
   AddrInfo ai;
   resolve(address, port, ai);
   std::string why = "no address";
@@ -624,8 +755,8 @@ int connect_by(int fd, const sockaddr* addr, socklen_t len, Clock::time_point de
 }  // namespace
 
 SocketStoreClient::SocketStoreClient(const std::string& address, int port,
-                                     std::chrono::milliseconds timeout)
-    : m_where(address + ":" + std::to_string(port)), m_timeout(timeout) {
+                                     std::chrono::milliseconds timeout, const StoreSecret& secret)
+    : m_where(address + ":" + std::to_string(port)), m_secret(secret), m_timeout(timeout) {
   // One deadline for the connection and the first answer: a peer that accepts but never
   // answers (not a store, or a stopped one) is given up on with the rest.
   const auto deadline = Clock::now() + timeout;
@@ -657,15 +788,27 @@ SocketStoreClient::SocketStoreClient(const std::string& address, int port,
   }
   const int one = 1;
   ::setsockopt(m_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  // The handshake: a request every store answers at once.
+  // The handshake: with a secret, the store's nonce first; then a request every store
+  // answers at once.
   try {
+    if (!m_secret.empty()) {
+      uint8_t status = 0;
+      const std::vector<Bytes> hello = read_frame(status, deadline, false);
+      if (status != kHello || hello.size() != 1 || hello[0].size() != kStoreNonceBytes)
+        throw RunFailure("the store at " + m_where +
+                         " does not authenticate its clients, and this process has a secret (" +
+                         kStoreSecretVariable + "): every process of the run needs the same");
+      m_signer.emplace(m_secret, hello[0].data());
+    }
     exchange(kNumKeys, {}, deadline);
   } catch (const Timeout&) {
     ::close(m_fd);
     m_fd = -1;
     throw RunFailure("the store at " + m_where +
                      " accepted the connection but did not answer within " + seconds_text(timeout) +
-                     " (is it a ShardLens store?)");
+                     (m_secret.empty() ? std::string(" (is it a ShardLens store?)")
+                                       : " (is it a ShardLens store, hosted with the run's " +
+                                             std::string(kStoreSecretVariable) + "?)"));
   } catch (const std::exception& e) {
     ::close(m_fd);
     m_fd = -1;
@@ -677,21 +820,26 @@ SocketStoreClient::~SocketStoreClient() {
   if (m_fd >= 0) ::close(m_fd);
 }
 
-std::vector<Bytes> SocketStoreClient::exchange(uint8_t op, const std::vector<Bytes>& items,
-                                               std::chrono::steady_clock::time_point deadline) {
-  try {
-    send_by(m_fd, encode_frame(op, items), deadline);
-  } catch (const Timeout&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw std::runtime_error("cannot reach the store at " + m_where + ": " + e.what());
-  }
-  Bytes buf;
+std::vector<Bytes> SocketStoreClient::read_frame(uint8_t& status, Clock::time_point deadline,
+                                                 bool tagged) {
   uint8_t chunk[65536];
-  uint8_t status = 0;
   std::vector<Bytes> reply;
   for (;;) {
-    if (parse_frame(buf, status, reply)) break;
+    const size_t used = parse_frame(m_in, status, reply);
+    const size_t whole = used + (tagged ? kStoreTagBytes : 0);
+    if (used > 0 && m_in.size() >= whole) {
+      if (tagged && !m_signer->verify(false, m_in.data(), used, m_in.data() + used)) {
+        throw std::runtime_error(
+            "the reply of the store at " + m_where + " is not signed with this run's secret (" +
+            (status == kError && !reply.empty() ? "it says: " + text_of(reply[0]) + "; "
+                                                : std::string()) +
+            "is " + kStoreSecretVariable + " the same in every process of the run?)");
+      }
+      m_in.erase(m_in.begin(), m_in.begin() + long(whole));
+      return reply;
+    }
+    if (status == kHello && used > 0 && tagged)
+      throw std::runtime_error("the store at " + m_where + " sent a second greeting");
     const ssize_t k = ::recv(m_fd, chunk, sizeof chunk, 0);
     if (k < 0 && errno == EINTR) continue;
     if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -702,8 +850,31 @@ std::vector<Bytes> SocketStoreClient::exchange(uint8_t op, const std::vector<Byt
     if (k < 0)
       throw std::runtime_error("cannot reach the store at " + m_where + ": " +
                                std::strerror(errno));
-    buf.insert(buf.end(), chunk, chunk + k);
+    m_in.insert(m_in.end(), chunk, chunk + k);
   }
+}
+
+std::vector<Bytes> SocketStoreClient::exchange(uint8_t op, const std::vector<Bytes>& items,
+                                               std::chrono::steady_clock::time_point deadline) {
+  Bytes frame = encode_frame(op, items);
+  if (m_signer) {
+    const auto tag = m_signer->sign(true, frame.data(), frame.size());
+    frame.insert(frame.end(), tag.begin(), tag.end());
+  }
+  try {
+    send_by(m_fd, frame, deadline);
+  } catch (const Timeout&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw std::runtime_error("cannot reach the store at " + m_where + ": " + e.what());
+  }
+  uint8_t status = 0;
+  std::vector<Bytes> reply = read_frame(status, deadline, m_signer.has_value());
+  if (status == kHello)
+    throw RunFailure("the store at " + m_where + " authenticates its clients (" +
+                     kStoreSecretVariable +
+                     "), and this process has no secret: every process "
+                     "of the run needs the same");
   if (status == kTimedOut) throw RunFailure("timed out in the store at " + m_where);
   if (status != kOk) {
     throw RunFailure("the store at " + m_where + " refused a request" +

@@ -7,16 +7,21 @@
 // exchange run over it unchanged (core/torch/socket_c10d_store.h adapts it). No LibTorch.
 //
 // Wire format, both directions: a frame is uint8 op (or status), uint32 item count, then per
-// item uint64 length and its bytes, all little-endian. Nothing is authenticated, as with
-// c10d's TCPStore: it is meant for the cluster's own network.
+// item uint64 length and its bytes, all little-endian. With a secret (core/platform/
+// store_auth.h) the server greets each connection with a frame (status 3) holding a nonce,
+// and every frame after it, both ways, is followed by its 32-byte HMAC-SHA256 tag under the
+// connection's key: a process without the secret can neither read nor write the store.
+// c10d's TCPStore authenticates nothing.
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/platform/store.h"
+#include "core/platform/store_auth.h"
 
 namespace shardlens {
 
@@ -28,7 +33,11 @@ class SocketStoreServer {
   // limits.value_bytes (refused on its length, before its bytes arrive) or would take the
   // store past limits.total_bytes (keys and values held, and requests not yet whole) is told
   // why and disconnected, the reason logged on stderr; the others are served as before.
-  SocketStoreServer(const std::string& address, int port, const StoreLimits& limits = {});
+  // With `secret`, only clients holding it are served. Every connection must send a whole
+  // request within 10 s, at most 64 may be waiting to, and each may have one request
+  // pending: the others are closed, the reason logged.
+  SocketStoreServer(const std::string& address, int port, const StoreLimits& limits = {},
+                    const StoreSecret& secret = {});
   ~SocketStoreServer();
   SocketStoreServer(const SocketStoreServer&) = delete;
   SocketStoreServer& operator=(const SocketStoreServer&) = delete;
@@ -55,7 +64,9 @@ class SocketStoreClient {
   // RunFailure naming address:port and the timeout. `timeout` is also the default wait of
   // get(). A request whose reply does not come in time ends the connection: later requests
   // throw at once.
-  SocketStoreClient(const std::string& address, int port, std::chrono::milliseconds timeout);
+  // With `secret`, the store must authenticate with the same one (and without, must not).
+  SocketStoreClient(const std::string& address, int port, std::chrono::milliseconds timeout,
+                    const StoreSecret& secret = {});
   ~SocketStoreClient();
   SocketStoreClient(const SocketStoreClient&) = delete;
   SocketStoreClient& operator=(const SocketStoreClient&) = delete;
@@ -82,8 +93,14 @@ class SocketStoreClient {
   // One request and its reply on the connection, by `deadline`.
   std::vector<Bytes> exchange(uint8_t op, const std::vector<Bytes>& items,
                               std::chrono::steady_clock::time_point deadline);
+  // The next frame from the store (its tag checked when `tagged`), by `deadline`.
+  std::vector<Bytes> read_frame(uint8_t& status, std::chrono::steady_clock::time_point deadline,
+                                bool tagged);
 
   std::string m_where;   // address:port, for messages
+  StoreSecret m_secret;  // empty: unauthenticated
+  std::optional<FrameSigner> m_signer;
+  Bytes m_in;            // bytes received past the last frame read
   int m_fd = -1;         // non-blocking; -1 once the connection is given up
   std::string m_broken;  // why it was given up
   std::chrono::milliseconds m_timeout;

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "core/model/limits.h"
@@ -17,6 +18,7 @@
 #include "core/platform/bind_address.h"
 #include "core/platform/launcher_env.h"
 #include "core/platform/process.h"
+#include "core/platform/store_auth.h"
 #include "core/realrun/rank_loop.h"
 
 namespace shardlens {
@@ -95,6 +97,11 @@ RealRunResult launch(const RealRunConfig& cfg, const RealRunServices& sv) {
   std::shared_ptr<RankStore> server;
   std::vector<std::string> store_env;
   if (cfg.store_address_given) {
+    // The store listens on a port any process of the host can reach: a new secret for this
+    // run authenticates its ranks (inherited through the environment, never argv), unless
+    // the user gave one.
+    if (!store_secret_from_environment())
+      ::setenv(kStoreSecretVariable, store_secret_text(make_store_secret()).c_str(), 1);
     int port = 0;
     try {
       server = sv.open_tcp_store(cfg.master_addr, cfg.master_port, true, cfg.timeout_s, &port,
@@ -343,6 +350,37 @@ RankFailures await_ranks(RankStore& store, int world, std::chrono::milliseconds 
   return out;
 }
 
+namespace {
+
+// Where the synced matrix in the store is not what the run's declared sync makes of the
+// ranks' matrices, for the syncs whose arithmetic is exact (rank 0's own for no sync, an
+// int64 sum for all-reduce, twice it for double-sync): a cell, or nothing. Float sums keep
+// the backend's order of additions and the gathers depend on what only rank 0 saw (its
+// loader's last batch), so they are left to the diagnosis.
+std::optional<std::string> synced_contradiction(const Scenario& s, const RunFile& run) {
+  const bool exact_sum = (s.sync == SyncStrategy::AllReduce || s.sync == SyncStrategy::Double) &&
+                         s.dtype == CounterDtype::Int64;
+  if (!run.has_synced() || run.per_rank.empty() || (!exact_sum && s.sync != SyncStrategy::Local))
+    return std::nullopt;
+  const Matrix& synced = run.synced;
+  const int32_t c = synced.classes;
+  for (size_t i = 0; i < synced.cells.size(); ++i) {
+    double want = run.per_rank[0].cells[i];
+    if (exact_sum) {
+      want = 0;
+      for (const Matrix& m : run.per_rank) want += m.cells[i];
+      if (s.sync == SyncStrategy::Double) want *= 2;
+    }
+    if (synced.cells[i] == want) continue;
+    return "row " + std::to_string(i / size_t(c)) + ", column " + std::to_string(i % size_t(c)) +
+           " holds " + std::to_string(int64_t(synced.cells[i])) + " where --sync " +
+           to_string(s.sync) + " of the ranks' matrices gives " + std::to_string(int64_t(want));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 RunFile assemble_run(RankStore& store, const RealRunConfig& cfg, const Labels& labels, int world,
                      const RankFailures& failures, const std::string& torch_version) {
   RunFile run;
@@ -394,6 +432,16 @@ RunFile assemble_run(RankStore& store, const RealRunConfig& cfg, const Labels& l
   }
   m.complete = all_done && run.has_synced() && failures.failed.empty() && failures.reason.empty();
   m.incomplete_reason = m.complete ? "" : failures.reason;
+  // Every rank's matrix is in hand: a synced matrix that contradicts them under the declared
+  // sync is named and not kept, never written as the run's result.
+  if (all_done) {
+    if (const std::optional<std::string> why = synced_contradiction(cfg.scenario, run)) {
+      run.synced = Matrix();
+      m.complete = false;
+      m.incomplete_reason = "the synced matrix in the store is not the ranks' (" + *why +
+                            "): a process other than rank 0 wrote it";
+    }
+  }
   return run;
 }
 

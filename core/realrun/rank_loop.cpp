@@ -19,8 +19,9 @@ namespace shardlens {
 
 namespace {
 
-// Test hook (documented in tests/integration): SHARDLENS_TEST_FAULT=kill:R:B or hang:R:B
-// makes rank R die (SIGKILL) or hang after B batches, to test failure handling for real.
+// Test hook (documented in tests/integration): SHARDLENS_TEST_FAULT=kill:R:B, hang:R:B or
+// pause:R:B makes rank R die (SIGKILL), hang, or stop for 4 s after B batches, to test
+// failure handling (and a store's peers while the run waits) for real.
 void maybe_inject_fault(int rank, int64_t batches_done) {
   static const std::optional<std::string> spec = [] {
     const char* v = std::getenv("SHARDLENS_TEST_FAULT");
@@ -36,6 +37,7 @@ void maybe_inject_fault(int rank, int64_t batches_done) {
   if (std::strcmp(kind, "hang") == 0) {
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
   }
+  if (std::strcmp(kind, "pause") == 0) std::this_thread::sleep_for(std::chrono::seconds(4));
 }
 
 }  // namespace

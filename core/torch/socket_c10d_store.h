@@ -16,18 +16,19 @@ class SocketC10dStore : public c10d::Store {
   // Connects to the store at address:port; `server`, when this process hosts it, is kept
   // alive as long as this store or any clone of it.
   SocketC10dStore(std::shared_ptr<SocketStoreServer> server, const std::string& address, int port,
-                  std::chrono::milliseconds timeout)
+                  std::chrono::milliseconds timeout, const StoreSecret& secret)
       : m_server(std::move(server)),
         m_address(address),
         m_port(port),
-        m_client(std::make_unique<SocketStoreClient>(address, port, timeout)) {
+        m_secret(secret),
+        m_client(std::make_unique<SocketStoreClient>(address, port, timeout, secret)) {
     timeout_ = timeout;
   }
 
   // LibTorch >= 2.6 asks every store for clone() (a pure virtual there; absent in 1.13, so
   // no `override`): another connection to the same store, for another thread.
   virtual c10::intrusive_ptr<c10d::Store> clone() {
-    return c10::make_intrusive<SocketC10dStore>(m_server, m_address, m_port, timeout_);
+    return c10::make_intrusive<SocketC10dStore>(m_server, m_address, m_port, timeout_, m_secret);
   }
 
   void set(const std::string& key, const std::vector<uint8_t>& value) override {
@@ -56,6 +57,7 @@ class SocketC10dStore : public c10d::Store {
   std::shared_ptr<SocketStoreServer> m_server;  // declared first: outlives the client
   std::string m_address;
   int m_port;
+  StoreSecret m_secret;
   std::unique_ptr<SocketStoreClient> m_client;
 };
 

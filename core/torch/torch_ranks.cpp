@@ -6,6 +6,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <chrono>
+#include <cstdio>
 
 #include "core/platform/launcher_env.h"
 #include "core/realrun/rank_launcher.h"
@@ -60,16 +61,25 @@ std::shared_ptr<RankStore> open_tcp_store(const std::string& addr, int port, boo
   }
   // Our own store, listening on `addr` only (LibTorch's TCPStore server would bind every
   // interface); the clients, this process included, connect to the address it bound.
+  // Authenticated with the run's secret when its processes were given one (our launcher
+  // always gives one; under torchrun, srun or by hand the user does).
+  const StoreSecret secret = store_secret_from_environment().value_or(StoreSecret{});
   std::shared_ptr<SocketStoreServer> host;
   std::string connect_to = addr;
   if (server) {
-    host = std::make_shared<SocketStoreServer>(addr, port, limits);
+    host = std::make_shared<SocketStoreServer>(addr, port, limits, secret);
     port = host->port();
     connect_to = host->address();
+    if (secret.empty())
+      std::fprintf(stderr,
+                   "shardlens: note: the store on %s:%d is not authenticated: any process that "
+                   "reaches the port can read and change what the ranks publish. Give every "
+                   "process of the run the same %s (a file only you can read) or %s\n",
+                   connect_to.c_str(), port, kStoreSecretFileVariable, kStoreSecretVariable);
   }
   if (bound_port) *bound_port = port;
   return std::make_shared<C10dStore>(
-      c10::make_intrusive<SocketC10dStore>(std::move(host), connect_to, port, timeout));
+      c10::make_intrusive<SocketC10dStore>(std::move(host), connect_to, port, timeout, secret));
 }
 
 const RealRunServices& torch_services() {

@@ -92,6 +92,30 @@ TEST(RankAssembly, ACompleteRunFromTheStore) {
   EXPECT_NO_THROW(validate_run(run, "assembled"));
 }
 
+// A synced matrix another process put in the store (the ranks' sum under --sync double,
+// where the honest one is twice it) is named and not kept; the honest one is.
+TEST(RankAssembly, ASyncedMatrixTheRanksContradictIsNamedNotKept) {
+  for (const bool forged : {false, true}) {
+    MemoryStore store;
+    publish_rank(store, 0);
+    publish_rank(store, 1);
+    // Per-rank (1 0; 1 1) and (1 1; 0 1): their sum is (2 1; 1 2).
+    store.set(kKeySynced, encode_matrix(forged ? matrix2(2, 1, 1, 2) : matrix2(4, 2, 2, 4)));
+    store.set(key_done(0), Bytes{1});
+    store.set(key_done(1), Bytes{1});
+    RealRunConfig cfg = config();
+    cfg.scenario.sync = SyncStrategy::Double;
+    const RunFile run = assemble_run(store, cfg, labels(), 2, {}, "1.13.0");
+    EXPECT_EQ(run.meta.complete, !forged);
+    EXPECT_EQ(run.has_synced(), !forged);
+    if (forged)
+      EXPECT_EQ(run.meta.incomplete_reason,
+                "the synced matrix in the store is not the ranks' (row 0, column 0 holds 2 "
+                "where --sync double of the ranks' matrices gives 4): a process other than "
+                "rank 0 wrote it");
+  }
+}
+
 TEST(RankAssembly, AnIncompleteRunNamesTheFailedRank) {
   // Rank 1 was killed before publishing; rank 0 published, then its all_gather broke.
   MemoryStore store;

@@ -12,7 +12,9 @@
 
 #include <gtest/gtest.h>
 
+#include "core/model/types.h"
 #include "core/platform/socket_store.h"
+#include "core/platform/store_auth.h"
 #include "core/realrun/rank_protocol.h"
 
 using namespace shardlens;
@@ -450,4 +452,121 @@ TEST(SocketStore, AStoreThatFallsSilentEndsEachRequestAtItsDeadline) {
   EXPECT_THROW(c.get("k"), RunFailure);  // the connection is given up: no second wait
   EXPECT_LT(std::chrono::steady_clock::now() - start, 100ms);
   host.join();
+}
+
+// --- a store with the run's secret --------------------------------------------------------
+
+TEST(SocketStoreSecret, ClientsWithTheSecretAreServedAndOthersAreToldWhy) {
+  const StoreSecret secret = make_store_secret(), other = make_store_secret();
+  SocketStoreServer server("127.0.0.1", 0, {}, secret);
+  SocketStoreClient a("127.0.0.1", server.port(), 5s, secret);
+  SocketStoreClient c("127.0.0.1", server.port(), 5s, secret);
+  a.set("rank0/matrix", b("cells"));
+  EXPECT_EQ(c.get("rank0/matrix"), b("cells"));
+  Bytes big(3'000'000);  // many frames' worth of bytes under one tag
+  for (size_t i = 0; i < big.size(); ++i) big[i] = uint8_t(i * 7 + 1);
+  c.set("big", big);
+  EXPECT_EQ(a.get("big"), big);
+  // Without the secret, with another one: refused, each naming the secret.
+  const auto refusal = [&](const StoreSecret& s) {
+    try {
+      SocketStoreClient x("127.0.0.1", server.port(), 2s, s);
+      x.get("rank0/matrix");
+    } catch (const RunFailure& e) {
+      return std::string(e.what());
+    }
+    return std::string("served");
+  };
+  EXPECT_NE(refusal({}).find("SHARDLENS_STORE_SECRET"), std::string::npos) << refusal({});
+  EXPECT_NE(refusal(other).find("SHARDLENS_STORE_SECRET"), std::string::npos) << refusal(other);
+  // A client with a secret meets a store without one: told so, not left waiting.
+  SocketStoreServer plain("127.0.0.1", 0);
+  try {
+    SocketStoreClient x("127.0.0.1", plain.port(), 1s, secret);
+    ADD_FAILURE() << "an unauthenticated store was taken for the run's";
+  } catch (const RunFailure& e) {
+    EXPECT_NE(std::string(e.what()).find("SHARDLENS_STORE_SECRET"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(a.get("rank0/matrix"), b("cells"));  // the run's clients were never disturbed
+}
+
+// The tags bind each frame to its connection and its place: a valid frame copied from one
+// connection, or sent twice, is refused (FrameSigner, as both ends use it).
+TEST(SocketStoreSecret, FramesCannotBeReplayedOrMoved) {
+  const StoreSecret secret = make_store_secret();
+  const auto nonce = make_store_nonce(), another = make_store_nonce();
+  const uint8_t frame[] = {1, 2, 3, 4, 5};
+  FrameSigner client(secret, nonce.data()), server(secret, nonce.data()),
+      elsewhere(secret, another.data());
+  const auto tag = client.sign(true, frame, sizeof frame);
+  EXPECT_FALSE(elsewhere.verify(true, frame, sizeof frame, tag.data()));  // another connection
+  EXPECT_FALSE(server.verify(false, frame, sizeof frame, tag.data()));    // the other direction
+  EXPECT_TRUE(server.verify(true, frame, sizeof frame, tag.data()));
+  EXPECT_FALSE(server.verify(true, frame, sizeof frame, tag.data()));  // replayed
+  const uint8_t changed[] = {1, 2, 3, 4, 6};
+  const auto next = client.sign(true, frame, sizeof frame);
+  EXPECT_FALSE(server.verify(true, changed, sizeof changed, next.data()));
+  EXPECT_TRUE(server.verify(true, frame, sizeof frame, next.data()));
+}
+
+// A secret from the environment: hexadecimal, or a file only its owner may read.
+TEST(SocketStoreSecret, TheEnvironmentsSecretIsCheckedBeforeItIsUsed) {
+  const auto with = [](const char* name, const std::string& value, auto f) {
+    ::setenv(name, value.c_str(), 1);
+    f();
+    ::unsetenv(name);
+  };
+  ::unsetenv("SHARDLENS_STORE_SECRET");
+  ::unsetenv("SHARDLENS_STORE_SECRET_FILE");
+  EXPECT_FALSE(store_secret_from_environment());
+  const StoreSecret made = make_store_secret();
+  with("SHARDLENS_STORE_SECRET", store_secret_text(made),
+       [&] { EXPECT_EQ(*store_secret_from_environment(), made); });
+  for (const std::string& bad :
+       std::vector<std::string>{"abc", "zz" + std::string(40, '0'), std::string(30, 'a')})
+    with("SHARDLENS_STORE_SECRET", bad,
+         [] { EXPECT_THROW(store_secret_from_environment(), InputError); });
+  char dir[] = "/tmp/shardlens-secret-XXXXXX";
+  ASSERT_TRUE(::mkdtemp(dir));
+  const std::string file = std::string(dir) + "/secret";
+  std::ofstream(file) << store_secret_text(made) << "\n";
+  ::chmod(file.c_str(), 0644);
+  with("SHARDLENS_STORE_SECRET_FILE", file, [&] {
+    try {
+      store_secret_from_environment();
+      ADD_FAILURE() << "a secret others can read was used";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("others may read it"), std::string::npos) << e.what();
+    }
+  });
+  ::chmod(file.c_str(), 0600);
+  with("SHARDLENS_STORE_SECRET_FILE", file,
+       [&] { EXPECT_EQ(*store_secret_from_environment(), made); });
+  ::unlink(file.c_str());
+  ::rmdir(dir);
+}
+
+// Bounds on what a peer may hold: a second request while a wait is pending is refused, and
+// connections that send nothing are closed (the others keep being served).
+TEST(SocketStoreSecret, APeerHoldsOneWaitAndSilentConnectionsAreBounded) {
+  SocketStoreServer server("127.0.0.1", 0);
+  const int fd = connect_raw(server.port());
+  // Two waits on one connection, the second before the first is answered.
+  std::string frames;
+  for (int i = 0; i < 2; ++i) {
+    frames += std::string("\x08\x02\x00\x00\x00", 5);
+    frames += std::string("\x08\0\0\0\0\0\0\0", 8) + std::string("\x10\x27\0\0\0\0\0\0", 8);
+    frames += std::string("\x01\0\0\0\0\0\0\0", 8) + "k";
+  }
+  ASSERT_EQ(::send(fd, frames.data(), frames.size(), MSG_NOSIGNAL), ssize_t(frames.size()));
+  const std::string answer = read_until_closed(fd, 3000ms);
+  EXPECT_NE(answer.find("before its previous one was answered"), std::string::npos) << answer;
+  ::close(fd);
+  std::vector<int> idle;
+  for (int i = 0; i < 100; ++i) idle.push_back(connect_raw(server.port()));
+  // Past 64 silent connections the oldest are closed: a client that asks at once is served.
+  SocketStoreClient c("127.0.0.1", server.port(), 5s);
+  c.set("k", b("v"));
+  EXPECT_EQ(c.get("k"), b("v"));
+  for (int s : idle) ::close(s);
 }
