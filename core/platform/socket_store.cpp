@@ -692,6 +692,10 @@ const std::string& SocketStoreServer::address() const {
 
 namespace {
 
+// How long a client without a secret waits for an authenticating store's greeting (sent as
+// it accepts) before it takes the store for one that does not authenticate.
+constexpr std::chrono::milliseconds kGreetingWithin{2000};
+
 // Seconds of `d` for messages ("within 5 s"), rounded up so 300 ms is not "0 s".
 std::string seconds_text(std::chrono::milliseconds d) {
   const int64_t ms = std::max<int64_t>(0, d.count());
@@ -755,7 +759,8 @@ int connect_by(int fd, const sockaddr* addr, socklen_t len, Clock::time_point de
 }  // namespace
 
 SocketStoreClient::SocketStoreClient(const std::string& address, int port,
-                                     std::chrono::milliseconds timeout, const StoreSecret& secret)
+                                     std::chrono::milliseconds timeout, const StoreSecret& secret,
+                                     const FindSecret& find_secret)
     : m_where(address + ":" + std::to_string(port)), m_secret(secret), m_timeout(timeout) {
   // One deadline for the connection and the first answer: a peer that accepts but never
   // answers (not a store, or a stopped one) is given up on with the rest.
@@ -791,6 +796,11 @@ SocketStoreClient::SocketStoreClient(const std::string& address, int port,
   // The handshake: with a secret, the store's nonce first; then a request every store
   // answers at once.
   try {
+    if (m_secret.empty() && find_secret) {
+      // A store that authenticates greets at once; one that does not says nothing first.
+      if (wait_ready(m_fd, POLLIN, std::min(deadline, Clock::now() + kGreetingWithin)))
+        if (std::optional<StoreSecret> found = find_secret()) m_secret = std::move(*found);
+    }
     if (!m_secret.empty()) {
       uint8_t status = 0;
       const std::vector<Bytes> hello = read_frame(status, deadline, false);

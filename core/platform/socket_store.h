@@ -14,6 +14,7 @@
 // c10d's TCPStore authenticates nothing.
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -65,8 +66,11 @@ class SocketStoreClient {
   // get(). A request whose reply does not come in time ends the connection: later requests
   // throw at once.
   // With `secret`, the store must authenticate with the same one (and without, must not).
+  // Without one, `find_secret` (when given) is asked once the connection is made, when the
+  // store greets with a nonce: the secret its host left for this host's ranks.
+  using FindSecret = std::function<std::optional<StoreSecret>()>;
   SocketStoreClient(const std::string& address, int port, std::chrono::milliseconds timeout,
-                    const StoreSecret& secret = {});
+                    const StoreSecret& secret = {}, const FindSecret& find_secret = {});
   ~SocketStoreClient();
   SocketStoreClient(const SocketStoreClient&) = delete;
   SocketStoreClient& operator=(const SocketStoreClient&) = delete;

@@ -120,6 +120,71 @@ std::string store_secret_text(const StoreSecret& secret) {
   return out;
 }
 
+namespace {
+
+std::string host_secret_folder() {
+  return "/tmp/shardlens-" + std::to_string(::geteuid());
+}
+
+// The folder, made if absent; refused unless it is this user's and closed to others.
+void require_private_folder(const std::string& folder) {
+  if (::mkdir(folder.c_str(), 0700) != 0 && errno != EEXIST)
+    throw RunFailure(folder + ": cannot create (" + std::strerror(errno) + ")");
+  struct stat st {};
+  if (::lstat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
+      (st.st_mode & 077) != 0)
+    throw RunFailure(folder + ": not a folder of this user closed to others");
+}
+
+}  // namespace
+
+std::string host_secret_path(int port) {
+  return host_secret_folder() + "/store-" + std::to_string(port) + ".secret";
+}
+
+HostSecretFile::HostSecretFile(const StoreSecret& secret, int port)
+    : m_path(host_secret_path(port)) {
+  require_private_folder(host_secret_folder());
+  const std::string tmp = m_path + ".tmp-" + std::to_string(::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) throw RunFailure(tmp + ": cannot create (" + std::strerror(errno) + ")");
+  const std::string text = store_secret_text(secret) + "\n";
+  const bool written = ::write(fd, text.data(), text.size()) == ssize_t(text.size());
+  ::close(fd);
+  if (!written || ::rename(tmp.c_str(), m_path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    throw RunFailure(m_path + ": cannot write (" + std::strerror(errno) + ")");
+  }
+}
+
+HostSecretFile::~HostSecretFile() {
+  ::unlink(m_path.c_str());
+}
+
+std::optional<StoreSecret> read_host_secret(int port) {
+  const std::string path = host_secret_path(port);
+  struct stat folder {};
+  if (::lstat(host_secret_folder().c_str(), &folder) != 0 || !S_ISDIR(folder.st_mode) ||
+      folder.st_uid != ::geteuid() || (folder.st_mode & 077) != 0)
+    return std::nullopt;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  std::string text(200, '\0');
+  ssize_t k = -1;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
+      (st.st_mode & 077) == 0)
+    k = ::read(fd, text.data(), text.size());
+  ::close(fd);
+  if (k <= 0) return std::nullopt;
+  text.resize(size_t(k));
+  try {
+    return parse_secret(text, path);
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
+}
+
 std::array<uint8_t, kStoreNonceBytes> make_store_nonce() {
   std::array<uint8_t, kStoreNonceBytes> nonce{};
   fill_random(nonce.data(), nonce.size());

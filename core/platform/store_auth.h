@@ -34,6 +34,27 @@ std::optional<StoreSecret> store_secret_from_environment();
 StoreSecret make_store_secret();
 std::string store_secret_text(const StoreSecret& secret);
 
+// Where rank 0 leaves the secret of a store it hosts on `port` for the ranks of its host that
+// were given none: /tmp/shardlens-UID/store-PORT.secret, in a folder only its user may enter,
+// readable by that user alone. Written before the store listens, so a rank that reaches the
+// store finds the current run's; removed when the store closes.
+class HostSecretFile {
+ public:
+  // Throws RunFailure naming the file when it cannot be written safely (the folder belongs
+  // to another user or others may enter it).
+  HostSecretFile(const StoreSecret& secret, int port);
+  ~HostSecretFile();
+  HostSecretFile(const HostSecretFile&) = delete;
+  HostSecretFile& operator=(const HostSecretFile&) = delete;
+  const std::string& path() const { return m_path; }
+
+ private:
+  std::string m_path;
+};
+std::string host_secret_path(int port);
+// The secret HostSecretFile left for `port`, when there is one this user alone may read.
+std::optional<StoreSecret> read_host_secret(int port);
+
 // Random bytes for a connection's nonce.
 std::array<uint8_t, kStoreNonceBytes> make_store_nonce();
 

@@ -61,25 +61,43 @@ std::shared_ptr<RankStore> open_tcp_store(const std::string& addr, int port, boo
   }
   // Our own store, listening on `addr` only (LibTorch's TCPStore server would bind every
   // interface); the clients, this process included, connect to the address it bound.
-  // Authenticated with the run's secret when its processes were given one (our launcher
-  // always gives one; under torchrun, srun or by hand the user does).
-  const StoreSecret secret = store_secret_from_environment().value_or(StoreSecret{});
+  // Authenticated with the run's secret: the one its processes were given (our launcher
+  // always gives one), else one rank 0 makes and leaves for the ranks of its host in a file
+  // only this user can read (HostSecretFile), written before the store listens.
+  const std::optional<StoreSecret> given = store_secret_from_environment();
+  StoreSecret secret = given.value_or(StoreSecret{});
+  SocketStoreClient::FindSecret find_secret;
+  std::shared_ptr<HostSecretFile> secret_file;
   std::shared_ptr<SocketStoreServer> host;
   std::string connect_to = addr;
   if (server) {
+    if (!given && port > 0) {
+      try {
+        secret = make_store_secret();
+        secret_file = std::make_shared<HostSecretFile>(secret, port);
+        std::fprintf(stderr,
+                     "shardlens: the store on %s:%d is authenticated with a secret in %s: ranks "
+                     "on other hosts need it too (%s=FILE, a copy only you can read)\n",
+                     addr.c_str(), port, secret_file->path().c_str(), kStoreSecretFileVariable);
+      } catch (const std::exception& e) {
+        secret.clear();
+        std::fprintf(stderr,
+                     "shardlens: note: the store on %s:%d is not authenticated (%s): any process "
+                     "that reaches the port can read and change what the ranks publish. Give "
+                     "every process of the run the same %s (a file only you can read) or %s\n",
+                     addr.c_str(), port, e.what(), kStoreSecretFileVariable, kStoreSecretVariable);
+      }
+    }
     host = std::make_shared<SocketStoreServer>(addr, port, limits, secret);
     port = host->port();
     connect_to = host->address();
-    if (secret.empty())
-      std::fprintf(stderr,
-                   "shardlens: note: the store on %s:%d is not authenticated: any process that "
-                   "reaches the port can read and change what the ranks publish. Give every "
-                   "process of the run the same %s (a file only you can read) or %s\n",
-                   connect_to.c_str(), port, kStoreSecretFileVariable, kStoreSecretVariable);
+  } else if (!given) {
+    find_secret = [port] { return read_host_secret(port); };
   }
   if (bound_port) *bound_port = port;
   return std::make_shared<C10dStore>(
-      c10::make_intrusive<SocketC10dStore>(std::move(host), connect_to, port, timeout, secret));
+      c10::make_intrusive<SocketC10dStore>(std::move(host), connect_to, port, timeout, secret,
+                                           std::move(find_secret), std::move(secret_file)));
 }
 
 const RealRunServices& torch_services() {

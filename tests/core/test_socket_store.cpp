@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -569,4 +570,34 @@ TEST(SocketStoreSecret, APeerHoldsOneWaitAndSilentConnectionsAreBounded) {
   c.set("k", b("v"));
   EXPECT_EQ(c.get("k"), b("v"));
   for (int s : idle) ::close(s);
+}
+
+// Rank 0's secret for the ranks of its host: a file only this user may read, in a folder only
+// this user may enter, gone with the store; one that others could read is not taken.
+TEST(SocketStoreSecret, TheHostsSecretFileIsPrivateAndLeavesWithTheStore) {
+  const int port = 64999;  // a name only: nothing listens
+  const StoreSecret secret = make_store_secret();
+  std::string path;
+  {
+    HostSecretFile file(secret, port);
+    path = file.path();
+    EXPECT_EQ(path, host_secret_path(port));
+    struct stat st {};
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    ASSERT_EQ(::stat(path.substr(0, path.rfind('/')).c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+    EXPECT_EQ(read_host_secret(port), secret);
+    ::chmod(path.c_str(), 0644);
+    EXPECT_FALSE(read_host_secret(port));  // others could have read it: not trusted
+  }
+  EXPECT_NE(::access(path.c_str(), F_OK), 0);
+  EXPECT_FALSE(read_host_secret(port));
+  // A client without a secret finds the host's when the store greets; the store serves it.
+  HostSecretFile file(secret, port);
+  SocketStoreServer server("127.0.0.1", 0, {}, secret);
+  SocketStoreClient finds("127.0.0.1", server.port(), 5s, {},
+                          [port] { return read_host_secret(port); });
+  finds.set("k", b("v"));
+  EXPECT_EQ(finds.get("k"), b("v"));
 }
