@@ -146,6 +146,10 @@ def worker(out_dir):
         acc.wait_for_everyone()
     with open(os.path.join(out_dir, "rank%d.json" % rank), "w") as f:
         json.dump(results, f)
+    # Gloo's threads stopped before exit: left running they ended a process with "terminate
+    # called without an active exception" (exit 134) on a loaded machine.
+    acc.wait_for_everyone()
+    torch.distributed.destroy_process_group()
 
 
 def launch(out_dir, w):

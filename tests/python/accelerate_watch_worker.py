@@ -59,6 +59,7 @@ def main():
     with open(os.path.join(out, "oracle_rank%d.json" % accelerator.process_index), "w") as f:
         json.dump(records, f)
     accelerator.wait_for_everyone()
+    torch.distributed.destroy_process_group()  # Gloo's threads stopped before exit
 
 
 if __name__ == "__main__":
