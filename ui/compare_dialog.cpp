@@ -63,6 +63,7 @@ CompareDialog::CompareDialog(std::shared_ptr<const Evaluation> current, const QS
     m_difference->setData(
         render::emptyHeatmap(tr("B − A"), QString::fromStdString(m_comparison.why)));
   }
+  m_summary->setTextFormat(Qt::PlainText);  // why two runs differ may quote their files
   m_summary->setText(summary());
   m_summary->setWordWrap(true);
   m_summary->setObjectName(QStringLiteral("compareSummary"));

@@ -61,6 +61,9 @@ RealRunDialog::RealRunDialog(const Scenario& scenario, QWidget* parent)
   m_out->setObjectName(QStringLiteral("realRunOut"));
   m_settings->setWordWrap(true);
   m_settings->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // Plain text: a dataset spec, a path or an error message is shown as written.
+  m_settings->setTextFormat(Qt::PlainText);
+  m_status->setTextFormat(Qt::PlainText);
   m_status->setObjectName(QStringLiteral("realRunStatus"));
   m_status->setWordWrap(true);
   m_status->setText(

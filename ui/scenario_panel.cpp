@@ -34,6 +34,9 @@ QWidget* ScenarioPanel::lessonsBox() {
   m_lesson->setPlaceholderText(tr("(custom scenario)"));
   m_lessonText = new QLabel(box);
   m_lessonText->setObjectName(QStringLiteral("lessonText"));
+  // Plain text: a scenario's own title and description (from any file) are shown as written,
+  // not taken for markup (Qt's AutoText made "<script>..." an empty line).
+  m_lessonText->setTextFormat(Qt::PlainText);
   m_lessonText->setWordWrap(true);
   m_lessonText->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_lessonText->setMinimumHeight(60);

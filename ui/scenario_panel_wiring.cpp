@@ -12,6 +12,7 @@
 
 #include "core/model/types.h"
 #include "ui/lesson_model.h"
+#include "ui/render/shown_text.h"
 #include "ui/scenario_panel.h"
 #include "ui/setting_controls.h"
 
@@ -141,8 +142,8 @@ void ScenarioPanel::updateLessonText() {
   const Lesson* l = m_lessons ? m_lessons->lesson(m_lesson->currentIndex()) : nullptr;
   if (!l) {
     // A custom scenario: its own description, if it has one.
-    const QString title = QString::fromStdString(m_scenario.title);
-    const QString text = QString::fromStdString(m_scenario.description);
+    const QString title = shownText(m_scenario.title);
+    const QString text = shownText(m_scenario.description);
     m_lessonText->setText(!m_lessons || m_lessons->rowCount() == 0
                               ? tr("No lessons found.")
                               : tr("Custom scenario%1.%2")
@@ -168,11 +169,10 @@ void ScenarioPanel::updateLessonText() {
     m_lessonText->setText(
         tr("(modified: %1) The lesson's explanation below describes its own settings; the "
            "diagnosis describes what is shown. Choose the lesson again to restore them.\n\n%2")
-            .arg(changes.join(QStringLiteral(", ")),
-                 QString::fromStdString(l->scenario.description)));
+            .arg(changes.join(QStringLiteral(", ")), shownText(l->scenario.description)));
     return;
   }
-  m_lessonText->setText(QString::fromStdString(l->scenario.description) +
+  m_lessonText->setText(shownText(l->scenario.description) +
                         (current ? QString() : tr("\n(choose it to load)")));
 }
 

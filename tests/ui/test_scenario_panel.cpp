@@ -2,6 +2,7 @@
 // range, choices and tooltip, and every control writes its setting (one row a case).
 #include <QCheckBox>
 #include <QComboBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -55,6 +56,26 @@ class TestScenarioPanel : public QObject {
                              "torchVersion",
                              "ignoreIndex"})
       QVERIFY2(panel.findChild<QWidget*>(QLatin1String(name)), name);
+  }
+
+  // A scenario's title and description come from any file: shown as written, never as
+  // markup (Qt's AutoText made a "<script>" title an empty line).
+  void aScenariosOwnTextIsShownAsWritten() {
+    LessonModel lessons;
+    lessons.loadDirectory(LessonModel::defaultDirectory());
+    QVERIFY(lessons.rowCount() > 0);  // else the label says "No lessons found."
+    ScenarioPanel panel(&lessons);
+    Scenario s = panel.scenario();
+    s.name = "from-a-file";
+    s.title = "<b>bold</b> & <script>alert(1)</script>";
+    s.description = "<i>not italic</i>";
+    panel.setScenario(s);
+    auto* text = panel.findChild<QLabel*>(QStringLiteral("lessonText"));
+    QVERIFY(text);
+    QCOMPARE(text->textFormat(), Qt::PlainText);
+    QVERIFY2(text->text().contains(QString::fromStdString(s.title)), qPrintable(text->text()));
+    QVERIFY2(text->text().contains(QString::fromStdString(s.description)),
+             qPrintable(text->text()));
   }
 
   void everySetting_data() {
