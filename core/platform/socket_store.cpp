@@ -46,6 +46,10 @@ constexpr std::chrono::milliseconds kRefusedDrain{2000};
 // A connection must send its first whole (and, with a secret, signed) request within this:
 // every client of ours does at once. Idle connections took a rank's 256 descriptors.
 constexpr std::chrono::milliseconds kFirstRequestWithin{10000};
+// What a connection may send before its first whole (signed) request: the run's clients
+// start with a request of a few bytes, so a peer without the secret cannot hold the store's
+// memory with a large request that will never verify.
+constexpr size_t kMaxFirstRequestBytes = 64 * 1024;
 // Connections that have not yet sent one: beyond these, new ones are closed at once (the
 // run's own clients pass through this state in a millisecond).
 constexpr size_t kMaxNewConnections = 64;
@@ -470,6 +474,11 @@ struct SocketStoreServer::State {
       refuse(fd, "its requests would take the store past its limit of " +
                      std::to_string(limits.total_bytes) + " bytes (it holds " +
                      std::to_string(stored_bytes) + ")");
+      return true;  // now in `refused`
+    }
+    if (!client.known && buf.size() + size_t(k) > kMaxFirstRequestBytes) {
+      refuse(fd, "more than " + std::to_string(kMaxFirstRequestBytes) +
+                     " bytes before its first whole request");
       return true;  // now in `refused`
     }
     buf.insert(buf.end(), chunk, chunk + k);

@@ -601,3 +601,23 @@ TEST(SocketStoreSecret, TheHostsSecretFileIsPrivateAndLeavesWithTheStore) {
   finds.set("k", b("v"));
   EXPECT_EQ(finds.get("k"), b("v"));
 }
+
+// A connection that has not yet sent a whole request may not send more than a first request
+// of ours: a peer without the secret cannot hold the store's memory with a request that will
+// never verify. A client that has made its first request sends values of any allowed size.
+TEST(SocketStoreSecret, BeforeItsFirstRequestAPeerHoldsNoMemory) {
+  const StoreSecret secret = make_store_secret();
+  SocketStoreServer server("127.0.0.1", 0, {}, secret);
+  const int fd = connect_raw(server.port());
+  // A set whose 1 MB value is below every limit of the store, sent in full without a tag.
+  std::string frame = std::string("\x01\x02\x00\x00\x00", 5) +
+                      std::string("\x01\0\0\0\0\0\0\0", 8) + "k" +
+                      std::string("\x00\x00\x10\0\0\0\0\0", 8) + std::string(1 << 20, 'x');
+  [[maybe_unused]] const ssize_t sent = ::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL);
+  const std::string answer = read_until_closed(fd, 3000ms);
+  EXPECT_NE(answer.find("before its first whole request"), std::string::npos) << answer.size();
+  ::close(fd);
+  SocketStoreClient rank("127.0.0.1", server.port(), 5s, secret);
+  rank.set("big", Bytes(1 << 20, 7));
+  EXPECT_EQ(rank.get("big").size(), size_t(1) << 20);
+}
