@@ -83,6 +83,7 @@ Fd open_folder_at(int parent, const std::string& name, const std::string& where,
 StagedDirectory::StagedDirectory(std::string out) : m_out(std::move(out)) {
   fs::path target = fs::absolute(m_out).lexically_normal();
   if (target.filename().empty()) target = target.parent_path();  // "exp/" is "exp"
+  m_target = target.string();
   struct stat st {};
   m_out_existed = ::stat(target.c_str(), &st) == 0;  // require_output checked it is a folder
   fs::path parent = m_out_existed ? target : target.parent_path();
@@ -123,8 +124,7 @@ void StagedDirectory::commit() {
       Fd top(::open(m_staging.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
       if (top.get() < 0 || ::syncfs(top.get()) != 0) fail_errno(m_out, "write", errno);
     }
-    fs::path target = fs::absolute(m_out).lexically_normal();
-    if (target.filename().empty()) target = target.parent_path();
+    const fs::path target = m_target;
     // mkdtemp made it private while it was written; OUT gets the mode a new folder gets.
     const mode_t mask = ::umask(0);
     ::umask(mask);

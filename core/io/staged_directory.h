@@ -45,6 +45,7 @@ class StagedDirectory {
   void merge_into_existing();
 
   std::string m_out;      // as the user spelled it
+  std::string m_target;   // OUT absolute, without a trailing slash
   std::string m_staging;  // absolute
   bool m_out_existed = false;
   bool m_committed = false;

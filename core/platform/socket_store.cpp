@@ -533,27 +533,19 @@ struct SocketStoreServer::State {
         fds.push_back({fd, short(c.out_at < c.out.size() ? POLLOUT : POLLIN), 0});
       const size_t first_refused = fds.size();
       for (const auto& [fd, _] : refused) fds.push_back({fd, POLLIN, 0});
+      // poll() wakes at the nearest deadline: a refused client's drain, a wait, a first request.
       int wait_ms = -1;
       const auto now = Clock::now();
-      for (const auto& [_, until] : refused) {
+      const auto until = [&](Clock::time_point deadline) {
         const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count();
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
         const int ms = int(std::clamp<int64_t>(left + 1, 0, 60000));
         wait_ms = wait_ms < 0 ? ms : std::min(wait_ms, ms);
-      }
-      for (const Waiter& w : waiters) {
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(w.deadline - now).count();
-        const int ms = int(std::clamp<int64_t>(left + 1, 0, 60000));
-        wait_ms = wait_ms < 0 ? ms : std::min(wait_ms, ms);
-      }
-      for (const auto& [_, c] : clients) {
-        if (c.known) continue;
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(c.first_request_by - now).count();
-        const int ms = int(std::clamp<int64_t>(left + 1, 0, 60000));
-        wait_ms = wait_ms < 0 ? ms : std::min(wait_ms, ms);
-      }
+      };
+      for (const auto& [_, drained_by] : refused) until(drained_by);
+      for (const Waiter& w : waiters) until(w.deadline);
+      for (const auto& [_, c] : clients)
+        if (!c.known) until(c.first_request_by);
       if (::poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR) return;
       if (fds[0].revents) return;  // the destructor asks to stop
       if (fds[1].revents & POLLIN) {
