@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/model/progress.h"
+#include "core/vocabulary/progress.h"
 #include "core/sim/engine.h"
 #include "core/torchsem/loader.h"
 #include "core/torchsem/sync.h"

@@ -11,7 +11,7 @@
 #include "core/io/files.h"
 #include "core/io/npz.h"
 #include "core/io/sha256.h"
-#include "core/model/memory_budget.h"
+#include "core/vocabulary/memory_budget.h"
 #include "fuzz/fuzz_util.h"
 
 namespace shardlens::fuzz {

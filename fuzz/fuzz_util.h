@@ -11,11 +11,11 @@
 #include <utility>
 #include <vector>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens::fuzz {
 
-// The load budget (core/model/memory_budget.h) every target runs under, set before the
+// The load budget (core/vocabulary/memory_budget.h) every target runs under, set before the
 // first input. scripts/fuzz.sh passes the same figure to libFuzzer as -malloc_limit_mb, so a
 // reader that allocates more than the budget for any input is a finding: inputs are a few
 // kB, and only a size declared in the file (and not checked) can ask for more.

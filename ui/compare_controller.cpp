@@ -5,7 +5,7 @@
 #include <QInputDialog>
 #include <utility>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"

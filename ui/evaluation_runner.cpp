@@ -6,7 +6,7 @@
 #include <QThread>
 #include <QtConcurrent>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/sim/validations.h"
 

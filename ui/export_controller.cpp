@@ -8,7 +8,7 @@
 
 #include "core/io/files.h"
 #include "core/io/staged_directory.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/report/export.h"
 #include "core/report/metrics.h"
 #include "ui/data_export.h"

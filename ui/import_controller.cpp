@@ -10,8 +10,8 @@
 #include <QPushButton>
 #include <QSpinBox>
 
-#include "core/model/limits.h"
-#include "core/model/types.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/types.h"
 #include "core/runfile/import.h"
 #include "core/realrun/torch_plugin.h"
 #include "ui/evaluation_runner.h"

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/model/progress.h"
+#include "core/vocabulary/progress.h"
 
 namespace shardlens::ui {
 

@@ -2,7 +2,7 @@
 
 #include <QObject>
 
-#include "core/model/memory_budget.h"
+#include "core/vocabulary/memory_budget.h"
 #include "ui/settings.h"
 
 namespace shardlens::ui {

@@ -1,7 +1,7 @@
 #pragma once
 // The GUI's memory budget for loads (Settings > Memory budget): kept in Settings as the
 // text the user gave ("2G"; empty for the default) and applied to the one load budget of
-// core/model/memory_budget.h, so a run, a dump or a dataset that needs more is refused
+// core/vocabulary/memory_budget.h, so a run, a dump or a dataset that needs more is refused
 // with a dialog before anything is allocated and the work on screen stays.
 #include <QString>
 

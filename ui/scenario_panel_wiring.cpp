@@ -10,7 +10,7 @@
 #include <QToolButton>
 #include <exception>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "ui/lesson_model.h"
 #include "ui/render/shown_text.h"
 #include "ui/scenario_panel.h"

@@ -8,7 +8,7 @@ namespace shardlens::cli {
 // Exit code a subcommand asks for (diagnose: 1 when the matrix is wrong).
 inline int g_exit_code = 0;
 
-// --max-memory (the load budget, core/model/memory_budget.h), given before or after any
+// --max-memory (the load budget, core/vocabulary/memory_budget.h), given before or after any
 // subcommand: every command that loads files honours it.
 void register_memory_flag(CLI::App& app);
 void register_simulate(CLI::App& app);

@@ -1,6 +1,6 @@
 #include "app/cli/figures.h"
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #ifdef SHARDLENS_CLI_FIGURES
 #include "ui/render/figures.h"
 #endif

@@ -7,7 +7,7 @@
 #include "app/cli/commands.h"
 #include "core/evaluation/scenario_settings.h"
 #include "core/io/output_text.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/report/compare.h"
 #include "core/report/report.h"
 #include "core/runfile/run_evaluation.h"

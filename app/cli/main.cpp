@@ -4,7 +4,7 @@
 
 #include "app/cli/commands.h"
 #include "core/io/output_text.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/realrun/model_predictions.h"
 #include "shardlens/config.h"
 

@@ -1,6 +1,6 @@
 // --max-memory: the memory budget every load is checked against before it allocates.
 #include "app/cli/commands.h"
-#include "core/model/memory_budget.h"
+#include "core/vocabulary/memory_budget.h"
 
 namespace shardlens::cli {
 

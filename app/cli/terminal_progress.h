@@ -14,7 +14,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/model/progress.h"
+#include "core/vocabulary/progress.h"
 #include "core/platform/launcher_env.h"
 
 namespace shardlens::cli {

@@ -7,9 +7,9 @@
 #include "core/io/files.h"
 #include "core/io/idx.h"
 #include "core/io/npy.h"
-#include "core/model/limits.h"
-#include "core/model/memory_budget.h"
-#include "core/model/types.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/memory_budget.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

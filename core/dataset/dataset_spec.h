@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/dataset/labels.h"
-#include "core/model/progress.h"
+#include "core/vocabulary/progress.h"
 
 namespace shardlens {
 

@@ -5,9 +5,9 @@
 #include <numeric>
 #include <random>
 
-#include "core/model/block_mt19937.h"
-#include "core/model/limits.h"
-#include "core/model/types.h"
+#include "core/vocabulary/block_mt19937.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "core/model/huge_pages.h"
-#include "core/model/progress.h"
+#include "core/vocabulary/huge_pages.h"
+#include "core/vocabulary/progress.h"
 
 namespace shardlens {
 

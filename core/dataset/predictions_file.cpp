@@ -5,8 +5,8 @@
 
 #include "core/io/csv.h"
 #include "core/io/npy.h"
-#include "core/model/huge_pages.h"
-#include "core/model/types.h"
+#include "core/vocabulary/huge_pages.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

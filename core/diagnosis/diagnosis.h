@@ -12,8 +12,8 @@
 #include "core/diagnosis/catalogue.h"
 #include "core/diagnosis/finding.h"
 #include "core/diagnosis/stats.h"
-#include "core/model/matrix.h"
-#include "core/model/records.h"
+#include "core/vocabulary/matrix.h"
+#include "core/vocabulary/records.h"
 #include "core/torchsem/sampler.h"
 
 namespace shardlens {

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/model/counter.h"
+#include "core/vocabulary/counter.h"
 
 namespace shardlens {
 

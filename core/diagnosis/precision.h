@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/diagnosis/finding.h"
-#include "core/model/counter.h"
-#include "core/model/matrix.h"
+#include "core/vocabulary/counter.h"
+#include "core/vocabulary/matrix.h"
 
 namespace shardlens::detail {
 

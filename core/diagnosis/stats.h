@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "core/dataset/dataset_inputs.h"
-#include "core/model/coverage.h"
-#include "core/model/matrix.h"
-#include "core/model/progress.h"
-#include "core/model/records.h"
+#include "core/vocabulary/coverage.h"
+#include "core/vocabulary/matrix.h"
+#include "core/vocabulary/progress.h"
+#include "core/vocabulary/records.h"
 
 namespace shardlens {
 

@@ -20,10 +20,10 @@
 #include "core/dataset/labels.h"
 #include "core/diagnosis/diagnosis.h"
 #include "core/evaluation/run_metadata.h"
-#include "core/model/coverage.h"
-#include "core/model/matrix.h"
-#include "core/model/progress.h"
-#include "core/model/records.h"
+#include "core/vocabulary/coverage.h"
+#include "core/vocabulary/matrix.h"
+#include "core/vocabulary/progress.h"
+#include "core/vocabulary/records.h"
 #include "core/torchsem/loader.h"
 
 namespace shardlens {

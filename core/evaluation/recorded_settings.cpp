@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/io/json_fields.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 namespace {

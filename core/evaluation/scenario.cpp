@@ -9,8 +9,8 @@
 #include "core/evaluation/scenario_settings.h"
 #include "core/io/files.h"
 #include "core/io/json_fields.h"
-#include "core/model/limits.h"
-#include "core/model/types.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

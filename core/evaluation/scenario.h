@@ -4,7 +4,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "core/model/counter.h"
+#include "core/vocabulary/counter.h"
 #include "core/torchsem/loader.h"
 #include "core/torchsem/sampler.h"
 #include "core/torchsem/sync.h"

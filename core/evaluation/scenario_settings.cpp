@@ -8,8 +8,8 @@
 
 #include "core/io/csv.h"
 #include "core/io/npy.h"
-#include "core/model/limits.h"
-#include "core/model/types.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 namespace {

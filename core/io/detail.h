@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens::io_detail {
 

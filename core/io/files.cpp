@@ -14,8 +14,8 @@
 
 #include "core/io/detail.h"
 #include "core/io/posix_fd.h"
-#include "core/model/limits.h"
-#include "core/model/memory_budget.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/memory_budget.h"
 
 namespace shardlens {
 namespace {

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/model/limits.h"
+#include "core/vocabulary/limits.h"
 
 namespace shardlens {
 

@@ -5,8 +5,8 @@
 
 #include "core/io/detail.h"
 #include "core/io/files.h"
-#include "core/model/limits.h"
-#include "core/model/memory_budget.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/memory_budget.h"
 
 namespace shardlens {
 namespace {
@@ -15,7 +15,7 @@ using io_detail::fail;
 using io_detail::load_be32;
 
 // The only element type of the IDX files read here (unsigned bytes); images are refused past
-// kMaxImageSide rows or columns (core/model/limits.h).
+// kMaxImageSide rows or columns (core/vocabulary/limits.h).
 constexpr uint8_t kUnsignedByte = 0x08;
 
 std::string hex32(uint32_t v) {

@@ -1,8 +1,8 @@
 #include "core/io/json_fields.h"
 
-#include "core/model/limits.h"
-#include "core/model/memory_budget.h"
-#include "core/model/types.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/memory_budget.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

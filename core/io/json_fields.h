@@ -13,7 +13,7 @@
 
 namespace shardlens {
 
-// json::parse with the nesting bounded (kMaxJsonDepth of core/model/limits.h): a document that
+// json::parse with the nesting bounded (kMaxJsonDepth of core/vocabulary/limits.h): a document that
 // nests deeper is refused by a scan of its bytes, before the parser builds anything (five
 // million nested lists under one key of a 10 MB meta.json took 709 MB), and the tree it would
 // build is charged against the load budget first (kJsonBytesPerValue a value). Throws

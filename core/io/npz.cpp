@@ -15,7 +15,7 @@
 #include "core/io/detail.h"
 #include "core/io/files.h"
 #include "core/io/zip_directory.h"
-#include "core/model/memory_budget.h"
+#include "core/vocabulary/memory_budget.h"
 
 namespace shardlens {
 namespace {

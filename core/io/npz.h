@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/io/npy.h"
-#include "core/model/limits.h"
+#include "core/vocabulary/limits.h"
 
 namespace shardlens {
 
@@ -61,7 +61,7 @@ class NpzArchive {
 
 // Reads every member of an .npz. Members must be stored or deflated, unencrypted, named
 // *.npy (or meta.json), unique, and add up to at most `max_bytes` uncompressed and within
-// the load budget (core/model/memory_budget.h). Throws InputError "PATH: ..." on anything
+// the load budget (core/vocabulary/memory_budget.h). Throws InputError "PATH: ..." on anything
 // else, including corrupt or truncated archives.
 NpzMembers read_npz(const std::string& path, size_t max_bytes = kMaxReadBytes);
 // The same for an archive already in memory; `origin` names it in errors.

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/io/files.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/io/posix_fd.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 namespace {

@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

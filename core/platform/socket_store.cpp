@@ -19,7 +19,7 @@
 #include <optional>
 #include <thread>
 
-#include "core/model/limits.h"
+#include "core/vocabulary/limits.h"
 #include "core/platform/store_auth.h"
 
 namespace shardlens {

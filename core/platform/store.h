@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model/limits.h"
+#include "core/vocabulary/limits.h"
 
 namespace shardlens {
 

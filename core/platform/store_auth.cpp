@@ -15,7 +15,7 @@
 #include <initializer_list>
 #include <utility>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/platform/store.h"
 
 namespace shardlens {

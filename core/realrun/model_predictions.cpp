@@ -7,7 +7,7 @@
 #include "core/io/files.h"
 #include "core/io/npy.h"
 #include "core/io/sha256.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/realrun/real_run.h"
 #include "core/realrun/torch_plugin.h"
 

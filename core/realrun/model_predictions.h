@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/dataset/labels.h"
-#include "core/model/progress.h"
+#include "core/vocabulary/progress.h"
 #include "core/sim/specs.h"
 
 namespace shardlens {

@@ -13,8 +13,8 @@
 #include <optional>
 #include <thread>
 
-#include "core/model/limits.h"
-#include "core/model/types.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/types.h"
 #include "core/platform/bind_address.h"
 #include "core/platform/launcher_env.h"
 #include "core/platform/process.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/dataset/labels.h"
-#include "core/model/progress.h"
+#include "core/vocabulary/progress.h"
 #include "core/platform/process.h"
 #include "core/realrun/rank_protocol.h"
 #include "core/realrun/rank_services.h"

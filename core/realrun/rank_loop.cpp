@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "core/dataset/dataset_images.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/sim/specs.h"
 #include "core/torchsem/loader.h"
 #include "core/torchsem/sync.h"

@@ -8,7 +8,7 @@
 #include "core/dataset/labels.h"
 #include "core/evaluation/scenario.h"
 #include "core/io/idx.h"
-#include "core/model/progress.h"
+#include "core/vocabulary/progress.h"
 #include "core/realrun/rank_protocol.h"
 #include "core/realrun/rank_services.h"
 #include "core/realrun/rank_sync.h"

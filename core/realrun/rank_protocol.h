@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/model/matrix.h"
-#include "core/model/records.h"
+#include "core/vocabulary/matrix.h"
+#include "core/vocabulary/records.h"
 #include "core/platform/store.h"
 
 namespace shardlens {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model/counter.h"
+#include "core/vocabulary/counter.h"
 #include "core/realrun/rank_protocol.h"
 
 namespace shardlens {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/evaluation/scenario.h"
-#include "core/model/matrix.h"
-#include "core/model/records.h"
+#include "core/vocabulary/matrix.h"
+#include "core/vocabulary/records.h"
 #include "core/realrun/rank_services.h"
 
 namespace shardlens {

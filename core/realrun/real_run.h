@@ -23,7 +23,7 @@
 #include <string>
 
 #include "core/evaluation/scenario.h"
-#include "core/model/progress.h"
+#include "core/vocabulary/progress.h"
 #include "core/runfile/runfile.h"
 
 namespace shardlens {

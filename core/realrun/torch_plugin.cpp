@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <mutex>
 
-#include "core/model/memory_budget.h"
-#include "core/model/types.h"
+#include "core/vocabulary/memory_budget.h"
+#include "core/vocabulary/types.h"
 #include "shardlens/config.h"
 
 namespace shardlens {

@@ -25,7 +25,7 @@ struct TorchPlugin {
   std::vector<int32_t> (*predict_images)(const std::string& model_path, const std::string& device,
                                          const std::string& images_path, int32_t classes,
                                          Progress* progress) = nullptr;
-  // Sets the plugin's load budget (core/model/memory_budget.h): the plugin links its own
+  // Sets the plugin's load budget (core/vocabulary/memory_budget.h): the plugin links its own
   // copy of the core, whose budget --max-memory or the GUI's setting never reaches
   // otherwise. torch_plugin() passes this process's budget on every call.
   void (*set_load_budget)(uint64_t bytes) = nullptr;

@@ -11,7 +11,7 @@
 #include "core/io/csv.h"
 #include "core/io/files.h"
 #include "core/io/npy.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/report/metrics.h"
 
 namespace shardlens {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/evaluation/evaluation.h"
-#include "core/model/matrix.h"
+#include "core/vocabulary/matrix.h"
 #include "core/report/report.h"
 
 namespace shardlens {

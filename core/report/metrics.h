@@ -12,7 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/evaluation/evaluation.h"
-#include "core/model/matrix.h"
+#include "core/vocabulary/matrix.h"
 
 namespace shardlens {
 

@@ -10,7 +10,7 @@
 
 #include "core/diagnosis/diagnosis.h"
 #include "core/evaluation/evaluation.h"
-#include "core/model/matrix.h"
+#include "core/vocabulary/matrix.h"
 
 namespace shardlens {
 

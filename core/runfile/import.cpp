@@ -15,9 +15,9 @@
 #include "core/io/files.h"
 #include "core/io/npy.h"
 #include "core/io/npz.h"
-#include "core/model/limits.h"
-#include "core/model/memory_budget.h"
-#include "core/model/types.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/memory_budget.h"
+#include "core/vocabulary/types.h"
 #include "shardlens/dump_format.h"
 
 namespace shardlens {
@@ -39,7 +39,7 @@ const std::map<std::string, std::vector<std::string>>& aliases() {
 }
 
 static_assert(dump_format::kFlagPadding == kPadding && dump_format::kFlagSanity == kSanity,
-              "the schema's flag bits are the records' (core/model/records.h)");
+              "the schema's flag bits are the records' (core/vocabulary/records.h)");
 
 // The arrays of one shape in the schema, e.g. every one-number array.
 std::vector<std::string> arrays_shaped(dump_format::ArrayShape shape) {

@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "core/evaluation/recorded_settings.h"
-#include "core/model/matrix.h"
-#include "core/model/progress.h"
-#include "core/model/records.h"
+#include "core/vocabulary/matrix.h"
+#include "core/vocabulary/progress.h"
+#include "core/vocabulary/records.h"
 #include "core/runfile/dump_array.h"
 #include "core/runfile/runfile.h"
 

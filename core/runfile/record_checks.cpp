@@ -5,8 +5,8 @@
 #include <iomanip>
 #include <sstream>
 
-#include "core/model/counter.h"
-#include "core/model/types.h"
+#include "core/vocabulary/counter.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 namespace {

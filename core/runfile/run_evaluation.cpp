@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "core/dataset/dataset_spec.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

@@ -14,9 +14,9 @@
 #include "core/io/npy.h"
 #include "core/io/npz.h"
 #include "core/io/sha256.h"
-#include "core/model/limits.h"
-#include "core/model/memory_budget.h"
-#include "core/model/types.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/memory_budget.h"
+#include "core/vocabulary/types.h"
 #include "core/runfile/record_checks.h"
 #include "shardlens/config.h"
 

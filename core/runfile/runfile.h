@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "core/evaluation/run_metadata.h"
-#include "core/model/matrix.h"
-#include "core/model/records.h"
+#include "core/vocabulary/matrix.h"
+#include "core/vocabulary/records.h"
 
 namespace shardlens {
 
@@ -47,7 +47,7 @@ struct RunFile {
 
 // The archive's members (name -> bytes, meta.json last) / the file written atomically
 // (temporary file + rename). Throw InputError when the run is inconsistent (lengths,
-// shapes, world size) or too large to be read back (core/model/limits.h: kMaxReadBytes).
+// shapes, world size) or too large to be read back (core/vocabulary/limits.h: kMaxReadBytes).
 std::vector<std::pair<std::string, std::string>> run_file_members(const RunFile& run);
 void save_run_file(const RunFile& run, const std::string& path);
 

@@ -6,8 +6,8 @@
 
 #include "core/dataset/dataset_spec.h"
 #include "core/evaluation/framework_hazards.h"
-#include "core/model/limits.h"
-#include "core/model/types.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/types.h"
 #include "core/sim/predictor.h"
 #include "core/sim/specs.h"
 #include "core/torchsem/accelerate_sampler.h"

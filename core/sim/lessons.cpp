@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "core/evaluation/scenario_settings.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/sim/engine.h"
 #include "shardlens/config.h"
 

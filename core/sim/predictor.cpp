@@ -1,7 +1,7 @@
 #include "core/sim/predictor.h"
 
-#include "core/model/huge_pages.h"
-#include "core/model/types.h"
+#include "core/vocabulary/huge_pages.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

@@ -7,7 +7,7 @@
 
 #include "core/dataset/labels.h"
 #include "core/dataset/predictions_file.h"
-#include "core/model/progress.h"
+#include "core/vocabulary/progress.h"
 
 namespace shardlens {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/sim/engine.h"
 #include "core/sim/specs.h"
 

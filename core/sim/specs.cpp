@@ -2,7 +2,7 @@
 
 #include <regex>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/sim/lessons.h"
 #include "core/sim/predictor.h"
 

@@ -11,7 +11,7 @@
 
 #include "core/dataset/dataset_spec.h"
 #include "core/dataset/labels.h"
-#include "core/model/progress.h"
+#include "core/vocabulary/progress.h"
 #include "core/sim/predictor.h"
 
 namespace shardlens {

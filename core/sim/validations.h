@@ -8,7 +8,7 @@
 #include "core/dataset/dataset_inputs.h"
 #include "core/evaluation/evaluation.h"
 #include "core/evaluation/scenario.h"
-#include "core/model/progress.h"
+#include "core/vocabulary/progress.h"
 
 namespace shardlens {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model/progress.h"
+#include "core/vocabulary/progress.h"
 
 namespace shardlens {
 

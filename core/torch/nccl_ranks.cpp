@@ -4,7 +4,7 @@
 #include <string>
 
 #include "core/cuda/cuda_backend.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/torch/rank_backend.h"
 
 namespace shardlens {

@@ -1,6 +1,6 @@
 // The plugin's entry point: a table of the LibTorch-backed functions (see
 // core/realrun/torch_plugin.h). No LibTorch headers here.
-#include "core/model/memory_budget.h"
+#include "core/vocabulary/memory_budget.h"
 #include "core/realrun/torch_plugin.h"
 #include "core/torch/model.h"
 #include "core/torch/pt_dump.h"

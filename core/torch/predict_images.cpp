@@ -1,7 +1,7 @@
 // `model:` predictors: every image of an IDX file through a TorchScript model, batch by
 // batch. Plain C++ over model.h (no LibTorch headers), so it compiles fast.
 #include "core/io/idx.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/torch/model.h"
 
 namespace shardlens {

@@ -12,8 +12,8 @@
 
 #include "core/io/detail.h"
 #include "core/io/npz.h"
-#include "core/model/memory_budget.h"
-#include "core/model/types.h"
+#include "core/vocabulary/memory_budget.h"
+#include "core/vocabulary/types.h"
 #include "core/torch/pt_dump.h"
 #include "core/torch/pt_unpickle.h"
 

@@ -29,8 +29,8 @@
 
 #include "core/io/detail.h"
 #include "core/io/pt_pickle.h"
-#include "core/model/memory_budget.h"
-#include "core/model/types.h"
+#include "core/vocabulary/memory_budget.h"
+#include "core/vocabulary/types.h"
 #include "core/torch/pt_unpickle.h"
 
 namespace shardlens {

@@ -4,7 +4,7 @@
 #include "core/torch/rank_backend.h"
 
 #include "core/cuda/cuda_backend.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

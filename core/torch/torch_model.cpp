@@ -6,7 +6,7 @@
 #include <torch/version.h>
 
 #include "core/io/files.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/torch/model.h"
 #include "core/torch/torch_oracle.h"
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/model/limits.h"
-#include "core/model/types.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

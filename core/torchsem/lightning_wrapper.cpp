@@ -5,8 +5,8 @@
 #include <map>
 #include <random>
 
-#include "core/model/limits.h"
-#include "core/model/types.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

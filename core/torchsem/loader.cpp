@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/torchsem/accelerate_sampler.h"
 
 namespace shardlens {

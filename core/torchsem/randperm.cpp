@@ -4,10 +4,10 @@
 #include <charconv>
 #include <numeric>
 
-#include "core/model/block_mt19937.h"
-#include "core/model/huge_pages.h"
-#include "core/model/limits.h"
-#include "core/model/types.h"
+#include "core/vocabulary/block_mt19937.h"
+#include "core/vocabulary/huge_pages.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

@@ -2,8 +2,8 @@
 
 #include <map>
 
-#include "core/model/limits.h"
-#include "core/model/types.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/types.h"
 #include "core/torchsem/lightning_wrapper.h"
 
 namespace shardlens {

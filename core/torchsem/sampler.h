@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model/records.h"
+#include "core/vocabulary/records.h"
 #include "core/torchsem/randperm.h"
 
 namespace shardlens {

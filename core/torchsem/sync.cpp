@@ -1,6 +1,6 @@
 #include "core/torchsem/sync.h"
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "core/model/counter.h"
-#include "core/model/matrix.h"
-#include "core/model/records.h"
+#include "core/vocabulary/counter.h"
+#include "core/vocabulary/matrix.h"
+#include "core/vocabulary/records.h"
 
 namespace shardlens {
 

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/model/counter.h"
+#include "core/vocabulary/counter.h"
 #include "core/realrun/rank_protocol.h"
 #include "core/realrun/rank_services.h"
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/diagnosis/diagnosis.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
 #include "core/torchsem/accelerate_sampler.h"

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <string>
 
-#include "core/model/counter.h"
-#include "core/model/types.h"
+#include "core/vocabulary/counter.h"
+#include "core/vocabulary/types.h"
 #include "tests/common/test_rows.h"
 
 using namespace shardlens;

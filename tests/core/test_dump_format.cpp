@@ -10,7 +10,7 @@
 
 #include "core/io/npy.h"
 #include "core/io/npz.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/runfile/import.h"
 #include "shardlens/dump_format.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/sim/engine.h"
 #include "tests/common/test_rows.h"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/io/csv.h"
-#include "core/model/matrix.h"
+#include "core/vocabulary/matrix.h"
 #include "core/report/export.h"
 #include "core/report/metrics.h"
 #include "core/sim/engine.h"

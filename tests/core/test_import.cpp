@@ -13,7 +13,7 @@
 #include "core/dataset/labels.h"
 #include "core/io/npy.h"
 #include "core/io/npz.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/runfile/import.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/sim/specs.h"

@@ -10,7 +10,7 @@
 
 #include "core/io/npy.h"
 #include "core/io/npz.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/report/compare.h"
 #include "core/report/report.h"
 #include "core/runfile/import.h"

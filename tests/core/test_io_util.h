@@ -11,7 +11,7 @@
 #include <random>
 #include <string>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens::io_test {
 

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/platform/bind_address.h"
 #include "core/platform/launcher_env.h"
 

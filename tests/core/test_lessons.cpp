@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/sim/lessons.h"
 #include "tests/core/test_io_util.h"
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
 #include "core/sim/validations.h"

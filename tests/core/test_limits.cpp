@@ -1,4 +1,4 @@
-// The hard caps of core/model/limits.h: spec parsing, labels, the sampler, run files and
+// The hard caps of core/vocabulary/limits.h: spec parsing, labels, the sampler, run files and
 // imports accept exactly the same values, so what one part takes the next can store.
 //
 // A run at the class cap itself is not built here: one 32768 x 32768 matrix is 8 GiB, and a
@@ -12,7 +12,7 @@
 #include "core/io/files.h"
 #include "core/io/npz.h"
 #include "core/dataset/labels.h"
-#include "core/model/limits.h"
+#include "core/vocabulary/limits.h"
 #include "core/runfile/import.h"
 #include "core/runfile/runfile.h"
 #include "core/sim/specs.h"

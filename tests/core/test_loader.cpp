@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/torchsem/loader.h"
 #include "tests/common/test_rows.h"
 

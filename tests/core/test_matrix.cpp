@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "core/model/matrix.h"
-#include "core/model/types.h"
+#include "core/vocabulary/matrix.h"
+#include "core/vocabulary/types.h"
 
 using namespace shardlens;
 

@@ -1,4 +1,4 @@
-// Tests for the load budget (core/model/memory_budget.h) and the readers that honour it:
+// Tests for the load budget (core/vocabulary/memory_budget.h) and the readers that honour it:
 // hostile files are refused from what they declare, before the data is allocated (issue 17).
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include "core/io/npy.h"
 #include "core/io/npz.h"
 #include "core/io/zip_directory.h"
-#include "core/model/memory_budget.h"
+#include "core/vocabulary/memory_budget.h"
 #include "core/runfile/import.h"
 #include "test_io_util.h"
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <tuple>
 
-#include "core/model/records.h"
+#include "core/vocabulary/records.h"
 #include "core/torchsem/accelerate_sampler.h"
 #include "core/torchsem/loader.h"
 #include "core/torchsem/randperm.h"

@@ -22,7 +22,7 @@
 #include "core/io/npy.h"
 #include "core/io/npz.h"
 #include "core/io/sha256.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/runfile/runfile.h"
 
 namespace shardlens {

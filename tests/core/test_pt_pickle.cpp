@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/io/pt_pickle.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <utility>
 
-#include "core/model/block_mt19937.h"
-#include "core/model/types.h"
+#include "core/vocabulary/block_mt19937.h"
+#include "core/vocabulary/types.h"
 #include "core/torchsem/randperm.h"
 #include "tests/common/test_rows.h"
 

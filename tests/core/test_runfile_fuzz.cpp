@@ -8,7 +8,7 @@
 
 #include "core/io/files.h"
 #include "core/io/npz.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/runfile/runfile.h"
 #include "test_io_util.h"
 

@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/torchsem/sampler.h"
 #include "tests/common/test_rows.h"
 

@@ -11,7 +11,7 @@
 
 #include "app/cli/engine_flags.h"
 #include "core/evaluation/scenario_settings.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "tests/core/test_io_util.h"
 
 namespace shardlens {

@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/platform/socket_store.h"
 #include "core/platform/store_auth.h"
 #include "core/realrun/rank_protocol.h"

@@ -11,7 +11,7 @@
 #include "core/dataset/dataset_spec.h"
 #include "core/evaluation/scenario.h"
 #include "core/io/npy.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/realrun/model_predictions.h"
 #include "core/sim/predictor.h"
 #include "core/sim/specs.h"

@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "core/io/staged_directory.h"
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "test_io_util.h"
 
 namespace shardlens {

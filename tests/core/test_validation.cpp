@@ -1,5 +1,5 @@
 // One owner per rule, one row a case: the bounds of a record's values
-// (core/model/records.h: check_record_bounds, which every reader calls) and the checked JSON
+// (core/vocabulary/records.h: check_record_bounds, which every reader calls) and the checked JSON
 // reader (core/io/json_fields.h, behind meta.json, scenario files and recorded settings).
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 #include <string>
 
 #include "core/io/json_fields.h"
-#include "core/model/records.h"
-#include "core/model/types.h"
+#include "core/vocabulary/records.h"
+#include "core/vocabulary/types.h"
 #include "core/runfile/import.h"
 #include "test_io_util.h"
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 #include "core/runfile/import.h"
 
 namespace {

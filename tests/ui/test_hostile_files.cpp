@@ -15,7 +15,7 @@
 
 #include "core/io/npy.h"
 #include "core/io/npz.h"
-#include "core/model/memory_budget.h"
+#include "core/vocabulary/memory_budget.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/runfile/runfile.h"
 #include "core/sim/engine.h"

@@ -8,7 +8,7 @@
 #include <functional>
 #include <memory>
 
-#include "core/model/limits.h"
+#include "core/vocabulary/limits.h"
 #include "core/sim/engine.h"
 #include "ui/render/drift_figure.h"
 #include "ui/render/figures.h"
@@ -90,7 +90,7 @@ void frameRankFigure(Figure& ranks, const Evaluation& eval, const HeatmapStyle& 
 // matrix is built once. Beyond this budget for all panels together a dense panel keeps
 // nothing and its matrix is built again when painted. Sparse panels (most cells zero: a
 // rank's share at 1000 classes) keep their cells as they are. The budget:
-// kMaxFigureStoredCellsBytes (core/model/limits.h).
+// kMaxFigureStoredCellsBytes (core/vocabulary/limits.h).
 
 // A cell's row-major index fits 32 bits at the class cap.
 static_assert(uint64_t(kMaxClasses) * uint64_t(kMaxClasses) <= UINT32_MAX);

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/model/matrix.h"
+#include "core/vocabulary/matrix.h"
 #include "core/sim/engine.h"
 #include "ui/render/heatmap_data.h"
 

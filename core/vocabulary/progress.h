@@ -4,7 +4,7 @@
 // report() being called from the worker thread.
 #include <string_view>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

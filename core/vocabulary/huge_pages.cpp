@@ -1,4 +1,4 @@
-#include "core/model/huge_pages.h"
+#include "core/vocabulary/huge_pages.h"
 
 #include <sys/mman.h>
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model/huge_pages.h"
+#include "core/vocabulary/huge_pages.h"
 
 namespace shardlens {
 

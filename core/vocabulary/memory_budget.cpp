@@ -1,4 +1,4 @@
-#include "core/model/memory_budget.h"
+#include "core/vocabulary/memory_budget.h"
 
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 namespace {

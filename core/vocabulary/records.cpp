@@ -1,8 +1,8 @@
-#include "core/model/records.h"
+#include "core/vocabulary/records.h"
 
 #include <algorithm>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

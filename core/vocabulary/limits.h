@@ -6,7 +6,7 @@
 // Memory bounds are separate from the caps: a value within the caps can still ask for more
 // memory than a bound allows (a 32768-class matrix is 8 GiB of doubles), and the bound then
 // says so before anything is allocated. The bound every load is checked against, on top of
-// these caps, is the load budget of core/model/memory_budget.h.
+// these caps, is the load budget of core/vocabulary/memory_budget.h.
 #include <cstddef>
 #include <cstdint>
 

@@ -1,4 +1,4 @@
-#include "core/model/counter.h"
+#include "core/vocabulary/counter.h"
 
 #include <cfenv>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

@@ -1,11 +1,11 @@
-#include "core/model/matrix.h"
+#include "core/vocabulary/matrix.h"
 
 #include <cmath>
 #include <iomanip>
 #include <numeric>
 #include <sstream>
 
-#include "core/model/types.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/model/limits.h"
-#include "core/model/matrix.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/matrix.h"
 
 namespace shardlens {
 
