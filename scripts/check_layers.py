@@ -55,7 +55,7 @@ def main():
     checked = 0
     for layer in DEPENDS:
         allowed = closure(layer) | {layer}
-        for f in sorted((root / layer).glob("*")):
+        for f in sorted((root / layer).rglob("*")):
             if f.suffix not in (".h", ".cpp", ".cu") or layer_of(str(f.relative_to(root).parent)) != layer:
                 continue
             checked += 1

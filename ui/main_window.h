@@ -10,8 +10,8 @@
 #include <QPointer>
 
 #include "core/evaluation/scenario.h"
-#include "ui/evaluation_runner.h"
-#include "ui/view_options.h"
+#include "ui/jobs/evaluation_runner.h"
+#include "ui/settings/view_options.h"
 
 class QAction;
 class QLabel;

@@ -10,20 +10,20 @@
 #include <QMenuBar>
 #include <QStatusBar>
 
-#include "ui/compare_controller.h"
-#include "ui/data_export.h"
-#include "ui/display_toolbar.h"
-#include "ui/export_controller.h"
-#include "ui/heatmap_view.h"
-#include "ui/import_controller.h"
+#include "ui/controllers/compare_controller.h"
+#include "ui/controllers/data_export.h"
+#include "ui/panels/display_toolbar.h"
+#include "ui/controllers/export_controller.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/controllers/import_controller.h"
 #include "ui/main_window.h"
-#include "ui/matrix_panel.h"
-#include "ui/memory_setting.h"
-#include "ui/real_run_controller.h"
-#include "ui/recent_files.h"
-#include "ui/run_opener.h"
-#include "ui/scenario_panel.h"
-#include "ui/welcome_panel.h"
+#include "ui/panels/matrix_panel.h"
+#include "ui/settings/memory_setting.h"
+#include "ui/controllers/real_run_controller.h"
+#include "ui/models/recent_files.h"
+#include "ui/controllers/run_opener.h"
+#include "ui/panels/scenario_panel.h"
+#include "ui/panels/welcome_panel.h"
 
 namespace shardlens::ui {
 

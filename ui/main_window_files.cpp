@@ -7,12 +7,12 @@
 
 #include "core/io/output_text.h"
 #include "shardlens/config.h"
-#include "ui/lesson_model.h"
+#include "ui/models/lesson_model.h"
 #include "ui/main_window.h"
-#include "ui/memory_setting.h"
-#include "ui/recent_files.h"
-#include "ui/scenario_panel.h"
-#include "ui/settings.h"
+#include "ui/settings/memory_setting.h"
+#include "ui/models/recent_files.h"
+#include "ui/panels/scenario_panel.h"
+#include "ui/settings/settings.h"
 
 namespace shardlens::ui {
 

@@ -6,10 +6,10 @@
 
 #include "core/sim/run_scenario.h"
 #include "ui/main_window.h"
-#include "ui/recent_files.h"
-#include "ui/run_banner.h"
-#include "ui/run_opener.h"
-#include "ui/scenario_panel.h"
+#include "ui/models/recent_files.h"
+#include "ui/panels/run_banner.h"
+#include "ui/controllers/run_opener.h"
+#include "ui/panels/scenario_panel.h"
 
 namespace shardlens::ui {
 

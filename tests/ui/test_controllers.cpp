@@ -21,14 +21,14 @@
 #include "core/runfile/runfile.h"
 #include "core/sim/engine.h"
 #include "tests/ui/ui_test_util.h"
-#include "ui/compare_controller.h"
-#include "ui/compare_dialog.h"
-#include "ui/evaluation_runner.h"
-#include "ui/export_controller.h"
-#include "ui/import_controller.h"
-#include "ui/recent_files.h"
-#include "ui/run_opener.h"
-#include "ui/settings.h"
+#include "ui/controllers/compare_controller.h"
+#include "ui/dialogs/compare_dialog.h"
+#include "ui/jobs/evaluation_runner.h"
+#include "ui/controllers/export_controller.h"
+#include "ui/controllers/import_controller.h"
+#include "ui/models/recent_files.h"
+#include "ui/controllers/run_opener.h"
+#include "ui/settings/settings.h"
 
 using namespace shardlens;
 using namespace shardlens::ui;

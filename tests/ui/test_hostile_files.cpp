@@ -20,12 +20,12 @@
 #include "core/runfile/runfile.h"
 #include "core/sim/engine.h"
 #include "tests/ui/ui_test_util.h"
-#include "ui/import_controller.h"
+#include "ui/controllers/import_controller.h"
 #include "ui/main_window.h"
-#include "ui/memory_setting.h"
+#include "ui/settings/memory_setting.h"
 #include "ui/render/figures.h"
 #include "ui/render/heatmap_source.h"
-#include "ui/settings.h"
+#include "ui/settings/settings.h"
 
 using namespace shardlens;
 using namespace shardlens::ui;

@@ -4,10 +4,10 @@
 
 #include "core/sim/engine.h"
 #include "core/torchsem/sampler.h"
-#include "ui/data_export.h"
-#include "ui/lesson_model.h"
-#include "ui/metrics_panel.h"
-#include "ui/sample_model.h"
+#include "ui/controllers/data_export.h"
+#include "ui/models/lesson_model.h"
+#include "ui/panels/metrics_panel.h"
+#include "ui/models/sample_model.h"
 
 using namespace shardlens;
 using namespace shardlens::ui;

@@ -10,9 +10,9 @@
 #include <limits>
 
 #include "core/evaluation/scenario_settings.h"
-#include "ui/lesson_model.h"
-#include "ui/scenario_panel.h"
-#include "ui/setting_controls.h"
+#include "ui/models/lesson_model.h"
+#include "ui/panels/scenario_panel.h"
+#include "ui/panels/setting_controls.h"
 
 using namespace shardlens;
 using namespace shardlens::ui;

@@ -7,7 +7,7 @@
 #include "core/runfile/run_evaluation.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
-#include "ui/diagnosis_panel.h"
+#include "ui/panels/diagnosis_panel.h"
 
 using namespace shardlens;
 using namespace shardlens::ui;

@@ -15,13 +15,13 @@
 #include <fstream>
 
 #include "tests/ui/ui_test_util.h"
-#include "ui/charts.h"
-#include "ui/export_controller.h"
-#include "ui/heatmap_view.h"
+#include "ui/views/charts.h"
+#include "ui/controllers/export_controller.h"
+#include "ui/views/heatmap_view.h"
 #include "ui/main_window.h"
-#include "ui/matrix_panel.h"
-#include "ui/scenario_panel.h"
-#include "ui/shard_strip.h"
+#include "ui/panels/matrix_panel.h"
+#include "ui/panels/scenario_panel.h"
+#include "ui/views/shard_strip.h"
 
 using namespace shardlens;
 using namespace shardlens::ui;

@@ -1,0 +1,261 @@
+#include "ui/jobs/real_run_job.h"
+
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QPointer>
+#include <QStandardPaths>
+#include <QTimer>
+#include <QtConcurrent>
+
+#include "core/dataset/dataset_images.h"
+#include "core/realrun/real_run.h"
+#include "core/realrun/torch_plugin.h"
+#include "core/sim/engine.h"
+#include "core/sim/specs.h"
+#include "shardlens/config.h"
+
+namespace shardlens::ui {
+
+namespace {
+
+// How long the ranks get to end after Cancel before the launcher is killed outright (the
+// launcher itself terminates them, and kills them after kCancelGrace).
+constexpr int kCancelKillMs = 15000;
+
+struct SimOutcome {
+  std::shared_ptr<const Evaluation> eval;
+  QString error;
+  bool cancelled = false;
+};
+
+}  // namespace
+
+QString realRunRefusal(const RealRunRequest& r) {
+  std::string why_not;
+  if (!torch_plugin(&why_not)) {
+    return QCoreApplication::translate("RealRun",
+                                       "This build of ShardLens cannot run models: %1.\n\nReal "
+                                       "runs need ShardLens built with LibTorch.")
+        .arg(QString::fromStdString(why_not));
+  }
+  try {
+    if (!dataset_has_inputs(r.scenario.dataset)) {
+      return QCoreApplication::translate(
+                 "RealRun",
+                 "The dataset %1 has labels but no inputs: %2 labels cannot be fed to a "
+                 "model.\n\nChoose fashion-mnist:test (or :train), or idx:PATH with its "
+                 "images file next to the labels, in the scenario panel.")
+          .arg(QString::fromStdString(r.scenario.dataset),
+               QString::fromStdString(parse_spec(r.scenario.dataset, "--dataset").kind));
+    }
+    dataset_images_path(r.scenario.dataset);
+  } catch (const std::exception& e) {
+    return QString::fromStdString(e.what());
+  }
+  if (!QFileInfo(r.model).isFile()) {
+    return QCoreApplication::translate("RealRun",
+                                       "The model file %1 does not exist.\n\nChoose a "
+                                       "TorchScript model (torch.jit.save).")
+        .arg(r.model);
+  }
+  if (r.backend == QLatin1String("nccl") && !ncclAvailable()) {
+    return QCoreApplication::translate("RealRun",
+                                       "The nccl backend needs a CUDA build and an NVIDIA "
+                                       "GPU; use gloo.");
+  }
+  if (!QFileInfo(cliPath()).isExecutable()) {
+    return QCoreApplication::translate("RealRun",
+                                       "shardlens-cli, which runs the ranks, was not found at "
+                                       "%1.\n\nInstall it next to shardlens, or set "
+                                       "SHARDLENS_CLI to its path.")
+        .arg(cliPath());
+  }
+  return {};
+}
+
+bool ncclAvailable() {
+  if (!SHARDLENS_HAS_CUDA) return false;
+  return !QDir(QStringLiteral("/proc/driver/nvidia/gpus"))
+              .entryList(QDir::Dirs | QDir::NoDotAndDotDot)
+              .isEmpty();
+}
+
+QString cliPath() {
+  const QString env = qEnvironmentVariable("SHARDLENS_CLI");
+  if (!env.isEmpty()) return env;
+  const QString beside = QCoreApplication::applicationDirPath() + QStringLiteral("/shardlens-cli");
+  if (QFileInfo(beside).isExecutable()) return beside;
+  return QStringLiteral(SHARDLENS_CLI_BUILD_PATH);
+}
+
+QString defaultRunPath(const Scenario& s) {
+  const QString dir =
+      QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/runs");
+  const QString name = s.name.empty() ? QStringLiteral("run") : QString::fromStdString(s.name);
+  return dir + QLatin1Char('/') + name + QLatin1Char('-') +
+         QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")) +
+         QStringLiteral(".slrun");
+}
+
+RealRunJob::RealRunJob(QObject* parent) : QObject(parent) {}
+
+RealRunJob::~RealRunJob() {
+  if (m_process && m_process->state() != QProcess::NotRunning) {
+    m_process->disconnect(this);
+    cancel();
+    if (!m_process->waitForFinished(kCancelKillMs)) {
+      m_process->kill();
+      m_process->waitForFinished(2000);
+    }
+  }
+  if (m_simWatcher && m_simWatcher->isRunning()) {
+    m_simWatcher->disconnect(this);
+    m_simProgress->cancel();
+    m_simWatcher->waitForFinished();
+  }
+}
+
+bool RealRunJob::running() const {
+  return (m_process && m_process->state() != QProcess::NotRunning) ||
+         (m_simWatcher && m_simWatcher->isRunning());
+}
+
+qint64 RealRunJob::launcherPid() const {
+  return m_process && m_process->state() != QProcess::NotRunning ? m_process->processId() : 0;
+}
+
+bool RealRunJob::runWritten() const {
+  return QFileInfo(m_request.out).isFile();
+}
+
+void RealRunJob::start(const RealRunRequest& request) {
+  m_request = request;
+  m_request.scenario.predictor = "model:" + request.model.toStdString();
+  m_messages.clear();
+  m_pending.clear();
+  m_cancelling = false;
+  m_error.clear();
+  m_simulation.reset();
+  m_dir = std::make_unique<QTemporaryDir>();
+  const QString scenarioFile = m_dir->filePath(QStringLiteral("scenario.json"));
+  try {
+    save_scenario_file(m_request.scenario, scenarioFile.toStdString());
+    QDir().mkpath(QFileInfo(m_request.out).absolutePath());
+  } catch (const std::exception& e) {
+    m_error = QString::fromStdString(e.what());
+    QTimer::singleShot(0, this, [this] { finish(Outcome::Failed); });
+    return;
+  }
+  QFile::remove(m_request.out);  // so runWritten() tells what this run wrote
+  delete m_process;
+  m_process = new QProcess(this);
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert(QStringLiteral("SHARDLENS_PROGRESS"), QStringLiteral("lines"));
+  m_process->setProcessEnvironment(env);
+  m_process->setStandardOutputFile(QProcess::nullDevice());  // the report; the GUI reads the file
+  connect(m_process, &QProcess::readyReadStandardError, this, &RealRunJob::readProgress);
+  connect(m_process, &QProcess::finished, this, &RealRunJob::processEnded);
+  connect(m_process, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
+    if (e != QProcess::FailedToStart) return;
+    m_error = tr("Could not start %1 (%2).").arg(cliPath(), m_process->errorString());
+    finish(Outcome::Failed);
+  });
+  emit stage(tr("Starting %1 rank(s)…").arg(m_request.scenario.sampler.world_size));
+  m_process->start(cliPath(),
+                   {QStringLiteral("run"), QStringLiteral("--preset"), scenarioFile,
+                    QStringLiteral("--model"), m_request.model, QStringLiteral("--backend"),
+                    m_request.backend, QStringLiteral("--out"), m_request.out});
+}
+
+void RealRunJob::cancel() {
+  if (m_process && m_process->state() != QProcess::NotRunning) {
+    if (m_cancelling) return;
+    m_cancelling = true;
+    emit stage(tr("Cancelling: stopping the ranks…"));
+    m_process->terminate();  // the launcher stops its ranks and writes what arrived
+    QPointer<QProcess> process = m_process;
+    QTimer::singleShot(kCancelKillMs, this, [process] {
+      if (process && process->state() != QProcess::NotRunning) process->kill();
+    });
+  } else if (m_simWatcher && m_simWatcher->isRunning()) {
+    m_simProgress->cancel();
+  }
+}
+
+void RealRunJob::readProgress() {
+  m_pending += m_process->readAllStandardError();
+  for (qsizetype end = m_pending.indexOf('\n'); end >= 0; end = m_pending.indexOf('\n')) {
+    const QString line = QString::fromUtf8(m_pending.left(end)).trimmed();
+    m_pending.remove(0, end + 1);
+    static const QString kTag = QStringLiteral("shardlens-progress ");
+    if (line.startsWith(kTag)) {
+      const QStringList parts = line.mid(kTag.size()).split(QLatin1Char(' '));
+      if (parts.size() >= 3)
+        emit rankProgress(parts[0].toInt(), parts.mid(2).join(QLatin1Char(' ')),
+                          parts[1].toDouble());
+    } else if (!line.isEmpty()) {
+      m_messages << line;
+    }
+  }
+}
+
+void RealRunJob::processEnded(int exitCode, QProcess::ExitStatus status) {
+  readProgress();
+  if (!m_pending.trimmed().isEmpty()) m_messages << QString::fromUtf8(m_pending).trimmed();
+  m_pending.clear();
+  QStringList errors;
+  for (QString m : m_messages) {
+    if (m.startsWith(QLatin1String("wrote "))) continue;
+    if (m.startsWith(QLatin1String("shardlens-cli: "))) m = m.mid(15);
+    errors << m;
+  }
+  m_error = errors.join(QLatin1Char('\n'));
+  if (m_cancelling) return finish(Outcome::Cancelled);
+  if (status == QProcess::CrashExit) {
+    if (m_error.isEmpty()) m_error = tr("shardlens-cli crashed.");
+    return finish(runWritten() ? Outcome::Incomplete : Outcome::Failed);
+  }
+  if (exitCode != 0) return finish(runWritten() ? Outcome::Incomplete : Outcome::Failed);
+  simulate();
+}
+
+void RealRunJob::simulate() {
+  emit stage(tr("Simulating the same settings with the model's predictions…"));
+  m_simProgress = std::make_shared<JobProgress>();
+  delete m_simWatcher;
+  m_simWatcher = new QFutureWatcher<std::shared_ptr<const Evaluation>>(this);
+  auto outcome = std::make_shared<SimOutcome>();
+  connect(m_simWatcher, &QFutureWatcherBase::finished, this, [this, outcome] {
+    m_simulation = outcome->eval;
+    if (outcome->cancelled) return finish(Outcome::Cancelled);
+    if (!m_simulation) {
+      m_error =
+          tr("The run finished, but simulating it with the model failed: %1").arg(outcome->error);
+      return finish(Outcome::Incomplete);
+    }
+    finish(Outcome::Complete);
+  });
+  const Scenario scenario = m_request.scenario;
+  const std::shared_ptr<JobProgress> progress = m_simProgress;
+  m_simWatcher->setFuture(QtConcurrent::run([scenario, progress, outcome] {
+    try {
+      outcome->eval =
+          std::make_shared<const Evaluation>(shardlens::simulate(scenario, progress.get()));
+    } catch (const Cancelled&) {
+      outcome->cancelled = true;
+    } catch (const std::exception& e) {
+      outcome->error = QString::fromStdString(e.what());
+    }
+    return outcome->eval;
+  }));
+}
+
+void RealRunJob::finish(Outcome outcome) {
+  m_outcome = outcome;
+  emit finished();
+}
+
+}  // namespace shardlens::ui

@@ -1,0 +1,140 @@
+#include "ui/models/cell_info.h"
+
+#include <numeric>
+
+#include "core/report/verdict.h"
+#include "ui/render/heatmap_data.h"
+#include "ui/render/heatmap_source.h"
+#include "ui/render/shown_text.h"
+
+namespace shardlens::ui {
+namespace {
+
+using render::formatValue;
+
+QString name(const EvaluationResult& r, int c) {
+  const QString n = richText(r.eval.class_name(c));
+  // Unnamed classes are named by their number: say it once.
+  return n == QString::number(c) ? n : QStringLiteral("%1 (%2)").arg(n).arg(c);
+}
+
+QString count(double v) {
+  return formatValue(v, false);
+}
+
+}  // namespace
+
+QString cellTitle(const EvaluationResult& r, const CellRef& c) {
+  QString where;
+  switch (c.kind) {
+    case ViewKind::Rank:
+      where = QObject::tr("rank %1").arg(c.rank);
+      break;
+    case ViewKind::Synced:
+      where = QObject::tr("synced");
+      break;
+    case ViewKind::Expected:
+      where = QObject::tr("expected");
+      break;
+    case ViewKind::Difference:
+      where = QObject::tr("difference");
+      break;
+  }
+  return QObject::tr("True %1 → predicted %2, %3")
+      .arg(name(r, c.trueClass), name(r, c.predClass), where);
+}
+
+QString cellTooltip(const EvaluationResult& r, const CellRef& c) {
+  const Evaluation& e = r.eval;
+  const int t = c.trueClass, p = c.predClass;
+  QString html = QStringLiteral("<b>%1</b><table>").arg(cellTitle(r, c));
+  const auto line = [&html](const QString& k, const QString& v) {
+    html += QStringLiteral("<tr><td>%1</td><td align=right><b>%2</b></td></tr>").arg(k, v);
+  };
+  if (c.kind == ViewKind::Rank) {
+    line(QObject::tr("This rank's count"), count(e.per_rank[size_t(c.rank)].at(t, p)));
+    if (size_t(c.rank) < e.reported_per_rank.size() && e.reported_per_rank[size_t(c.rank)])
+      line(QObject::tr("This rank reported"), count(e.reported_per_rank[size_t(c.rank)]->at(t, p)));
+  }
+  line(QString::fromStdString(synced_title(e)),
+       e.synced ? count(e.synced->at(t, p)) : QObject::tr("never synchronized"));
+  const bool known = e.expected.has_value();
+  line(QObject::tr("Expected (whole dataset)"),
+       known ? count(e.expected->at(t, p)) : QObject::tr("unknown"));
+  line(QObject::tr("Expected (distinct evaluated)"), count(e.expected_distinct.at(t, p)));
+  const double diff = known && e.synced ? e.synced->at(t, p) - e.expected->at(t, p) : 0;
+  if (diff != 0) line(QObject::tr("Difference"), (diff > 0 ? "+" : "") + count(diff));
+  html += QStringLiteral("</table>");
+  QStringList ranks;
+  for (int k = 0; k < int(e.per_rank.size()); ++k) {
+    const double v = e.per_rank[size_t(k)].at(t, p);
+    if (v != 0) ranks << QStringLiteral("r%1: %2").arg(k).arg(count(v));
+  }
+  html += QObject::tr("Contributing ranks: %1<br>")
+              .arg(ranks.isEmpty() ? QObject::tr("none") : ranks.join(QStringLiteral(", ")));
+  // Counted from the matrices, so a hover never scans every record; exact for int64
+  // counters, and for float counters the records may exceed a stalled cell.
+  double counted = 0;
+  if (c.kind == ViewKind::Expected)
+    counted = e.expected_or_distinct().at(t, p);
+  else if (c.kind == ViewKind::Rank)
+    counted = e.per_rank[size_t(c.rank)].at(t, p);
+  else
+    for (const Matrix& m : e.per_rank) counted += m.at(t, p);
+  const int64_t total = int64_t(counted);
+  const auto samples = cellSamples(r, c, 12, nullptr);
+  if (!samples.empty()) {
+    QStringList idx;
+    for (const CellSample& s : samples) {
+      QString text = QString::number(s.index);
+      if (s.flags & kPadding) text += QStringLiteral("ᵖ");
+      if (s.flags & kSanity) text += QStringLiteral("ˢ");
+      idx << text;
+    }
+    if (total > int64_t(samples.size()))
+      idx << QObject::tr("… %1 more").arg(total - int64_t(samples.size()));
+    html += QObject::tr("Samples: %1").arg(idx.join(QStringLiteral(", ")));
+    html +=
+        QObject::tr("<br><small>ᵖ padding duplicate, ˢ sanity-check leak; click to list</small>");
+  }
+  return html;
+}
+
+QString rowSumTooltip(const EvaluationResult& r, ViewKind kind, int rank, int t) {
+  const Evaluation& e = r.eval;
+  const Matrix* m = kind == ViewKind::Rank       ? &e.per_rank[size_t(rank)]
+                    : kind == ViewKind::Expected ? &e.expected_or_distinct()
+                    : e.synced                   ? &*e.synced
+                                                 : nullptr;
+  if (!m) return QObject::tr("<b>Row %1</b><br>Never synchronized").arg(name(r, t));
+  // One row's sums, not all C of them: a hover at 1000 classes reads 1000 cells, not 10^6.
+  const auto rowSum = [t](const Matrix& x) {
+    const double* row = x.cells.data() + size_t(t) * size_t(x.classes);
+    return std::accumulate(row, row + x.classes, 0.0);
+  };
+  const double obs = rowSum(*m);
+  const double exp = e.expected ? rowSum(*e.expected)
+                     : size_t(t) < e.meta.class_counts.size()
+                         ? double(e.meta.class_counts[size_t(t)])
+                         : 0.0;
+  QString html = QObject::tr("<b>Row %1</b><br>").arg(name(r, t));
+  html += QObject::tr("Observed row sum: <b>%1</b><br>").arg(count(obs));
+  if (kind != ViewKind::Rank) {
+    html += QObject::tr("True count of the class: <b>%1</b><br>").arg(count(exp));
+    if (kind != ViewKind::Expected && obs != exp)
+      html += QObject::tr("<font color=#b2182b>⚠ off by %1%2</font>")
+                  .arg(obs > exp ? "+" : "")
+                  .arg(count(obs - exp));
+  }
+  return html;
+}
+
+std::vector<CellSample> cellSamples(const EvaluationResult& r, const CellRef& c, size_t limit,
+                                    int64_t* total) {
+  const SampleScope scope = c.kind == ViewKind::Rank       ? SampleScope::Rank
+                            : c.kind == ViewKind::Expected ? SampleScope::Expected
+                                                           : SampleScope::AllRanks;
+  return samplesOf(r.eval, scope, c.rank, c.trueClass, c.predClass, limit, total);
+}
+
+}  // namespace shardlens::ui

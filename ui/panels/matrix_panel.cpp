@@ -1,0 +1,294 @@
+#include "ui/panels/matrix_panel.h"
+
+#include <QGridLayout>
+#include <QVBoxLayout>
+
+#include "ui/render/heatmap_painter.h"
+
+namespace shardlens::ui {
+
+namespace {
+constexpr double kRankMaxAspect = 2.0;  // how upright a per-rank view may stretch
+}  // namespace
+
+MatrixPanel::MatrixPanel(QWidget* parent)
+    : QWidget(parent),
+      m_synced(new HeatmapView(this)),
+      m_expected(new HeatmapView(this)),
+      m_difference(new HeatmapView(this)),
+      m_rankGrid(new QGridLayout),
+      m_rankTitle(new QLabel(this)) {
+  m_synced->setObjectName(QStringLiteral("syncedView"));
+  m_expected->setObjectName(QStringLiteral("expectedView"));
+  m_difference->setObjectName(QStringLiteral("differenceView"));
+  wire(m_synced, ViewKind::Synced, 0);
+  wire(m_expected, ViewKind::Expected, 0);
+  wire(m_difference, ViewKind::Difference, 0);
+  // The reported matrix gets the most room; expected and difference stack beside it.
+  auto* top = new QGridLayout;
+  m_top = top;
+  top->addWidget(m_synced, 0, 0, 2, 1);
+  top->addWidget(m_expected, 0, 1);
+  top->addWidget(m_difference, 1, 1);
+  top->setColumnStretch(0, 3);
+  top->setColumnStretch(1, 2);
+  m_rankTitle->setText(tr("<b>Per rank</b> (as accumulated on each rank, one colour range)"));
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  // fitHeights sets the views' heights; the stretch takes what they leave.
+  layout->addLayout(top);
+  layout->addWidget(m_rankTitle);
+  layout->addLayout(m_rankGrid);
+  layout->addStretch(1);
+}
+
+void MatrixPanel::resizeEvent(QResizeEvent* e) {
+  QWidget::resizeEvent(e);
+  fitHeights();
+}
+
+// Square grids are limited by width; capping each view's height at what its width can use
+// leaves no blank band inside the views, and the spare height goes below them.
+void MatrixPanel::fitHeights() {
+  const int w = width() - 8;
+  const int columns = std::clamp(int(m_ranks.size()), 1, 4);
+  // Height the per-rank grid and its title need; what is left is the synced view's.
+  int ranksHeight = m_rankTitle->sizeHint().height() + 12;
+  if (!m_ranks.empty()) {
+    const HeatmapView* v = m_ranks.front();
+    const int rows = (int(m_ranks.size()) + columns - 1) / columns;
+    ranksHeight +=
+        rows * (std::max(v->minimumSizeHint().height(), v->idealHeight(w / columns - 6)) + 6);
+  }
+  // Spare height (a closed welcome panel, a tall window) widens the synced view, whose
+  // square grid is limited by its width, instead of leaving an empty band below the views.
+  // The expected and difference views keep a readable width.
+  constexpr int kMinSideColumn = 280;
+  int share = 60;  // percent of the width for the synced view
+  while (share < 70 && w * (100 - share - 2) / 100 >= kMinSideColumn &&
+         m_synced->idealHeight(w * (share + 2) / 100 - 6) <= height() - ranksHeight)
+    share += 2;
+  m_top->setColumnStretch(0, share);
+  m_top->setColumnStretch(1, 100 - share);
+  const int big =
+      std::max(m_synced->minimumSizeHint().height(), m_synced->idealHeight(w * share / 100 - 6));
+  for (HeatmapView* v : {m_expected, m_difference})
+    v->setMaximumHeight(std::clamp(v->idealHeight(w * (100 - share) / 100 - 6),
+                                   v->minimumSizeHint().height(), big / 2));
+  const int rows = m_ranks.empty() ? 1 : (int(m_ranks.size()) + columns - 1) / columns;
+  const int perRow = (height() - big - m_rankTitle->sizeHint().height() - 24) / rows - 6;
+  const bool roomy = height() - ranksHeight - 8 >= big;
+  if (!roomy) {
+    // Short of room (many ranks, a small window): the layout shares what there is, each
+    // view capped at its square; the panel scrolls past the minimums.
+    m_synced->setMinimumHeight(m_synced->minimumSizeHint().height());
+    m_synced->setMaximumHeight(big);
+    for (HeatmapView* v : m_ranks) {
+      v->setMinimumHeight(v->minimumSizeHint().height());
+      v->setMaximumHeight(std::max(v->minimumSizeHint().height(), v->idealHeight(w / columns - 6)));
+    }
+    return;
+  }
+  // Room to spare (a closed welcome panel, a tall window): heights are set, not left to the
+  // layout's stretch. The synced view takes its square, and the per-rank row what is left
+  // (up to kRankMaxAspect times as tall as its grid is wide), so no empty band stays below.
+  m_synced->setFixedHeight(big);
+  for (HeatmapView* v : m_ranks) {
+    const int square = std::max(v->minimumSizeHint().height(), v->idealHeight(w / columns - 6));
+    const int upright = square + int((kRankMaxAspect - 1) * 0.75 * square);  // grid ~ 3/4
+    v->setFixedHeight(std::clamp(perRow, square, upright));
+  }
+}
+
+std::vector<HeatmapView*> MatrixPanel::allViews() const {
+  std::vector<HeatmapView*> v{m_synced, m_expected, m_difference};
+  v.insert(v.end(), m_ranks.begin(), m_ranks.end());
+  return v;
+}
+
+void MatrixPanel::wire(HeatmapView* view, ViewKind kind, int rank) {
+  // Views show display positions; the tooltip and click speak class ids.
+  const auto toRef = [this, view, kind, rank](int row, int col) {
+    CellRef ref;
+    ref.kind = kind;
+    ref.rank = rank;
+    const auto& of = view->data().classOf;
+    ref.trueClass = of.empty() ? row : of[size_t(row)];
+    ref.predClass = col < 0 ? 0 : (of.empty() ? col : of[size_t(col)]);
+    return ref;
+  };
+  view->setTooltipProvider([this, toRef, kind, rank](int row, int col) -> QString {
+    if (!m_result) return {};
+    const CellRef ref = toRef(row, col);
+    return col < 0 ? rowSumTooltip(*m_result, kind, rank, ref.trueClass)
+                   : cellTooltip(*m_result, ref);
+  });
+  connect(view, &HeatmapView::cellClicked, this,
+          [this, toRef](int row, int col) { emit cellActivated(toRef(row, col)); });
+}
+
+render::HeatmapStyle MatrixPanel::compactStyle() const {
+  render::HeatmapStyle s = m_style;
+  s.compact = true;
+  s.fontPixels = std::max(8, m_style.fontPixels - 1);
+  s.showColorBar = false;
+  // The small multiples may stretch upright into height the square views cannot use (a
+  // closed welcome panel, a tall window), so no empty band is left below them.
+  s.maxAspect = kRankMaxAspect;
+  return s;
+}
+
+void MatrixPanel::ensureRankViews(int world) {
+  while (int(m_ranks.size()) > world) {
+    delete m_ranks.back();
+    m_ranks.pop_back();
+  }
+  while (int(m_ranks.size()) < world) {
+    const int rank = int(m_ranks.size());
+    auto* view = new HeatmapView(this);
+    view->setObjectName(QStringLiteral("rankView%1").arg(rank));
+    view->setStyle(compactStyle());
+    wire(view, ViewKind::Rank, rank);
+    m_ranks.push_back(view);
+    emit viewCreated(view);
+  }
+  // Four columns at most: beyond that the small multiples get too small to read.
+  const int columns = std::clamp(world, 1, 4);
+  for (int r = 0; r < world; ++r)
+    m_rankGrid->addWidget(m_ranks[size_t(r)], r / columns, r % columns);
+}
+
+void MatrixPanel::setRunner(EvaluationRunner* runner) {
+  m_runner = runner;
+  if (m_runner) m_runner->setViewRequest(m_request);
+}
+
+void MatrixPanel::setOptions(const render::MatrixOptions& matrix,
+                             const render::HeatmapStyle& style) {
+  m_style = style;
+  m_synced->setStyle(style);
+  m_expected->setStyle(style);
+  m_difference->setStyle(style);
+  for (HeatmapView* v : m_ranks) v->setStyle(compactStyle());
+  render::ViewRequest next = m_request;
+  next.matrix = matrix;
+  next.labelFonts = {render::heatmapFont(style, true), render::heatmapFont(compactStyle(), true)};
+  // Fixed ranges of counts mean nothing for fractions: a new normalization fixes anew, at
+  // the ranges of its own views.
+  if (matrix.normalization != m_request.matrix.normalization && next.fixed) {
+    next.fixed.reset();
+    m_refix = true;
+  }
+  request(next);
+  fitHeights();
+}
+
+void MatrixPanel::setFixedRange(bool on) {
+  if (on == fixedRange()) return;
+  render::ViewRequest next = m_request;
+  next.fixed.reset();
+  if (on && m_views) next.fixed = m_views->ranges;
+  if (on && m_views && !m_views->request.fixed) {
+    // Fixing the ranges shown changes no colour: the views stay, marked as fixed.
+    auto same = std::make_shared<render::ViewSet>(*m_views);
+    same->request.fixed = next.fixed;
+    m_request = next;
+    if (m_runner) m_runner->setViewRequest(m_request);
+    show(same);
+    return;
+  }
+  request(next);
+}
+
+render::FigureSetOptions MatrixPanel::figureRanges() const {
+  render::FigureSetOptions o;
+  if (m_request.fixed) {
+    o.vmax = m_request.fixed->matrices;
+    o.vmaxDifference = m_request.fixed->difference;
+    o.vmaxRanks = m_request.fixed->ranks;
+  }
+  return o;
+}
+
+void MatrixPanel::request(const render::ViewRequest& next) {
+  const bool newData = !next.sameData(m_request);
+  m_request = next;
+  if (m_runner) m_runner->setViewRequest(m_request);
+  if (!newData) return;
+  if (m_pendingThen) {
+    // A result waiting for its views waits for these instead.
+    prepare(m_pendingResult, std::move(m_pendingThen));
+  } else if (m_result) {
+    const ResultPtr shown = m_result;
+    prepare(shown, [this, shown] { setResult(shown); });
+  }
+}
+
+bool MatrixPanel::canShow(const ResultPtr& result) const {
+  const auto fits = [this](const render::ViewSetPtr& v) {
+    return v && v->request.sameData(m_request);
+  };
+  return result && (fits(result->views) || (m_preparedFor.lock() == result && fits(m_prepared)));
+}
+
+void MatrixPanel::prepare(ResultPtr result, std::function<void()> then) {
+  const quint64 ticket = ++m_ticket;
+  m_pendingResult = result;
+  m_pendingThen = std::move(then);
+  auto work = [result, request = m_request](JobProgress* progress) {
+    return render::prepareViews(result->eval, request,
+                                [progress] { return progress && progress->cancelled(); });
+  };
+  if (!m_runner) {
+    delivered(ticket, work(nullptr));
+    return;
+  }
+  m_runner->startTask(
+      this, tr("Preparing the views"), std::move(work),
+      [this, ticket](render::ViewSetPtr views) { delivered(ticket, std::move(views)); },
+      [](const QString&) {});
+}
+
+void MatrixPanel::delivered(quint64 ticket, render::ViewSetPtr views) {
+  if (ticket != m_ticket || !views) return;  // superseded, or cancelled
+  m_preparedFor = m_pendingResult;
+  m_prepared = std::move(views);
+  m_pendingResult.reset();
+  const auto then = std::move(m_pendingThen);
+  m_pendingThen = nullptr;
+  if (then) then();
+}
+
+void MatrixPanel::setResult(ResultPtr result) {
+  if (!result) return;
+  if (!canShow(result)) {
+    // No runner (tests) or a caller that did not prepare: prepared here, on this thread.
+    m_preparedFor = result;
+    m_prepared = render::prepareViews(result->eval, m_request);
+  }
+  m_result = std::move(result);
+  const auto fits = [this](const render::ViewSetPtr& v) {
+    return v && v->request.sameData(m_request);
+  };
+  show(fits(m_result->views) ? m_result->views : m_prepared);
+}
+
+void MatrixPanel::show(render::ViewSetPtr views) {
+  m_views = std::move(views);
+  ensureRankViews(int(m_views->ranks.size()));
+  m_synced->setData(m_views->synced);
+  m_expected->setData(m_views->expected);
+  m_difference->setData(m_views->difference);
+  for (size_t r = 0; r < m_views->ranks.size(); ++r) m_ranks[r]->setData(m_views->ranks[r]);
+  fitHeights();
+  if (m_refix && m_views->request.sameData(m_request)) {
+    m_refix = false;
+    setFixedRange(true);
+  }
+}
+
+void MatrixPanel::repaintAll() {
+  for (HeatmapView* v : allViews()) v->repaint();
+}
+
+}  // namespace shardlens::ui

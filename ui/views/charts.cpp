@@ -1,0 +1,195 @@
+#include "ui/views/charts.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QLineSeries>
+#include <QScatterSeries>
+#include <QStackedBarSeries>
+#include <QVBoxLayout>
+#include <QValueAxis>
+#include <algorithm>
+#include <numeric>
+
+#include "ui/render/heatmap_source.h"
+
+namespace shardlens::ui {
+namespace {
+
+QChartView* makeView(QWidget* parent) {
+  auto* view = new QChartView(new QChart, parent);
+  view->setRenderHint(QPainter::Antialiasing);
+  view->chart()->setAnimationOptions(QChart::NoAnimation);  // live updates must not lag
+  view->chart()->legend()->setAlignment(Qt::AlignBottom);
+  QFont small = view->chart()->legend()->font();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  view->chart()->legend()->setFont(small);
+  view->chart()->setMargins(QMargins(2, 2, 2, 2));
+  view->setMinimumHeight(180);
+  return view;
+}
+
+void setAxes(QChart* chart, QAbstractSeries* series, const QStringList& categories, double top) {
+  for (QAbstractAxis* a : chart->axes()) {
+    chart->removeAxis(a);
+    delete a;
+  }
+  auto* x = new QBarCategoryAxis;
+  x->append(categories);
+  x->setLabelsAngle(categories.size() > 12 ? -90 : 0);
+  auto* y = new QValueAxis;
+  y->setRange(0, std::max(1.0, top * 1.05));
+  y->setLabelFormat(QStringLiteral("%.0f"));
+  y->applyNiceNumbers();  // round ticks (0, 20, 40, ...), not fractions of the maximum
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  series->attachAxis(x);
+  series->attachAxis(y);
+}
+
+// Row sums of the per-rank matrices added up: all a run that never synchronized counted.
+std::vector<double> countedByRanks(const Evaluation& e) {
+  std::vector<double> sums(size_t(e.classes()), 0.0);
+  for (const Matrix& m : e.per_rank) {
+    const auto rows = m.row_sums();
+    for (size_t c = 0; c < sums.size() && c < rows.size(); ++c) sums[c] += rows[c];
+  }
+  return sums;
+}
+
+// Classes to show: all when few, else the ones with the largest row-sum error.
+std::vector<int> shownClasses(const Evaluation& e, int limit) {
+  const auto obs = e.synced ? e.synced->row_sums() : countedByRanks(e);
+  const auto exp = render::trueRowCounts(e);
+  std::vector<int> idx(obs.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  if (int(idx.size()) <= limit) return idx;
+  std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) {
+    return std::abs(obs[size_t(a)] - exp[size_t(a)]) > std::abs(obs[size_t(b)] - exp[size_t(b)]);
+  });
+  idx.resize(size_t(limit));
+  std::sort(idx.begin(), idx.end());
+  return idx;
+}
+
+}  // namespace
+
+void ChartsPanel::fitCategoryLabels(QChartView* view) {
+  QChart* chart = view->chart();
+  for (QAbstractAxis* a : chart->axes(Qt::Horizontal)) {
+    auto* x = qobject_cast<QBarCategoryAxis*>(a);
+    if (!x || x->count() == 0) continue;
+    const QFontMetricsF fm(x->labelsFont());
+    double widest = 0;
+    for (const QString& c : x->categories()) widest = std::max(widest, fm.horizontalAdvance(c));
+    // Before the first layout the plot area is empty: the view's width is near enough.
+    const double plot =
+        chart->plotArea().width() > 0 ? chart->plotArea().width() : view->width() * 0.8;
+    const bool fits = widest + 8 <= plot / x->count();
+    x->setLabelsAngle(fits ? 0 : -90);
+  }
+}
+
+void ChartsPanel::resizeEvent(QResizeEvent* e) {
+  QWidget::resizeEvent(e);
+  for (QChartView* v : {m_classes, m_ranks}) fitCategoryLabels(v);
+}
+
+ChartsPanel::ChartsPanel(QWidget* parent)
+    : QWidget(parent),
+      m_classes(makeView(this)),
+      m_ranks(makeView(this)),
+      m_drift(new DriftView(this)) {
+  m_classes->setObjectName(QStringLiteral("classChart"));
+  m_ranks->setObjectName(QStringLiteral("rankChart"));
+  m_drift->hide();
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(m_classes);
+  layout->addWidget(m_ranks);
+  layout->addWidget(m_drift, 1);
+}
+
+void ChartsPanel::setResult(const ResultPtr& result) {
+  if (!result) return;
+  const Evaluation& e = result->eval;
+  {
+    QChart* chart = m_classes->chart();
+    chart->removeAllSeries();
+    const bool synced = e.synced.has_value();
+    const auto obs = synced ? e.synced->row_sums() : countedByRanks(e);
+    const auto exp = render::trueRowCounts(e);
+    const auto classes = shownClasses(e, kMaxClassBars);
+    // Without an expected matrix (a run that did not record every prediction) the bar is
+    // the true class count, which is what a correct row sums to anyway.
+    auto* expected = new QBarSet(e.expected ? tr("Expected") : tr("True count"));
+    // A run that never synchronized has only what its ranks counted.
+    auto* observed =
+        new QBarSet(synced ? tr("Observed (synced)") : tr("Counted by the ranks (never synced)"));
+    expected->setColor(QColor(0x9e, 0x9e, 0x9e));
+    observed->setColor(QColor(0x21, 0x91, 0x8c));
+    QStringList categories;
+    double top = 0;
+    for (int c : classes) {
+      *expected << exp[size_t(c)];
+      *observed << obs[size_t(c)];
+      top = std::max({top, exp[size_t(c)], obs[size_t(c)]});
+      categories << QString::fromStdString(e.class_name(c));
+    }
+    auto* series = new QBarSeries;
+    series->append(expected);
+    series->append(observed);
+    chart->addSeries(series);
+    chart->setTitle(int(classes.size()) < e.classes()
+                        ? tr("Row sums per class (%1 largest errors)").arg(classes.size())
+                        : tr("Row sums per class"));
+    setAxes(chart, series, categories, top);
+    fitCategoryLabels(m_classes);
+  }
+  {
+    QChart* chart = m_ranks->chart();
+    chart->removeAllSeries();
+    const ShardSummary& s = result->shards;
+    auto* real = new QBarSet(tr("Real"));
+    auto* padding = new QBarSet(tr("Padding"));
+    auto* sanity = new QBarSet(tr("Sanity leak"));
+    auto* cut = new QBarSet(tr("Cut"));
+    auto* never = new QBarSet(tr("Never"));
+    real->setColor(QColor(0x3b, 0x52, 0x8b));
+    padding->setColor(QColor(0xf1, 0xa3, 0x40));
+    sanity->setColor(QColor(0xb0, 0x7a, 0xa1));
+    cut->setColor(QColor(0xbd, 0xbd, 0xbd));
+    never->setColor(QColor(0x40, 0x40, 0x40));
+    QStringList categories;
+    double top = 0;
+    for (int r = 0; r < int(s.ranks.size()); ++r) {
+      const RankTotals& t = s.ranks[size_t(r)];
+      *real << double(t.real);
+      *padding << double(t.padding);
+      *sanity << double(t.sanity);
+      *cut << double(t.notEvaluated);
+      *never << 0;
+      top = std::max(top, double(t.real + t.padding + t.sanity + t.notEvaluated));
+      categories << tr("r%1").arg(r);
+    }
+    *real << 0;
+    *padding << 0;
+    *sanity << 0;
+    *cut << 0;
+    *never << double(s.neverTotal);
+    top = std::max(top, double(s.neverTotal));
+    categories << tr("never");
+    auto* series = new QStackedBarSeries;
+    series->append({real, padding, sanity, cut, never});
+    chart->addSeries(series);
+    chart->setTitle(tr("Records per rank"));
+    setAxes(chart, series, categories, top);
+    fitCategoryLabels(m_ranks);
+  }
+  m_drift->setVisible(result->epochs && result->epochs->size() > 1);
+  m_drift->setResult(result);
+}
+
+}  // namespace shardlens::ui

@@ -1,0 +1,37 @@
+#pragma once
+// Qt Charts views, kept in this one file pair: Qt Charts is deprecated from Qt 6.10 in
+// favour of Qt Graphs, and only this file has to move.
+#include <QWidget>
+
+#include "ui/views/drift_view.h"
+#include "ui/jobs/evaluation_runner.h"
+
+class QChartView;
+
+namespace shardlens::ui {
+
+class ChartsPanel : public QWidget {
+  Q_OBJECT
+ public:
+  static constexpr int kMaxClassBars = 30;
+  explicit ChartsPanel(QWidget* parent = nullptr);
+  void setResult(const ResultPtr& result);
+  QChartView* classChart() const { return m_classes; }
+  QChartView* rankChart() const { return m_ranks; }
+  // Each class's row sum minus its true count, epoch by epoch (runs of several epochs).
+  DriftView* driftView() const { return m_drift; }
+
+  // Class names below the bars: horizontal when each fits its bar's width, else rotated to
+  // read upwards, so a name is never cut to "T…" (public for tests; done on every resize).
+  static void fitCategoryLabels(QChartView* view);
+
+ protected:
+  void resizeEvent(QResizeEvent* e) override;
+
+ private:
+  QChartView* m_classes;
+  QChartView* m_ranks;
+  DriftView* m_drift;
+};
+
+}  // namespace shardlens::ui
