@@ -29,6 +29,9 @@ endforeach()
 install(FILES packaging/man/shardlens.1 packaging/man/shardlens-cli.1
         DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The user guide the README links to (docs/NAME.md and its pictures, beside it as there).
+install(DIRECTORY docs DESTINATION ${CMAKE_INSTALL_DOCDIR}
+        FILES_MATCHING PATTERN "*.md" PATTERN "*.png")
 # The Python recorder as a pip-installable source tree:
 #   pip install --no-build-isolation /usr/share/shardlens/python
 # (setup.py builds outside the tree, so it installs from this read-only copy.)

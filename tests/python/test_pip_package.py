@@ -9,7 +9,7 @@ carries the dump format's schema (dump_format.json), that
 the installed version is the project's (CMakeLists.txt project VERSION), that the installed
 module writes a dump named eval_epoch0_rank0, and that the build left nothing in the source
 tree (so the read-only copy the .deb installs, /usr/share/shardlens/python, installs too).
-When venv works, also installs the README's way: a --system-site-packages venv and
+When venv works, also installs the way docs/RECORDER.md says: a --system-site-packages venv and
 `pip install --no-build-isolation`. Skips (a failure under CI=true) only when no Python can
 install offline, saying why.
 """
@@ -122,7 +122,7 @@ def check_target_install(python, version):
 
 
 def check_venv_install(python, version):
-    """The README's way: a venv that sees Debian's torch, numpy, setuptools and wheel."""
+    """docs/RECORDER.md's way: a venv that sees Debian's torch, numpy, setuptools and wheel."""
     with tempfile.TemporaryDirectory() as tmp:
         venv = os.path.join(tmp, "venv")
         r = run([python, "-m", "venv", "--system-site-packages", venv])

@@ -1,14 +1,20 @@
-"""The README's Lightning, Accelerate and plain-PyTorch examples, run as users run them, from
-the package pip installs.
+"""The documented Lightning, Accelerate and plain-PyTorch examples, run as users run them,
+from the package pip installs.
 
-Run by pytest (tests/python, with --cli SHARDLENS_CLI). Installs integrations/python with the
-venv's pip into a temporary --target (offline: --no-build-isolation --no-deps --no-index; the shared
-venv is not touched), checks the installed version is CMakeLists.txt's project VERSION, then:
-each README block marked `<!-- example: integrations/python/examples/X.py -->` must be X.py
-verbatim, and X.py runs with only the installed package on PYTHONPATH: the Lightning one as
-a 4-rank CPU fit (Lightning launches the ranks), the Accelerate one as 4 processes (the
-variables torchrun sets), each printing rank 0's verdict lines and leaving a run file; the
-plain-PyTorch one as 4 processes whose dumps import and diagnose with the CLI.
+Run by pytest (tests/python, with --cli SHARDLENS_CLI). What the pages show is what is run:
+each block of the recorder's guide page (docs/RECORDER.md) marked
+`<!-- example: integrations/python/examples/X.py -->` must be X.py verbatim, and each of the
+README's quickstart blocks, marked `<!-- quickstart: integrations/python/examples/X.py -->`,
+must be lines of X.py in X.py's order (indentation aside), so the front page cannot drift from
+the tested files. These two checks need neither the frameworks nor the CLI.
+
+Then installs integrations/python with the venv's pip into a temporary --target (offline:
+--no-build-isolation --no-deps --no-index; the shared venv is not touched), checks the
+installed version is CMakeLists.txt's project VERSION, and runs each X.py with only the
+installed package on PYTHONPATH: the Lightning one as a 4-rank CPU fit (Lightning launches
+the ranks), the Accelerate one as 4 processes (the variables torchrun sets), each printing
+rank 0's verdict lines and leaving a run file; the plain-PyTorch one as 4 processes whose
+dumps import and diagnose with the CLI.
 """
 import glob
 import os
@@ -22,18 +28,48 @@ import time
 import frameworks
 import pytest
 
-np = pytest.importorskip("numpy")
-pytest.importorskip("lightning")
-pytest.importorskip("accelerate")
-
 EXAMPLES = os.path.join(frameworks.RECORDER_DIR, "examples")
+NAMES = ("lightning_example.py", "accelerate_example.py", "torch_example.py")
+GUIDE = os.path.join("docs", "RECORDER.md")
 
 
-def readme_blocks():
-    with open(os.path.join(frameworks.ROOT, "README.md")) as f:
+def marked_blocks(page, marker):
+    """{example file name: code} of the ```python blocks of PAGE after `<!-- MARKER: PATH -->`;
+    PATH must name a file of integrations/python/examples."""
+    with open(os.path.join(frameworks.ROOT, page)) as f:
         text = f.read()
-    found = re.findall(r"<!-- example: (\S+) -->\n```python\n(.*?)```", text, re.S)
-    return {os.path.basename(path): code for path, code in found}
+    found = re.findall(r"<!-- %s: (\S+) -->\n```python\n(.*?)```" % marker, text, re.S)
+    blocks = {}
+    for path, code in found:
+        assert os.path.normpath(os.path.join(frameworks.ROOT, path)) == os.path.join(
+            EXAMPLES, os.path.basename(path)), "%s: %s is not an example file" % (page, path)
+        assert os.path.basename(path) not in blocks, "%s: two blocks for %s" % (page, path)
+        blocks[os.path.basename(path)] = code
+    return blocks
+
+
+def test_guide_blocks_are_the_examples():
+    blocks = marked_blocks(GUIDE, "example")
+    assert sorted(blocks) == sorted(NAMES), "%s's example blocks: %s" % (GUIDE, sorted(blocks))
+    for name in NAMES:
+        with open(os.path.join(EXAMPLES, name)) as f:
+            assert blocks[name] == f.read(), "%s's block for %s is not the file" % (GUIDE, name)
+
+
+def test_readme_quickstarts_are_in_the_examples():
+    """Every line of a quickstart is a line of its example, in the example's order."""
+    blocks = marked_blocks("README.md", "quickstart")
+    assert sorted(blocks) == sorted(NAMES), "README's quickstart blocks: %s" % sorted(blocks)
+    for name, code in blocks.items():
+        with open(os.path.join(EXAMPLES, name)) as f:
+            lines = [line.strip() for line in f]
+        at = 0
+        for line in (line.strip() for line in code.splitlines()):
+            if not line:
+                continue
+            assert line in lines[at:], ("README's quickstart line %r is not a line of %s after "
+                                        "the lines before it" % (line, name))
+            at = lines.index(line, at) + 1
 
 
 def install(tmp):
@@ -111,7 +147,8 @@ def processes(script, target, cli, work):
 
 
 def plain_torch(target, cli, tmp):
-    """The explicit recorder: dumps every epoch, imported and diagnosed as the README says."""
+    """The explicit recorder: dumps every epoch, imported and diagnosed as the guide says."""
+    import numpy as np
     work = os.path.join(tmp, "torch")
     os.makedirs(work)
     start = time.time()
@@ -138,10 +175,8 @@ def plain_torch(target, cli, tmp):
 
 
 def test_readme_examples_run_as_written(cli):
-    blocks = readme_blocks()
-    for name in ("lightning_example.py", "accelerate_example.py", "torch_example.py"):
-        with open(os.path.join(EXAMPLES, name)) as f:
-            assert blocks.get(name) == f.read(), "README's block for %s is not the file" % name
+    for module in ("numpy", "lightning", "accelerate"):
+        pytest.importorskip(module)
     with tempfile.TemporaryDirectory() as tmp:
         target, version = install(tmp)
         print("pip install --target: shardlens_recorder %s (= CMakeLists.txt VERSION)" % version)
