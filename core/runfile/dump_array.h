@@ -1,6 +1,6 @@
 #pragma once
-// One array of a per-rank dump, whatever file it came from (core/runfile/import.h). A header
-// of its own, in plain C++17, so the LibTorch half of the .pt reader
+// One array of a per-rank dump, whatever file it came from (core/runfile/import_read.h). A
+// header of its own, in plain C++17, so the LibTorch half of the .pt reader
 // (core/torch/pt_unpickle.cpp) builds with compilers whose C++20 mode LibTorch's headers
 // defeat (clang with libstdc++ 12 and LibTorch 1.13, for the fuzz target).
 #include <cstdint>

@@ -1,0 +1,73 @@
+#include "core/runfile/import_build.h"
+
+#include <unordered_set>
+
+namespace shardlens::dump_import {
+namespace {
+
+// True class counts: the dataset's, or estimated from the distinct samples seen (the first
+// record of each index).
+void count_classes(RunFile& run, const DatasetTruth& truth) {
+  RunMetadata& m = run.meta;
+  if (truth.labels) {
+    m.class_counts = truth.labels->class_counts();
+    m.class_names = truth.labels->class_names;
+    m.class_counts_source = "dataset";
+    return;
+  }
+  m.class_counts.assign(size_t(m.classes), 0);
+  std::unordered_set<int64_t> seen;
+  for (const auto& rank : run.records.ranks) {
+    for (const Record& rec : rank) {
+      if (rec.target >= 0 && rec.target < m.classes && seen.insert(rec.index).second)
+        ++m.class_counts[size_t(rec.target)];
+    }
+  }
+  m.class_counts_source = "distinct-records";
+}
+
+// The run's matrices (build_run says which).
+void build_matrices(RunFile& run, const RankOwners& owners, const DatasetTruth& truth) {
+  const int32_t classes = run.meta.classes;
+  run.per_rank = matrices_from_records(run.records, classes, run.meta.ignore_index);
+  // Listed, so a reader checks the other ranks' matrices against their records.
+  run.meta.provided_matrices.emplace();
+  for (size_t r = 0; r < owners.provided.size(); ++r) {
+    if (!owners.provided[r]) continue;
+    run.per_rank[r] = *owners.provided[r];
+    run.meta.provided_matrices->push_back(int(r));
+  }
+  // The logged matrix is the lowest rank's report (rank 0's, as Lightning logs it); ranks that
+  // report something else are kept for the diagnosis (`unsynced`).
+  for (const std::optional<Matrix>& reported : owners.reported) {
+    if (!reported) continue;
+    if (!run.has_synced()) run.synced = *reported;
+    run.reported_per_rank = owners.reported;
+  }
+  if (truth.predictions) {
+    Matrix expected(classes);
+    for (size_t i = 0; i < truth.predictions->size(); ++i)
+      expected.at(truth.labels->targets[i], (*truth.predictions)[i]) += 1;
+    run.expected = std::move(expected);
+  }
+  run.meta.synced_origin = run.has_synced() ? SyncedOrigin::Recorded : SyncedOrigin::SumOfRanks;
+  if (!run.has_synced()) {
+    run.synced = Matrix(classes);
+    for (const Matrix& mat : run.per_rank) run.synced += mat;
+  }
+}
+
+}  // namespace
+
+RunFile build_run(ImportLayout layout) {
+  RunFile run;
+  run.meta = std::move(layout.meta);
+  run.meta.source = "imported";
+  run.meta.backend = "import";
+  run.records = std::move(layout.records);
+  count_classes(run, layout.truth);
+  build_matrices(run, layout.owners, layout.truth);
+  return run;
+}
+
+}  // namespace shardlens::dump_import

@@ -1,0 +1,161 @@
+#include "core/runfile/import_checks.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "core/runfile/import_arrays.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/memory_budget.h"
+#include "core/vocabulary/types.h"
+
+namespace shardlens::dump_import {
+namespace {
+
+// How to name a subset of the dataset when a run evaluated one.
+std::string subset_hint(const std::string& dataset, std::optional<int64_t> size = std::nullopt) {
+  const std::string n = size ? std::to_string(*size) : std::string("N");
+  return "; if the run evaluated a subset, give --dataset " + dataset + ",first=" + n +
+         " (the first " + n + " samples) or " + dataset + ",indices=FILE.npy (the ones listed)";
+}
+
+// One C x C matrix per rank plus the synced one. A single large class id in a small dump
+// implies C, so the memory is bounded before anything is allocated.
+void check_matrix_memory(const ClassCount& c, int w) {
+  const int32_t classes = c.classes;
+  const uint64_t cells = uint64_t(classes) * uint64_t(classes);
+  if (cells > kMaxImportMatrixCells / uint64_t(w + 1)) {
+    const std::string need =
+        std::to_string(cells * uint64_t(w + 1) * sizeof(double) >> 20) + " MiB, more than the " +
+        std::to_string(kMaxImportMatrixCells * sizeof(double) >> 20) + " MiB limit";
+    const std::string shape = std::to_string(w + 1) + " matrices of " + std::to_string(classes) +
+                              " x " + std::to_string(classes) + " (one per rank of " +
+                              std::to_string(w) + ", and the synced one)";
+    if (c.origin.empty())
+      throw InputError("import: " + std::to_string(classes) + " classes need " + shape + ": " +
+                       need);
+    fail(c.origin, "class id " + std::to_string(classes - 1) + " implies " +
+                       std::to_string(classes) + " classes, and " + shape + " would take " + need +
+                       "; check the target and prediction values, or give --classes");
+  }
+}
+
+// The evaluation the run makes (its records, the per-index arrays its dataset size sizes, a
+// matrix per rank) against the memory budget, before the matrices or any per-index array is
+// built. Named after what set the size that costs most: the dataset (--dataset), the dump that
+// declared its size or holds the largest index, the dump whose class id implied the classes.
+void check_import_memory(const std::vector<RankDump>& dumps, const ImportOptions& options,
+                         const ImportLayout& layout) {
+  const RunMetadata& m = layout.meta;
+  EvaluationSize size{.samples = m.dataset_size, .classes = m.classes, .world_size = m.world_size};
+  for (const auto& rank : layout.records.ranks) size.records += int64_t(rank.size());
+  EvaluationSize matrices = size;
+  matrices.samples = 0;
+  matrices.records = 0;
+  const std::string& implied = layout.classes.origin;
+  std::string origin = implied.empty() ? std::string("import") : implied;
+  if (evaluation_memory(matrices) < evaluation_memory(size) / 2) {
+    // The dataset size dominates.
+    const RankDump* declared = nullptr;
+    const RankDump* largest = nullptr;
+    int64_t top = -1;
+    for (const RankDump& d : dumps) {
+      if (!declared && d.dataset_size && *d.dataset_size == m.dataset_size) declared = &d;
+      for (const Record& rec : d.records)
+        if (rec.index > top) top = rec.index, largest = &d;
+    }
+    origin = !options.dataset.empty() ? std::string("--dataset")
+             : declared               ? declared->origin
+             : largest                ? largest->origin
+                                      : origin;
+  }
+  check_evaluation_budget(origin, size);
+}
+
+// A record that lies within the run's bounds still has to agree with the dataset given.
+void check_against_dataset(const RankDump& d, const RecordSite& site, size_t i,
+                           const DatasetTruth& truth, const ImportOptions& options) {
+  const Record& rec = d.records[i];
+  auto place = [&](RecordField f) { return record_place(site, int64_t(i), d.ranks[i], f) + ": "; };
+  if (truth.predictions && rec.prediction != (*truth.predictions)[size_t(rec.index)])
+    throw InputError(place(RecordField::Prediction) + "prediction " +
+                     std::to_string(rec.prediction) + " at dataset index " +
+                     std::to_string(rec.index) + " but " + options.predictions + " says " +
+                     std::to_string((*truth.predictions)[size_t(rec.index)]));
+  const int32_t label = truth.labels->targets[size_t(rec.index)];
+  if (rec.target != label && rec.target != options.ignore_index)
+    throw InputError(place(RecordField::Target) + "target " + std::to_string(rec.target) +
+                     " at dataset index " + std::to_string(rec.index) + " but the dataset says " +
+                     std::to_string(label) +
+                     " (wrong --dataset, or the dump's indices are not dataset indices)");
+}
+
+// Every dump against the run: its records within the run's bounds (and the dataset's), its
+// dataset size and matrices fitting.
+void check_dumps(const std::vector<RankDump>& dumps, const ImportOptions& options,
+                 const ImportLayout& layout) {
+  const int32_t classes = layout.meta.classes;
+  const DatasetTruth& truth = layout.truth;
+  const std::optional<Labels>& labels = truth.labels;
+  RecordBounds bounds =
+      RecordBounds::of_run(classes, labels ? labels->size() : 0, options.ignore_index);
+  if (labels) bounds.beyond_samples += subset_hint(options.dataset);
+  for (const RankDump& d : dumps) {
+    const RecordSite site{d.origin, d.record_keys};
+    for (size_t i = 0; i < d.records.size(); ++i) {
+      check_record_bounds(bounds, site, int64_t(i), d.ranks[i], d.records[i]);
+      if (labels) check_against_dataset(d, site, i, truth, options);
+    }
+    if (d.dataset_size && labels && *d.dataset_size != labels->size())
+      fail(d.origin, "dataset_size " + std::to_string(*d.dataset_size) + " but the dataset has " +
+                         std::to_string(labels->size()) + " samples" +
+                         subset_hint(options.dataset, *d.dataset_size));
+    for (const auto* mat :
+         {d.reported ? &*d.reported : nullptr, d.rank_matrix ? &*d.rank_matrix : nullptr}) {
+      if (mat && mat->classes != classes)
+        fail(d.origin, "a " + std::to_string(mat->classes) + " x " + std::to_string(mat->classes) +
+                           " matrix for " + std::to_string(classes) + " classes");
+    }
+  }
+}
+
+// Without a dataset, no record lies beyond the dataset size a dump declared.
+void check_declared_dataset_size(const ImportLayout& layout) {
+  const int64_t declared = layout.meta.dataset_size;
+  if (layout.truth.labels || layout.max_index < declared) return;
+  throw InputError("import: dataset index " + std::to_string(layout.max_index) +
+                   " beyond the declared dataset_size " + std::to_string(declared));
+}
+
+// Every rank of the world has its dump.
+void refuse_missing_ranks(const RankOwners& owners) {
+  const size_t w = owners.owner.size();
+  for (size_t r = 0; r < w; ++r) {
+    if (owners.owner[r].empty())
+      throw InputError("import: no dump holds rank " + std::to_string(r) + " (world size " +
+                       std::to_string(w) + ")");
+  }
+}
+
+}  // namespace
+
+void refuse_empty_dumps(const std::vector<RankDump>& dumps) {
+  std::string empty;  // one line, every empty file named
+  for (const RankDump& d : dumps)
+    if (d.records.empty()) empty += (empty.empty() ? "" : "; ") + d.origin + ": holds no records";
+  if (empty.empty()) return;
+  throw InputError(empty +
+                   " (index, target and prediction are empty). Hint: the recorder could not "
+                   "read validation_step's output: return a dict with index, target and "
+                   "prediction, or tell ShardLensCallback its keys");
+}
+
+void check_layout(const std::vector<RankDump>& dumps, const ImportOptions& options,
+                  const ImportLayout& layout) {
+  check_matrix_memory(layout.classes, layout.meta.world_size);
+  check_dumps(dumps, options, layout);
+  check_declared_dataset_size(layout);
+  check_import_memory(dumps, options, layout);
+  refuse_missing_ranks(layout.owners);
+}
+
+}  // namespace shardlens::dump_import
