@@ -235,13 +235,10 @@ bool gather_for_metrics_trimmed(Classifier& c, const Matrix& reported, const Mat
     const auto kept =
         gather_for_metrics_records(*in.records, in.dataset_size, *in.batch_size, exhausted);
     Matrix g(classes);
+    count_records(g, kept);
     SampleSet padding_kept;
-    for (const Record& r : kept) {
-      if (r.target >= 0 && r.target < classes && r.prediction >= 0 && r.prediction < classes) {
-        g.at(r.target, r.prediction) += 1;
-      }
+    for (const Record& r : kept)
       if (r.flags & kPadding) padding_kept.add(r.index, r.target);
-    }
     if (!nearly_equal(reported, g)) continue;
     Facts facts;
     facts.trimmed = rank_sum.total() - g.total();

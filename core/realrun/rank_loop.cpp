@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <thread>
 
 #include "core/dataset/dataset_images.h"
@@ -130,9 +131,12 @@ RankOutput evaluate_rank(const Scenario& scenario, const RunDataset& data, int r
       }
       out.records.push_back(Record{indices[i], target, pred, flags[i]});
       targets.push_back(target);
-      if (!counter && target != scenario.ignore_index) counts.at(target, pred) += 1;
     }
-    if (counter) counter->count(targets, preds, scenario.ignore_index, counts.cells);
+    if (counter) {
+      counter->count(targets, preds, scenario.ignore_index, counts.cells);
+    } else {
+      count_records(counts, std::span(out.records).last(end - begin), scenario.ignore_index);
+    }
     for (size_t k = 0; k < counts.cells.size(); ++k) {
       out.local.cells[k] = round_to_dtype(out.local.cells[k] + counts.cells[k], scenario.dtype);
     }

@@ -50,17 +50,22 @@ void record_out_of_bounds(const RecordBounds& b, const RecordSite& site, int64_t
   throw InputError(what);
 }
 
+void count_records(Matrix& m, std::span<const Record> records, int ignore_index) {
+  const int32_t classes = m.classes;
+  for (const Record& r : records) {
+    if (r.target == ignore_index) continue;
+    if (r.target < 0 || r.target >= classes || r.prediction < 0 || r.prediction >= classes)
+      continue;
+    m.at(r.target, r.prediction) += 1;
+  }
+}
+
 std::vector<Matrix> matrices_from_records(const StoredRecords& records, int32_t classes,
                                           int ignore_index) {
   std::vector<Matrix> out;
   for (const auto& rank : records.ranks) {
     Matrix m(classes);
-    for (const Record& r : rank) {
-      if (r.target == ignore_index) continue;
-      if (r.target < 0 || r.target >= classes || r.prediction < 0 || r.prediction >= classes)
-        continue;
-      m.at(r.target, r.prediction) += 1;
-    }
+    count_records(m, rank, ignore_index);
     out.push_back(std::move(m));
   }
   return out;

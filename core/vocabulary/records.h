@@ -134,7 +134,13 @@ class StoredRecords : public RecordSource {
   void read(int rank, int64_t offset, std::span<Record> out) const override;
 };
 
-// Per-rank matrices recomputed from records (int64 counts; ignore_index targets dropped).
+// Adds records to a matrix as an int64 counter counts them: one at (target, prediction) per
+// record, except a record whose target is ignore_index or whose target or prediction is not a
+// class of `m` (a negative ignore_index drops nothing more). The one place records become
+// counts; the simulation's hot loop counts packed keys instead (core/sim/accumulate.cpp).
+void count_records(Matrix& m, std::span<const Record> records, int ignore_index = -1);
+
+// Per-rank matrices recomputed from records (count_records on each rank).
 std::vector<Matrix> matrices_from_records(const StoredRecords& records, int32_t classes,
                                           int ignore_index);
 
