@@ -14,37 +14,39 @@
 #include "core/evaluation/scenario_settings.h"
 #include "core/realrun/model_predictions.h"
 #include "core/report/verdict.h"
-#include "core/sim/run_scenario.h"
-#include "ui/views/charts.h"
+#include "core/sim/recorded_run_simulation.h"
 #include "ui/controllers/compare_controller.h"
-#include "ui/panels/diagnosis_panel.h"
 #include "ui/controllers/export_controller.h"
-#include "ui/views/heatmap_view.h"
 #include "ui/controllers/import_controller.h"
+#include "ui/controllers/real_run_controller.h"
+#include "ui/controllers/run_opener.h"
 #include "ui/jobs/job_status.h"
 #include "ui/models/lesson_model.h"
+#include "ui/models/recent_files.h"
+#include "ui/models/shown_source.h"
+#include "ui/panels/diagnosis_panel.h"
 #include "ui/panels/matrix_panel.h"
 #include "ui/panels/metrics_panel.h"
-#include "ui/controllers/real_run_controller.h"
-#include "ui/models/recent_files.h"
 #include "ui/panels/run_banner.h"
-#include "ui/controllers/run_opener.h"
 #include "ui/panels/sample_panel.h"
 #include "ui/panels/scenario_panel.h"
-#include "ui/settings/settings.h"
-#include "ui/views/shard_strip.h"
 #include "ui/panels/welcome_panel.h"
+#include "ui/settings/settings.h"
+#include "ui/views/charts.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/views/shard_strip.h"
 
 namespace shardlens::ui {
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       m_runner(new EvaluationRunner(this)),
+      m_source(new ShownSource(this)),
       m_runs(new RunOpener(m_runner, this)),
       m_compare(new CompareController(m_runner, this)),
       m_import(new ImportController(m_runner, this)),
       m_export(new ExportController(m_runner, this)),
-      m_realRuns(new RealRunController(m_runs, m_compare, this)),
+      m_realRuns(new RealRunController(m_runner, m_runs, m_compare, this)),
       m_lessons(new LessonModel(this)) {
   setObjectName(QStringLiteral("mainWindow"));
   install_model_predictor();  // `model:` predictors in the predictor box and lessons
@@ -65,6 +67,9 @@ MainWindow::MainWindow(QWidget* parent)
 }
 
 MainWindow::~MainWindow() {
+  // A real run's dialog and job go first: nothing they started reaches a window being torn down.
+  delete m_realRuns;
+  m_realRuns = nullptr;
   m_runner->cancel();
   m_runner->waitIdle();
 }
@@ -73,6 +78,10 @@ void MainWindow::buildCentre() {
   m_matrices = new MatrixPanel(this);
   m_strip = new ShardStrip(this);
   m_strip->setObjectName(QStringLiteral("shardStrip"));
+  // The one path from a result to its views: each view follows ShownSource::shown() once.
+  connect(m_source, &ShownSource::shown, m_matrices, &MatrixPanel::setResult);
+  connect(m_source, &ShownSource::shown, m_strip, &ShardStrip::setResult);
+  connect(m_source, &ShownSource::shown, this, &MainWindow::capStripHeight);
   m_centre = new QSplitter(Qt::Vertical);
   m_centre->setObjectName(QStringLiteral("centreSplitter"));
   auto* scroll = new QScrollArea(m_centre);
@@ -132,17 +141,18 @@ void MainWindow::buildDocks() {
   dock(tr("Scenario"), "scenarioDock", scenarioBox, Qt::LeftDockWidgetArea);
   auto* diagnosis = new DiagnosisPanel(this);
   diagnosis->setObjectName(QStringLiteral("diagnosis"));
-  connect(this, &MainWindow::resultChanged, diagnosis, &DiagnosisPanel::setResult);
+  connect(m_source, &ShownSource::shown, diagnosis, &DiagnosisPanel::setResult);
   auto* diag = dock(tr("Diagnosis"), "diagnosisDock", diagnosis, Qt::RightDockWidgetArea);
   auto* chartsPanel = new ChartsPanel(this);
-  connect(this, &MainWindow::resultChanged, chartsPanel, &ChartsPanel::setResult);
+  connect(m_source, &ShownSource::shown, chartsPanel, &ChartsPanel::setResult);
   auto* charts = dock(tr("Charts"), "chartsDock", chartsPanel, Qt::RightDockWidgetArea);
   m_samples = new SamplePanel(this);
+  connect(m_source, &ShownSource::shown, m_samples, &SamplePanel::clear);
   auto* samples = dock(tr("Samples"), "samplesDock", m_samples, Qt::RightDockWidgetArea);
   // The metrics sit below the diagnosis, whichever tab is raised (split before tabifying: a
   // dock split from a tabbed one would become another tab).
   auto* metrics = new MetricsPanel(this);
-  connect(this, &MainWindow::resultChanged, metrics, &MetricsPanel::setResult);
+  connect(m_source, &ShownSource::shown, metrics, &MetricsPanel::setResult);
   splitDockWidget(diag, dock(tr("Metrics"), "metricsDock", metrics, Qt::RightDockWidgetArea),
                   Qt::Vertical);
   tabifyDockWidget(diag, charts);
@@ -161,10 +171,23 @@ void MainWindow::buildStatusBar() {
 
 void MainWindow::connectControllers() {
   connect(m_runner, &EvaluationRunner::finished, this, &MainWindow::onResult);
+  // The rest of the one path: the mode's look, the controllers, the status bar, and last the
+  // window's own resultShown().
+  connect(m_source, &ShownSource::runShown, this, &MainWindow::showRunView);
+  connect(m_source, &ShownSource::runLeft, this, &MainWindow::showSimulationView);
+  connect(m_source, &ShownSource::shown, this, [this](const ResultPtr& shown) {
+    // Comparisons put what is on screen on their left (shared with the result, not copied).
+    m_compare->setCurrent(std::shared_ptr<const Evaluation>(shown, &shown->eval),
+                          m_source->shownName());
+  });
+  connect(m_source, &ShownSource::shown, m_realRuns, &RealRunController::resultShown);
+  connect(m_source, &ShownSource::shown, this, &MainWindow::showVerdict);
+  connect(m_source, &ShownSource::shown, this,
+          [this](const ResultPtr& shown) { emit resultShown(shown->jobId); });
   connect(m_runner, &EvaluationRunner::failed, this, &MainWindow::onFailed);
   connect(m_runner, &EvaluationRunner::cancelled, this,
           [this] { statusBar()->showMessage(tr("Cancelled; showing the previous result"), 4000); });
-  // Tasks (compare, import, exports) say what they do while they run.
+  // Tasks (compare, import, exports, a real run's simulation) say what they do while they run.
   connect(m_runner, &EvaluationRunner::taskStarted, this,
           [this](quint64, const QString& stage) { statusBar()->showMessage(stage + "…"); });
   connect(m_runner, &EvaluationRunner::taskEnded, this, [this] {
@@ -193,8 +216,8 @@ void MainWindow::connectControllers() {
   connect(m_panel, &ScenarioPanel::changed, this, [this](const Scenario& s) {
     // Only programmatic changes (a lesson chosen from the menu) reach here while a run is
     // shown, since the panel is disabled then: they mean "simulate this instead".
-    if (showingRun()) setRunView(nullptr);
-    m_scenario = s;
+    m_source->leaveRun();
+    m_source->setScenario(s);
     updateTitle();
     recompute();
     rememberScenario();
@@ -202,15 +225,27 @@ void MainWindow::connectControllers() {
   connect(m_panel, &ScenarioPanel::error, this, &MainWindow::showError);
   connect(m_samples, &SamplePanel::error, this, &MainWindow::showError);
   connect(m_matrices, &MatrixPanel::cellActivated, this, [this](const CellRef& cell) {
-    m_samples->showCell(m_result, cell);
+    m_samples->showCell(m_source->result(), cell);
     if (auto* dock = findChild<QDockWidget*>(QStringLiteral("samplesDock"))) dock->raise();
   });
   connect(m_matrices, &MatrixPanel::viewCreated, this, &MainWindow::watchView);
   for (HeatmapView* v : m_matrices->allViews()) watchView(v);
 }
 
+const Scenario& MainWindow::scenario() const {
+  return m_source->scenario();
+}
+
+bool MainWindow::showingRun() const {
+  return m_source->showingRun();
+}
+
+const ResultPtr& MainWindow::result() const {
+  return m_source->result();
+}
+
 void MainWindow::setScenario(const Scenario& s) {
-  m_scenario = s;
+  m_source->setScenario(s);
   m_panel->setScenario(s);
   updateTitle();
   recompute();
@@ -218,37 +253,30 @@ void MainWindow::setScenario(const Scenario& s) {
 }
 
 void MainWindow::recompute() {
-  m_runner->start(m_scenario);
+  m_runner->start(m_source->scenario());
 }
 
 void MainWindow::onResult(ResultPtr result) {
   // Nothing changes on screen until the views are ready, so the status and every panel show
   // the same result (a run's other epoch, or views of other options, are prepared first).
-  m_requested = result;
+  m_source->request(result);
   if (!m_matrices->canShow(result)) {
     m_matrices->prepare(result, [this, result] { onResult(result); });
     return;
   }
-  m_result = std::move(result);
-  m_matrices->setResult(m_result);
-  m_strip->setResult(m_result);
-  capStripHeight();
-  emit resultChanged(m_result);
-  m_samples->clear();
-  setRunView(m_result->eval.provenance.file.empty() ? nullptr : m_result);
-  // Comparisons put what is on screen on their left (shared with the result, not copied).
-  m_compare->setCurrent(std::shared_ptr<const Evaluation>(m_result, &m_result->eval), shownName());
-  m_realRuns->resultShown(m_result);
-  const Verdict verdict = verdict_of(m_result->eval);
+  m_source->show(std::move(result));
+}
+
+void MainWindow::showVerdict(const ResultPtr& result) {
+  const Verdict verdict = verdict_of(result->eval);
   const bool correct = verdict.kind == VerdictKind::Correct;
   m_verdict->setText(QString::fromStdString(verdict.status));
   m_verdict->setStyleSheet(correct ? QString()
                                    : QStringLiteral("color: #b2182b; font-weight: bold"));
   statusBar()->showMessage(
-      (!m_result->eval.provenance.file.empty() ? tr("Loaded in %1 ms") : tr("Evaluated in %1 ms"))
-          .arg(m_result->seconds * 1000, 0, 'f', 1),
+      (!result->eval.provenance.file.empty() ? tr("Loaded in %1 ms") : tr("Evaluated in %1 ms"))
+          .arg(result->seconds * 1000, 0, 'f', 1),
       3000);
-  emit resultShown(m_result->jobId);
 }
 
 void MainWindow::onFailed(quint64 job, const QString& message) {
@@ -258,7 +286,7 @@ void MainWindow::onFailed(quint64 job, const QString& message) {
   // A window that showed nothing yet (a run file given at start that cannot be read) shows
   // the last scenario behind the message rather than empty views; once, so a scenario that
   // fails too cannot start a loop.
-  if (!m_result && !m_requested && !m_restoredAfterFailure) {
+  if (!m_source->requested() && !m_restoredAfterFailure) {
     m_restoredAfterFailure = true;
     restoreSession();
   }
@@ -276,22 +304,9 @@ void MainWindow::showError(const QString& shown) {
   box->open();  // window-modal, not blocking: a job may still deliver meanwhile
 }
 
-QString MainWindow::shownName() const {
-  if (showingRun()) return QFileInfo(m_runPath).fileName();
-  return m_result ? QString::fromStdString(m_result->eval.scenario().name) : QString();
-}
-
 void MainWindow::updateTitle() {
-  if (showingRun()) {
-    setWindowTitle(QFileInfo(m_runPath).fileName() + QStringLiteral(" — ShardLens"));
-    setWindowFilePath(m_runPath);
-    return;
-  }
-  const QString name =
-      QString::fromStdString(m_scenario.title.empty() ? m_scenario.name : m_scenario.title);
-  setWindowTitle((name.isEmpty() ? tr("Untitled scenario") : name) +
-                 QStringLiteral(" — ShardLens"));
-  setWindowFilePath(m_path);
+  setWindowTitle(m_source->title() + QStringLiteral(" — ShardLens"));
+  setWindowFilePath(m_source->filePath());
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {
@@ -306,8 +321,14 @@ void MainWindow::watchView(HeatmapView* v) {
   connect(v, &HeatmapView::cellClicked, this, [this, v] { m_lastView = v; });
   connect(v, &HeatmapView::exportRequested, this, [this, v] {
     m_lastView = v;
-    m_export->exportView(v, m_result, ExportController::proposedName(v, m_scenario, m_runPath));
+    exportView(v);
   });
+}
+
+void MainWindow::exportView(const HeatmapView* view) {
+  m_export->exportView(
+      view, m_source->result(),
+      ExportController::proposedName(view, m_source->scenario(), m_source->runPath()));
 }
 
 void MainWindow::capStripHeight() {

@@ -5,7 +5,9 @@
 // cancel button. What the menus do is the controllers' (each a child QObject, tested alone):
 // RunOpener (runs and their epochs), CompareController (Compare with…, Simulate this run),
 // ImportController, ExportController, RecentFiles and RealRunController; every load and
-// computation runs in the one EvaluationRunner; every setting is kept by Settings.
+// computation runs in the one EvaluationRunner; every setting is kept by Settings. What is
+// shown (a simulation or a run file) is ShownSource's, and a result reaches every view, panel
+// and controller by its one signal, shown().
 #include <QMainWindow>
 #include <QPointer>
 
@@ -20,7 +22,7 @@ class QScrollArea;
 class QSplitter;
 
 namespace shardlens {
-struct LikeScenario;
+struct RecordedRunScenario;
 }
 
 namespace shardlens::ui {
@@ -39,6 +41,7 @@ class RunOpener;
 class SamplePanel;
 class ScenarioPanel;
 class ShardStrip;
+class ShownSource;
 class WelcomePanel;
 
 class MainWindow : public QMainWindow {
@@ -48,7 +51,7 @@ class MainWindow : public QMainWindow {
   ~MainWindow() override;
 
   void setScenario(const Scenario& s);  // shows it and recomputes
-  const Scenario& scenario() const { return m_scenario; }
+  const Scenario& scenario() const;
   bool openScenario(const QString& path);
   bool saveScenario(const QString& path);
   bool loadLesson(const QString& name);
@@ -59,7 +62,7 @@ class MainWindow : public QMainWindow {
   bool openFile(const QString& path);
   // Back from a run file to the scenario simulated before it.
   void leaveRun();
-  bool showingRun() const { return !m_runPath.isEmpty(); }
+  bool showingRun() const;
   // Edit > Copy: the focused (else last clicked, else synced) matrix as tab-separated text.
   void copyMatrix();
   // Startup without a file: the last scenario, or the seed lesson on the first start.
@@ -67,15 +70,14 @@ class MainWindow : public QMainWindow {
   void setViewOptions(const ViewOptions& o);
   const ViewOptions& viewOptions() const { return m_options; }
   // What the views show.
-  const ResultPtr& result() const { return m_result; }
+  const ResultPtr& result() const;
   const QString& lastError() const { return m_lastError; }
   // Errors open a window-modal dialog unless turned off (tests read lastError()).
   void setErrorDialogs(bool on) { m_errorDialogs = on; }
 
  signals:
+  // A result is on screen, every view showing it (after ShownSource::shown()).
   void resultShown(quint64 job);
-  // Every result shown, for the views that only display it (diagnosis, metrics, charts).
-  void resultChanged(const shardlens::ui::ResultPtr& result);
   void errorShown(const QString& message);
 
  public slots:
@@ -92,24 +94,27 @@ class MainWindow : public QMainWindow {
   void buildToolbar();
   void buildStatusBar();
   void connectControllers();
-  void onResult(ResultPtr result);
+  void onResult(ResultPtr result);  // shown once its views are ready
   void onFailed(quint64 job, const QString& message);
-  void setRunView(const ResultPtr& result);  // enters run mode, or leaves it when null
-  void stepRunEpoch(int delta);              // the next / previous epoch of a run (wraps)
-  void onRunSimulated(const LikeScenario& like);
+  void showVerdict(const ResultPtr& result);  // the status bar's verdict and timing
+  void showRunView(const ResultPtr& run);     // banner, read-only panel, the run's epochs
+  void showSimulationView();                  // back to the editable panel
+  void stepRunEpoch(int delta);               // the next / previous epoch of a run (wraps)
+  void onRunSimulated(const RecordedRunScenario& like);
   void askMemoryBudget();  // Settings > Memory budget…
   void updateTitle();
   void readSettings();
   void rememberScenario() const;  // every change, so a crash loses nothing
   void writeSettings() const;
   void about();
-  QString shownName() const;  // the run file's name, else the scenario's
   HeatmapView* currentView() const;
   void watchView(HeatmapView* v);
+  void exportView(const HeatmapView* view);  // File > Export view, with its proposed name
   void capStripHeight();
 
-  // The job runner and the controllers.
+  // The job runner, what is shown, and the controllers.
   EvaluationRunner* m_runner;
+  ShownSource* m_source;
   RunOpener* m_runs;
   CompareController* m_compare;
   ImportController* m_import;
@@ -138,12 +143,7 @@ class MainWindow : public QMainWindow {
   DisplayToolbar* m_display = nullptr;
   QLabel* m_verdict = nullptr;
 
-  // What is shown.
-  Scenario m_scenario;
-  QString m_path;     // scenario file, empty when unsaved
-  QString m_runPath;  // the run file on screen, empty while simulating
-  ResultPtr m_result;
-  ResultPtr m_requested;  // the result last given to onResult: shown, or its views pending
+  // How it is shown.
   ViewOptions m_options;
   QString m_lastError;
   bool m_errorDialogs = true;

@@ -12,18 +12,19 @@
 
 #include "ui/controllers/compare_controller.h"
 #include "ui/controllers/data_export.h"
-#include "ui/panels/display_toolbar.h"
 #include "ui/controllers/export_controller.h"
-#include "ui/views/heatmap_view.h"
 #include "ui/controllers/import_controller.h"
-#include "ui/main_window.h"
-#include "ui/panels/matrix_panel.h"
-#include "ui/settings/memory_setting.h"
 #include "ui/controllers/real_run_controller.h"
-#include "ui/models/recent_files.h"
 #include "ui/controllers/run_opener.h"
+#include "ui/main_window.h"
+#include "ui/models/recent_files.h"
+#include "ui/models/shown_source.h"
+#include "ui/panels/display_toolbar.h"
+#include "ui/panels/matrix_panel.h"
 #include "ui/panels/scenario_panel.h"
 #include "ui/panels/welcome_panel.h"
+#include "ui/settings/memory_setting.h"
+#include "ui/views/heatmap_view.h"
 
 namespace shardlens::ui {
 
@@ -35,15 +36,15 @@ void MainWindow::buildActions() {
     if (!path.isEmpty()) openScenario(path);
   });
   file->addAction(tr("&Save scenario"), QKeySequence::Save, this, [this] {
-    QString path = m_path;
+    QString path = m_source->scenarioPath();
     if (path.isEmpty())
       path = QFileDialog::getSaveFileName(
           this, tr("Save scenario"), QStringLiteral("scenario.json"), tr("Scenarios (*.json)"));
     if (!path.isEmpty()) saveScenario(path);
   });
   file->addAction(tr("Save scenario &as…"), QKeySequence::SaveAs, this, [this] {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save scenario as"), m_path,
-                                                      tr("Scenarios (*.json)"));
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Save scenario as"), m_source->scenarioPath(), tr("Scenarios (*.json)"));
     if (!path.isEmpty()) saveScenario(path);
   });
   file->addAction(tr("Open r&un…"), QKeySequence(tr("Ctrl+Shift+O")), this,
@@ -63,16 +64,13 @@ void MainWindow::buildActions() {
   m_recent = new RecentFiles(file->addMenu(tr("Open &recent")), this);
   file->addSeparator();
   file->addAction(tr("&Export view…"), QKeySequence(tr("Ctrl+E")), this, [this] {
-    const HeatmapView* view = currentView();
-    if (view)
-      m_export->exportView(view, m_result,
-                           ExportController::proposedName(view, m_scenario, m_runPath));
+    if (const HeatmapView* view = currentView()) exportView(view);
   });
   file->addAction(tr("Export &figure set…"), QKeySequence(tr("Ctrl+Shift+E")), this, [this] {
-    m_export->exportFigureSet(m_result, m_options, m_matrices->figureRanges());
+    m_export->exportFigureSet(m_source->result(), m_options, m_matrices->figureRanges());
   });
   file->addAction(tr("Export &data (CSV/JSON)…"), QKeySequence(tr("Ctrl+Shift+D")), this,
-                  [this] { m_export->exportData(m_result); });
+                  [this] { m_export->exportData(m_source->result()); });
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -88,17 +86,18 @@ void MainWindow::buildActions() {
 
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(tr("&Reload and recompute"), QKeySequence::Refresh, this, [this] {
-    if (showingRun()) return (void)openRun(m_runPath);  // the file may have been rewritten
+    if (showingRun())
+      return (void)openRun(m_source->runPath());  // the file may have been rewritten
     m_runner->clearCache();  // the dataset or prediction files may have changed on disk
     recompute();
   });
   run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), m_runner, &EvaluationRunner::cancel);
   run->addAction(tr("Run for r&eal…"), QKeySequence(tr("Ctrl+Shift+G")), this,
-                 [this] { m_realRuns->showDialog(m_scenario); })
+                 [this] { m_realRuns->showDialog(m_source->scenario()); })
       ->setToolTip(tr("These settings on real rank processes with a TorchScript model, then "
                       "beside their simulation with the model's predictions"));
   m_simulateRun = run->addAction(tr("&Simulate this run"), this, [this] {
-    if (showingRun()) m_compare->simulateRun(m_result, m_runPath);
+    if (showingRun()) m_compare->simulateRun(m_source->result(), m_source->runPath());
   });
   m_simulateRun->setObjectName(QStringLiteral("simulateThisRun"));
   m_simulateRun->setToolTip(

@@ -7,11 +7,12 @@
 
 #include "core/io/output_text.h"
 #include "shardlens/config.h"
-#include "ui/models/lesson_model.h"
 #include "ui/main_window.h"
-#include "ui/settings/memory_setting.h"
+#include "ui/models/lesson_model.h"
 #include "ui/models/recent_files.h"
+#include "ui/models/shown_source.h"
 #include "ui/panels/scenario_panel.h"
+#include "ui/settings/memory_setting.h"
 #include "ui/settings/settings.h"
 
 namespace shardlens::ui {
@@ -19,7 +20,7 @@ namespace shardlens::ui {
 bool MainWindow::openScenario(const QString& path) {
   try {
     const Scenario s = load_scenario_file(path.toStdString());
-    m_path = path;
+    m_source->setScenarioPath(path);
     m_recent->add(path);
     setScenario(s);
     return true;
@@ -31,8 +32,8 @@ bool MainWindow::openScenario(const QString& path) {
 
 bool MainWindow::saveScenario(const QString& path) {
   try {
-    save_scenario_file(m_scenario, path.toStdString());
-    m_path = path;
+    save_scenario_file(m_source->scenario(), path.toStdString());
+    m_source->setScenarioPath(path);
     m_recent->add(path);
     updateTitle();
     statusBar()->showMessage(tr("Saved %1").arg(path), 3000);
@@ -49,7 +50,7 @@ bool MainWindow::loadLesson(const QString& name) {
     showError(tr("No lesson named '%1' in %2").arg(name, LessonModel::defaultDirectory()));
     return false;
   }
-  m_path.clear();
+  m_source->setScenarioPath(QString());
   m_panel->selectLesson(row);
   return true;
 }
@@ -87,7 +88,7 @@ void MainWindow::writeSettings() const {
 }
 
 void MainWindow::rememberScenario() const {
-  Settings::setLastScenario(QString::fromStdString(json_text(to_json(m_scenario))));
+  Settings::setLastScenario(QString::fromStdString(json_text(to_json(m_source->scenario()))));
 }
 
 void MainWindow::about() {

@@ -1,14 +1,16 @@
-// Run files in the main window: the run view (banner, read-only panel, epoch actions), its
-// epochs, and Run > Simulate this run's settings in the panel. Loading is RunOpener's.
+// Run files in the main window: how each mode looks (the run's banner, read-only panel and
+// epoch actions, or the editable panel), its epochs, and Run > Simulate this run's settings in
+// the panel. Which mode is on is ShownSource's; loading is RunOpener's.
 #include <QAction>
 #include <QFileInfo>
 #include <QStatusBar>
 
-#include "core/sim/run_scenario.h"
+#include "core/sim/recorded_run_simulation.h"
+#include "ui/controllers/run_opener.h"
 #include "ui/main_window.h"
 #include "ui/models/recent_files.h"
+#include "ui/models/shown_source.h"
 #include "ui/panels/run_banner.h"
-#include "ui/controllers/run_opener.h"
 #include "ui/panels/scenario_panel.h"
 
 namespace shardlens::ui {
@@ -25,26 +27,19 @@ bool MainWindow::openFile(const QString& path) {
   return openScenario(path);
 }
 
-void MainWindow::setRunView(const ResultPtr& result) {
-  const bool run = result && !result->eval.provenance.file.empty();
-  if (run) {
-    m_runPath = result->runPath;
-    m_banner->setRun(m_runPath, result->eval);
-    // Shown as recorded; the panel never emits for setScenario, so m_scenario (what
-    // "Back to simulation" returns to) is untouched.
-    m_panel->setScenario(result->eval.scenario());
-    m_recent->add(m_runPath);
-  } else {
-    if (!showingRun()) return;
-    m_runPath.clear();
-  }
-  m_banner->setVisible(run);
-  if (m_simulateRun) m_simulateRun->setEnabled(run);
-  m_panel->setEnabled(!run);
+void MainWindow::showRunView(const ResultPtr& run) {
+  m_banner->setRun(m_source->runPath(), run->eval);
+  // Shown as recorded; the panel never emits for setScenario, so the scenario that "Back to
+  // simulation" returns to is untouched.
+  m_panel->setScenario(run->eval.scenario());
+  m_recent->add(m_source->runPath());
+  m_banner->show();
+  m_simulateRun->setEnabled(true);
+  m_panel->setEnabled(false);
   // An import without a recorded scenario would show default settings that never ran.
-  m_panelScroll->setVisible(!run || result->eval.scenario_recorded());
-  const bool epochs = run && result->epochs && result->epochs->size() > 1;
-  for (QAction* a : m_epochActions) a->setEnabled(!run || epochs);
+  m_panelScroll->setVisible(run->eval.scenario_recorded());
+  const bool epochs = m_source->showingEpochs();
+  for (QAction* a : m_epochActions) a->setEnabled(epochs);
   if (!epochs) {
     m_runs->stopPlaying();
     m_banner->setPlaying(false);
@@ -52,29 +47,38 @@ void MainWindow::setRunView(const ResultPtr& result) {
   updateTitle();
 }
 
+void MainWindow::showSimulationView() {
+  m_banner->hide();
+  m_simulateRun->setEnabled(false);
+  m_panel->setEnabled(true);
+  m_panelScroll->setVisible(true);
+  for (QAction* a : m_epochActions) a->setEnabled(true);
+  m_runs->stopPlaying();
+  m_banner->setPlaying(false);
+  updateTitle();
+}
+
 void MainWindow::stepRunEpoch(int delta) {
   // From the epoch last asked for: quick steps add up while views are being prepared.
-  if (ResultPtr next = RunOpener::epochAfter(m_requested ? m_requested : m_result, delta))
-    onResult(std::move(next));
+  if (ResultPtr next = m_source->epochAfter(delta)) onResult(std::move(next));
 }
 
 void MainWindow::leaveRun() {
-  if (!showingRun()) return;
-  setRunView(nullptr);
-  setScenario(m_scenario);  // shows it in the panel again and recomputes
+  if (!m_source->leaveRun()) return;
+  setScenario(m_source->scenario());  // shows it in the panel again and recomputes
 }
 
-void MainWindow::onRunSimulated(const LikeScenario& like) {
+void MainWindow::onRunSimulated(const RecordedRunScenario& like) {
   // Shown read-only beside the run; "Back to simulation" simulates it when its specs are
   // complete (a run's own predictions have no spec).
   m_panel->setScenario(like.scenario);
   m_panelScroll->setVisible(true);
   if (!like.scenario.dataset.empty() && !like.scenario.predictor.empty())
-    m_scenario = like.scenario;
+    m_source->setScenario(like.scenario);
   QStringList said;
-  for (const UnknownSetting& u : like.unknown)
+  for (const UnrecordedSetting& u : like.unrecorded)
     said << tr("%1 (not recorded; the default was used)").arg(QString::fromStdString(u.what));
-  for (const std::string& note : like.notes) said << QString::fromStdString(note);
+  for (const std::string& note : like.assumptions) said << QString::fromStdString(note);
   if (!said.isEmpty()) statusBar()->showMessage(said.join(QStringLiteral("; ")), 15000);
 }
 

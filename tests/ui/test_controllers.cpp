@@ -28,6 +28,7 @@
 #include "ui/controllers/import_controller.h"
 #include "ui/models/recent_files.h"
 #include "ui/controllers/run_opener.h"
+#include "ui/models/shown_source.h"
 #include "ui/settings/settings.h"
 
 using namespace shardlens;
@@ -183,11 +184,11 @@ class TestControllers : public QObject {
     const ResultPtr shown = finished.front().front().value<ResultPtr>();
     QCOMPARE(shown->runPath, path);
     QCOMPARE(shown->epochIndex, size_t(0));
-    QCOMPARE(RunOpener::epochAfter(shown, 1)->epochIndex, size_t(1));
-    QCOMPARE(RunOpener::epochAfter(shown, -1)->epochIndex, size_t(2));  // wraps
-    QCOMPARE(RunOpener::epochAfter(RunOpener::epochAfter(shown, 2), 1)->eval.epoch(),
+    QCOMPARE(ShownSource::epochAfter(shown, 1)->epochIndex, size_t(1));
+    QCOMPARE(ShownSource::epochAfter(shown, -1)->epochIndex, size_t(2));  // wraps
+    QCOMPARE(ShownSource::epochAfter(ShownSource::epochAfter(shown, 2), 1)->eval.epoch(),
              shown->eval.epoch());
-    QVERIFY(!RunOpener::epochAfter(nullptr, 1));
+    QVERIFY(!ShownSource::epochAfter(nullptr, 1));
     QSignalSpy steps(&opener, &RunOpener::playStep);
     opener.togglePlay();
     QVERIFY(opener.playing());
@@ -302,7 +303,7 @@ class TestControllers : public QObject {
     QCOMPARE(b.readAll(), bytes);
   }
 
-  // Issue 24: compare and import run off the GUI thread: a 10 ms timer keeps ticking while
+  // Compare and import run off the GUI thread: a 10 ms timer keeps ticking while
   // a run of 3 million samples is loaded and compared, and while 2 million records are
   // imported and saved; the result arrives.
   void eventLoopTurnsDuringCompare() {

@@ -3,16 +3,21 @@
 #include <QFileInfo>
 
 #include "ui/controllers/compare_controller.h"
+#include "ui/controllers/run_opener.h"
 #include "ui/dialogs/compare_dialog.h"
 #include "ui/dialogs/real_run_dialog.h"
 #include "ui/jobs/real_run_job.h"
-#include "ui/controllers/run_opener.h"
 
 namespace shardlens::ui {
 
-RealRunController::RealRunController(RunOpener* runs, CompareController* compare, QWidget* window)
-    : QObject(window), m_runs(runs), m_compare(compare), m_window(window) {
+RealRunController::RealRunController(EvaluationRunner* runner, RunOpener* runs,
+                                     CompareController* compare, QWidget* window)
+    : QObject(window), m_runner(runner), m_runs(runs), m_compare(compare), m_window(window) {
   setObjectName(QStringLiteral("realRunController"));
+}
+
+RealRunController::~RealRunController() {
+  delete m_dialog;
 }
 
 RealRunDialog* RealRunController::showDialog(const Scenario& scenario) {
@@ -22,7 +27,7 @@ RealRunDialog* RealRunController::showDialog(const Scenario& scenario) {
     m_dialog->activateWindow();
     return m_dialog;
   }
-  m_dialog = new RealRunDialog(scenario, m_window);
+  m_dialog = new RealRunDialog(scenario, m_runner, m_window);
   m_dialog->setAttribute(Qt::WA_DeleteOnClose);
   connect(m_dialog, &RealRunDialog::refused, this,
           [this](const QString& why) { emit error(tr("Cannot run for real.\n\n%1").arg(why)); });

@@ -24,8 +24,11 @@ class RunOpener;
 class RealRunController : public QObject {
   Q_OBJECT
  public:
-  // Dialogs open over `window`; runs open through `runs`, comparisons through `compare`.
-  RealRunController(RunOpener* runs, CompareController* compare, QWidget* window);
+  // Dialogs open over `window`; a run's simulation runs on `runner`, runs open through
+  // `runs`, comparisons through `compare`.
+  RealRunController(EvaluationRunner* runner, RunOpener* runs, CompareController* compare,
+                    QWidget* window);
+  ~RealRunController() override;  // an open dialog goes with it (its job cancelled)
 
   // The dialog for `scenario`: the open one, given the new settings, or a new one.
   RealRunDialog* showDialog(const Scenario& scenario);
@@ -42,6 +45,7 @@ class RealRunController : public QObject {
  private:
   void onFinished(RealRunJob* job);
 
+  EvaluationRunner* m_runner;
   RunOpener* m_runs;
   CompareController* m_compare;
   QWidget* m_window;

@@ -24,15 +24,6 @@ QString RunOpener::failureText(quint64 job, const QString& message) const {
       .arg(QFileInfo(m_pendingPath).fileName(), message);
 }
 
-ResultPtr RunOpener::epochAfter(const ResultPtr& shown, int delta) {
-  if (!shown || !shown->epochs || shown->epochs->size() < 2) return nullptr;
-  const auto& all = *shown->epochs;
-  const int n = int(all.size());
-  const int next = ((int(shown->epochIndex) + delta) % n + n) % n;
-  // Shares the ownership of the run's epochs that the shown result holds (evaluation_runner).
-  return ResultPtr(shown, all[size_t(next)].get());
-}
-
 void RunOpener::togglePlay() {
   m_play.isActive() ? m_play.stop() : m_play.start();
   emit playingChanged(m_play.isActive());

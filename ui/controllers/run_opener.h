@@ -1,8 +1,8 @@
 #pragma once
 // Run files in the window (File > Open run, recent files, the command line, a finished real
 // run or import): loads them through the job runner, words a failed load as the file's, and
-// steps or plays a shown run's epochs. The views stay the window's; a loaded run arrives as
-// the runner's finished() result like any simulation.
+// plays a shown run's epochs (ShownSource steps them). The views stay the window's; a loaded
+// run arrives as the runner's finished() result like any simulation.
 #include <QObject>
 #include <QString>
 #include <QTimer>
@@ -23,9 +23,6 @@ class RunOpener : public QObject {
   // the latest open, else `message` as it is.
   QString failureText(quint64 job, const QString& message) const;
 
-  // The epoch `delta` steps from the one `shown` (wrapping), sharing the ownership of the
-  // run's epochs that `shown` holds; null when `shown` is not a run of several epochs.
-  static ResultPtr epochAfter(const ResultPtr& shown, int delta);
   // Play epochs: playStep() once a second until stopped.
   void togglePlay();
   void stopPlaying();

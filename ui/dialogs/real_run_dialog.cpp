@@ -36,7 +36,8 @@ QHBoxLayout* withButton(QLineEdit* edit, QPushButton* button) {
 
 }  // namespace
 
-RealRunDialog::RealRunDialog(const Scenario& scenario, QWidget* parent)
+RealRunDialog::RealRunDialog(const Scenario& scenario, EvaluationRunner* runner,
+                             QWidget* parent)
     : QDialog(parent),
       m_scenario(scenario),
       m_model(new QLineEdit(QString::fromStdString(reference_model_path()), this)),
@@ -49,7 +50,7 @@ RealRunDialog::RealRunDialog(const Scenario& scenario, QWidget* parent)
       m_rankRows(new QVBoxLayout),
       m_run(new QPushButton(tr("&Run"), this)),
       m_cancel(new QPushButton(tr("Close"), this)),
-      m_job(new RealRunJob(this)) {
+      m_job(new RealRunJob(runner, this)) {
   setWindowTitle(tr("Run for real"));
   setMinimumWidth(760);  // room for a run file's path
   m_model->setObjectName(QStringLiteral("realRunModel"));

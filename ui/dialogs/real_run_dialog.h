@@ -21,7 +21,8 @@ namespace shardlens::ui {
 class RealRunDialog : public QDialog {
   Q_OBJECT
  public:
-  RealRunDialog(const Scenario& scenario, QWidget* parent = nullptr);
+  // The job's simulation runs on `runner`.
+  RealRunDialog(const Scenario& scenario, EvaluationRunner* runner, QWidget* parent = nullptr);
 
   // The settings to run (the scenario panel's); ignored while a job runs.
   void setScenario(const Scenario& scenario);

@@ -6,9 +6,9 @@
 #include <QThread>
 #include <QtConcurrent>
 
-#include "core/vocabulary/types.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/sim/validations.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens::ui {
 
@@ -155,7 +155,8 @@ void EvaluationRunner::deliver(quint64 job, ResultPtr result, const QString& err
 }
 
 quint64 EvaluationRunner::launchTask(QObject* context, const QString& stage, TaskWork work,
-                                     std::function<void(const QString&)> failed) {
+                                     std::function<void(const QString&)> failed,
+                                     std::function<void()> cancelled) {
   const quint64 task = ++m_lastTask;
   auto prog = std::make_shared<JobProgress>();
   m_tasks[task] = prog;
@@ -163,36 +164,43 @@ quint64 EvaluationRunner::launchTask(QObject* context, const QString& stage, Tas
   emit taskStarted(task, stage);
   QPointer<EvaluationRunner> self(this);
   QPointer<QObject> receiver(context);
-  (void)QtConcurrent::run(
-      [self, receiver, task, prog, work = std::move(work), failed = std::move(failed)] {
-        std::function<void()> done;
-        QString error;
-        bool wasCancelled = false;
-        try {
-          done = work(prog.get());
-        } catch (const Cancelled&) {
-          wasCancelled = true;
-        } catch (const std::exception& e) {
-          error = QString::fromStdString(e.what());
-        }
-        QMetaObject::invokeMethod(
-            qApp,
-            [self, receiver, task, prog, done, error, wasCancelled, failed] {
-              if (self) self->endTask(task);
-              if (!receiver || wasCancelled || prog->cancelled()) return;
-              if (!error.isEmpty())
-                failed(error);
-              else
-                done();
-            },
-            Qt::QueuedConnection);
-      });
+  (void)QtConcurrent::run([self, receiver, task, prog, work = std::move(work),
+                           failed = std::move(failed), cancelled = std::move(cancelled)] {
+    std::function<void()> done;
+    QString error;
+    bool wasCancelled = false;
+    try {
+      done = work(prog.get());
+    } catch (const Cancelled&) {
+      wasCancelled = true;
+    } catch (const std::exception& e) {
+      error = QString::fromStdString(e.what());
+    }
+    QMetaObject::invokeMethod(
+        qApp,
+        [self, receiver, task, prog, done, error, wasCancelled, failed, cancelled] {
+          if (self) self->endTask(task);
+          if (!receiver) return;
+          if (wasCancelled || prog->cancelled()) {
+            if (cancelled) cancelled();
+          } else if (!error.isEmpty()) {
+            failed(error);
+          } else {
+            done();
+          }
+        },
+        Qt::QueuedConnection);
+  });
   return task;
 }
 
 void EvaluationRunner::endTask(quint64 task) {
   if (--m_running == 0) m_poll.stop();
   if (m_tasks.erase(task)) emit taskEnded(task);
+}
+
+void EvaluationRunner::cancelTask(quint64 task) {
+  if (auto it = m_tasks.find(task); it != m_tasks.end()) it->second->cancel();
 }
 
 void EvaluationRunner::clearCache() {

@@ -3,7 +3,8 @@
 // The views' job (start(), startRun()): every start gets a new job id and cancels the job
 // before it; a result whose id is no longer the latest is dropped, so a quick series of
 // setting changes never shows an old scenario's matrices. Tasks (startTask(): compare,
-// import, data exports) run beside it and hand their result to a callback on the GUI thread.
+// import, exports, a real run's simulation) run beside it and hand their result to a
+// callback on the GUI thread. Nothing else in the GUI starts a thread.
 #include <QObject>
 #include <QString>
 #include <QTimer>
@@ -54,12 +55,16 @@ class EvaluationRunner : public QObject {
   // Cancels the views' job and every task.
   void cancel();
   // A task beside the views' job, which it neither cancels nor replaces: `work(progress)`
-  // runs in a worker; on the GUI thread its result goes to `done`, or its error message to
-  // `failed`; neither is called when `context` is gone or the task was cancelled.
-  // taskStarted / taskEnded bracket it (the status bar).
+  // runs in a worker; on the GUI thread its result goes to `done`, its error message to
+  // `failed`, or, when it was cancelled (cancel(), cancelTask()), `cancelled` is called if
+  // given; none is called when `context` is gone. taskStarted / taskEnded bracket it (the
+  // status bar).
   template <class Compute, class Deliver>
   quint64 startTask(QObject* context, const QString& stage, Compute work, Deliver done,
-                    std::function<void(const QString&)> failed);
+                    std::function<void(const QString&)> failed,
+                    std::function<void()> cancelled = {});
+  // Cancels one task (its owner's Cancel); the others and the views' job go on.
+  void cancelTask(quint64 task);
   int tasksRunning() const { return int(m_tasks.size()); }
   // Forgets loaded datasets, so the next start rereads files changed on disk.
   void clearCache();
@@ -84,7 +89,7 @@ class EvaluationRunner : public QObject {
   // A task's work returns what to do with its result on the GUI thread.
   using TaskWork = std::function<std::function<void()>(JobProgress*)>;
   quint64 launchTask(QObject* context, const QString& stage, TaskWork work,
-                     std::function<void(const QString&)> failed);
+                     std::function<void(const QString&)> failed, std::function<void()> cancelled);
   void endTask(quint64 task);
   std::shared_ptr<const DatasetInputs> inputsFor(const Scenario& s, Progress* progress);
 
@@ -103,7 +108,8 @@ class EvaluationRunner : public QObject {
 
 template <class Compute, class Deliver>
 quint64 EvaluationRunner::startTask(QObject* context, const QString& stage, Compute work,
-                                    Deliver done, std::function<void(const QString&)> failed) {
+                                    Deliver done, std::function<void(const QString&)> failed,
+                                    std::function<void()> cancelled) {
   using Result = std::decay_t<std::invoke_result_t<Compute&, JobProgress*>>;
   return launchTask(
       context, stage,
@@ -111,7 +117,7 @@ quint64 EvaluationRunner::startTask(QObject* context, const QString& stage, Comp
         auto result = std::make_shared<Result>(work(p));
         return [done, result] { done(std::move(*result)); };
       },
-      std::move(failed));
+      std::move(failed), std::move(cancelled));
 }
 
 }  // namespace shardlens::ui

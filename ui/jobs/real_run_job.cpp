@@ -8,7 +8,6 @@
 #include <QPointer>
 #include <QStandardPaths>
 #include <QTimer>
-#include <QtConcurrent>
 
 #include "core/dataset/dataset_images.h"
 #include "core/realrun/real_run.h"
@@ -16,6 +15,7 @@
 #include "core/sim/engine.h"
 #include "core/sim/specs.h"
 #include "shardlens/config.h"
+#include "ui/jobs/evaluation_runner.h"
 
 namespace shardlens::ui {
 
@@ -24,12 +24,6 @@ namespace {
 // How long the ranks get to end after Cancel before the launcher is killed outright (the
 // launcher itself terminates them, and kills them after kCancelGrace).
 constexpr int kCancelKillMs = 15000;
-
-struct SimOutcome {
-  std::shared_ptr<const Evaluation> eval;
-  QString error;
-  bool cancelled = false;
-};
 
 }  // namespace
 
@@ -100,7 +94,8 @@ QString defaultRunPath(const Scenario& s) {
          QStringLiteral(".slrun");
 }
 
-RealRunJob::RealRunJob(QObject* parent) : QObject(parent) {}
+RealRunJob::RealRunJob(EvaluationRunner* runner, QObject* parent)
+    : QObject(parent), m_runner(runner) {}
 
 RealRunJob::~RealRunJob() {
   if (m_process && m_process->state() != QProcess::NotRunning) {
@@ -111,16 +106,13 @@ RealRunJob::~RealRunJob() {
       m_process->waitForFinished(2000);
     }
   }
-  if (m_simWatcher && m_simWatcher->isRunning()) {
-    m_simWatcher->disconnect(this);
-    m_simProgress->cancel();
-    m_simWatcher->waitForFinished();
-  }
+  // The simulation's callbacks go with this job (their context is its child); the runner
+  // stops the worker.
+  if (m_simTask && m_runner) m_runner->cancelTask(m_simTask);
 }
 
 bool RealRunJob::running() const {
-  return (m_process && m_process->state() != QProcess::NotRunning) ||
-         (m_simWatcher && m_simWatcher->isRunning());
+  return (m_process && m_process->state() != QProcess::NotRunning) || m_simTask != 0;
 }
 
 qint64 RealRunJob::launcherPid() const {
@@ -180,8 +172,8 @@ void RealRunJob::cancel() {
     QTimer::singleShot(kCancelKillMs, this, [process] {
       if (process && process->state() != QProcess::NotRunning) process->kill();
     });
-  } else if (m_simWatcher && m_simWatcher->isRunning()) {
-    m_simProgress->cancel();
+  } else if (m_simTask && m_runner) {
+    m_runner->cancelTask(m_simTask);  // Cancelled once the worker has stopped
   }
 }
 
@@ -224,33 +216,32 @@ void RealRunJob::processEnded(int exitCode, QProcess::ExitStatus status) {
 
 void RealRunJob::simulate() {
   emit stage(tr("Simulating the same settings with the model's predictions…"));
-  m_simProgress = std::make_shared<JobProgress>();
-  delete m_simWatcher;
-  m_simWatcher = new QFutureWatcher<std::shared_ptr<const Evaluation>>(this);
-  auto outcome = std::make_shared<SimOutcome>();
-  connect(m_simWatcher, &QFutureWatcherBase::finished, this, [this, outcome] {
-    m_simulation = outcome->eval;
-    if (outcome->cancelled) return finish(Outcome::Cancelled);
-    if (!m_simulation) {
-      m_error =
-          tr("The run finished, but simulating it with the model failed: %1").arg(outcome->error);
-      return finish(Outcome::Incomplete);
-    }
-    finish(Outcome::Complete);
-  });
-  const Scenario scenario = m_request.scenario;
-  const std::shared_ptr<JobProgress> progress = m_simProgress;
-  m_simWatcher->setFuture(QtConcurrent::run([scenario, progress, outcome] {
-    try {
-      outcome->eval =
-          std::make_shared<const Evaluation>(shardlens::simulate(scenario, progress.get()));
-    } catch (const Cancelled&) {
-      outcome->cancelled = true;
-    } catch (const std::exception& e) {
-      outcome->error = QString::fromStdString(e.what());
-    }
-    return outcome->eval;
-  }));
+  if (!m_runner) {  // the window and its runner are being torn down
+    m_error = tr("The run finished, but the window closed before simulating it.");
+    return finish(Outcome::Incomplete);
+  }
+  if (m_simTask) m_runner->cancelTask(m_simTask);
+  delete m_simContext;  // a simulation still running is dropped: the latest one wins
+  m_simContext = new QObject(this);
+  m_simTask = m_runner->startTask(
+      m_simContext, tr("Simulating the real run's settings with the model"),
+      [scenario = m_request.scenario](JobProgress* progress) {
+        return std::make_shared<const Evaluation>(shardlens::simulate(scenario, progress));
+      },
+      [this](std::shared_ptr<const Evaluation> simulation) {
+        m_simulation = std::move(simulation);
+        simulationEnded(Outcome::Complete);
+      },
+      [this](const QString& error) {
+        m_error = tr("The run finished, but simulating it with the model failed: %1").arg(error);
+        simulationEnded(Outcome::Incomplete);
+      },
+      [this] { simulationEnded(Outcome::Cancelled); });
+}
+
+void RealRunJob::simulationEnded(Outcome outcome) {
+  m_simTask = 0;
+  finish(outcome);
 }
 
 void RealRunJob::finish(Outcome outcome) {

@@ -4,9 +4,9 @@
 // are its children, never the GUI's: it reports each rank's progress as lines on stderr
 // (SHARDLENS_PROGRESS=lines), and SIGTERM cancels it, the ranks end and what arrived is
 // written as an incomplete run. Then the same settings are simulated with the `model:`
-// predictor in a worker thread, for the comparison.
-#include <QFutureWatcher>
+// predictor, for the comparison: a task of the one job runner, like every computation.
 #include <QObject>
+#include <QPointer>
 #include <QProcess>
 #include <QString>
 #include <QTemporaryDir>
@@ -15,9 +15,10 @@
 
 #include "core/evaluation/evaluation.h"
 #include "core/evaluation/scenario.h"
-#include "ui/jobs/job_progress.h"
 
 namespace shardlens::ui {
+
+class EvaluationRunner;
 
 struct RealRunRequest {
   Scenario scenario;  // the scenario panel's settings (its predictor is replaced by the model)
@@ -39,8 +40,10 @@ QString defaultRunPath(const Scenario& s);
 class RealRunJob : public QObject {
   Q_OBJECT
  public:
-  explicit RealRunJob(QObject* parent = nullptr);
-  ~RealRunJob() override;  // a job still running is cancelled and waited for
+  // The simulation after the ranks runs on `runner`.
+  explicit RealRunJob(EvaluationRunner* runner, QObject* parent = nullptr);
+  // A job still running is cancelled: its ranks are waited for, its simulation is dropped.
+  ~RealRunJob() override;
 
   enum class Outcome { Complete, Incomplete, Cancelled, Failed };
 
@@ -65,6 +68,7 @@ class RealRunJob : public QObject {
   void readProgress();
   void processEnded(int exitCode, QProcess::ExitStatus status);
   void simulate();
+  void simulationEnded(Outcome outcome);
   void finish(Outcome outcome);
 
   RealRunRequest m_request;
@@ -75,10 +79,11 @@ class RealRunJob : public QObject {
   bool m_cancelling = false;
   Outcome m_outcome = Outcome::Failed;
   QString m_error;
-  std::shared_ptr<JobProgress> m_simProgress;
-  QFutureWatcher<std::shared_ptr<const Evaluation>>* m_simWatcher = nullptr;
+  QPointer<EvaluationRunner> m_runner;
+  quint64 m_simTask = 0;  // the runner's task simulating the run; 0 when none runs
+  // Its callbacks' context: a simulation replaced goes with it, so the latest one wins.
+  QObject* m_simContext = nullptr;
   std::shared_ptr<const Evaluation> m_simulation;
-  QString m_simError;
 };
 
 }  // namespace shardlens::ui

@@ -1,0 +1,142 @@
+// The one job runner's tasks and what runs on it, alone: a task cancelled by its owner says
+// so while the others go on, Cancel stops every task, a task whose owner is gone delivers
+// nothing; a real run's simulation (after the ranks, here a stand-in CLI) is a task of the
+// runner, not a thread of its own.
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QThread>
+#include <QtTest>
+#include <memory>
+
+#include "core/vocabulary/types.h"
+#include "tests/ui/ui_test_util.h"
+#include "ui/jobs/evaluation_runner.h"
+#include "ui/jobs/real_run_job.h"
+
+using namespace shardlens;
+using namespace shardlens::ui;
+
+namespace {
+
+// What reached a task's callbacks.
+struct Ended {
+  int done = 0;
+  int failed = 0;
+  int cancelled = 0;
+  int total() const { return done + failed + cancelled; }
+};
+
+// A task that runs until cancelled, or returns 1 once `release` is set.
+quint64 startWaiting(EvaluationRunner& runner, QObject* context, Ended& ended,
+                     std::shared_ptr<std::atomic<bool>> release) {
+  return runner.startTask(
+      context, QStringLiteral("waiting"),
+      [release](JobProgress* progress) {
+        while (!release->load()) {
+          if (progress->cancelled()) throw Cancelled();
+          QThread::msleep(2);
+        }
+        return 1;
+      },
+      [&ended](int) { ++ended.done; }, [&ended](const QString&) { ++ended.failed; },
+      [&ended] { ++ended.cancelled; });
+}
+
+}  // namespace
+
+class TestJobs : public QObject {
+  Q_OBJECT
+ private slots:
+  void aTaskCancelledAloneSaysSoAndTheOthersGoOn() {
+    EvaluationRunner runner;
+    QObject owner;
+    auto release = std::make_shared<std::atomic<bool>>(false);
+    Ended first, second;
+    const quint64 task = startWaiting(runner, &owner, first, release);
+    startWaiting(runner, &owner, second, release);
+    QCOMPARE(runner.tasksRunning(), 2);
+    runner.cancelTask(task);
+    QTRY_COMPARE(first.cancelled, 1);
+    QCOMPARE(first.total(), 1);
+    QCOMPARE(runner.tasksRunning(), 1);
+    release->store(true);
+    QTRY_COMPARE(second.done, 1);
+    QCOMPARE(second.total(), 1);
+    runner.cancelTask(task);  // an ended task: nothing to cancel
+    QCOMPARE(runner.tasksRunning(), 0);
+  }
+
+  void cancelStopsEveryTask() {
+    EvaluationRunner runner;
+    QObject owner;
+    auto release = std::make_shared<std::atomic<bool>>(false);
+    Ended a, b;
+    startWaiting(runner, &owner, a, release);
+    startWaiting(runner, &owner, b, release);
+    runner.cancel();
+    runner.waitIdle();
+    QCOMPARE(a.cancelled, 1);
+    QCOMPARE(b.cancelled, 1);
+    QCOMPARE(a.total() + b.total(), 2);
+  }
+
+  void aTaskWhoseOwnerIsGoneDeliversNothing() {
+    EvaluationRunner runner;
+    auto owner = std::make_unique<QObject>();
+    auto release = std::make_shared<std::atomic<bool>>(false);
+    Ended ended;
+    QSignalSpy taskEnded(&runner, &EvaluationRunner::taskEnded);
+    startWaiting(runner, owner.get(), ended, release);
+    owner.reset();
+    release->store(true);
+    QVERIFY(taskEnded.wait(10000));
+    QCOMPARE(ended.total(), 0);
+  }
+
+  // The ranks are a stand-in CLI that reports progress and ends; the simulation of the same
+  // settings with the `model:` predictor then runs as a task of the runner (and fails here:
+  // the model file does not exist), and its failure is the job's.
+  void aRealRunsSimulationIsATaskOfTheRunner() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString cli = dir.filePath(QStringLiteral("fake-cli"));
+    QVERIFY(test::writeTestFile(cli,
+                                "#!/bin/sh\n"
+                                "echo 'shardlens-progress 0 0.5 evaluating' >&2\n"
+                                "echo 'shardlens-progress 1 1 done' >&2\n"
+                                "exit 0\n"));
+    QVERIFY(QFile::setPermissions(cli, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
+    qputenv("SHARDLENS_CLI", cli.toUtf8());
+    EvaluationRunner runner;
+    RealRunJob job(&runner);
+    QSignalSpy tasks(&runner, &EvaluationRunner::taskStarted);
+    QSignalSpy progress(&job, &RealRunJob::rankProgress);
+    QSignalSpy finished(&job, &RealRunJob::finished);
+    RealRunRequest request;
+    request.scenario = test::syntheticScenario("real-run-job", 4, 10, 2, 4);
+    request.model = dir.filePath(QStringLiteral("missing.pt"));
+    request.out = dir.filePath(QStringLiteral("run.slrun"));
+    job.start(request);
+    QVERIFY(job.running());
+    QVERIFY(finished.wait(60000));
+    qunsetenv("SHARDLENS_CLI");
+    QCOMPARE(tasks.size(), 1);
+    QCOMPARE(tasks.front().at(1).toString(),
+             QStringLiteral("Simulating the real run's settings with the model"));
+    QCOMPARE(progress.size(), 2);
+    QCOMPARE(progress.front().at(0).toInt(), 0);
+    QCOMPARE(progress.front().at(1).toString(), QStringLiteral("evaluating"));
+    QCOMPARE(progress.front().at(2).toDouble(), 0.5);
+    QCOMPARE(int(job.outcome()), int(RealRunJob::Outcome::Incomplete));
+    QVERIFY2(job.error().startsWith(
+                 QStringLiteral("The run finished, but simulating it with the model failed: ")),
+             qPrintable(job.error()));
+    QVERIFY(!job.simulation());
+    QVERIFY(!job.running());
+    QCOMPARE(runner.tasksRunning(), 0);
+  }
+};
+
+QTEST_MAIN(TestJobs)
+#include "test_jobs.moc"
