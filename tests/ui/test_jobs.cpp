@@ -1,7 +1,7 @@
 // The one job runner's tasks and what runs on it, alone: a task cancelled by its owner says
 // so while the others go on, Cancel stops every task, a task whose owner is gone delivers
 // nothing; a real run's simulation (after the ranks, here a stand-in CLI) is a task of the
-// runner, not a thread of its own.
+// runner, not a thread of its own, and the job's Cancel stops it.
 #include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -9,7 +9,11 @@
 #include <QtTest>
 #include <memory>
 
+#include "core/dataset/dataset_spec.h"
+#include "core/realrun/model_predictions.h"
+#include "core/sim/specs.h"
 #include "core/vocabulary/types.h"
+#include "shardlens/config.h"
 #include "tests/ui/ui_test_util.h"
 #include "ui/jobs/evaluation_runner.h"
 #include "ui/jobs/real_run_job.h"
@@ -43,11 +47,36 @@ quint64 startWaiting(EvaluationRunner& runner, QObject* context, Ended& ended,
       [&ended] { ++ended.cancelled; });
 }
 
+// Ranks that report progress and end at once: a shell script in `dir` standing in for
+// shardlens-cli (SHARDLENS_CLI); empty when it could not be written.
+QString standInCli(const QTemporaryDir& dir) {
+  const QString cli = dir.filePath(QStringLiteral("fake-cli"));
+  const bool written = test::writeTestFile(cli,
+                                           "#!/bin/sh\n"
+                                           "echo 'shardlens-progress 0 0.5 evaluating' >&2\n"
+                                           "echo 'shardlens-progress 1 1 done' >&2\n"
+                                           "exit 0\n");
+  if (!written ||
+      !QFile::setPermissions(cli, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner))
+    return {};
+  return cli;
+}
+
 }  // namespace
 
 class TestJobs : public QObject {
   Q_OBJECT
  private slots:
+  void initTestCase() {
+    QVERIFY(m_dir.isValid());
+    const QString cli = standInCli(m_dir);
+    QVERIFY(!cli.isEmpty());
+    qputenv("SHARDLENS_CLI", cli.toUtf8());
+    // Predictions of the `model:` predictor are made here, never read from a shared cache.
+    qputenv("SHARDLENS_PREDICTION_CACHE", m_dir.filePath(QStringLiteral("cache")).toUtf8());
+    install_model_predictor();
+  }
+
   void aTaskCancelledAloneSaysSoAndTheOthersGoOn() {
     EvaluationRunner runner;
     QObject owner;
@@ -98,16 +127,6 @@ class TestJobs : public QObject {
   // settings with the `model:` predictor then runs as a task of the runner (and fails here:
   // the model file does not exist), and its failure is the job's.
   void aRealRunsSimulationIsATaskOfTheRunner() {
-    QTemporaryDir dir;
-    QVERIFY(dir.isValid());
-    const QString cli = dir.filePath(QStringLiteral("fake-cli"));
-    QVERIFY(test::writeTestFile(cli,
-                                "#!/bin/sh\n"
-                                "echo 'shardlens-progress 0 0.5 evaluating' >&2\n"
-                                "echo 'shardlens-progress 1 1 done' >&2\n"
-                                "exit 0\n"));
-    QVERIFY(QFile::setPermissions(cli, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
-    qputenv("SHARDLENS_CLI", cli.toUtf8());
     EvaluationRunner runner;
     RealRunJob job(&runner);
     QSignalSpy tasks(&runner, &EvaluationRunner::taskStarted);
@@ -115,12 +134,11 @@ class TestJobs : public QObject {
     QSignalSpy finished(&job, &RealRunJob::finished);
     RealRunRequest request;
     request.scenario = test::syntheticScenario("real-run-job", 4, 10, 2, 4);
-    request.model = dir.filePath(QStringLiteral("missing.pt"));
-    request.out = dir.filePath(QStringLiteral("run.slrun"));
+    request.model = m_dir.filePath(QStringLiteral("missing.pt"));
+    request.out = m_dir.filePath(QStringLiteral("run.slrun"));
     job.start(request);
     QVERIFY(job.running());
     QVERIFY(finished.wait(60000));
-    qunsetenv("SHARDLENS_CLI");
     QCOMPARE(tasks.size(), 1);
     QCOMPARE(tasks.front().at(1).toString(),
              QStringLiteral("Simulating the real run's settings with the model"));
@@ -136,6 +154,35 @@ class TestJobs : public QObject {
     QVERIFY(!job.running());
     QCOMPARE(runner.tasksRunning(), 0);
   }
+
+  // The job's Cancel while the model predicts the whole Fashion-MNIST test set for the
+  // simulation: the runner's task stops, the job ends Cancelled with no simulation.
+  void aRealRunsSimulationCancels() {
+    if (!SHARDLENS_HAS_TORCH) QSKIP("this build has no LibTorch: no model predictions");
+    if (!QFile::exists(QString::fromStdString(fashion_mnist_dir()) +
+                       QStringLiteral("/t10k-images-idx3-ubyte.gz")))
+      QSKIP("Debian's dataset-fashion-mnist is not installed");
+    EvaluationRunner runner;
+    RealRunJob job(&runner);
+    QSignalSpy tasks(&runner, &EvaluationRunner::taskStarted);
+    QSignalSpy finished(&job, &RealRunJob::finished);
+    RealRunRequest request;
+    request.scenario = test::syntheticScenario("real-run-cancel", 10, 1, 2, 16);
+    request.scenario.dataset = "fashion-mnist:test";
+    request.model = QString::fromStdString(reference_model_path());
+    request.out = m_dir.filePath(QStringLiteral("cancelled.slrun"));
+    job.start(request);
+    QVERIFY(tasks.wait(60000));
+    job.cancel();
+    QVERIFY(finished.wait(60000));
+    QCOMPARE(int(job.outcome()), int(RealRunJob::Outcome::Cancelled));
+    QVERIFY(!job.simulation());
+    QVERIFY(!job.running());
+    QTRY_COMPARE(runner.tasksRunning(), 0);
+  }
+
+ private:
+  QTemporaryDir m_dir;
 };
 
 QTEST_MAIN(TestJobs)
