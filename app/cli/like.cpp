@@ -7,11 +7,11 @@
 #include "app/cli/commands.h"
 #include "core/evaluation/scenario_settings.h"
 #include "core/io/output_text.h"
-#include "core/vocabulary/types.h"
 #include "core/report/compare.h"
 #include "core/report/report.h"
 #include "core/runfile/run_evaluation.h"
-#include "core/sim/run_scenario.h"
+#include "core/sim/recorded_run_simulation.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens::cli {
 
@@ -63,18 +63,19 @@ void run_like(const CLI::App& cmd, const EngineFlags& flags, const std::string& 
   for (size_t k = 0; k < runs.size(); ++k) {
     const Evaluation& run = runs[k];
     if (cmd.count("--epoch") > 0 && run.epoch() != flags.epoch()) continue;
-    const LikeScenario like = scenario_like(runs, k, run_file);
+    const RecordedRunScenario like = recorded_run_scenario(runs, k, run_file);
     Scenario s = apply_engine_flags(cmd, flags, like.scenario);
     s.sampler.epoch = like.scenario.sampler.epoch;  // --epoch picks the run's epoch here
     std::string missing;
-    for (const UnknownSetting& u : like.unknown)
+    for (const UnrecordedSetting& u : like.unrecorded)
       if (!flag_given(cmd, u.flag))
         missing += (missing.empty() ? "" : "; ") + u.what + ": pass " + u.flag;
     if (!missing.empty())
       throw InputError(run_file + " (" + evaluation_label(run) + "): " + missing);
     validate(s);
     const bool predictor = cmd.count("--predictor") > 0 || run.scenario_recorded();
-    const Evaluation sim = simulate_like(s, run, inputs_like(run, s, predictor, run_file));
+    const Evaluation sim =
+        simulate_recorded_run(s, run, recorded_run_inputs(run, s, predictor, run_file));
     const Comparison c = compare_evaluations(run, sim);
     const bool same = c.comparable && c.equal && c.ranks_equal();
     ++compared;
@@ -88,7 +89,7 @@ void run_like(const CLI::App& cmd, const EngineFlags& flags, const std::string& 
          {"dataloader_idx", run.dataloader() >= 0 ? json(run.dataloader()) : json(nullptr)},
          {"stage", run.meta.stage},
          {"flags", scenario_flags(s)},
-         {"notes", like.notes},
+         {"notes", like.assumptions},
          {"equal", same},
          {"synced_equal", c.comparable && c.equal},
          {"ranks_equal", c.ranks_equal()},
@@ -100,7 +101,7 @@ void run_like(const CLI::App& cmd, const EngineFlags& flags, const std::string& 
          {"simulation", report_json(sim)}});
     text << evaluation_label(run) << ": " << verdict(c) << "\n"
          << "  simulated with: " << scenario_flags(s) << "\n";
-    for (const std::string& note : like.notes) text << "  note: " << note << "\n";
+    for (const std::string& note : like.assumptions) text << "  note: " << note << "\n";
     text << "  run: " << patterns(run) << "; simulation: " << patterns(sim) << "\n";
   }
   if (compared == 0)

@@ -1,6 +1,7 @@
 #pragma once
 // `simulate --like RUN.slrun`: the simulation of a recorded run's own settings
-// (core/sim/run_scenario.h), flags given on top, compared with the run per rank and synced.
+// (core/sim/recorded_run_simulation.h), flags given on top, compared with the run per rank
+// and synced.
 #include <CLI/CLI.hpp>
 #include <string>
 

@@ -3,7 +3,7 @@
 // framework, the sampler and loader, the batch limit, the stage and the versions. Every key
 // may be absent or null (unknown); keys this version does not know are kept in `text` and
 // otherwise ignored. Carried from the dumps into the run file's meta, the reports and the
-// GUI's run banner, and read back by `simulate --like` (core/sim/run_scenario.h).
+// GUI's run banner, and read back by `simulate --like` (core/sim/recorded_run_simulation.h).
 #include <cstdint>
 #include <map>
 #include <optional>

@@ -5,6 +5,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <string_view>
 
 #include "core/io/csv.h"
 #include "core/io/npy.h"
@@ -109,6 +110,12 @@ ScenarioSetting choice_row(const Names& n, Field field, Parse parse,
   return s;
 }
 
+// A setting scenario_flags() names at its default value too: one that defines the simulation.
+ScenarioSetting named_at_default(ScenarioSetting s) {
+  s.named_at_default = [](const Scenario&) { return true; };
+  return s;
+}
+
 // What each sync strategy does (a switch, so a new strategy cannot go without words).
 std::string sync_help(SyncStrategy v) {
   switch (v) {
@@ -141,33 +148,34 @@ void add_data_settings(std::vector<ScenarioSetting>& t) {
   t.push_back(text_row({"description", "description", "", "", ""}, &Scenario::description,
                        "What the scenario shows (a lesson's explanation)"));
 
-  t.push_back(
+  t.push_back(named_at_default(
       text_row({"dataset", "dataset", "--dataset", kData, "Dataset"}, &Scenario::dataset,
                "Dataset spec: synthetic:classes=10,per-class=50 | synthetic:counts=3,5,7 | "
                "synthetic:classes=C,n=N,zipf=S | fashion-mnist:test | fashion-mnist:train | "
                "idx:PATH | npy:PATH | csv:PATH",
                {"synthetic:classes=10,per-class=50", "synthetic:classes=10,per-class=1000",
                 "synthetic:classes=10,n=1000,zipf=1.2", "synthetic:classes=100,per-class=100",
-                "synthetic:classes=1000,per-class=100", "fashion-mnist:test"}));
-  t.push_back(text_row(
+                "synthetic:classes=1000,per-class=100", "fashion-mnist:test"})));
+  t.push_back(named_at_default(text_row(
       {"predictor", "predictor", "--predictor", kData, "Predictor"}, &Scenario::predictor,
       "Predictor spec: perfect | noisy:accuracy=0.9,seed=1[,structure=adjacent] | "
       "npy:PATH | csv:PATH | model:PATH[,device=cuda:N] (a TorchScript model; "
       "model:reference for Fashion-MNIST)",
-      {"noisy:accuracy=0.9,seed=1", "perfect", "noisy:accuracy=0.7,seed=1,structure=adjacent"}));
+      {"noisy:accuracy=0.9,seed=1", "perfect", "noisy:accuracy=0.7,seed=1,structure=adjacent"})));
 }
 
 // The sampler and the loader, as torch, Lightning and Accelerate take them.
 void add_sampler_settings(std::vector<ScenarioSetting>& t) {
   using SC = SamplerConfig;
   using LC = LoaderConfig;
-  t.push_back(int_row({"world_size", "world_size", "--world-size", kSampler, "World size"}, 1,
-                      kMaxSimulatedWorldSize, &Scenario::sampler, &SC::world_size,
-                      "Number of ranks (processes), WORLD_SIZE"));
-  t.push_back(int_row({"batch_size", "batch_size", "--batch-size", kSampler, "Batch size"}, 1,
-                      kMaxSamples, &Scenario::loader, &LC::batch_size,
-                      "DataLoader batch_size per rank"));
-  t.push_back(choice_row<SamplerKind>(
+  t.push_back(
+      named_at_default(int_row({"world_size", "world_size", "--world-size", kSampler, "World size"},
+                               1, kMaxSimulatedWorldSize, &Scenario::sampler, &SC::world_size,
+                               "Number of ranks (processes), WORLD_SIZE")));
+  t.push_back(named_at_default(
+      int_row({"batch_size", "batch_size", "--batch-size", kSampler, "Batch size"}, 1, kMaxSamples,
+              &Scenario::loader, &LC::batch_size, "DataLoader batch_size per rank")));
+  t.push_back(named_at_default(choice_row<SamplerKind>(
       {"sampler", "sampler", "--sampler", kSampler, "Sampler"},
       [](auto& x) -> auto& { return x.sampler.kind; }, parse_sampler_kind,
       {{"distributed", "torch DistributedSampler (pads to a multiple of W)"},
@@ -177,21 +185,22 @@ void add_sampler_settings(std::vector<ScenarioSetting>& t) {
        {"accelerate", "Hugging Face Accelerate's BatchSamplerShard (whole batches round-robin)"},
        {"lightning-wrapper",
         "Lightning's DistributedSamplerWrapper over the inner sampler (--inner-sampler)"}},
-      "The distributed sampler"));
+      "The distributed sampler")));
   ScenarioSetting shuffle =
       bool_row({"shuffle", "shuffle", "--shuffle", kSampler, "shuffle"}, "--no-shuffle",
                &Scenario::sampler, &SC::shuffle,
                "Shuffle the evaluation order with randperm(seed + epoch); Accelerate's loader as "
                "--accelerate-shuffle says. Off: dataset order (the default, as a val loader)");
-  t.push_back(shuffle);
-  t.push_back(int_row({"seed", "seed", "--seed", kSampler, "Seed"}, kInt64Min, kInt64Max,
-                      &Scenario::sampler, &SC::seed,
-                      "Sampler seed (PL_GLOBAL_SEED or 0); Accelerate's default shuffle: the "
-                      "global torch.manual_seed"));
-  t.push_back(int_row({"epoch", "epoch", "--epoch", kSampler, "Epoch"}, 0, kInt64Max,
-                      &Scenario::sampler, &SC::epoch,
-                      "Epoch passed to set_epoch(): the shuffled order changes with it; with "
-                      "--run, the epoch of the run to report"));
+  t.push_back(named_at_default(shuffle));
+  t.push_back(named_at_default(int_row({"seed", "seed", "--seed", kSampler, "Seed"}, kInt64Min,
+                                       kInt64Max, &Scenario::sampler, &SC::seed,
+                                       "Sampler seed (PL_GLOBAL_SEED or 0); Accelerate's default "
+                                       "shuffle: the global torch.manual_seed")));
+  t.push_back(named_at_default(
+      int_row({"epoch", "epoch", "--epoch", kSampler, "Epoch"}, 0, kInt64Max, &Scenario::sampler,
+              &SC::epoch,
+              "Epoch passed to set_epoch(): the shuffled order changes with it; with "
+              "--run, the epoch of the run to report")));
   t.push_back(bool_row({"sampler_drop_last", "sampler_drop_last", "--sampler-drop-last", kSampler,
                         "sampler drop_last"},
                        "", &Scenario::sampler, &SC::drop_last,
@@ -211,7 +220,7 @@ void add_sampler_settings(std::vector<ScenarioSetting>& t) {
     s.json_number_as_text = true;
     s.get_text = [](const Scenario& x) { return x.loader.limit.to_string(); };
     s.set_text = [](Scenario& x, const std::string& v) { x.loader.limit = BatchLimit::parse(v); };
-    t.push_back(s);
+    t.push_back(named_at_default(s));
   }
   {
     ScenarioSetting s = row({"rank_seeds", "rank_seeds", "--rank-seeds", kSampler, "Rank seeds"},
@@ -227,9 +236,9 @@ void add_sampler_settings(std::vector<ScenarioSetting>& t) {
       bool_row({"sanity_leak", "sanity_leak", "--sanity-leak", kSampler, "sanity batches leak"}, "",
                &Scenario::loader, &LC::sanity_leak,
                "Count the sanity-check batches into the metric (state not reset before epoch 0)"));
-  t.push_back(int_row({"sanity_steps", "sanity_steps", "--sanity-steps", kSampler, "Sanity steps"},
-                      0, kIntMax, &Scenario::loader, &LC::sanity_steps,
-                      "num_sanity_val_steps (default 2)"));
+  t.push_back(named_at_default(
+      int_row({"sanity_steps", "sanity_steps", "--sanity-steps", kSampler, "Sanity steps"}, 0,
+              kIntMax, &Scenario::loader, &LC::sanity_steps, "num_sanity_val_steps (default 2)")));
   t.push_back(bool_row(
       {"split_batches", "split_batches", "--split-batches", kSampler, "split batches (Accelerate)"},
       "", &Scenario::sampler, &SC::split_batches,
@@ -268,7 +277,7 @@ void add_inner_sampler_settings(std::vector<ScenarioSetting>& t) {
   const auto weighted = [](const Scenario& x) {
     return x.sampler.inner.kind == InnerSampler::Kind::WeightedRandom;
   };
-  t.push_back(choice_row<InnerSampler::Kind>(
+  ScenarioSetting inner = choice_row<InnerSampler::Kind>(
       {"inner_sampler", "inner_sampler.kind", "--inner-sampler", kSampler, "Inner sampler"},
       [](auto& x) -> auto& { return x.sampler.inner.kind; }, parse_inner_sampler_kind,
       {{"sequential", "SequentialSampler-like: 0, 1, ..., n-1"},
@@ -276,7 +285,11 @@ void add_inner_sampler_settings(std::vector<ScenarioSetting>& t) {
         "a WeightedRandomSampler with replacement (uniform weights unless --inner-weights), its "
         "generator seeded with the rank seed (or the seed)"},
        {"recorded", "a fixed list of dataset indices a custom sampler yielded (--inner-indices)"}},
-      "The sampler Lightning wraps (--sampler lightning-wrapper)"));
+      "The sampler Lightning wraps (--sampler lightning-wrapper)");
+  inner.named_at_default = [](const Scenario& x) {
+    return x.sampler.kind == SamplerKind::LightningWrapper;
+  };
+  t.push_back(inner);
   {
     ScenarioSetting s = row({"inner_weights", "inner_sampler.weights", "--inner-weights", "", ""},
                             SettingKind::NumberList,
@@ -329,9 +342,9 @@ void add_loop_settings(std::vector<ScenarioSetting>& t) {
 void add_metric_settings(std::vector<ScenarioSetting>& t) {
   std::vector<SettingChoice> syncs;
   for (SyncStrategy v : kSyncStrategies) syncs.push_back({to_string(v), sync_help(v)});
-  t.push_back(choice_row<SyncStrategy>(
+  t.push_back(named_at_default(choice_row<SyncStrategy>(
       {"sync", "sync", "--sync", kMetric, "Sync"}, [](auto& x) -> auto& { return x.sync; },
-      parse_sync_strategy, syncs, "How per-rank matrices become the reported one"));
+      parse_sync_strategy, syncs, "How per-rank matrices become the reported one")));
   t.push_back(choice_row<CounterDtype>(
       {"counter_dtype", "counter_dtype", "--counter-dtype", kMetric, "Counter dtype"},
       [](auto& x) -> auto& { return x.dtype; }, parse_counter_dtype,
@@ -353,7 +366,7 @@ void add_metric_settings(std::vector<ScenarioSetting>& t) {
     s.set_text = [](Scenario& x, const std::string& v) {
       x.sampler.torch = TorchVersion::parse(v);
     };
-    t.push_back(s);
+    t.push_back(named_at_default(s));
   }
   ScenarioSetting ignore =
       int_row({"ignore_index", "ignore_index", "--ignore-index", kMetric, "Ignore index"}, -1,
@@ -426,6 +439,18 @@ std::vector<T> parse_list(const std::string& spec, const std::string& flag) {
                        "' is not a number (give npy:PATH, csv:PATH or a comma-separated list)");
   }
   return out;
+}
+
+// The text as one shell word: as it is when the shell keeps it whole, else single-quoted.
+std::string shell_word(const std::string& text) {
+  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("%+,-./:=@_").find(c) != std::string_view::npos;
+  });
+  if (plain) return text;
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
 }
 
 template <class T>
@@ -535,6 +560,27 @@ std::string setting_text(const ScenarioSetting& s, const Scenario& scenario) {
   return {};
 }
 
+std::string scenario_flags(const Scenario& s) {
+  static const Scenario defaults;
+  std::string out;
+  const auto add = [&out](const std::string& word) { out += (out.empty() ? "" : " ") + word; };
+  for (const ScenarioSetting& row : scenario_settings()) {
+    if ((row.cli_flag.empty() && row.cli_off_flag.empty()) || (row.written && !row.written(s)))
+      continue;
+    const std::string text = setting_text(row, s);
+    const bool named = row.named_at_default && row.named_at_default(s);
+    if (!named && text == setting_text(row, defaults)) continue;
+    if (row.kind == SettingKind::Bool) {
+      const std::string& flag = row.get_bool(s) ? row.cli_flag : row.cli_off_flag;
+      if (!flag.empty()) add(flag);
+    } else if (!text.empty()) {
+      add(row.cli_flag);
+      add(shell_word(text));
+    }
+  }
+  return out;
+}
+
 void set_setting_text(const ScenarioSetting& s, Scenario& scenario, const std::string& text) {
   switch (s.kind) {
     case SettingKind::Int: {
@@ -547,9 +593,7 @@ void set_setting_text(const ScenarioSetting& s, Scenario& scenario, const std::s
       }
       if (used == 0 || used != text.size())
         throw InputError(s.name() + ": '" + text + "' is not an integer");
-      if (v < s.min || v > s.max)
-        throw InputError(s.name() + ": " + text + " is out of range (" + std::to_string(s.min) +
-                         " to " + std::to_string(s.max) + ")");
+      if (v < s.min || v > s.max) throw range_error(s.name(), v, s.min, s.max);
       s.set_int(scenario, v);
       return;
     }
@@ -583,9 +627,7 @@ void validate_ranges(const Scenario& s) {
   for (const ScenarioSetting& row : scenario_settings()) {
     if (row.kind != SettingKind::Int) continue;
     const int64_t v = row.get_int(s);
-    if (v < row.min || v > row.max)
-      throw InputError(row.name() + ": " + std::to_string(v) + " is out of range (" +
-                       std::to_string(row.min) + " to " + std::to_string(row.max) + ")");
+    if (v < row.min || v > row.max) throw range_error(row.name(), v, row.min, row.max);
   }
 }
 

@@ -2,8 +2,9 @@
 // The one table of scenario settings. Each row says how one Scenario field is named on the
 // command line, in the scenario JSON and in the GUI, what it means (one help text serves
 // --help and the tooltip), which values it takes, and how to read and write it. The CLI
-// flags, scenario_to_json / scenario_from_json, the scenario panel's controls and every
-// --help are produced from it, so a new setting is one row here (plus its semantics).
+// flags, a scenario written back as flags (scenario_flags), scenario_to_json /
+// scenario_from_json, the scenario panel's controls and every --help are produced from it,
+// so a new setting is one row here (plus its semantics).
 //
 // validate() owns the rules a scenario must keep on its own (ranges, settings that must
 // agree); every front end calls it. Rules that need the dataset stay with the simulation.
@@ -48,6 +49,10 @@ struct ScenarioSetting {
   bool json_number_as_text = false;      // Text: a JSON number is read as its text (1 != 1.0)
   // Whether the JSON writes the key for this scenario (keys of an unused inner sampler are not).
   std::function<bool(const Scenario&)> written;
+  // Whether scenario_flags() names the setting at its default value too (what defines the
+  // simulation: world size, batch size, sampler...); unset: only when it differs from the
+  // default Scenario's.
+  std::function<bool(const Scenario&)> named_at_default;
 
   // Accessors; only those of the setting's kind are set. Text and Choice setters parse
   // (throwing InputError that names the flag) and getters format.
@@ -78,6 +83,13 @@ std::string setting_help(const ScenarioSetting& s);
 // "a,b,c"; set_setting_text reads npy:PATH and csv:PATH too. Int values are range-checked.
 std::string setting_text(const ScenarioSetting& s, const Scenario& scenario);
 void set_setting_text(const ScenarioSetting& s, Scenario& scenario, const std::string& text);
+
+// The scenario as shardlens-cli flags, every one from the table: each setting with a flag whose
+// value differs from a default Scenario's, and those named at their default too
+// ("--world-size 4 --batch-size 8 --sampler distributed --shuffle --seed 42 ..."), so that
+// `simulate` given them simulates the same scenario. A value the shell would split is quoted;
+// an empty one (a run's own predictions) has no flag and is left out.
+std::string scenario_flags(const Scenario& s);
 
 // Every rule a scenario must keep by itself, with messages naming the setting ("--world-size:
 // 5000 is out of range (1 to 4096)"). Throws InputError; the first broken rule is reported.

@@ -84,9 +84,7 @@ class CancelOnSignals {
 RealRunResult launch(const RealRunConfig& cfg, const RealRunServices& sv) {
   const CancelOnSignals cancel_on_signals;
   const int world = cfg.scenario.sampler.world_size;
-  if (world < 1 || world > kMaxLocalWorldSize)
-    throw InputError("--world-size must be in [1, " + std::to_string(kMaxLocalWorldSize) +
-                     "] for a local run");
+  check_world_size(world, kMaxLocalWorldSize, "a local run");
   sv.check_launch(cfg.backend, world);            // e.g. "--backend nccl: no CUDA device available"
   const RunDataset data = load_run_dataset(cfg);  // bad input is reported before any rank starts
   sv.load_model(cfg.model_path);

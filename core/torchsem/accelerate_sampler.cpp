@@ -99,10 +99,7 @@ std::shared_ptr<const Order> loader_order(int64_t n, const SamplerConfig& c) {
 AccelerateShards accelerate_shards(int64_t n, const SamplerConfig& c, int64_t b,
                                    bool loader_drop_last) {
   const int64_t w = c.world_size;
-  if (w < 1 || w > kMaxSimulatedWorldSize) {
-    throw InputError("--world-size: " + std::to_string(w) + " is out of range (1 to " +
-                     std::to_string(kMaxSimulatedWorldSize) + ")");
-  }
+  check_world_size(w);
   if (c.epoch < 0) throw InputError("--epoch: must not be negative");
   if (b < 1) throw InputError("--batch-size: must be at least 1");
   if (c.split_batches && b % w != 0) {

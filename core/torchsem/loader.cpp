@@ -3,8 +3,9 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "core/vocabulary/types.h"
 #include "core/torchsem/accelerate_sampler.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 
@@ -93,7 +94,7 @@ std::vector<RankSequence> sampler_output(int64_t n, const SamplerConfig& sampler
 ShardPlan plan_shards(int64_t n, const SamplerConfig& sampler, const LoaderConfig& user_loader) {
   if (user_loader.batch_size < 1) throw InputError("--batch-size: must be at least 1");
   if (user_loader.sanity_steps < 0) throw InputError("--sanity-steps: must not be negative");
-  if (sampler.world_size < 1) throw InputError("--world-size: must be at least 1");
+  check_world_size(sampler.world_size);
   ShardPlan plan;
   LoaderConfig loader;
   plan.n = n;

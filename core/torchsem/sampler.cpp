@@ -86,10 +86,7 @@ Segment segment(std::shared_ptr<const Order> order, int64_t start, int64_t strid
 }
 
 void validate(int64_t n, const SamplerConfig& c) {
-  if (c.world_size < 1 || c.world_size > kMaxSimulatedWorldSize) {
-    throw InputError("--world-size: " + std::to_string(c.world_size) + " is out of range (1 to " +
-                     std::to_string(kMaxSimulatedWorldSize) + ")");
-  }
+  check_world_size(c.world_size);
   if (!c.rank_seeds.empty() && static_cast<int>(c.rank_seeds.size()) != c.world_size) {
     throw InputError("--rank-seeds: " + std::to_string(c.rank_seeds.size()) +
                      " seeds given for world size " + std::to_string(c.world_size));

@@ -9,6 +9,9 @@
 // these caps, is the load budget of core/vocabulary/memory_budget.h.
 #include <cstddef>
 #include <cstdint>
+#include <string>
+
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 
@@ -96,6 +99,26 @@ inline constexpr uint32_t kMaxStoreFrameItems = uint32_t(1) << 20;
 
 // Seconds a real run's collective or store wait may take (--timeout).
 inline constexpr int kMaxRunTimeoutSeconds = 86400;
+
+// A value outside its range, in the one wording of every range check (the scenario table's,
+// the world size's): "--world-size: 5000 is out of range (1 to 4096)"; `cap_of` names whose
+// cap `max` is when it is not the setting's own ("... (1 to 1024 for a local run)").
+inline InputError range_error(const std::string& name, int64_t value, int64_t min, int64_t max,
+                              const std::string& cap_of = {}) {
+  return InputError(name + ": " + std::to_string(value) + " is out of range (" +
+                    std::to_string(min) + " to " + std::to_string(max) +
+                    (cap_of.empty() ? "" : " for " + cap_of) + ")");
+}
+
+// The one world size check: from 1 to the cap of its use, kMaxSimulatedWorldSize for a
+// simulation (the sampler, the loader, Accelerate's shards; the scenario table's row has the
+// same range, checked by range_error), or kMaxLocalWorldSize for the ranks a local run starts
+// (cap_of "a local run").
+inline void check_world_size(int64_t world_size, int max = kMaxSimulatedWorldSize,
+                             const std::string& cap_of = {}) {
+  if (world_size < 1 || world_size > max)
+    throw range_error("--world-size", world_size, 1, max, cap_of);
+}
 
 static_assert(uint64_t(kMaxClasses) * uint64_t(kMaxClasses) - 1 <= UINT32_MAX,
               "the engine packs target * C + prediction in 32 bits");

@@ -1,6 +1,6 @@
-// Issue 22: dumps that hold nothing, the recorder's settings_json, one evaluation per
+// Imports of dumps that hold nothing, the recorder's settings_json, one evaluation per
 // (stage, epoch, validation, dataloader), the dataset's length under Lightning's wrapper, and
-// a recorded run simulated again with its own settings (scenario_like).
+// a recorded run simulated again with its own settings (recorded_run_scenario).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -16,7 +16,7 @@
 #include "core/runfile/import.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/sim/engine.h"
-#include "core/sim/run_scenario.h"
+#include "core/sim/recorded_run_simulation.h"
 #include "core/sim/specs.h"
 
 namespace fs = std::filesystem;
@@ -283,10 +283,10 @@ TEST_F(ImportSettingsTest, SimulatedRunLikeItselfIsEqual) {
   s.loader.limit = BatchLimit::parse("2");
   save_run_file(run_from_evaluation(simulate(s)), path("sim.slrun"));
   const std::vector<Evaluation> runs = load_run_evaluations(path("sim.slrun"));
-  const LikeScenario like = scenario_like(runs, 0, "sim.slrun");
-  EXPECT_TRUE(like.unknown.empty());
-  const Evaluation again =
-      simulate_like(like.scenario, runs[0], inputs_like(runs[0], like.scenario, true, "sim.slrun"));
+  const RecordedRunScenario like = recorded_run_scenario(runs, 0, "sim.slrun");
+  EXPECT_TRUE(like.unrecorded.empty());
+  const Evaluation again = simulate_recorded_run(
+      like.scenario, runs[0], recorded_run_inputs(runs[0], like.scenario, true, "sim.slrun"));
   const Comparison c = compare_evaluations(runs[0], again);
   EXPECT_TRUE(c.equal);
   EXPECT_TRUE(c.ranks_equal());
@@ -306,20 +306,21 @@ TEST_F(ImportSettingsTest, RecordedRunLikeItsSettings) {
   }
   save_run_epochs(import_epochs(with, {}).epochs, path("with.slrun"));
   const std::vector<Evaluation> runs = load_run_evaluations(path("with.slrun"));
-  LikeScenario like = scenario_like(runs, 0, "with.slrun");
-  EXPECT_TRUE(like.unknown.empty());
+  RecordedRunScenario like = recorded_run_scenario(runs, 0, "with.slrun");
+  EXPECT_TRUE(like.unrecorded.empty());
   EXPECT_EQ(like.scenario.sampler.torch.to_string(), "2.15");
   EXPECT_EQ(like.scenario.sampler.seed, 42);
-  const auto inputs = inputs_like(runs[0], like.scenario, false, "with.slrun");
-  Comparison c = compare_evaluations(runs[0], simulate_like(like.scenario, runs[0], inputs));
+  const auto inputs = recorded_run_inputs(runs[0], like.scenario, false, "with.slrun");
+  Comparison c =
+      compare_evaluations(runs[0], simulate_recorded_run(like.scenario, runs[0], inputs));
   EXPECT_TRUE(c.equal && c.ranks_equal()) << c.cells_differing;
   like.scenario.sampler.seed = 7;
-  c = compare_evaluations(runs[0], simulate_like(like.scenario, runs[0], inputs));
+  c = compare_evaluations(runs[0], simulate_recorded_run(like.scenario, runs[0], inputs));
   EXPECT_FALSE(c.ranks_equal());
 
   save_run_epochs(import_epochs(without, {}).epochs, path("without.slrun"));
   const std::vector<Evaluation> bare = load_run_evaluations(path("without.slrun"));
-  const std::string what = error_of([&] { scenario_like(bare, 0, "without.slrun"); });
+  const std::string what = error_of([&] { recorded_run_scenario(bare, 0, "without.slrun"); });
   EXPECT_NE(what.find("without.slrun: records no settings"), std::string::npos) << what;
 }
 
@@ -340,7 +341,7 @@ TEST_F(ImportSettingsTest, EveryBatchSanityStepsImport) {
   }
   save_run_epochs(import_epochs(every, {}).epochs, path("every.slrun"));
   const std::vector<Evaluation> runs = load_run_evaluations(path("every.slrun"));
-  const LikeScenario like = scenario_like(runs, 0, "every.slrun");
+  const RecordedRunScenario like = recorded_run_scenario(runs, 0, "every.slrun");
   // More sanity steps than the 4 batches a rank has: every batch.
   EXPECT_GT(like.scenario.loader.sanity_steps, 4);
   const std::string what = error_of([&] { import_epochs(wrong, {}); });
@@ -395,12 +396,12 @@ TEST_F(ImportSettingsTest, LikeNamesWhatIsMissing) {
                          rank_dump(sim, r, {{"settings_json.npy", settings(partial)}})));
   save_run_epochs(import_epochs(paths, {}).epochs, path("partial.slrun"));
   const std::vector<Evaluation> runs = load_run_evaluations(path("partial.slrun"));
-  const LikeScenario like = scenario_like(runs, 0, "partial.slrun");
+  const RecordedRunScenario like = recorded_run_scenario(runs, 0, "partial.slrun");
   std::vector<std::string> flags;
-  for (const UnknownSetting& u : like.unknown) flags.push_back(u.flag);
+  for (const UnrecordedSetting& u : like.unrecorded) flags.push_back(u.flag);
   EXPECT_EQ(flags, (std::vector<std::string>{"--inner-sampler", "--seed", "--batch-size"}));
   const std::string what =
-      error_of([&] { inputs_like(runs[0], like.scenario, false, "partial.slrun"); });
+      error_of([&] { recorded_run_inputs(runs[0], like.scenario, false, "partial.slrun"); });
   EXPECT_NE(what.find("partial.slrun: 14 of 20 samples were never evaluated"), std::string::npos)
       << what;
   EXPECT_NE(what.find("--predictor"), std::string::npos) << what;

@@ -119,6 +119,49 @@ TEST_P(FlagRow, RoundTripsThroughTheCommandLine) {
   EXPECT_EQ(to_json(parsed), to_json(expected));
 }
 
+// What `simulate` makes of a command line (CLI11 splits it as a shell would).
+Scenario parsed_command_line(const std::string& line) {
+  CLI::App app;
+  cli::EngineFlags flags;
+  cli::add_engine_flags(app, flags);
+  app.parse(line, false);
+  return cli::apply_engine_flags(app, flags, Scenario{});
+}
+
+// scenario_flags() names every setting that differs from the default, with the flag the
+// table gives it, and `simulate` given those flags simulates the same scenario.
+TEST_P(FlagRow, ScenarioFlagsNameItAndReproduceTheScenario) {
+  const ScenarioSetting& row = *GetParam();
+  const Scenario s = with_other_value(row);
+  const std::string line = scenario_flags(s);
+  const std::string flag = command_line(row, s).front();
+  EXPECT_NE((" " + line + " ").find(" " + flag + " "), std::string::npos) << line;
+  EXPECT_EQ(to_json(parsed_command_line(line)), to_json(s)) << line;
+}
+
+TEST(ScenarioSettings, ScenarioFlagsNameWhatDefinesASimulationAtItsDefault) {
+  EXPECT_EQ(scenario_flags(Scenario{}),
+            "--dataset synthetic:classes=10,per-class=50 --predictor noisy:accuracy=0.9,seed=1 "
+            "--world-size 4 --batch-size 1 --sampler distributed --no-shuffle --seed 0 --epoch 0 "
+            "--limit-batches all --sanity-steps 2 --sync all-reduce --torch-version " +
+                TorchVersion{}.to_string());
+  EXPECT_EQ(to_json(parsed_command_line(scenario_flags(Scenario{}))), to_json(Scenario{}));
+  // The sampler Lightning wraps is named whenever the wrapper is the sampler.
+  Scenario wrapped;
+  wrapped.sampler.kind = SamplerKind::LightningWrapper;
+  EXPECT_NE(scenario_flags(wrapped).find("--inner-sampler sequential"), std::string::npos);
+}
+
+TEST(ScenarioSettings, ScenarioFlagsQuoteWhatTheShellWouldSplit) {
+  Scenario s;
+  s.dataset = "npy:my labels/it's.npy";
+  s.predictor.clear();  // a run's own predictions: no flag gives them
+  const std::string line = scenario_flags(s);
+  EXPECT_EQ(line.rfind("--dataset 'npy:my labels/it'\\''s.npy' --world-size ", 0), 0u) << line;
+  s.dataset = "npy:my labels/run.npy";
+  EXPECT_EQ(parsed_command_line(scenario_flags(s)).dataset, s.dataset);
+}
+
 TEST_P(SettingRow, FlagAndEveryChoiceAreInTheHelp) {
   const ScenarioSetting& row = *GetParam();
   CLI::App app;
@@ -255,7 +298,7 @@ TEST(ScenarioSettings, ValidationMessagesReadInTheGuiWithoutFlags) {
   }
 }
 
-// A scenario file's words for a message (issue 26): the file, then the setting's JSON key,
+// A scenario file's words for a message: the file, then the setting's JSON key,
 // leading ("--batch-size: ..." -> "f.json: batch_size: ...") or quoted inside the text.
 TEST_P(FlagRow, MessagesForAFileNameTheFileAndTheKey) {
   const ScenarioSetting& s = *GetParam();

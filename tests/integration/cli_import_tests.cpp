@@ -1,4 +1,4 @@
-// Issue 22, as a user runs it: `import` refuses dumps without records, `diagnose` never calls
+// Imports as a user runs them: `import` refuses dumps without records, `diagnose` never calls
 // an evaluation of nothing correct, recorded settings are reported, and `simulate --like`
 // re-simulates a run with its recorded settings.
 #include <gtest/gtest.h>
@@ -162,6 +162,20 @@ TEST(CliImport, SimulateLikeASavedSimulation) {
   EXPECT_NE(j["evaluations"][0]["flags"].get<std::string>().find("--seed 4"), std::string::npos);
 }
 
+// `simulate --like` says every setting of the run that is not the default as its flag.
+TEST(CliImport, SimulateLikeNamesEverySetting) {
+  const Result saved =
+      cli("simulate --dataset synthetic:classes=3,per-class=7 --world-size 4 --batch-size 2 "
+          "--shuffle --counter-dtype float32 --ignore-index 1 --rank-seeds 1,2,3,4 --save-run " +
+          at("settings.slrun"));
+  ASSERT_EQ(saved.code, 0) << saved.err;
+  const Result like = cli("simulate --like " + at("settings.slrun") + " --format json");
+  EXPECT_EQ(like.code, 0) << like.err << like.out;
+  const std::string flags = json::parse(like.out)["evaluations"][0]["flags"];
+  for (const char* flag : {"--counter-dtype float32", "--ignore-index 1", "--rank-seeds 1,2,3,4"})
+    EXPECT_NE(flags.find(flag), std::string::npos) << flag << " not in " << flags;
+}
+
 TEST(CliImport, SimulateLikeARecordedRun) {
   const Result imported = cli("import" + dumps("set", true) + " --out " + at("set.slrun"));
   ASSERT_EQ(imported.code, 0) << imported.err;
@@ -205,7 +219,7 @@ TEST(CliImport, CompareNamesTheEvaluationsOfAnEpoch) {
   EXPECT_EQ(cli("compare " + at("loaders.slrun") + "@2#0 " + at("loaders.slrun") + "@2#1").code, 1);
 }
 
-// Outputs never destroy inputs (issue 26): a command refuses, before it reads or writes, an
+// Outputs never destroy inputs: a command refuses, before it reads or writes, an
 // --out that is one of its inputs (by any spelling of the path) or a device, a FIFO or a
 // socket, naming the path and what is wrong; the input and the node are left as they were.
 namespace {

@@ -142,7 +142,7 @@ CompareDialog* CompareController::open(std::shared_ptr<const Evaluation> current
 namespace {
 
 struct Simulated {
-  LikeScenario like;
+  RecordedRunScenario like;
   std::shared_ptr<const Evaluation> simulation;
 };
 
@@ -157,10 +157,10 @@ Simulated simulateLike(const ResultPtr& shown, const std::string& origin) {
   }
   const Evaluation& run = *all[which];
   Simulated out;
-  out.like = scenario_like(all, which, origin);
-  const auto inputs = inputs_like(run, out.like.scenario, run.scenario_recorded(), origin);
+  out.like = recorded_run_scenario(all, which, origin);
+  const auto inputs = recorded_run_inputs(run, out.like.scenario, run.scenario_recorded(), origin);
   out.simulation =
-      std::make_shared<const Evaluation>(simulate_like(out.like.scenario, run, inputs));
+      std::make_shared<const Evaluation>(simulate_recorded_run(out.like.scenario, run, inputs));
   return out;
 }
 

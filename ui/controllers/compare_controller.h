@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/sim/run_scenario.h"
+#include "core/sim/recorded_run_simulation.h"
 #include "core/runfile/runfile.h"
 #include "ui/jobs/evaluation_runner.h"
 
@@ -50,7 +50,7 @@ class CompareController : public QObject {
 
  signals:
   void opened(shardlens::ui::CompareDialog* dialog);
-  void simulated(const shardlens::LikeScenario& like);
+  void simulated(const shardlens::RecordedRunScenario& like);
   void failed(const QString& message);
 
  private:

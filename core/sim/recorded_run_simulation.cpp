@@ -1,11 +1,11 @@
-#include "core/sim/run_scenario.h"
+#include "core/sim/recorded_run_simulation.h"
 
 #include <algorithm>
 #include <filesystem>
 
-#include "core/vocabulary/types.h"
 #include "core/sim/engine.h"
 #include "core/sim/specs.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 namespace {
@@ -22,31 +22,31 @@ int validations_in_epoch(const std::vector<const Evaluation*>& runs, const Evalu
 }
 
 // Out of line: GCC 12 warns falsely (-Warray-bounds) about string literals pushed inline.
-[[gnu::noinline]] void note(LikeScenario& out, const char* text) {
-  out.notes.emplace_back(text);
+[[gnu::noinline]] void assume(RecordedRunScenario& out, const char* text) {
+  out.assumptions.emplace_back(text);
 }
 
 // Accelerate's BatchSamplerShard settings, as the recorder's watch() read them off the
 // prepared loader; each one not recorded keeps Accelerate's default, said in a note.
-void set_accelerate(const RecordedSettings& r, LikeScenario& out) {
+void set_accelerate(const RecordedSettings& r, RecordedRunScenario& out) {
   SamplerConfig& s = out.scenario.sampler;
   s.even_batches = r.even_batches.value_or(true);
   s.split_batches = r.split_batches.value_or(false);
   if (!r.even_batches || !r.split_batches)
-    note(out,
-         "Accelerate's even_batches or split_batches was not recorded: the default "
-         "(even_batches on, split_batches off) assumed");
+    assume(out,
+           "Accelerate's even_batches or split_batches was not recorded: the default "
+           "(even_batches on, split_batches off) assumed");
   try {
     if (r.accelerate_input) s.accelerate_input = parse_accelerate_input(*r.accelerate_input);
     if (r.accelerate_shuffle)
       s.accelerate_shuffle = parse_accelerate_shuffle(*r.accelerate_shuffle);
   } catch (const InputError& e) {
-    out.unknown.push_back({"--accelerate-input", e.what()});
+    out.unrecorded.push_back({"--accelerate-input", e.what()});
   }
 }
 
 // The recorder's sampler names (settings_json) as the simulation's.
-void set_sampler(const RecordedSettings& r, LikeScenario& out) {
+void set_sampler(const RecordedSettings& r, RecordedRunScenario& out) {
   SamplerConfig& s = out.scenario.sampler;
   const std::string kind = r.sampler.value_or("");
   if (kind == "distributed") {
@@ -58,14 +58,15 @@ void set_sampler(const RecordedSettings& r, LikeScenario& out) {
       s.inner.kind = InnerSampler::Kind::Sequential;
     } else if (inner == "weighted_random") {
       s.inner.kind = InnerSampler::Kind::WeightedRandom;
-      note(out,
-           "the wrapped WeightedRandomSampler's weights were not recorded: uniform weights over "
-           "the dataset assumed (pass --inner-weights and --inner-num-samples)");
+      assume(out,
+             "the wrapped WeightedRandomSampler's weights were not recorded: uniform weights over "
+             "the dataset assumed (pass --inner-weights and --inner-num-samples)");
     } else {
-      out.unknown.push_back({"--inner-sampler",
-                             "the sampler Lightning wrapped is " +
-                                 (inner.empty() ? std::string("not recorded") : "'" + inner + "'") +
-                                 " (give --inner-sampler recorded --inner-indices FILE)"});
+      out.unrecorded.push_back(
+          {"--inner-sampler",
+           "the sampler Lightning wrapped is " +
+               (inner.empty() ? std::string("not recorded") : "'" + inner + "'") +
+               " (give --inner-sampler recorded --inner-indices FILE)"});
     }
   } else if (kind == "unrepeated") {
     s.kind = SamplerKind::Unrepeated;
@@ -75,7 +76,7 @@ void set_sampler(const RecordedSettings& r, LikeScenario& out) {
     s.kind = SamplerKind::Accelerate;
     set_accelerate(r, out);
   } else {
-    out.unknown.push_back(
+    out.unrecorded.push_back(
         {"--sampler", "the run's sampler is " +
                           (kind.empty() ? std::string("not recorded")
                                         : "'" + kind + "', which ShardLens does not model")});
@@ -84,17 +85,17 @@ void set_sampler(const RecordedSettings& r, LikeScenario& out) {
 
 }  // namespace
 
-LikeScenario scenario_like(const std::vector<Evaluation>& runs, size_t which,
-                           const std::string& origin) {
+RecordedRunScenario recorded_run_scenario(const std::vector<Evaluation>& runs, size_t which,
+                                          const std::string& origin) {
   std::vector<const Evaluation*> all;
   for (const Evaluation& e : runs) all.push_back(&e);
-  return scenario_like(all, which, origin);
+  return recorded_run_scenario(all, which, origin);
 }
 
-LikeScenario scenario_like(const std::vector<const Evaluation*>& runs, size_t which,
-                           const std::string& origin) {
+RecordedRunScenario recorded_run_scenario(const std::vector<const Evaluation*>& runs, size_t which,
+                                          const std::string& origin) {
   const Evaluation& run = *runs.at(which);
-  LikeScenario out;
+  RecordedRunScenario out;
   Scenario& s = out.scenario;
   if (run.scenario_recorded()) {
     // Made by ShardLens (a saved simulation, `shardlens-cli run`): its own scenario.
@@ -120,32 +121,32 @@ LikeScenario scenario_like(const std::vector<const Evaluation*>& runs, size_t wh
   if (r.shuffle) {
     s.sampler.shuffle = *r.shuffle;
   } else {
-    out.unknown.push_back({"--shuffle", "whether the sampler shuffled was not recorded"});
+    out.unrecorded.push_back({"--shuffle", "whether the sampler shuffled was not recorded"});
   }
   if (r.seed) {
     s.sampler.seed = *r.seed;
   } else if (s.sampler.shuffle || s.sampler.inner.kind == InnerSampler::Kind::WeightedRandom) {
-    out.unknown.push_back({"--seed", "the sampler's seed was not recorded"});
+    out.unrecorded.push_back({"--seed", "the sampler's seed was not recorded"});
   }
   if (r.sampler_epoch) {
     s.sampler.epoch = *r.sampler_epoch;
   } else {
     s.sampler.epoch = run.epoch();
-    out.notes.push_back("the sampler's epoch was not recorded: the run's epoch " +
-                        std::to_string(run.epoch()) + " assumed");
+    out.assumptions.push_back("the sampler's epoch was not recorded: the run's epoch " +
+                              std::to_string(run.epoch()) + " assumed");
   }
   s.sampler.drop_last = r.sampler_drop_last.value_or(false);
   s.loader.drop_last = r.loader_drop_last.value_or(false);
   if (const auto b = r.batch_size ? r.batch_size : run.meta.batch_size) {
     s.loader.batch_size = *b;
   } else {
-    out.unknown.push_back({"--batch-size", "the loader's batch size was not recorded"});
+    out.unrecorded.push_back({"--batch-size", "the loader's batch size was not recorded"});
   }
   try {
     if (r.limit_batches) s.loader.limit = BatchLimit::parse(*r.limit_batches);
   } catch (const InputError&) {
-    out.unknown.push_back({"--limit-batches", "the recorded limit '" + *r.limit_batches +
-                                                  "' is not an int or a fraction"});
+    out.unrecorded.push_back({"--limit-batches", "the recorded limit '" + *r.limit_batches +
+                                                     "' is not an int or a fraction"});
   }
   // -1 is Lightning's "every batch": more steps than any loader has batches.
   constexpr int64_t kEveryBatch = int64_t(1) << 20;
@@ -156,21 +157,22 @@ LikeScenario scenario_like(const std::vector<const Evaluation*>& runs, size_t wh
     try {
       s.sampler.torch = TorchVersion::parse(it->second);
     } catch (const InputError&) {
-      out.notes.push_back("torch version '" + it->second + "' not understood: " +
-                          s.sampler.torch.to_string() + " assumed (pass --torch-version)");
+      out.assumptions.push_back("torch version '" + it->second + "' not understood: " +
+                                s.sampler.torch.to_string() + " assumed (pass --torch-version)");
     }
   } else {
-    out.notes.push_back("torch's version was not recorded: " + s.sampler.torch.to_string() +
-                        "'s semantics assumed (pass --torch-version)");
+    out.assumptions.push_back("torch's version was not recorded: " + s.sampler.torch.to_string() +
+                              "'s semantics assumed (pass --torch-version)");
   }
   if (r.framework == "accelerate")
-    out.notes.push_back("the reduction was not recorded: all-reduce assumed (pass --sync)");
+    out.assumptions.push_back("the reduction was not recorded: all-reduce assumed (pass --sync)");
   s.validations_per_epoch = validations_in_epoch(runs, run);
   return out;
 }
 
-std::shared_ptr<const DatasetInputs> inputs_like(const Evaluation& run, const Scenario& s,
-                                                 bool use_predictor, const std::string& origin) {
+std::shared_ptr<const DatasetInputs> recorded_run_inputs(const Evaluation& run, const Scenario& s,
+                                                         bool use_predictor,
+                                                         const std::string& origin) {
   if (use_predictor) {
     if (s.dataset.empty())
       throw InputError(origin + ": the run does not name its dataset; pass --dataset SPEC");
@@ -213,8 +215,8 @@ std::shared_ptr<const DatasetInputs> inputs_like(const Evaluation& run, const Sc
   return make_inputs(std::move(labels), std::move(prediction));
 }
 
-Evaluation simulate_like(const Scenario& s, const Evaluation& run,
-                         std::shared_ptr<const DatasetInputs> inputs) {
+Evaluation simulate_recorded_run(const Scenario& s, const Evaluation& run,
+                                 std::shared_ptr<const DatasetInputs> inputs) {
   Scenario one = s;
   // The wrapped sampler's pass, as simulate_validations numbers it.
   if (s.validations_per_epoch > 1 && run.validation() >= 0)
@@ -224,36 +226,6 @@ Evaluation simulate_like(const Scenario& s, const Evaluation& run,
   e.meta.dataloader_idx = run.meta.dataloader_idx;
   e.meta.stage = run.meta.stage;
   return e;
-}
-
-std::string scenario_flags(const Scenario& s) {
-  std::string out;
-  auto add = [&](const std::string& flag, const std::string& value = "") {
-    out += (out.empty() ? "" : " ") + flag + (value.empty() ? "" : " " + value);
-  };
-  if (!s.dataset.empty()) add("--dataset", s.dataset);
-  if (!s.predictor.empty()) add("--predictor", s.predictor);
-  add("--world-size", std::to_string(s.sampler.world_size));
-  add("--batch-size", std::to_string(s.loader.batch_size));
-  add("--sampler", to_string(s.sampler.kind));
-  if (s.sampler.kind == SamplerKind::LightningWrapper)
-    add("--inner-sampler", to_string(s.sampler.inner.kind));
-  if (s.sampler.kind == SamplerKind::Accelerate) {
-    if (s.sampler.split_batches) add("--split-batches");
-    if (!s.sampler.even_batches) add("--no-even-batches");
-  }
-  add(s.sampler.shuffle ? "--shuffle" : "--no-shuffle");
-  add("--seed", std::to_string(s.sampler.seed));
-  add("--epoch", std::to_string(s.sampler.epoch));
-  if (s.sampler.drop_last) add("--sampler-drop-last");
-  if (s.loader.drop_last) add("--loader-drop-last");
-  add("--limit-batches", s.loader.limit.to_string());
-  add("--sanity-steps", std::to_string(s.loader.sanity_steps));
-  if (s.validations_per_epoch > 1)
-    add("--validations-per-epoch", std::to_string(s.validations_per_epoch));
-  add("--sync", to_string(s.sync));
-  add("--torch-version", s.sampler.torch.to_string());
-  return out;
 }
 
 }  // namespace shardlens
