@@ -15,10 +15,11 @@ namespace {
 
 using detail::CellDifference;
 
-bool nearly_equal(const Matrix& a, const Matrix& b, double tolerance = 1e-9) {
+bool nearly_equal(const Matrix& a, const Matrix& b) {
   if (a.classes != b.classes) return false;
   for (size_t i = 0; i < a.cells.size(); ++i) {
-    if (std::abs(a.cells[i] - b.cells[i]) > tolerance * std::max(1.0, std::abs(b.cells[i]))) {
+    if (std::abs(a.cells[i] - b.cells[i]) >
+        kFractionTolerance * std::max(1.0, std::abs(b.cells[i]))) {
       return false;
     }
   }
@@ -69,12 +70,13 @@ class Classifier {
   Diagnosis& m_out;
 };
 
+// The rows whose sums differ between two matrices (the classes a reduction finding names).
 std::vector<int32_t> differing_rows(const Matrix& a, const Matrix& b) {
   std::vector<int32_t> rows;
   const auto ra = a.row_sums();
   const auto rb = b.row_sums();
   for (int32_t r = 0; r < a.classes; ++r) {
-    if (std::abs(ra[r] - rb[r]) > 1e-9) rows.push_back(r);
+    if (sum_differs(ra[r], rb[r])) rows.push_back(r);
   }
   return rows;
 }
@@ -480,11 +482,8 @@ void summarize(const DiagnosisInput& in, const RecordStats& st, const SampleSet&
   for (int64_t k : in.class_counts) out.expected_total += k;
   out.evaluated_records = st.records;
   out.missing_samples = missing.count;
-  const auto rows = reported.row_sums();
-  for (int32_t r = 0; r < reported.classes; ++r) {
-    const double want = r < static_cast<int32_t>(in.class_counts.size()) ? in.class_counts[r] : 0;
-    if (std::abs(rows[r] - want) > 1e-9) out.mismatched_rows.push_back(r);
-  }
+  out.mismatched_rows =
+      in.rows ? in.rows->wrong_rows : check_rows(reported, in.class_counts).wrong_rows;
   if (in.expected) {
     // A row that misses its class count is wrong whatever the expected matrix says: one
     // that disagrees with the class counts (a damaged or doctored file) proves nothing.

@@ -11,6 +11,7 @@
 #include "core/dataset/dataset_inputs.h"
 #include "core/diagnosis/catalogue.h"
 #include "core/diagnosis/finding.h"
+#include "core/diagnosis/row_check.h"
 #include "core/diagnosis/stats.h"
 #include "core/vocabulary/matrix.h"
 #include "core/vocabulary/records.h"
@@ -23,6 +24,9 @@ struct DiagnosisInput {
   const std::vector<Matrix>* per_rank = nullptr;  // as accumulated
   const Matrix* reported = nullptr;               // the synced matrix
   std::vector<int64_t> class_counts;              // true count of each class in the dataset
+  // The reported matrix's rows against `class_counts`, when the caller checked them
+  // (complete_evaluation); when null, diagnose() checks them itself.
+  const RowCheck* rows = nullptr;
   int64_t dataset_size = 0;
   // Expected matrix of the whole dataset when every prediction is known (simulations);
   // for real runs with unseen samples, absent: the check falls back to row sums.
@@ -65,7 +69,7 @@ struct DiagnosisInput {
 
 struct Diagnosis {
   bool correct = true;                   // reported equals expected
-  std::vector<int32_t> mismatched_rows;  // rows whose sum differs from the class count
+  std::vector<int32_t> mismatched_rows;  // the row check's wrong rows (row_check.h)
   double reported_total = 0;
   int64_t expected_total = 0;
   int64_t evaluated_records = 0;

@@ -107,6 +107,14 @@ std::string first_cause(const std::string& reason) {
   return end == std::string::npos ? reason : reason.substr(0, end) + "; …";
 }
 
+// The synced matrix's rows, or what the ranks counted together when there is none.
+RowCheck check_evaluation_rows(const Evaluation& e) {
+  if (e.synced) return check_rows(*e.synced, e.meta.class_counts);
+  std::vector<const Matrix*> ranks;
+  for (const Matrix& m : e.per_rank) ranks.push_back(&m);
+  return check_rows(ranks, e.meta.class_counts, e.classes());
+}
+
 }  // namespace
 
 std::vector<std::string> class_names_or_numbers(const std::vector<std::string>& names,
@@ -162,6 +170,7 @@ void complete_evaluation(Evaluation& e, Progress* progress, std::optional<Record
     }
   }
   step(progress, "diagnosing", 0.9);
+  e.row_check = check_evaluation_rows(e);
   if (!e.synced) {
     const std::string why = first_cause(e.meta.incomplete_reason);
     e.synced_missing = "the run ended before its sync (" + why + ")";
@@ -172,6 +181,7 @@ void complete_evaluation(Evaluation& e, Progress* progress, std::optional<Record
     d.per_rank = &e.per_rank;
     d.reported = &*e.synced;
     d.class_counts = e.meta.class_counts;
+    d.rows = &e.row_check;
     d.dataset_size = e.meta.dataset_size;
     d.expected = e.expected ? &*e.expected : nullptr;
     d.inputs = e.inputs.get();

@@ -19,6 +19,7 @@
 #include "core/dataset/dataset_inputs.h"
 #include "core/dataset/labels.h"
 #include "core/diagnosis/diagnosis.h"
+#include "core/diagnosis/row_check.h"
 #include "core/evaluation/run_metadata.h"
 #include "core/vocabulary/coverage.h"
 #include "core/vocabulary/matrix.h"
@@ -63,6 +64,11 @@ struct Evaluation {
   // rather than a pass over 64 dense 1000 x 1000 matrices there for every result shown.
   std::vector<double> rank_totals, rank_correct;
   Matrix expected_distinct;  // one process on the distinct evaluated samples
+  // Each row of the reported matrix against its class's true count (`meta.class_counts`): the
+  // synced matrix's rows, or for a run that never synchronized what its ranks counted
+  // together. Set by complete_evaluation; the diagnosis, reports, row drift, heatmaps and
+  // charts read it instead of summing and comparing rows themselves.
+  RowCheck row_check;
   Coverage times_evaluated;  // per dataset index, saturating at 255
   Diagnosis diagnosis;
 
@@ -104,8 +110,8 @@ std::vector<std::string> class_names_or_numbers(const std::vector<std::string>& 
 // Completes an evaluation whose classes, records, per-rank and synced matrices are set:
 // coverage and the other record statistics (`stats`, when the caller has them faster than a
 // walk over the records: a simulation's plan), the expected matrices (from `inputs` when
-// known; a stored `expected` is kept) and the diagnosis, which for a run with no synced
-// matrix is the one "incomplete-run" finding.
+// known; a stored `expected` is kept), the row check and the diagnosis, which for a run with
+// no synced matrix is the one "incomplete-run" finding.
 void complete_evaluation(Evaluation& e, Progress* progress = nullptr,
                          std::optional<RecordStats> stats = std::nullopt);
 

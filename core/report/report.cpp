@@ -107,12 +107,8 @@ json report_json_with(const Evaluation& e, const MatrixJson& matrix) {
   json observed = json::array();
   json mismatched = json::array();
   if (e.synced) {
-    const auto rows = e.synced->row_sums();
-    for (size_t r = 0; r < rows.size(); ++r) {
-      observed.push_back(number(rows[r]));
-      if (std::abs(rows[r] - static_cast<double>(e.meta.class_counts[r])) > 1e-9)
-        mismatched.push_back(static_cast<int64_t>(r));
-    }
+    for (double sum : e.row_check.observed) observed.push_back(number(sum));
+    for (int32_t r : e.row_check.wrong_rows) mismatched.push_back(static_cast<int64_t>(r));
   }
   json findings = json::array();
   for (const Finding& f : e.diagnosis.findings) findings.push_back(finding_json(f));
@@ -299,18 +295,19 @@ void write_reports_json(std::ostream& out, const std::vector<Evaluation>& epochs
 
 namespace {
 
-void print_row_sums(std::ostringstream& out, const Evaluation& e, const Matrix& m) {
-  const auto rows = m.row_sums();
-  const size_t shown = std::min<size_t>(rows.size(), 50);
+void print_row_sums(std::ostringstream& out, const Evaluation& e) {
+  const RowCheck& rows = e.row_check;
+  const size_t shown = std::min<size_t>(rows.observed.size(), 50);
   for (size_t r = 0; r < shown; ++r) {
-    const double want = static_cast<double>(e.meta.class_counts[r]);
-    const bool bad = std::abs(rows[r] - want) > 1e-9;
+    const bool bad = rows.wrong[r];
     out << "  " << (bad ? "!! " : "   ") << std::left << std::setw(14) << e.meta.class_names[r]
-        << std::right << std::setw(12) << fmt(rows[r]) << std::setw(12) << fmt(want);
-    if (bad) out << "   (" << (rows[r] > want ? "+" : "") << fmt(rows[r] - want) << ")";
+        << std::right << std::setw(12) << fmt(rows.observed[r]) << std::setw(12)
+        << fmt(static_cast<double>(rows.truth[r]));
+    if (bad) out << "   (" << (rows.off[r] > 0 ? "+" : "") << fmt(rows.off[r]) << ")";
     out << "\n";
   }
-  if (shown < rows.size()) out << "  ... " << rows.size() - shown << " more classes\n";
+  if (shown < rows.observed.size())
+    out << "  ... " << rows.observed.size() - shown << " more classes\n";
 }
 
 void print_finding(std::ostringstream& out, const Evaluation& e, const Finding& f) {
@@ -415,7 +412,7 @@ std::string report_text(const Evaluation& e) {
   if (e.synced) {
     out << "\nRow sums (observed vs " << (estimate_note(e).empty() ? "expected" : "estimated")
         << ")\n";
-    print_row_sums(out, e, *e.synced);
+    print_row_sums(out, e);
   } else {
     out << "\nNo synced matrix: " << e.synced_missing << ".\n";
     for (size_t r = 0; r < e.per_rank.size(); ++r) {

@@ -6,29 +6,30 @@
 
 namespace shardlens {
 
+bool RowDrift::ever_wrong(int cls) const {
+  for (size_t k = 0; k < columns.size(); ++k)
+    if (wrong_at(cls, k)) return true;
+  return false;
+}
+
 RowDrift row_drift(const std::vector<const Evaluation*>& evaluations) {
   RowDrift d;
   if (evaluations.empty()) return d;
   d.classes = evaluations.front()->classes();
   const size_t columns = evaluations.size();
   d.off.assign(size_t(d.classes) * columns, 0.0);
+  d.wrong.assign(size_t(d.classes) * columns, false);
   for (size_t k = 0; k < columns; ++k) {
     const Evaluation& e = *evaluations[k];
+    const RowCheck& rows = e.row_check;
     d.columns.push_back(evaluation_label(e));
-    std::vector<double> rows(size_t(d.classes), 0.0);
-    if (e.synced) {
-      rows = e.synced->row_sums();
-    } else {
-      for (const Matrix& m : e.per_rank) {
-        const auto sums = m.row_sums();
-        for (size_t c = 0; c < rows.size() && c < sums.size(); ++c) rows[c] += sums[c];
-      }
-    }
     for (int c = 0; c < d.classes; ++c) {
+      // A class the evaluation has no row for counted nothing.
       const double truth =
           size_t(c) < e.meta.class_counts.size() ? double(e.meta.class_counts[size_t(c)]) : 0.0;
-      const double off = size_t(c) < rows.size() ? rows[size_t(c)] - truth : -truth;
+      const double off = c < rows.rows() ? rows.off[size_t(c)] : -truth;
       d.off[size_t(c) * columns + k] = off;
+      d.wrong[size_t(c) * columns + k] = c < rows.rows() ? rows.is_wrong(c) : truth != 0;
       if (std::isfinite(off)) d.worst = std::max(d.worst, std::abs(off));
     }
   }

@@ -181,10 +181,9 @@ void paintDrift(QPainter& p, const DriftFigure& f, const HeatmapStyle& s, const 
   }
   // Class names: all when they fit, else the most drifting, bold when their row is wrong.
   for (int c : driftNamedRows(f, rowHeight, fm.height())) {
-    double worst = 0;
-    for (int k = 0; k < columns; ++k) worst = std::max(worst, std::abs(d.at(c, size_t(k))));
-    p.setFont(worst > 0 ? bold : font);
-    p.setPen(worst > 0 ? QColor(kMismatchInk) : QColor(Qt::black));
+    const bool wrong = d.ever_wrong(c);
+    p.setFont(wrong ? bold : font);
+    p.setPen(wrong ? QColor(kMismatchInk) : QColor(Qt::black));
     const double y = g.top() + (c + 0.5) * rowHeight;
     const QString name =
         size_t(c) < f.classNames.size() ? f.classNames[size_t(c)] : QString::number(c);

@@ -4,16 +4,16 @@
 #include <array>
 #include <cmath>
 
+#include "core/diagnosis/row_check.h"
+
 namespace shardlens::render {
 
 bool HeatmapData::rowMismatch(int row) const {
   if (!hasExpectedRows() || row < 0 || row >= static_cast<int>(rowExpected.size()) ||
       row >= static_cast<int>(rowObserved.size()))
     return false;
-  const double obs = rowObserved[static_cast<size_t>(row)];
-  const double exp = rowExpected[static_cast<size_t>(row)];
-  // Counts are exact in doubles; the tolerance only absorbs float-counter rounding noise.
-  return std::abs(obs - exp) > 1e-9 * std::max(1.0, std::abs(exp));
+  if (!rowWrong.empty()) return size_t(row) < rowWrong.size() && rowWrong[size_t(row)];
+  return sum_differs(rowObserved[size_t(row)], rowExpected[size_t(row)]);
 }
 
 int HeatmapData::mismatchCount() const {

@@ -33,9 +33,12 @@ struct HeatmapData {
   bool integral = true;    // values are counts: printed without decimals
   bool diverging = false;  // signed values (difference): diverging colours around 0
   // Row and column sums in counts (never normalized): observed, and expected where the
-  // view has an expectation. A row whose observed sum differs from the expected one is a
-  // mismatch.
+  // view has an expectation.
   std::vector<double> rowObserved, rowExpected, colObserved;
+  // Per display position, whether the row is wrong: the evaluation's row check
+  // (core/diagnosis/row_check.h) for the views of its reported matrix. Empty: a row is wrong
+  // when its observed sum misses the expected one by that check's rule (sum_differs).
+  std::vector<bool> rowWrong;
   // Colour range; heatmaps shown side by side share it so colours compare.
   double valueMax = 0;
   // What the values are ("count", "fraction of true class"): the colour bar's label.

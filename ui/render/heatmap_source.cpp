@@ -37,11 +37,8 @@ QStringList classOrderNames() {
 }
 
 std::vector<double> trueRowCounts(const Evaluation& e) {
-  if (e.expected) return e.expected->row_sums();
-  std::vector<double> counts(size_t(e.classes()), 0.0);
-  for (size_t c = 0; c < counts.size() && c < e.meta.class_counts.size(); ++c)
-    counts[c] = double(e.meta.class_counts[c]);
-  return counts;
+  const std::vector<int64_t>& truth = e.row_check.truth;
+  return std::vector<double>(truth.begin(), truth.end());
 }
 
 QString expectedUnknownText(const Evaluation& e) {
@@ -74,11 +71,7 @@ std::vector<int> classOrder(const Evaluation& e, ClassOrder order) {
       return ca > cb;
     });
   } else if (order == ClassOrder::Error && e.synced) {
-    const auto obs = e.synced->row_sums();
-    const auto exp = trueRowCounts(e);
-    std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) {
-      return std::abs(obs[size_t(a)] - exp[size_t(a)]) > std::abs(obs[size_t(b)] - exp[size_t(b)]);
-    });
+    idx.assign(e.row_check.by_error.begin(), e.row_check.by_error.end());
   }
   return idx;
 }
@@ -173,8 +166,9 @@ QString valueLabel(Normalization n, bool difference) {
   return difference ? QStringLiteral("Δ ") + what : what;
 }
 
-std::vector<double> permuted(const std::vector<double>& v, const std::vector<int>& order) {
-  std::vector<double> out(order.size());
+template <class T>
+std::vector<T> permuted(const std::vector<T>& v, const std::vector<int>& order) {
+  std::vector<T> out(order.size());
   for (size_t i = 0; i < order.size(); ++i) out[i] = v[size_t(order[i])];
   return out;
 }
@@ -259,6 +253,7 @@ HeatmapData syncedHeatmap(const Evaluation& e, const MatrixOptions& o, const Cla
   if (!e.synced) return emptyHeatmap(title, syncedMissingText(e));
   HeatmapData d = viewOf(title, *e.synced, o, axis);
   d.rowExpected = permuted(trueRowCounts(e), axis.order);
+  d.rowWrong = permuted(e.row_check.wrong, axis.order);
   return d;
 }
 
@@ -303,8 +298,9 @@ HeatmapData differenceHeatmap(const Evaluation& e, const MatrixOptions& o, const
   d.nameWidths = axis.nameWidths;
   d.diverging = true;
   d.valueLabel = valueLabel(o.normalization, true);
-  // A correct row differs by zero in total.
+  // A correct row differs by zero in total; the marks are the synced rows' check.
   d.rowExpected.assign(size_t(d.classes), 0.0);
+  d.rowWrong = permuted(e.row_check.wrong, axis.order);
   return d;
 }
 

@@ -16,7 +16,7 @@ enum class ClassOrder {
   Index,  // class id
   Name,   // alphabetical class name
   Count,  // most frequent class first
-  Error,  // largest row-sum error first, so mismatches gather at the top
+  Error,  // largest row-sum error first (the row check's order), so mismatches gather at top
 };
 QString classOrderName(ClassOrder order);
 ClassOrder parseClassOrder(const QString& name);  // unknown names give Index
@@ -28,8 +28,9 @@ struct MatrixOptions {
   bool operator==(const MatrixOptions&) const = default;
 };
 
-// What each row of a correct reported matrix sums to: the expected matrix's row sums, or
-// the true class counts when the expected matrix is unknown.
+// What each row of a correct reported matrix sums to: the true class counts, the reference of
+// the evaluation's row check (equal to the expected matrix's row sums, whose rows a run file
+// must sum to its class counts).
 std::vector<double> trueRowCounts(const Evaluation& e);
 // Why the expected and difference views are empty when the evaluation has no expected matrix.
 QString expectedUnknownText(const Evaluation& e);

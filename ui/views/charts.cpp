@@ -11,9 +11,6 @@
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <algorithm>
-#include <numeric>
-
-#include "ui/render/heatmap_source.h"
 
 namespace shardlens::ui {
 namespace {
@@ -49,27 +46,11 @@ void setAxes(QChart* chart, QAbstractSeries* series, const QStringList& categori
   series->attachAxis(y);
 }
 
-// Row sums of the per-rank matrices added up: all a run that never synchronized counted.
-std::vector<double> countedByRanks(const Evaluation& e) {
-  std::vector<double> sums(size_t(e.classes()), 0.0);
-  for (const Matrix& m : e.per_rank) {
-    const auto rows = m.row_sums();
-    for (size_t c = 0; c < sums.size() && c < rows.size(); ++c) sums[c] += rows[c];
-  }
-  return sums;
-}
-
 // Classes to show: all when few, else the ones with the largest row-sum error.
 std::vector<int> shownClasses(const Evaluation& e, int limit) {
-  const auto obs = e.synced ? e.synced->row_sums() : countedByRanks(e);
-  const auto exp = render::trueRowCounts(e);
-  std::vector<int> idx(obs.size());
-  std::iota(idx.begin(), idx.end(), 0);
-  if (int(idx.size()) <= limit) return idx;
-  std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) {
-    return std::abs(obs[size_t(a)] - exp[size_t(a)]) > std::abs(obs[size_t(b)] - exp[size_t(b)]);
-  });
-  idx.resize(size_t(limit));
+  const std::vector<int32_t>& byError = e.row_check.by_error;
+  std::vector<int> idx(byError.begin(),
+                       byError.begin() + std::min<ptrdiff_t>(limit, byError.size()));
   std::sort(idx.begin(), idx.end());
   return idx;
 }
@@ -119,11 +100,11 @@ void ChartsPanel::setResult(const ResultPtr& result) {
     QChart* chart = m_classes->chart();
     chart->removeAllSeries();
     const bool synced = e.synced.has_value();
-    const auto obs = synced ? e.synced->row_sums() : countedByRanks(e);
-    const auto exp = render::trueRowCounts(e);
+    // The row check's sums: the synced matrix's, or what the ranks counted when never synced.
+    const RowCheck& rows = e.row_check;
     const auto classes = shownClasses(e, kMaxClassBars);
-    // Without an expected matrix (a run that did not record every prediction) the bar is
-    // the true class count, which is what a correct row sums to anyway.
+    // The grey bar is the class's true count, which the expected matrix's row sums to; named
+    // "True count" for a run that did not record every prediction (no expected matrix).
     auto* expected = new QBarSet(e.expected ? tr("Expected") : tr("True count"));
     // A run that never synchronized has only what its ranks counted.
     auto* observed =
@@ -133,9 +114,10 @@ void ChartsPanel::setResult(const ResultPtr& result) {
     QStringList categories;
     double top = 0;
     for (int c : classes) {
-      *expected << exp[size_t(c)];
-      *observed << obs[size_t(c)];
-      top = std::max({top, exp[size_t(c)], obs[size_t(c)]});
+      const double truth = double(rows.truth[size_t(c)]), sum = rows.observed[size_t(c)];
+      *expected << truth;
+      *observed << sum;
+      top = std::max({top, truth, sum});
       categories << QString::fromStdString(e.class_name(c));
     }
     auto* series = new QBarSeries;
