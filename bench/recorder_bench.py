@@ -4,7 +4,7 @@ Usage: recorder_bench.py [--samples N] [--repeats R] [--baseline PATH]. One proc
 one torch thread. The bare loop is what an evaluation does per batch of 256: logits -> argmax
 -> the batch's confusion-matrix bincount added to a running matrix. Beside it, side by side:
   before: the same loop + ShardLensRecorder.update(index, target, logits) of PATH (the
-          recorder as main had it before issue 23: a list of Python ints per batch), + save();
+          recorder to compare with, e.g. commit 4f3246a's list of Python ints per batch), + save();
   after:  the same loop + this tree's ShardLensRecorder.update(index, target, logits), +
           save() (one transfer, one bincount, one file); after_ids: given the loop's own class
           ids instead of the logits (no second argmax);
@@ -166,7 +166,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--samples", type=int, default=B * 400)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--baseline", help="the recorder before issue 23 (a .py file)")
+    ap.add_argument("--baseline", help="the recorder to compare with (a .py file)")
     ap.add_argument("--classes", type=int, nargs="+", default=[100, 1000])
     ap.add_argument("--cuda-sync-check", action="store_true",
                     help="on a GPU: fail if a per-batch path waits for the device")

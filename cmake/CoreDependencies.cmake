@@ -6,7 +6,7 @@ find_package(ZLIB REQUIRED)
 # SHA-256 of run-file members and of the prediction cache's keys (libssl-dev).
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 # Debian's libzip CMake config requires the zipcmp/zipmerge tools; pkg-config does not.
-# Without pkg-config (the GPU bundle of scripts/gpu-bundle.sh on a machine without -dev
+# Without pkg-config (the GPU bundle of scripts/gpu/bundle.sh on a machine without -dev
 # packages), zip.h and libzip are looked up in CMAKE_PREFIX_PATH and the system paths.
 find_package(PkgConfig QUIET)
 if(PKG_CONFIG_FOUND)

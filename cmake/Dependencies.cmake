@@ -21,7 +21,7 @@ endif()
 
 set(SHARDLENS_HAS_TORCH OFF)
 # SHARDLENS_TORCH_PYTHON: build core/torch against that python's torch (a pip wheel) instead of
-# the LibTorch find_package(Torch) finds (scripts/build-torch2-plugin.sh).
+# the LibTorch find_package(Torch) finds (scripts/build/build-torch2-plugin.sh).
 set(SHARDLENS_TORCH_PYTHON "" CACHE FILEPATH "A python whose torch (pip) the plugin links")
 if(SHARDLENS_WITH_TORCH)
   if(SHARDLENS_TORCH_PYTHON)

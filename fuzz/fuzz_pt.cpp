@@ -1,5 +1,5 @@
 // Fuzz target: .pt dumps (core/torch/pt_dump.cpp, LibTorch's unpickler behind the checks of
-// issue 26). The first input byte picks how the rest becomes a torch.save file:
+// core/io/pt_pickle.h). The first input byte picks how the rest becomes a torch.save file:
 //   0 the file's raw bytes;
 //   1 a member list (fuzz_util.h's layout: 1 byte name length, name, 2 bytes data length,
 //     data), zipped here with fresh CRCs under any names;

@@ -16,7 +16,7 @@
 namespace shardlens::fuzz {
 
 // The load budget (core/vocabulary/memory_budget.h) every target runs under, set before the
-// first input. scripts/fuzz.sh passes the same figure to libFuzzer as -malloc_limit_mb, so a
+// first input. scripts/dev/fuzz.sh passes the same figure to libFuzzer as -malloc_limit_mb, so a
 // reader that allocates more than the budget for any input is a finding: inputs are a few
 // kB, and only a size declared in the file (and not checked) can ask for more.
 inline constexpr uint64_t kFuzzLoadBudgetMb = 64;

@@ -1,4 +1,4 @@
-"""Writes the bounded-memory seeds (fuzz/corpus/<target>/bounded-*, issue 17): files that
+"""Writes the bounded-memory seeds (fuzz/corpus/<target>/bounded-*): files that
 declare far more than the fuzz targets' 64 MiB load budget, or than they hold, so a reader
 that allocates from an unchecked size fails libFuzzer's -malloc_limit_mb at once.
 

@@ -171,7 +171,7 @@ void import_seeds() {
       {"ranks.npy", npy_bytes(std::vector<int64_t>{0}, {1})},
       {"flags.npy", npy_bytes(std::vector<uint8_t>{0, 1}, {2})}};
   put("import", "scores-members", "\x01" + fuzz::pack_members(scores));
-  // The recorder's settings_json (issue 22): UTF-8 JSON in a uint8 array, with the keys that
+  // The recorder's settings_json: UTF-8 JSON in a uint8 array, with the keys that
   // split evaluations.
   const std::string text =
       R"({"framework":"lightning","sampler":"distributed","shuffle":true,"seed":42,)"

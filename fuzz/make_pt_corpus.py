@@ -1,4 +1,4 @@
-"""Writes the seed corpus of fuzz_pt (fuzz/corpus/pt/, issue 26): valid dumps and the
+"""Writes the seed corpus of fuzz_pt (fuzz/corpus/pt/): valid dumps and the
 bounded-* files that claim more than their storages hold or than the fuzz targets' 64 MiB
 load budget allows. Each seed's first byte is fuzz_pt's mode (fuzz/fuzz_pt.cpp): 0 a whole
 .pt file, 1 a member list, 2 a pickle over fuzz_pt's fixed storages (data/0..2: 15 int64
@@ -82,7 +82,7 @@ def main():
     else:
         print("note: /usr/bin/python3 has no torch; valid-torch-save.pt not written")
 
-    # Tensors past their storages (issue 26's files, over fuzz_pt's fixed storages).
+    # Tensors past their storages (hostile_pt.py's files, over fuzz_pt's fixed storages).
     lying = {
         "index-1e9": t.p_tensor("LongStorage", "0", 15, 0, [10**9], [1]),
         "offset-2p30": t.p_tensor("LongStorage", "0", 15, 2**30, [15], [1]),

@@ -5,7 +5,7 @@
 # time of a 1000 x 1000 heatmap; a cell's sample list at 10^8 samples (docs/TARGETS.md; the
 # last needs about 1.5 GB of memory); at ImageNet's scale also `shardlens-cli export` of every
 # figure in PNG, SVG and PDF, as a user types it: wall time and peak RSS (median of
-# EXPORT_REPS runs; targets 3 s and 600 MB, issue 27).
+# EXPORT_REPS runs; targets 3 s and 600 MB, docs/TARGETS.md).
 # Runs offscreen, so it works without a display. Not part of ctest: timings on a shared
 # machine are noisy.
 #

@@ -123,7 +123,7 @@ big_out=$(measure "${big_cmd[@]}")
 rss=$(result rss_mb "$big_out")
 [[ "$(result rc "$big_out")" == 0 ]] || { echo "bench.sh: the n=$BIG_N simulation failed" >&2; exit 1; }
 
-# Issue 27's headless row: the imbalanced ImageNet-like case with the JSON report (every
+# docs/TARGETS.md's headless row: the imbalanced ImageNet-like case with the JSON report (every
 # rank's 1000 x 1000 matrix printed), n = BIG_N, 8 ranks; target < 1 GB.
 zipf_cmd=("$CLI" simulate --dataset "synthetic:classes=$classes,n=$BIG_N,zipf=1.1" --world-size 8
   --batch-size 256 --shuffle --format json)
@@ -219,7 +219,7 @@ PYEOF
 fi
 
 # The Python recorder's cost per sample beside the bare evaluation loop, before (the recorder
-# as it was before issue 23, commit 4f3246a) and after; the venv's python when there is one
+# as it was at commit 4f3246a) and after; the venv's python when there is one
 # (torchmetrics: the callback's update() wrapper), else $PY.
 REC_PY=$PY
 [[ -x build/venv/bin/python ]] && REC_PY=build/venv/bin/python

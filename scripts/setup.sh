@@ -27,10 +27,10 @@ FULL_PACKAGES=(
   iproute2 patchelf debootstrap
 )
 
-# shellcheck source=scripts/install_packages.sh
-source scripts/install_packages.sh
-# shellcheck source=scripts/ccache_env.sh
-source scripts/ccache_env.sh
+# shellcheck source=scripts/build/install_packages.sh
+source scripts/build/install_packages.sh
+# shellcheck source=scripts/build/ccache_env.sh
+source scripts/build/ccache_env.sh
 
 targets=()
 if [ "${1:-}" = --app ]; then

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh default minimal
 scripts/venv.sh # the frameworks from PyPI (cached): the oracles run them
 # build/torch2: the LibTorch plugin against the venv's torch 2.x (links build/default's core)
-scripts/build-torch2-plugin.sh
+scripts/build/build-torch2-plugin.sh
 export QT_QPA_PLATFORM=offscreen
 status=0
 skip=(-LE slow)

@@ -45,13 +45,13 @@ struct Loaded {
 Loaded load() {
   Loaded out;
   // A named plugin is tried even by a build without LibTorch: it may have been built on its
-  // own against torch from pip (core/torch/standalone, scripts/build-torch2-plugin.sh).
+  // own against torch from pip (core/torch/standalone, scripts/build/build-torch2-plugin.sh).
   if (!SHARDLENS_HAS_TORCH && named_plugin().empty()) {
     out.why_not =
         "this build of ShardLens has no LibTorch support (scripts/setup.sh installs it and "
         "builds everything into build/default; or install libtorch-dev and libgloo-dev and "
         "run scripts/run.sh again; or build the plugin against torch from pip with "
-        "scripts/build-torch2-plugin.sh and set SHARDLENS_TORCH_PLUGIN to it)";
+        "scripts/build/build-torch2-plugin.sh and set SHARDLENS_TORCH_PLUGIN to it)";
     return out;
   }
   std::string tried;

@@ -32,7 +32,7 @@ struct TorchPlugin {
 };
 
 // Loads the plugin once: $SHARDLENS_TORCH_PLUGIN alone when set (e.g. one built against
-// torch from pip by scripts/build-torch2-plugin.sh, even into a build without LibTorch),
+// torch from pip by scripts/build/build-torch2-plugin.sh, even into a build without LibTorch),
 // else <exe>/../lib/shardlens/, else this build tree. Returns null and says why in *why_not
 // when it cannot be loaded. Every call hands the plugin this process's load budget, so what
 // the plugin reads is held to the budget in force when it is asked.

@@ -1,5 +1,5 @@
 // Sizes that files and flags declare, checked against the load budget before anything is
-// allocated for them (issue 26): every test writes a small hostile input, runs the reader or
+// allocated for them: every test writes a small hostile input, runs the reader or
 // the command's core path under a small budget and expects a refusal that names the file or
 // flag, the sizes and the budget. tests/integration/hostile_sizes.py runs the same inputs
 // through shardlens-cli and bounds each child's peak resident size.

@@ -143,7 +143,7 @@ TEST(Diagnosis, ShuffledSubsetAddsShuffledEval) {
   EXPECT_NE(std::find(p.begin(), p.end(), "shuffled-eval"), p.end());
 }
 
-// Issue 25: a finding's numbers and clauses are the evaluation's own. Each pattern's words
+// A finding's numbers and clauses are the evaluation's own. Each pattern's words
 // on two scenarios that differ.
 const Finding& finding_of(const Diagnosis& d, Pattern p) {
   for (const Finding& f : d.findings)
@@ -405,7 +405,7 @@ TEST(Diagnosis, FloatSpacingFollowsEachFormat) {
   EXPECT_EQ(*d, CounterDtype::Float32);
 }
 
-TEST(Diagnosis, TheIssuesFloat16CaseIsCounterPrecisionNotUnexplained) {
+TEST(Diagnosis, AFloat16RowAboveItsCountIsCounterPrecisionNotUnexplained) {
   // diagnose --dataset synthetic:counts=9000,10 --world-size 2 --batch-size 64
   //          --counter-dtype float16: row 0 comes out above 9000.
   Scenario s;

@@ -1,4 +1,4 @@
-// Saving into a full filesystem or a read-only directory (issue 17): every writer fails with
+// Saving into a full filesystem or a read-only directory: every writer fails with
 // a message naming the file and the reason, leaves the previous file as it was, and leaves
 // no temporary file behind. The filesystems are small tmpfs mounts (root only; skipped with
 // the reason otherwise).

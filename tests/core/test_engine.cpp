@@ -223,7 +223,7 @@ class RecordingProgress : public Progress {
   std::atomic<bool> m_cancel{false};
 };
 
-Scenario large_scenario() {  // 1 M samples, 1000 classes, 64 ranks (the case)
+Scenario large_scenario() {  // 1 M samples, 1000 classes, 64 ranks
   Scenario s;
   s.dataset = "synthetic:classes=1000,per-class=1000";
   s.predictor = "noisy:accuracy=0.9,seed=1";

@@ -1,4 +1,4 @@
-// Exports are safe to open whatever the class names hold (issue 26): a CSV cell never starts a
+// Exports are safe to open whatever the class names hold: a CSV cell never starts a
 // spreadsheet formula and reads back as the name, a LaTeX table typesets the name and runs
 // nothing. The SVG side is tests/ui/test_figure_export.cpp.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Issue 25: a finding's words state only what its evaluation shows. For every pattern the
+// A finding's words state only what its evaluation shows. For every pattern the
 // simulator produces, two scenarios that differ (dataset size, world size, batch size, a
 // batch limit or none): each finding's title, explanation and fixes hold the numbers of its
 // own scenario, computed here from the scenario's settings (or counted from its records where

@@ -1,5 +1,5 @@
 // Lightning's DistributedSamplerWrapper and torch.multinomial against vectors made with real
-// torch objects (scripts/make_lightning_wrapper_vectors.py: WeightedRandomSampler with a
+// torch objects (scripts/oracles/make_lightning_wrapper_vectors.py: WeightedRandomSampler with a
 // generator, a real DistributedSampler over the materialised list), and the diagnoses of
 // the wrapper and of several validations per epoch.
 #include <gtest/gtest.h>

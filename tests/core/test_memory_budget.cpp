@@ -1,5 +1,5 @@
 // Tests for the load budget (core/vocabulary/memory_budget.h) and the readers that honour it:
-// hostile files are refused from what they declare, before the data is allocated (issue 17).
+// hostile files are refused from what they declare, before the data is allocated.
 #include <gtest/gtest.h>
 
 #include <fstream>

@@ -1,5 +1,5 @@
-// The vectors of scripts/modern_oracles.py (today's torch, Lightning, torchmetrics and
-// Accelerate, from the project's venv: scripts/make_modern_vectors.sh) against the C++
+// The vectors of scripts/oracles/modern_oracles.py (today's torch, Lightning, torchmetrics and
+// Accelerate, from the project's venv: scripts/oracles/make_modern_vectors.sh) against the C++
 // semantics. Read from $SHARDLENS_MODERN_VECTORS, else the committed
 // tests/data/reference/modern/modern_oracles.json; a test skips, saying why, only when
 // neither exists or the part was not run there. The oracle test oracle_modern_quick feeds it
@@ -54,8 +54,8 @@ const json& vectors(std::string& why) {
     std::ifstream in(path);
     if (!in) {
       reason = path +
-               " does not exist: run scripts/make_modern_vectors.sh (the venv's frameworks) "
-               "and commit it";
+               " does not exist: run scripts/oracles/make_modern_vectors.sh (the venv's "
+               "frameworks) and commit it";
       return json();
     }
     try {

@@ -1,5 +1,5 @@
 // Every reader given a path refuses what is not a regular file with a message naming the
-// path and what it is, instead of blocking on a FIFO forever (issue 26: a FIFO as scenario,
+// path and what it is, instead of blocking on a FIFO forever (a FIFO as scenario,
 // CSV, IDX, names file, .npy, dump or run file hung the CLI and kept the GUI's window away).
 #include <gtest/gtest.h>
 #include <sys/socket.h>

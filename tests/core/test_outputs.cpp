@@ -1,4 +1,4 @@
-// Outputs never destroy inputs (issue 26): require_output, the one check every command with
+// Outputs never destroy inputs: require_output, the one check every command with
 // --out makes before it reads or writes, refuses a device, a FIFO or a socket (an atomic
 // write's rename would replace it with a regular file) and an output that is one of the
 // inputs, however its path is spelled. The commands themselves: tests/integration/cli_tests.

@@ -1,5 +1,5 @@
 // Tests for core/io/pt_pickle: the walk of a .pt dump's pickle before LibTorch unpickles it
-// (issue 26). The pickles are written here opcode by opcode, as torch.save (protocol 2)
+// (hostile ones refused). The pickles are written here opcode by opcode, as torch.save (protocol 2)
 // writes them; the accepted ones were checked with torch.load (tests/integration/hostile_pt.py
 // writes the same form and torch.load reads it).
 #include <gtest/gtest.h>

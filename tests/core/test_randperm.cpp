@@ -17,7 +17,7 @@ using namespace shardlens;
 
 namespace {
 
-// Made with real torch by scripts/make_reference_vectors.py.
+// Made with real torch by scripts/oracles/make_reference_vectors.py.
 constexpr const char* kReferenceVectors = SHARDLENS_TEST_DATA_DIR "/reference/vectors.json";
 
 // Read once, when the rows are made (before main); unreadable or not JSON gives no cases,

@@ -159,7 +159,7 @@ TEST(RunFile, FloatMatricesSurvive) {
   EXPECT_TRUE(std::isinf(back.synced.at(1, 1)));
 }
 
-// Counts a file cannot make the report lie with (issue 26): refused at load, naming the
+// Counts a file cannot make the report lie with: refused at load, naming the
 // member, the cell and what is wrong, whichever matrix holds them.
 struct HostileCount {
   const char* name;
@@ -472,7 +472,7 @@ TEST(RunFileRecords, HonestFileWithExpectedLoadsAndIsDiagnosedWrong) {
   EXPECT_EQ(e.diagnosis.mismatched_rows, std::vector<int32_t>{0});
 }
 
-// The issue's file: the stored expected matrix doctored to equal the wrong synced one.
+// A file with the stored expected matrix doctored to equal the wrong synced one.
 TEST(RunFileRecords, ExpectedEqualToAWrongSyncedIsRefused) {
   const std::string bytes = repack(run_file_bytes(small_run_with_expected()),
                                    [](auto& m) { m["expected.npy"] = m.at("synced.npy"); });

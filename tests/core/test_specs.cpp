@@ -252,7 +252,7 @@ TEST(Scenario, RejectsIntegersThatAreFractionalOrOutOfRange) {
 }
 
 // The value parsers name their command-line flag; from a file, the file comes first and the
-// setting is named by its key (issue 26).
+// setting is named by its key.
 TEST(Scenario, ValueErrorsNameTheFile) {
   using nlohmann::json;
   EXPECT_INPUT_ERROR(scenario_from_json(json{{"sync", "twice"}}, "run.slrun: meta.json scenario"),

@@ -1,6 +1,6 @@
 #pragma once
 // Shared by the GPU tests: skip (with the runtime's reason) where there is no CUDA device,
-// so the suite passes on CPU-only machines and CI; scripts/gpu-check.sh runs it on a GPU.
+// so the suite passes on CPU-only machines and CI; scripts/gpu/check.sh runs it on a GPU.
 #include <gtest/gtest.h>
 
 #include <string>

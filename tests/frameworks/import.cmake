@@ -1,4 +1,4 @@
-# Issue 22: dumps from real numpy / torch 2.x with settings_json, several loaders and
+# Dumps from real numpy / torch 2.x with settings_json, several loaders and
 # validations, imported as separate evaluations and re-simulated with `simulate --like`.
 add_test(NAME frameworks.import_settings
   COMMAND python3 ${SHARDLENS_FRAMEWORK_TESTS}/import_settings.py $<TARGET_FILE:shardlens-cli>)

@@ -1,4 +1,4 @@
-"""Issue 22: dumps written by real numpy and torch 2.x as the recorder writes them, imported.
+"""Dumps written by real numpy and torch 2.x as the recorder writes them, imported.
 
 Per-rank dumps of a real torch DistributedSampler (shuffled, padded) carry `settings_json`
 (UTF-8 JSON in a uint8 array, in .npz and in .pt alike), two validation dataloaders and two

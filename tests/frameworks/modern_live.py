@@ -1,4 +1,4 @@
-"""The torch parts of scripts/modern_oracles.py (randperm, DistributedSampler shards, the
+"""The torch parts of scripts/oracles/modern_oracles.py (randperm, DistributedSampler shards, the
 large-sampler summaries) drawn live from the venv's torch 2.x at test time, then read by the
 C++ test that reads the committed vectors (tests/core/test_modern_vectors.cpp): all three
 tests must pass, none may skip.

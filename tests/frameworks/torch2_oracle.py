@@ -1,5 +1,5 @@
 """torch 2.x (the venv's, from PyPI) as the oracle of ShardLens's randperm and
-DistributedSampler, and of the torch version it assumes by default (issue 22).
+DistributedSampler, and of the torch version it assumes by default.
 
   torch2_oracle.py small CLI [--cases K]
       K random cases (n, world size, seed, epoch, shuffle, drop_last, --torch-version or the
@@ -29,8 +29,10 @@ import time
 import frameworks
 
 frameworks.require_venv()
+sys.path.insert(0, os.path.join(frameworks.ROOT, "scripts", "oracles"))
 import torch  # noqa: E402
 from torch.utils.data.distributed import DistributedSampler  # noqa: E402
+from torch_draws import distributed_shards  # noqa: E402
 
 BRANCH = 214748364  # UINT32_MAX / 20: torch >= 2.7 shuffles differently from here on
 
@@ -38,16 +40,6 @@ BRANCH = 214748364  # UINT32_MAX / 20: torch >= 2.7 shuffles differently from he
 def torch_major_minor():
     major, minor = torch.__version__.split("+")[0].split(".")[:2]
     return "%s.%s" % (major, minor)
-
-
-def real_shards(n, w, shuffle, seed, epoch, drop_last):
-    out = []
-    for rank in range(w):
-        s = DistributedSampler(range(n), num_replicas=w, rank=rank, shuffle=shuffle, seed=seed,
-                               drop_last=drop_last)
-        s.set_epoch(epoch)
-        out.append(list(s))
-    return out
 
 
 def default_version(cli):
@@ -82,7 +74,7 @@ def small(cli, cases):
         if version:
             args += ["--torch-version", version]
         got = frameworks.cli_json(cli, *args)
-        want = real_shards(n, w, shuffle, seed, epoch, drop_last)
+        want = distributed_shards(n, w, shuffle, seed, epoch, drop_last)
         where = "n=%d W=%d shuffle=%s seed=%d epoch=%d drop_last=%s torch=%s" % (
             n, w, shuffle, seed, epoch, drop_last, version or "default")
         assert len(got["ranks"]) == w, where

@@ -1,5 +1,5 @@
-"""The LibTorch plugin built against the venv's torch 2.x (scripts/build-torch2-plugin.sh,
-core/torch/standalone) does what Debian's LibTorch 1.13 plugin does (issue 22):
+"""The LibTorch plugin built against the venv's torch 2.x (scripts/build/build-torch2-plugin.sh,
+core/torch/standalone) does what Debian's LibTorch 1.13 plugin does:
 
   run     a 2-rank Gloo `shardlens-cli run` (reference model, Fashion-MNIST test subset,
           shuffled, n odd so rank 1 gets a padding duplicate) with the torch 2.x plugin: its
@@ -74,7 +74,7 @@ def same_arrays(a, b, what):
 
 def main():
     if not os.path.exists(PLUGIN):
-        frameworks.skip("%s was not built: run scripts/build-torch2-plugin.sh" % PLUGIN)
+        frameworks.skip("%s was not built: run scripts/build/build-torch2-plugin.sh" % PLUGIN)
     version = torch.__version__.split("+")[0]
     with tempfile.TemporaryDirectory() as d:
         # (a) the run, with the torch 2.x plugin

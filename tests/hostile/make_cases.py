@@ -1,4 +1,4 @@
-"""The hostile-input suite (issue 26): writes about 200 hostile files and, for each, the
+"""The hostile-input suite: writes about 200 hostile files and, for each, the
 shardlens-cli command that reads it and what that command must do.
 
 Usage: make_cases.py SHARDLENS_CLI OUTDIR [--no-figures] (a build without Qt: no SVG). Writes the files under OUTDIR and OUTDIR/cases.json,

@@ -1,4 +1,4 @@
-"""Runs the hostile-input suite (issue 26): make_cases.py writes the files and their
+"""Runs the hostile-input suite: make_cases.py writes the files and their
 expectations, and each case's `shardlens-cli` command runs here under resource limits.
 
 Usage: run_cases.py SHARDLENS_CLI [-k SUBSTRING] [-j JOBS] [--keep DIR] [--json FILE]

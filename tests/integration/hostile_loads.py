@@ -1,4 +1,4 @@
-"""Hostile and broken files cost nothing (issue 17), standard library only.
+"""Hostile and broken files cost nothing, standard library only.
 
 Usage: hostile_loads.py SHARDLENS_CLI. Each file below claims far more than it holds or
 than the memory budget allows; `shardlens-cli` must refuse it with exit 2 and a one-line
@@ -13,7 +13,7 @@ import sys
 import tempfile
 import zlib
 
-# The issue's example: a 1.9 MB .npz whose index.npy declares 250,000,000 int64 values.
+# The example: a 1.9 MB .npz whose index.npy declares 250,000,000 int64 values.
 HOSTILE_VALUES = 250_000_000
 RSS_LIMIT_MB = 200
 
@@ -146,7 +146,7 @@ def main():
         out = os.path.join(d, "out.slrun")
         small = [stored("target.npy", npy([0] * 10)), stored("prediction.npy", npy([0] * 10))]
 
-        # The issue's file: index.npy really holds 2 GB of zeros, deflated to ~1.9 MB; the
+        # The example's file: index.npy really holds 2 GB of zeros, deflated to ~1.9 MB; the
         # others hold 10 values. Refused from the .npy headers, before any data is inflated.
         lengths = write_zip(os.path.join(d, "hostile_rank0.npz"),
                             [zeros_member("index.npy", HOSTILE_VALUES)] + small)

@@ -1,4 +1,4 @@
-"""Hostile .pt dumps (issue 26): `shardlens-cli import` never reads past a tensor's storage
+"""Hostile .pt dumps: `shardlens-cli import` never reads past a tensor's storage
 nor allocates past the load budget.
 
 Usage: hostile_pt.py SHARDLENS_CLI (a build with LibTorch). Standard library only: the dumps
@@ -117,7 +117,7 @@ def expected_matrix():
 def hostile_dumps():
     """(label, file name, bytes, extra CLI args, needles the message must hold)."""
     out = []
-    # The issue's first file: `index` claims 10^9 elements over its 15-element storage.
+    # `index` claims 10^9 elements over its 15-element storage.
     out.append(("index 10^9 elements", "index_rank0.pt",
                 pt_bytes(p_dict(good_entries(p_tensor("LongStorage", "0", N, 0, [10**9], [1]))),
                          good_storages()),
@@ -159,7 +159,7 @@ def hostile_dumps():
                 pt_bytes(p_dict(good_entries(p_tensor("LongStorage", "0", N, 0, [10**9], [0]))),
                          good_storages()),
                 ["--max-memory", "256M"], ["memory budget", "256 MiB", "GiB of memory"]))
-    # The issue's second file: data/3 deflates to 1 GB (about 1 MB in the file).
+    # data/3 deflates to 1 GB (about 1 MB in the file).
     zeros = 1 << 30
     pieces, crc = h.deflated_zeros(b"", zeros)
     big = p_tensor("DoubleStorage", "3", zeros // 8, 0, [zeros // 8], [1])

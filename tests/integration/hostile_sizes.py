@@ -1,4 +1,4 @@
-"""Sizes that files and flags declare are checked against the load budget (issue 26),
+"""Sizes that files and flags declare are checked against the load budget,
 standard library only.
 
 Usage: hostile_sizes.py SHARDLENS_CLI. Each input below is small (a few KB, or a flag) but

@@ -1,4 +1,4 @@
-"""A real run of 64 rank processes on a small machine completes (issue 17, `slow` label).
+"""A real run of 64 rank processes on a small machine completes (`slow` label).
 
 Usage: run_many_ranks.py SHARDLENS_CLI. 64 Gloo ranks evaluate the reference model on
 Fashion-MNIST's test set (two batches each); the run file must hold 64 ranks whose records

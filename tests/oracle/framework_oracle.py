@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Oracle tests for issue 13 against numpy and real torch (Debian's python3-torch).
+"""Metric and sampler-wrapper oracle tests against numpy and real torch (Debian's python3-torch).
 
 metrics: for random simulations, `shardlens-cli simulate --format json` must report, for the
   reported and the expected matrix, the metrics numpy computes from those matrices with
@@ -16,6 +16,7 @@ Exit: 0 all agree, 1 a mismatch (printed with the command), 77 without numpy/tor
 """
 import argparse
 import json
+import os
 import random
 import shlex
 import subprocess
@@ -28,6 +29,9 @@ try:
 except ImportError as e:
     print("SKIP: numpy/torch not available for %s (%s)" % (sys.executable, e))
     sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts",
+                                "oracles"))
+from torch_draws import list_dataset  # noqa: E402
 
 
 def cli(exe, args):
@@ -108,17 +112,6 @@ def check_metrics(exe, rng, cases):
     return bad
 
 
-class ListDataset(torch.utils.data.Dataset):
-    def __init__(self, items):
-        self.items = items
-
-    def __len__(self):
-        return len(self.items)
-
-    def __getitem__(self, i):
-        return self.items[i]
-
-
 def check_wrapper(exe, rng, cases):
     bad = 0
     for _ in range(cases):
@@ -149,7 +142,7 @@ def check_wrapper(exe, rng, cases):
             s = WeightedRandomSampler(w, num or len(w), replacement=True, generator=g)
             for _ in range(epoch):  # earlier passes of the same sampler (one per epoch)
                 list(s)
-            ds = ListDataset(list(s))
+            ds = list_dataset(list(s))
             d = DistributedSampler(ds, num_replicas=world, rank=r, shuffle=shuffle,
                                    seed=seeds[r])
             d.set_epoch(epoch)

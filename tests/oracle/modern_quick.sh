@@ -1,5 +1,5 @@
 #!/bin/sh
-# scripts/modern_oracles.py --quick with Debian's torch (1.13: randperm and
+# scripts/oracles/modern_oracles.py --quick with Debian's torch (1.13: randperm and
 # DistributedSampler; Lightning and Accelerate are not packaged, so those parts must say
 # SKIPPED with their reason), then the C++ reading of its vectors (modern_vector_tests)
 # must pass on the randperm and sampler parts, not skip them.

@@ -33,7 +33,7 @@ except ImportError as error:  # the oracle is meaningless without the real thing
           "install Debian's python3-torch to run the oracle tests")
     sys.exit(SKIP)
 
-# The committed vectors (scripts/make_reference_vectors.py) that the core tests also read.
+# The committed vectors (scripts/oracles/make_reference_vectors.py) that the core tests also read.
 REFERENCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "reference",
                          "vectors.json")
 

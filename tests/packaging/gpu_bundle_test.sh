@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/gpu-bundle.sh makes a bundle under 64 MiB that holds the sources, the vendored
+# scripts/gpu/bundle.sh makes a bundle under 64 MiB that holds the sources, the vendored
 # headers with their CMake package files, libzip's shared libraries resolving each other
 # through RUNPATH $ORIGIN (and nothing but glibc and the C++ runtime from the system), the
 # GoogleTest sources, Gloo's headers, and the one command; the tarball unpacks to the same.
@@ -10,13 +10,13 @@ work=$2
 rm -rf "$work"
 mkdir -p "$work"
 bundle=$work/bundle
-"$src/scripts/gpu-bundle.sh" "$bundle" >"$work/log" 2>&1 || { cat "$work/log"; exit 1; }
+"$src/scripts/gpu/bundle.sh" "$bundle" >"$work/log" 2>&1 || { cat "$work/log"; exit 1; }
 cat "$work/log"
 fail() { echo "FAILED: $*"; exit 1; }
 bytes=$(du -sb "$bundle" | cut -f1)
 [ "$bytes" -lt $((64 * 1024 * 1024)) ] || fail "bundle is $bytes bytes"
-for f in gpu-check MANIFEST.txt src/CMakeLists.txt src/scripts/gpu-check.sh \
-  src/scripts/modern_oracles.py src/integrations/python/shardlens_recorder/__init__.py \
+for f in gpu-check MANIFEST.txt src/CMakeLists.txt src/scripts/gpu/check.sh \
+  src/scripts/oracles/modern_oracles.py src/integrations/python/shardlens_recorder/__init__.py \
   src/core/cuda/confusion_kernel.cu deps/include/nlohmann/json.hpp deps/include/CLI/CLI.hpp \
   deps/include/zip.h deps/include/zipconf.h deps/include/zlib.h \
   deps/share/cmake/nlohmann_json/nlohmann_jsonConfig.cmake deps/share/cmake/CLI11/CLI11Config.cmake \

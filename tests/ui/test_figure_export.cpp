@@ -204,7 +204,7 @@ class TestFigureExport : public QObject {
   }
 
   // Class names and titles with control characters (ESC, BEL: a terminal colour code), a
-  // noncharacter and markup still make well-formed XML (issue 26): QSvgGenerator escapes
+  // noncharacter and markup still make well-formed XML: QSvgGenerator escapes
   // & < > " but would write the rest as they are, which no XML parser opens.
   void hostileNamesGiveWellFormedSvg() {
     const std::vector<std::string> names = {

@@ -1,4 +1,4 @@
-// Hostile and broken files in the desktop application (issue 17): an import or a run file
+// Hostile and broken files in the desktop application: an import or a run file
 // that claims more than it holds, or more than the memory budget allows, is refused in a
 // dialog naming the file while the evaluation on screen stays as it was; the budget is a
 // setting; figures saved into a full or read-only filesystem fail with the reason and keep
@@ -80,7 +80,7 @@ class TestHostileFiles : public QObject {
   }
   void cleanup() { QVERIFY(setMemoryBudgetSetting(QString()).isEmpty()); }
 
-  // The issue's dump: index.npy declares far more values than target and prediction. The
+  // A dump whose index.npy declares far more values than target and prediction. The
   // import is refused in a dialog naming the file; the simulation stays; nothing is written.
   void hostileImportShowsTheMessageAndKeepsTheView() {
     const QString dump = m_dir.filePath(QStringLiteral("hostile_rank0.npz"));

@@ -16,7 +16,7 @@ class TestModels : public QObject {
   Q_OBJECT
  private slots:
   // "Copy as table" pastes into a spreadsheet: a class name that starts like a formula is
-  // pasted as text (OWASP's leading '), tabs and line breaks never shift the cells (issue 26).
+  // pasted as text (OWASP's leading '), tabs and line breaks never shift the cells.
   void tableCopyStartsNoFormula() {
     render::HeatmapData d;
     d.classes = 4;

@@ -1,4 +1,4 @@
-// A scripted soak of the main window (issue 17): setting changes, epoch plays and run-file
+// A scripted soak of the main window: setting changes, epoch plays and run-file
 // opens in quick succession, with cancellations in between, as an impatient user makes
 // them. No crash; after every burst the view shows the result of the latest request (never
 // a stale one that finished late); resident memory after the first 100 steps grows by less

@@ -1,23 +1,23 @@
 #!/usr/bin/env bash
-# The GPU check's dry run (docs/GPU.md): the bundle of scripts/gpu-bundle.sh run by
-# scripts/gpu-check.sh in a Debian 12 chroot that has none of the -dev packages ShardLens
+# The GPU check's dry run (docs/GPU.md): the bundle of scripts/gpu/bundle.sh run by
+# scripts/gpu/check.sh in a Debian 12 chroot that has none of the -dev packages ShardLens
 # builds with here (minbase + cmake, ninja-build, g++, python3, ccache: no nlohmann-json,
 # CLI11, libzip, zlib, GoogleTest, Gloo or LibTorch headers), with this machine's CUDA
 # toolkit (/usr/local/cuda: nvcc 13 and NCCL, which the GPU machine has too) bind-mounted
 # read-only, and no GPU or NVIDIA driver. It must configure, build and link everything from
 # the bundle, start the binaries, and stop at the first CUDA call with "no CUDA device"
-# (gpu-check.sh exit 3).
+# (scripts/gpu/check.sh exit 3).
 #
 # What it cannot show: anything on a GPU (kernel, NCCL, bandwidth), the build against the
 # GPU machine's torch 2.x (the chroot has no torch, so the plugin and `run --backend nccl`
-# are configured out, as gpu-check.sh does wherever LibTorch fails), and the newer
+# are configured out, as scripts/gpu/check.sh does wherever LibTorch fails), and the newer
 # distribution's compiler and glibc.
 #
-# Usage: scripts/gpu-dryrun.sh [OUT_DIR]    (default build/dryrun-out)
+# Usage: scripts/gpu/dryrun.sh [OUT_DIR]    (default build/dryrun-out)
 # The chroot is made once (debootstrap, a few minutes, Debian's archive) and kept in
 # build/dryrun-root; its compiler cache in build/dryrun-ccache. Needs root.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$PWD
 chroot_dir=$root/build/dryrun-root
 bundle=$root/build/dryrun-bundle
@@ -32,8 +32,8 @@ fail() {
 [ "$(id -u)" -eq 0 ] || fail "needs root (debootstrap, chroot, mounts)"
 [ -n "$cuda" ] && [ -x "$cuda/bin/nvcc" ] || fail "no CUDA toolkit in /usr/local/cuda (nvcc)"
 
-# shellcheck source=scripts/install_packages.sh
-source scripts/install_packages.sh
+# shellcheck source=scripts/build/install_packages.sh
+source scripts/build/install_packages.sh
 install_packages debootstrap patchelf
 
 # 1. The bare machine, once.
@@ -63,13 +63,13 @@ echo "gpu-dryrun: chroot $(chroot "$chroot_dir" sh -c '. /etc/os-release; echo $
   "no nlohmann/CLI11/libzip/zlib/gtest/gloo/torch headers, no pkg-config"
 
 # 2. The bundle, copied in as the device tool would carry it.
-scripts/gpu-bundle.sh "$bundle" >"$root/build/dryrun-bundle.log"
+scripts/gpu/bundle.sh "$bundle" >"$root/build/dryrun-bundle.log"
 head -1 "$root/build/dryrun-bundle.log"
 rm -rf "$chroot_dir/bundle" "$chroot_dir/out"
 cp -a "$bundle" "$chroot_dir/bundle"
 mkdir -p "$chroot_dir/out" "$chroot_dir/ccache" "$chroot_dir$cuda" "$ccache_dir"
 
-# 3. gpu-check.sh in the chroot, in a private mount namespace (the mounts vanish with it).
+# 3. scripts/gpu/check.sh in the chroot, in a private mount namespace (the mounts vanish with it).
 set +e
 unshare -m bash -c '
   set -e
@@ -94,7 +94,7 @@ echo "gpu-dryrun: gpu-check exit $rc; its files are in $out"
 sed 's/^/  | /' "$out/summary.txt"
 
 # 4. What the dry run must show.
-[ "$rc" -eq 3 ] || fail "gpu-check.sh exited $rc, not 3 (no CUDA device); see $out"
+[ "$rc" -eq 3 ] || fail "scripts/gpu/check.sh exited $rc, not 3 (no CUDA device); see $out"
 grep -q '^configure: CUDA on' "$out/summary.txt" || fail "the CUDA backend was not configured"
 grep -q '^device: SKIP: no CUDA device available' "$out/summary.txt" ||
   fail "the first CUDA call did not say 'no CUDA device'"

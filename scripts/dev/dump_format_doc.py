@@ -3,14 +3,14 @@
 integrations/python/shardlens_recorder/dump_format.json (the one description the recorder's
 writer and shardlens-cli's reader are both made from).
 
-Usage: scripts/dump_format_doc.py            writes docs/FORMATS.md
-       scripts/dump_format_doc.py --check    exits 1 when docs/FORMATS.md is not the rendering
+Usage: scripts/dev/dump_format_doc.py            writes docs/FORMATS.md
+       scripts/dev/dump_format_doc.py --check    exits 1 when docs/FORMATS.md is not the rendering
 """
 import json
 import os
 import sys
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 SCHEMA = os.path.join(ROOT, "integrations", "python", "shardlens_recorder", "dump_format.json")
 DOC = os.path.join(ROOT, "docs", "FORMATS.md")
 
@@ -29,7 +29,8 @@ def codes(names):
 def render(schema):
     out = ["# The dump format", "",
            "<!-- Rendered from integrations/python/shardlens_recorder/dump_format.json by "
-           "scripts/dump_format_doc.py; edit the JSON, then run the script (a test checks). -->",
+           "scripts/dev/dump_format_doc.py; edit the JSON, then run the script "
+           "(a test checks). -->",
            "", schema["about"], "",
            "Format `%s`, version **%d**. A dump records its version in `format_version`; "
            "`shardlens-cli import` refuses a newer one, naming both versions. Run files "
@@ -67,7 +68,7 @@ def main():
     if sys.argv[1:] == ["--check"]:
         with open(DOC, encoding="utf-8") as f:
             if f.read() != text:
-                print("%s is not the rendering of %s: run scripts/dump_format_doc.py"
+                print("%s is not the rendering of %s: run scripts/dev/dump_format_doc.py"
                       % (DOC, SCHEMA))
                 return 1
         return 0

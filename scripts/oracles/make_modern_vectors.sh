@@ -7,13 +7,13 @@
 # SHARDLENS_ORACLE_ITER_MAX_N (default 2e7: its list costs ~36 bytes an index).
 # Commit the file when a pin changes.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 python=${1:-build/venv/bin/python}
 out=tests/data/reference/modern
 "$python" -c 'import torch, lightning, torchmetrics, accelerate' ||
   { echo "make_modern_vectors.sh: $python lacks the frameworks (run scripts/venv.sh)" >&2; exit 1; }
 mkdir -p "$out"
-OMP_NUM_THREADS=1 "$python" scripts/modern_oracles.py --out "$out" --time-limit 3600
+OMP_NUM_THREADS=1 "$python" scripts/oracles/modern_oracles.py --out "$out" --time-limit 3600
 "$python" - "$out/modern_oracles.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))

@@ -3,24 +3,24 @@
 # network): configure and build what the checks need, run the GPU tests (the kernel against
 # a CPU bincount, NCCL collectives, `run --backend nccl` against Gloo), the bandwidth
 # benchmark at n = 1e9 (GB/s as a fraction of the device's peak and of the H200's 4.8 TB/s)
-# and, in the background meanwhile, scripts/modern_oracles.py (docs/GPU.md).
+# and, in the background meanwhile, scripts/oracles/modern_oracles.py (docs/GPU.md).
 #
-# Usage: scripts/gpu-check.sh BUNDLE        a folder made by scripts/gpu-bundle.sh: built
+# Usage: scripts/gpu/check.sh BUNDLE        a folder made by scripts/gpu/bundle.sh: built
 #                                           with the machine's CMake, ninja, nvcc and the
 #                                           python3 torch's LibTorch, nothing from -dev packages
-#        scripts/gpu-check.sh [BUILD_DIR]   this checkout with Debian's packages (default
+#        scripts/gpu/check.sh [BUILD_DIR]   this checkout with Debian's packages (default
 #                                           build/gpu)
 # Writes under $OUT (else BUILD_DIR/gpu-check/), at most 8 files: summary.txt (the results),
 # gpu-check.log (every step), build.log, gpu-tests.log, bench.log, oracles.log and
 # modern_oracles.json. Every step has a time limit, so the whole stays within
 # GPU_CHECK_BUDGET_S (default 470 s; the device tool allows 8 minutes a command).
 # Exit: 0 every check passed; 1 a check failed; 3 no CUDA device (everything before the
-# first CUDA call worked: the dry run, scripts/gpu-dryrun.sh, expects this).
+# first CUDA call worked: the dry run, scripts/gpu/dryrun.sh, expects this).
 # Environment:
 #   GPU_CHECK_BENCH_ARGS  extra cuda_bench flags (e.g. "--n 5e8 --repeats 3")
 #   GPU_CHECK_JOBS        build parallelism (default: every core)
 #   GPU_CHECK_BUDGET_S    the whole command's time (default 470)
-#   GPU_CHECK_ORACLES     0 skips scripts/modern_oracles.py
+#   GPU_CHECK_ORACLES     0 skips scripts/oracles/modern_oracles.py
 #   GPU_CHECK_PYTHON      the python with torch (default: python3 on PATH)
 #   GPU_CHECK_CUDA_ARCHITECTURES  e.g. 90-real (default: the GPU's, from nvidia-smi)
 #   GPU_CHECK_TIME_SCALE  multiplies every step's limit (the dry run builds on 2 cores)
@@ -41,7 +41,7 @@ if [ -n "${1:-}" ] && [ -f "$1/MANIFEST.txt" ] && [ -d "$1/src" ] && [ -d "$1/de
   build_dir=${GPU_CHECK_BUILD_DIR:-$bundle/build}
 else
   mode=checkout
-  src=$(cd "$(dirname "$0")/.." && pwd)
+  src=$(cd "$(dirname "$0")/../.." && pwd)
   build_dir=${1:-build/gpu}
   case "$build_dir" in /*) ;; *) build_dir=$src/$build_dir ;; esac
 fi
@@ -84,7 +84,7 @@ finish() {
   local code=$1
   if [ -n "${oracle_pid:-}" ] && kill -0 "$oracle_pid" 2>/dev/null; then
     local wait_s=$(($(left) - 5))
-    say "waiting up to ${wait_s}s for scripts/modern_oracles.py"
+    say "waiting up to ${wait_s}s for scripts/oracles/modern_oracles.py"
     while [ "$wait_s" -gt 0 ] && kill -0 "$oracle_pid" 2>/dev/null; do
       sleep 1
       wait_s=$((wait_s - 1))
@@ -172,7 +172,7 @@ if [ "${GPU_CHECK_ORACLES:-1}" != 0 ] && command -v "$python" >/dev/null; then
   : >"$out/oracles.log"
   oracle_limit=$(($(left) - 20))
   [ "$oracle_limit" -gt 240 ] && oracle_limit=240
-  timeout --kill-after=10 "$oracle_limit" nice -n 5 "$python" "$src/scripts/modern_oracles.py" \
+  timeout --kill-after=10 "$oracle_limit" nice -n 5 "$python" "$src/scripts/oracles/modern_oracles.py" \
     --out "$out" --time-limit $((oracle_limit - 15)) >"$out/oracles.log" 2>&1 &
   oracle_pid=$!
   say "modern_oracles.py started in the background (pid $oracle_pid, limit ${oracle_limit}s)"
@@ -301,7 +301,7 @@ awk -v peak="$h200_peak_gbs" '/^C = / {for (i = 1; i <= NF; i++) if ($(i+1) == "
   100 * $i / peak, peak}}' "$out/bench.log" | tee -a "$log" >>"$summary"
 grep -q 'NOT met' "$out/bench.log" && failed+=("bandwidth below half of peak (docs/TARGETS.md)")
 
-# --- torchrun of today's torch (issue 14): its agent hosts the store, the ranks join it ------
+# --- torchrun of today's torch: its agent hosts the store, the ranks join it -----------------
 # A run of 2 Gloo ranks under the machine's own torchrun, on 600 noise images written here,
 # with the plugin built against the machine's torch: the run file must be complete and say
 # torchrun started the ranks. Skipped when the plugin was not built.
@@ -334,7 +334,7 @@ PYEOF
   fi
 fi
 
-# --- the recorder waits for no device per batch (issue 23) --------------------------------
+# --- the recorder waits for no device per batch --------------------------------------------
 # recorder.update given logits and the callback's metric watch, 20 batches at 100 and 1000
 # classes under torch.cuda's sync debug mode "error" (any wait for the device raises).
 if command -v "$python" >/dev/null &&

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Reference vectors from today's torch, Lightning, torchmetrics and Accelerate (issue 16).
+"""Reference vectors from today's torch, Lightning, torchmetrics and Accelerate.
 
-Runs on the GPU machine's python3 (scripts/gpu-check.sh starts it in the background), CPU
+Runs on the GPU machine's python3 (scripts/gpu/check.sh starts it in the background), CPU
 only, Gloo processes on 127.0.0.1, and writes one file, OUT/modern_oracles.json:
 
   randperm             torch.randperm(n, generator=g.manual_seed(seed)) for n = 214,748,363
@@ -37,8 +37,10 @@ import sys
 import tempfile
 import time
 
+from torch_draws import distributed_samplers, distributed_shards
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 RECORDER_DIR = os.path.join(ROOT, "integrations", "python")
 # In this order: the frameworks never run here first; the full-size draws (tens of seconds
 # each on a busy CPU) last, each only while the time limit allows.
@@ -159,30 +161,17 @@ def part_randperm(args):
     return out
 
 
-def distributed_sampler_shards(n, w, shuffle, seed, epoch, drop_last):
-    """The w DistributedSampler objects of one case, after set_epoch."""
-    from torch.utils.data.distributed import DistributedSampler
-    ranks = []
-    for rank in range(w):
-        s = DistributedSampler(range(n), num_replicas=w, rank=rank, shuffle=shuffle, seed=seed,
-                               drop_last=drop_last)
-        s.set_epoch(epoch)
-        ranks.append(s)
-    return ranks
-
-
 def part_distributed_sampler(args):
     small = []
     for n, w, sh, seed, e, d in SAMPLER_CASES:
         small.append({"n": n, "world_size": w, "shuffle": sh, "seed": seed, "epoch": e,
                       "drop_last": d,
-                      "ranks": [list(s) for s in distributed_sampler_shards(n, w, sh, seed, e, d)]})
+                      "ranks": distributed_shards(n, w, sh, seed, e, d)})
     return {"cases": small}
 
 
 def part_distributed_sampler_large(args):
     import torch
-    shards = distributed_sampler_shards
     large = []
     cases = QUICK_LARGE_SAMPLER_CASES + ([] if args.quick else LARGE_SAMPLER_CASES)
     for n, w, sh, seed, e, d in cases:
@@ -194,7 +183,7 @@ def part_distributed_sampler_large(args):
         # per rank at this n), so the shards come from the same permutation, padding and
         # stride as its __iter__ computes them, checked against the real iteration of the
         # last rank (the one whose stride offset and padding differ most from rank 0).
-        samplers = shards(n, w, sh, seed, e, d)
+        samplers = distributed_samplers(n, w, sh, seed, e, d)
         g = torch.Generator()
         g.manual_seed(seed + e)
         order = torch.randperm(n, generator=g) if sh else torch.arange(n)
@@ -501,6 +490,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     out_path = os.path.join(args.out, "modern_oracles.json")
 
+    # The source as the committed vectors name it (this script's path when they were made).
     doc = {"source": "scripts/modern_oracles.py" + (" --quick" if args.quick else ""),
            "versions": versions(), "parts": {}}
     doc["torch_version"] = (doc["versions"]["torch"] or "").split("+")[0]

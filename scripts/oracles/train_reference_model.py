@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Train ShardLens's reference Fashion-MNIST classifier and save it with torch.jit.
 
-Run with Debian's python3-torch (CPU):  /usr/bin/python3 scripts/train_reference_model.py
+Run with Debian's python3-torch (CPU):  /usr/bin/python3 scripts/oracles/train_reference_model.py
 
 The saved TorchScript module takes raw pixels as float32 in [0, 255], shaped [N, 1, 28, 28],
 normalizes them itself (so every consumer - `shardlens-cli run`, the oracle tests, users -
@@ -20,7 +20,7 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DATA = "/usr/share/datasets/fashion-mnist"
-DEFAULT_OUT = os.path.join(HERE, "..", "resources", "models", "fashion_mnist_reference.pt")
+DEFAULT_OUT = os.path.join(HERE, "..", "..", "resources", "models", "fashion_mnist_reference.pt")
 MEAN, STD = 72.94, 90.02  # Fashion-MNIST train pixel mean / std on the 0..255 scale
 
 

@@ -2,7 +2,7 @@
 # Runs clang-tidy with the repository's .clang-tidy over the project's sources, using the
 # compile_commands.json of a configured build tree (the top CMakeLists.txt exports it).
 #
-# Usage: scripts/clang-tidy.sh [BUILD_DIR] [PATH...]
+# Usage: scripts/dev/clang-tidy.sh [BUILD_DIR] [PATH...]
 #   BUILD_DIR  build tree holding compile_commands.json (default: build/default)
 #   PATH       files or folders to check, relative to the repository root (default: every
 #              project source the build compiles; generated files and CUDA sources are left out)
@@ -16,7 +16,7 @@
 # that does not compile; 2 on a usage or setup problem.
 set -euo pipefail
 
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${1:-build/default}
 [ $# -gt 0 ] && shift
 case $build in /*) ;; *) build=$root/$build ;; esac

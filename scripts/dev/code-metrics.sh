@@ -1,9 +1,9 @@
 #!/bin/bash
 # How changeable the code is, in figures: the largest functions (lizard, from PyPI into a
 # cached venv of its own) and, when the `duplicates` tool is on PATH, the pairs of places
-# that repeat each other. Usage: scripts/code-metrics.sh [N largest functions, default 15]
+# that repeat each other. Usage: scripts/dev/code-metrics.sh [N largest functions, default 15]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 most=${1:-15}
 reqs=requirements/tools.txt
 venv="${XDG_CACHE_HOME:-$HOME/.cache}/shardlens/tools-$(sha256sum "$reqs" | cut -c1-8)"

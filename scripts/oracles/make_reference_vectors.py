@@ -10,7 +10,7 @@ ShardLens against:
 The cases (the inputs) are listed below; torch computes every output. The layout is the
 committed one (one case per line), so regenerating with the same torch gives the same bytes.
 
-Usage: scripts/make_reference_vectors.py [--out PATH] [--check]
+Usage: scripts/oracles/make_reference_vectors.py [--out PATH] [--check]
   --out PATH  where to write (default: tests/data/reference/vectors.json of this checkout)
   --check     write nothing; compare with PATH and exit 1 if they differ
 Run it with /usr/bin/python3: a pyenv python3 on PATH may lack torch.
@@ -26,12 +26,13 @@ import sys
 
 try:
     import torch
-    from torch.utils.data.distributed import DistributedSampler
 except ImportError as error:
     sys.exit(f"{sys.executable} cannot import torch ({error}); install Debian's python3-torch "
              "and run this with /usr/bin/python3")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from torch_draws import distributed_shards, randperm  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_OUT = os.path.join(ROOT, "tests", "data", "reference", "vectors.json")
 
 # (seed, n): small and odd sizes, a seed past 32 bits and a negative one (the generator keeps
@@ -62,22 +63,6 @@ def torch_version():
     return torch.__version__, "torch " + torch.__version__
 
 
-def randperm(seed, n):
-    g = torch.Generator()
-    g.manual_seed(seed)
-    return torch.randperm(n, generator=g).tolist()
-
-
-def distributed_sampler(n, world_size, shuffle, seed, epoch, drop_last):
-    ranks = []
-    for rank in range(world_size):
-        sampler = DistributedSampler(range(n), num_replicas=world_size, rank=rank,
-                                     shuffle=shuffle, seed=seed, drop_last=drop_last)
-        sampler.set_epoch(epoch)
-        ranks.append(list(sampler))
-    return ranks
-
-
 def vectors():
     version, package = torch_version()
     source = (f"generated with torch {version} ({package}): torch.randperm with a seeded "
@@ -88,7 +73,7 @@ def vectors():
         "randperm": [{"seed": s, "n": n, "perm": randperm(s, n)} for s, n in RANDPERM_CASES],
         "distributed_sampler": [
             {"n": n, "world_size": w, "shuffle": sh, "seed": s, "epoch": e, "drop_last": d,
-             "ranks": distributed_sampler(n, w, sh, s, e, d)}
+             "ranks": distributed_shards(n, w, sh, s, e, d)}
             for n, w, sh, s, e, d in SAMPLER_CASES
         ],
     }

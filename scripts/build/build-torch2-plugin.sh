@@ -5,7 +5,7 @@
 # (core/torch/standalone). Only the wheel's CPU libraries are linked
 # (cmake/TorchFromPython.cmake), so no CUDA toolkit is needed.
 #
-#   scripts/build-torch2-plugin.sh [PYTHON] [BUILD_DIR] [CORE_BUILD]
+#   scripts/build/build-torch2-plugin.sh [PYTHON] [BUILD_DIR] [CORE_BUILD]
 #     PYTHON      default build/venv/bin/python
 #     BUILD_DIR   default build/torch2
 #     CORE_BUILD  default build/default (configured and built: its CLI loads the plugin)
@@ -14,9 +14,9 @@
 # Without that python (no venv) it says so and exits 0, and the tests that need the plugin
 # skip; under CI=true that is an error (exit 1), as in scripts/venv.sh.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-# shellcheck source=scripts/ccache_env.sh
-source scripts/ccache_env.sh
+cd "$(dirname "$0")/../.."
+# shellcheck source=scripts/build/ccache_env.sh
+source scripts/build/ccache_env.sh
 python=${1:-build/venv/bin/python}
 dir=${2:-build/torch2}
 core=${3:-build/default}

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Prepares everything a GPU check needs on a bare machine in one folder under 64 MiB (and a
 # tarball of it): this checkout's sources plus the libraries that a machine without Debian's
-# -dev packages lacks, so that scripts/gpu-check.sh BUNDLE builds there with that machine's
+# -dev packages lacks, so that scripts/gpu/check.sh BUNDLE builds there with that machine's
 # own CMake, ninja, nvcc and torch (docs/GPU.md).
 #
-# Usage: scripts/gpu-bundle.sh [BUNDLE_DIR]        (default build/gpu-bundle)
+# Usage: scripts/gpu/bundle.sh [BUNDLE_DIR]        (default build/gpu-bundle)
 # Writes BUNDLE_DIR and BUNDLE_DIR.tar.gz; exits non-zero when a part is missing or the
 # folder is 64 MiB or more (what the device tool carries in all).
 #
@@ -21,15 +21,15 @@
 #   gloo/include/            Debian's Gloo headers, used only where the machine's LibTorch
 #                            ships none (ProcessGroupGloo.hpp includes them)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$PWD
 bundle=${1:-build/gpu-bundle}
 limit_bytes=$((64 * 1024 * 1024))
 multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 libdir=/usr/lib/$multiarch
 
-# shellcheck source=scripts/install_packages.sh
-source scripts/install_packages.sh
+# shellcheck source=scripts/build/install_packages.sh
+source scripts/build/install_packages.sh
 install_packages nlohmann-json3-dev libcli11-dev libzip-dev zlib1g-dev googletest \
   libgloo-dev patchelf git
 
@@ -106,7 +106,7 @@ cp -r /usr/include/gloo "$deps/gloo/include/"
 # 5. What it is, and the one command that runs it.
 ver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
 cat >"$bundle/MANIFEST.txt" <<EOF
-ShardLens GPU bundle (scripts/gpu-bundle.sh), sources at $commit, made $(date -u +%Y-%m-%dT%H:%M:%SZ)
+ShardLens GPU bundle (scripts/gpu/bundle.sh), sources at $commit, made $(date -u +%Y-%m-%dT%H:%M:%SZ)
 Run on the GPU machine:  $(basename "$bundle")/gpu-check      (writes under \$OUT; docs/GPU.md)
 Vendored from Debian $(cut -d. -f1 /etc/debian_version 2>/dev/null || echo '?') ($multiarch):
   nlohmann-json3-dev $(ver nlohmann-json3-dev), libcli11-dev $(ver libcli11-dev), libzip-dev $(ver libzip-dev),
@@ -123,13 +123,13 @@ Covers, when the machine has them:
   NCCL tests         cuda_tests (NCCL collectives, 1..N GPUs)                    needs NCCL (CUDA toolkit or pip nvidia-nccl)
   run --backend nccl cuda_tests' CLI test, NCCL against Gloo                     needs torch's LibTorch too
   bandwidth          cuda_bench at n = 1e9, as a fraction of the H200's 4.8 TB/s
-  modern oracles     scripts/modern_oracles.py with the machine's torch, Lightning, torchmetrics, Accelerate
+  modern oracles     scripts/oracles/modern_oracles.py with the machine's torch, Lightning, torchmetrics, Accelerate
 EOF
 cat >"$bundle/gpu-check" <<'EOF'
 #!/usr/bin/env bash
-# Every GPU check from this bundle (src/scripts/gpu-check.sh; docs/GPU.md).
+# Every GPU check from this bundle (src/scripts/gpu/check.sh; docs/GPU.md).
 here=$(cd "$(dirname "$0")" && pwd)
-exec bash "$here/src/scripts/gpu-check.sh" "$here" "$@"
+exec bash "$here/src/scripts/gpu/check.sh" "$here" "$@"
 EOF
 chmod +x "$bundle/gpu-check"
 

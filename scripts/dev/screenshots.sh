@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Regenerates the screenshots in docs/ (README links them): runs the GUI under Xvfb on a
-# 1600x1000 screen with fresh settings, drives hover and clicks with xdotool and grabs the
-# screen with ImageMagick's import. Needs xvfb, xdotool and imagemagick (Debian packages).
+# Regenerates the screenshots in docs/ (README.md and docs/GUI.md show them): runs the GUI
+# under Xvfb on a 1600x1000 screen with fresh settings, drives hover and clicks with xdotool
+# and grabs the screen with ImageMagick's import. Needs xvfb, xdotool and imagemagick (Debian
+# packages).
 #
-#   scripts/screenshots.sh                # uses build/default
-#   BUILD_DIR=build/x scripts/screenshots.sh
-#   SHOTS="gui-run-file.png" scripts/screenshots.sh   # only the named shots
+#   scripts/dev/screenshots.sh                # uses build/default
+#   BUILD_DIR=build/x scripts/dev/screenshots.sh
+#   SHOTS="gui-run-file.png" scripts/dev/screenshots.sh   # only the named shots
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 for tool in xvfb-run xdotool import; do
   command -v "$tool" >/dev/null || { echo "screenshots.sh needs $tool (apt-get install xvfb xdotool imagemagick)" >&2; exit 2; }
 done

@@ -4,16 +4,16 @@
 # seed corpus under AddressSanitizer and UBSan. New corpus entries go to
 # build/fuzz/corpus/<target>, crashes to build/fuzz/findings/<target>/. Exits non-zero if
 # any target found something.
-# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (SECONDS: per target, default $FUZZ_SECONDS
+# Usage: scripts/dev/fuzz.sh [SECONDS] [TARGET...]   (SECONDS: per target, default $FUZZ_SECONDS
 #        or 60; TARGETs: npy npz csv idx scenario labels import runfile pt, default all;
 #        pt needs LibTorch (Debian's libtorch-dev, installed when pt is asked for by name) and
 #        is left out of the default list, with a note, where it is not installed)
 #        FUZZ_PARALLEL=1 runs the targets at the same time (SECONDS of wall time each), e.g.
-#        FUZZ_PARALLEL=1 nice -n 19 scripts/fuzz.sh 600 on a shared machine.
+#        FUZZ_PARALLEL=1 nice -n 19 scripts/dev/fuzz.sh 600 on a shared machine.
 #        FUZZ_CXX=clang++-16 builds with another clang (a new build/fuzz is needed to switch).
 # Replay a finding: build/fuzz/fuzz/fuzz_<target> build/fuzz/findings/<target>/crash-...
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 seconds="${FUZZ_SECONDS:-60}"
 if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+$ ]]; then
@@ -44,8 +44,8 @@ done
 # libFuzzer ships in clang's runtime package; the rest is what the minimal build needs.
 PACKAGES=(clang libclang-rt-14-dev cmake ninja-build pkgconf nlohmann-json3-dev libcli11-dev
   libzip-dev zlib1g-dev)
-# shellcheck source=scripts/install_packages.sh
-source scripts/install_packages.sh
+# shellcheck source=scripts/build/install_packages.sh
+source scripts/build/install_packages.sh
 [ "$want_pt" = 0 ] || PACKAGES+=(libtorch-dev)
 install_packages "${PACKAGES[@]}"
 

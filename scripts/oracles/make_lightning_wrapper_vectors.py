@@ -17,20 +17,11 @@ import sys
 import torch
 from torch.utils.data import DistributedSampler, SequentialSampler, WeightedRandomSampler
 
-
-class ListDataset(torch.utils.data.Dataset):
-    def __init__(self, items):
-        self.items = items
-
-    def __len__(self):
-        return len(self.items)
-
-    def __getitem__(self, i):
-        return self.items[i]
+from torch_draws import list_dataset
 
 
 def rank_shard(inner_list, world, rank, shuffle, seed, epoch, drop_last):
-    ds = ListDataset(inner_list)
+    ds = list_dataset(inner_list)
     sampler = DistributedSampler(ds, num_replicas=world, rank=rank, shuffle=shuffle, seed=seed,
                                  drop_last=drop_last)
     sampler.set_epoch(epoch)
