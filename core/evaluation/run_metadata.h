@@ -3,7 +3,7 @@
 // came from, its scenario, classes, dataset, which evaluation of the run it is and how it
 // ended. One struct, held by `Evaluation` (core/evaluation/evaluation.h) and by `RunFile`
 // (core/runfile/runfile.h), written to and read from meta.json through one field table
-// (core/runs/runfile.cpp). A new field is a member here and a row in that table.
+// (core/runfile/runfile.cpp). A new field is a member here and a row in that table.
 #include <cstdint>
 #include <optional>
 #include <string>

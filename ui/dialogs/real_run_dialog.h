@@ -2,7 +2,7 @@
 // Run > Run for real…: the scenario panel's settings, a model (the reference model by
 // default) and a backend; while the ranks run, one progress bar per rank and Cancel. What
 // happens with the result (the run opened beside its simulation, or a dialog saying what went
-// wrong) is the main window's (main_window_real_run.cpp).
+// wrong) is RealRunController's (ui/controllers/real_run_controller.cpp).
 #include <QDialog>
 #include <QList>
 

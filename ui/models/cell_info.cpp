@@ -112,8 +112,12 @@ QString rowSumTooltip(const EvaluationResult& r, ViewKind kind, int rank, int t)
     const double* row = x.cells.data() + size_t(t) * size_t(x.classes);
     return std::accumulate(row, row + x.classes, 0.0);
   };
-  const double obs = rowSum(*m);
-  const double exp = e.expected ? rowSum(*e.expected)
+  // The synced and difference views show the evaluation's one row check; a rank's matrix and
+  // the expected one are only summed.
+  const RowCheck& check = e.row_check;
+  const bool checked = kind != ViewKind::Rank && kind != ViewKind::Expected && t < check.rows();
+  const double obs = checked ? check.observed[size_t(t)] : rowSum(*m);
+  const double exp = checked ? double(check.truth[size_t(t)])
                      : size_t(t) < e.meta.class_counts.size()
                          ? double(e.meta.class_counts[size_t(t)])
                          : 0.0;
@@ -121,10 +125,10 @@ QString rowSumTooltip(const EvaluationResult& r, ViewKind kind, int rank, int t)
   html += QObject::tr("Observed row sum: <b>%1</b><br>").arg(count(obs));
   if (kind != ViewKind::Rank) {
     html += QObject::tr("True count of the class: <b>%1</b><br>").arg(count(exp));
-    if (kind != ViewKind::Expected && obs != exp)
+    if (checked && check.is_wrong(t))
       html += QObject::tr("<font color=#b2182b>⚠ off by %1%2</font>")
-                  .arg(obs > exp ? "+" : "")
-                  .arg(count(obs - exp));
+                  .arg(check.off[size_t(t)] > 0 ? "+" : "")
+                  .arg(count(check.off[size_t(t)]));
   }
   return html;
 }
