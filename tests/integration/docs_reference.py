@@ -1,5 +1,6 @@
-"""The user guide against what it describes: docs/CLI.md against `shardlens-cli --help`, and
-every relative link of README.md and docs/*.md against the tree.
+"""The user guide against what it describes: docs/CLI.md against `shardlens-cli --help`,
+docs/LESSONS.md against `shardlens-cli lessons`, and every relative link and repository path
+of README.md and docs/*.md against the tree.
 
 Usage: docs_reference.py SHARDLENS_CLI [SOURCE_ROOT]
 
@@ -16,8 +17,17 @@ Links: every relative markdown link and image of README.md and docs/*.md names a
 file or folder, and a `#fragment` names a heading of the page it points to (GitHub's slugs).
 Every script the pages name (`scripts/...sh` or `.py`, in code or prose) exists.
 
+Paths: every word of an inline code span (fenced blocks aside) that starts with a top folder
+of the repository (core/, ui/, app/, tests/, ...) names an existing file or folder; one with
+a `*` (`ui/jobs/real_run_job.*`) must match at least one file, and a placeholder such as
+`<target>` stands for any one name.
+
+Lessons: the preset table of docs/LESSONS.md (`| preset | what it shows |`) has a row for
+every preset `shardlens-cli lessons` lists and for no other, each with the preset's title.
+
 Exits 1 naming every mismatch, 0 when there is none.
 """
+import glob
 import os
 import re
 import subprocess
@@ -202,6 +212,81 @@ def check_script_paths(root, problems):
                 problems.append("%s names %s, which is not a file" % (page, path))
 
 
+TOP_FOLDERS = ("core", "ui", "app", "tests", "scripts", "integrations", "resources", "docs",
+               "bench", "fuzz", "cmake", "packaging")
+REPO_PATH = re.compile(r"^(?:\./)?((?:%s)/[^\s]*)$" % "|".join(TOP_FOLDERS))
+
+
+def code_paths(text):
+    """The repository paths written in the inline code spans of a page's prose."""
+    text = FENCE.sub("", text)
+    for span in re.findall(r"`([^`\n]+)`", text):
+        for word in span.split():
+            m = REPO_PATH.match(word.strip("(),;:'\""))
+            if m and "..." not in m.group(1):
+                yield m.group(1)
+
+
+def check_code_paths(root, problems):
+    for page in pages(root):
+        with open(os.path.join(root, page)) as f:
+            text = f.read()
+        for path in sorted(set(code_paths(text))):
+            pattern = re.sub(r"<[^<>/]*>", "*", path)
+            if "*" in pattern:
+                if not any(os.path.isfile(p) or os.path.isdir(p)
+                           for p in glob.glob(os.path.join(root, pattern))):
+                    problems.append("%s names %s, which matches no file" % (page, path))
+            elif not os.path.exists(os.path.join(root, path)):
+                problems.append("%s names %s, which is not in the tree" % (page, path))
+
+
+def cli_lessons(cli):
+    """{preset: title} as `shardlens-cli lessons` lists them: the name alone on a line, the
+    title indented under it."""
+    r = subprocess.run([cli, "lessons"], capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        sys.exit("FAIL: %s lessons exited %d: %s" % (cli, r.returncode, r.stderr))
+    lessons, lines = {}, r.stdout.splitlines()
+    for line, following in zip(lines, lines[1:]):
+        m = re.match(r"^([a-z0-9][a-z0-9-]*)$", line)
+        if m and following.startswith("  "):
+            lessons[m.group(1)] = following.strip()
+    return lessons
+
+
+def check_lessons(cli, root, problems):
+    page = os.path.join("docs", "LESSONS.md")
+    with open(os.path.join(root, page)) as f:
+        text = FENCE.sub("", f.read())
+    listed = cli_lessons(cli)
+    if not listed:
+        problems.append("%s lessons lists no presets" % cli)
+    rows, in_table = {}, False
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] \
+            if line.startswith("|") else None
+        if cells and cells[0] == "preset":
+            in_table = True
+        elif not cells:
+            in_table = False
+        elif in_table and not re.match(r"^:?-+:?$", cells[0]):
+            name = cells[0].strip("`")
+            if name in rows:
+                problems.append("%s: preset %s has two rows" % (page, name))
+            rows[name] = cells[1] if len(cells) > 1 else ""
+    if not rows:
+        problems.append("%s has no '| preset | ... |' table" % page)
+    for name in sorted(set(listed) - set(rows)):
+        problems.append("%s: preset %s (shardlens-cli lessons) has no row" % (page, name))
+    for name in sorted(set(rows) - set(listed)):
+        problems.append("%s: %s is not a preset of shardlens-cli lessons" % (page, name))
+    for name in sorted(set(rows) & set(listed)):
+        if rows[name] != listed[name]:
+            problems.append("%s: preset %s reads %r, its title is %r" % (page, name, rows[name],
+                                                                        listed[name]))
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
@@ -213,12 +298,15 @@ def main():
     check_commands(root, every_flag, problems)
     check_links(root, problems)
     check_script_paths(root, problems)
+    check_code_paths(root, problems)
+    check_lessons(cli, root, problems)
     for p in problems:
         print("FAIL:", p)
     if problems:
         sys.exit(1)
-    print("docs/CLI.md names every subcommand and flag of %s, and only those; every relative "
-          "link and script of README.md and docs/*.md resolves" % os.path.basename(cli))
+    print("docs/CLI.md names every subcommand and flag of %s, and only those; docs/LESSONS.md "
+          "every preset with its title; every relative link, script and repository path of "
+          "README.md and docs/*.md resolves" % os.path.basename(cli))
 
 
 if __name__ == "__main__":
