@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string origin = "fuzz.csv";
   fuzz::expect_clean(origin, [&] {
     const CsvTable table = parse_csv(text, origin);
-    // What the dataset and predictor readers ask for (core/specs.cpp).
+    // Like the label and prediction readers (core/dataset/dataset_spec.cpp, predictions_file.cpp).
     fuzz::expect_clean(origin, [&] { csv_integer_column(table, {"label", "target"}, origin); });
     fuzz::expect_clean(origin, [&] { csv_integer_column(table, {"prediction"}, origin); });
   });

@@ -1,5 +1,5 @@
 // Metrics from a confusion matrix with torchmetrics' conventions (hand-worked cases; the
-// numpy comparison over many simulations is tests/oracle/metrics_oracle.py).
+// numpy comparison over many simulations is tests/oracle/framework_oracle.py --only metrics).
 #include <gtest/gtest.h>
 
 #include <filesystem>

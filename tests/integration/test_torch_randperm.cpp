@@ -1,4 +1,4 @@
-// shardlens::randperm (core/randperm.h, a reimplementation) against torch::randperm from the
+// shardlens::randperm (core/torchsem/randperm.h, a reimplementation) against torch::randperm of the
 // LibTorch this build links, for many (n, seed) pairs. The seeds cover the corners of how a
 // 64-bit seed reaches mt19937's 32-bit state: negative, 2^32 and above, INT64_MIN/MAX.
 #include <gtest/gtest.h>
