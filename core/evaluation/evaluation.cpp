@@ -107,15 +107,14 @@ std::string first_cause(const std::string& reason) {
   return end == std::string::npos ? reason : reason.substr(0, end) + "; …";
 }
 
-// The synced matrix's rows, or what the ranks counted together when there is none.
+}  // namespace
+
 RowCheck check_evaluation_rows(const Evaluation& e) {
   if (e.synced) return check_rows(*e.synced, e.meta.class_counts);
   std::vector<const Matrix*> ranks;
   for (const Matrix& m : e.per_rank) ranks.push_back(&m);
   return check_rows(ranks, e.meta.class_counts, e.classes());
 }
-
-}  // namespace
 
 std::vector<std::string> class_names_or_numbers(const std::vector<std::string>& names,
                                                 int32_t classes) {

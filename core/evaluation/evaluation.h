@@ -21,11 +21,11 @@
 #include "core/diagnosis/diagnosis.h"
 #include "core/diagnosis/row_check.h"
 #include "core/evaluation/run_metadata.h"
+#include "core/torchsem/loader.h"
 #include "core/vocabulary/coverage.h"
 #include "core/vocabulary/matrix.h"
 #include "core/vocabulary/progress.h"
 #include "core/vocabulary/records.h"
-#include "core/torchsem/loader.h"
 
 namespace shardlens {
 
@@ -112,6 +112,11 @@ std::vector<std::string> class_names_or_numbers(const std::vector<std::string>& 
 // walk over the records: a simulation's plan), the expected matrices (from `inputs` when
 // known; a stored `expected` is kept), the row check and the diagnosis, which for a run with
 // no synced matrix is the one "incomplete-run" finding.
+// The evaluation's row check (`Evaluation::row_check`): the synced matrix's rows, or what the
+// ranks counted together when there is none. complete_evaluation sets it; whatever drops the
+// synced matrix afterwards sets it again.
+RowCheck check_evaluation_rows(const Evaluation& e);
+
 void complete_evaluation(Evaluation& e, Progress* progress = nullptr,
                          std::optional<RecordStats> stats = std::nullopt);
 

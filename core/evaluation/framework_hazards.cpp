@@ -15,6 +15,7 @@ void report_framework_hazards(Evaluation& e) {
   }
   const std::string sync = to_string(e.scenario().sync);
   e.synced.reset();
+  e.row_check = check_evaluation_rows(e);  // what the ranks counted, no longer the dropped sync
   e.synced_missing = "the ranks run different step counts (even_batches=False), so the per-step " +
                      sync + " would hang";
   e.diagnosis =

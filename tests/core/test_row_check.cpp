@@ -7,8 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/diagnosis/row_check.h"
+#include "core/evaluation/framework_hazards.h"
 #include "core/report/report.h"
 #include "core/runfile/run_evaluation.h"
+#include "core/sim/engine.h"
+#include "core/sim/lessons.h"
 #include "tests/common/small_run.h"
 #include "tests/common/test_rows.h"
 
@@ -136,6 +139,27 @@ TEST(RowCheck, ARunThatNeverSyncedIsCheckedOnWhatItsRanksCounted) {
   EXPECT_EQ(e.row_check.wrong_rows, std::vector<int32_t>{0});
   EXPECT_TRUE(e.diagnosis.mismatched_rows.empty());  // no reported matrix to diagnose
   EXPECT_TRUE(report_json(e)["row_sums"]["mismatched"].empty());
+}
+
+// Uneven Accelerate steps: the per-step gather would hang, so the synced matrix is dropped
+// after the evaluation is complete; the check then reads what the ranks counted together (a
+// synced matrix that differs from that in row 0 must not stay in the check).
+TEST(RowCheck, ASyncDroppedForUnevenStepsIsCheckedOnWhatTheRanksCounted) {
+  Evaluation e = simulate(load_preset("uneven-steps"));
+  ASSERT_FALSE(e.synced);
+  const std::vector<double> ranks = e.row_check.observed;
+  Matrix doctored(e.classes());
+  doctored.at(0, 0) = 1e6;
+  e.synced = doctored;
+  e.row_check = check_evaluation_rows(e);
+  ASSERT_EQ(e.row_check.observed[0], 1e6);
+  report_framework_hazards(e);
+  ASSERT_FALSE(e.synced);
+  EXPECT_EQ(e.row_check.observed, ranks);
+  std::vector<double> summed(size_t(e.classes()), 0.0);
+  for (const Matrix& m : e.per_rank)
+    for (int32_t r = 0; r < m.classes; ++r) summed[size_t(r)] += m.row_sums()[size_t(r)];
+  EXPECT_EQ(ranks, summed);
 }
 
 }  // namespace
