@@ -5,6 +5,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "core/diagnosis/row_check.h"
 #include "core/vocabulary/counter.h"
 #include "core/vocabulary/types.h"
 
@@ -136,10 +137,11 @@ void check_expected(const RunFile& run, const DistinctSamples& seen, const std::
     fail(origin, member + " holds " + count_text(v) + " at " + cell_text(c, i) +
                      ": it counts one prediction per dataset index, in whole numbers");
   }
-  const std::vector<double> rows = x.row_sums();
-  for (int32_t r = 0; r < c; ++r) {
-    if (rows[size_t(r)] == double(m.class_counts[size_t(r)])) continue;
-    fail(origin, member + ": row " + std::to_string(r) + " sums to " + count_text(rows[size_t(r)]) +
+  const RowCheck rows = check_rows(x, m.class_counts);
+  if (!rows.wrong_rows.empty()) {
+    const int32_t r = rows.wrong_rows.front();
+    fail(origin, member + ": row " + std::to_string(r) + " sums to " +
+                     count_text(rows.observed[size_t(r)]) +
                      ", but meta.json 'class_counts' gives class " + std::to_string(r) + " " +
                      samples(m.class_counts[size_t(r)]));
   }

@@ -23,20 +23,14 @@ Matrix all_reduce(const std::vector<Matrix>& per_rank, CounterDtype dtype) {
 
 Matrix bincount_records(const std::vector<Record>& records, int32_t classes, int ignore_index) {
   Matrix m(classes);
-  for (const Record& r : records) {
-    if (r.target != ignore_index) m.at(r.target, r.prediction) += 1;
-  }
+  count_records(m, records, ignore_index);
   return m;
 }
 
 // Gathered tensors are counted once, on the gathering side, in exact integers.
 Matrix bincount_all(const RecordSource& records, int32_t classes, int ignore_index) {
   Matrix m(classes);
-  for (int r = 0; r < records.world_size(); ++r) {
-    for_each_record(records, r, [&](const Record& rec) {
-      if (rec.target != ignore_index) m.at(rec.target, rec.prediction) += 1;
-    });
-  }
+  for (int r = 0; r < records.world_size(); ++r) count_records(m, records, r, ignore_index);
   return m;
 }
 

@@ -60,6 +60,17 @@ void count_records(Matrix& m, std::span<const Record> records, int ignore_index)
   }
 }
 
+void count_records(Matrix& m, const RecordSource& source, int rank, int ignore_index) {
+  constexpr int64_t kChunk = 4096;
+  std::vector<Record> buffer(kChunk);
+  const int64_t size = source.rank_size(rank);
+  for (int64_t offset = 0; offset < size; offset += kChunk) {
+    const std::span<Record> chunk(buffer.data(), size_t(std::min(kChunk, size - offset)));
+    source.read(rank, offset, chunk);
+    count_records(m, chunk, ignore_index);
+  }
+}
+
 std::vector<Matrix> matrices_from_records(const StoredRecords& records, int32_t classes,
                                           int ignore_index) {
   std::vector<Matrix> out;

@@ -139,6 +139,8 @@ class StoredRecords : public RecordSource {
 // class of `m` (a negative ignore_index drops nothing more). The one place records become
 // counts; the simulation's hot loop counts packed keys instead (core/sim/accumulate.cpp).
 void count_records(Matrix& m, std::span<const Record> records, int ignore_index = -1);
+// The same for one rank of a source, read chunk by chunk.
+void count_records(Matrix& m, const RecordSource& source, int rank, int ignore_index = -1);
 
 // Per-rank matrices recomputed from records (count_records on each rank).
 std::vector<Matrix> matrices_from_records(const StoredRecords& records, int32_t classes,
