@@ -13,13 +13,13 @@
 #include <optional>
 #include <thread>
 
-#include "core/vocabulary/limits.h"
-#include "core/vocabulary/types.h"
 #include "core/platform/bind_address.h"
 #include "core/platform/launcher_env.h"
 #include "core/platform/process.h"
 #include "core/platform/store_auth.h"
 #include "core/realrun/rank_loop.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 
@@ -228,7 +228,7 @@ RealRunResult run_as_rank(const RealRunConfig& cfg, const RealRunServices& sv,
     connection.classes = data.labels.num_classes;
     connection.bind_address = bind.address;
     // Before the backend: ranks that disagree would fail inside Gloo's rendezvous, unnamed.
-    check_world_size(*store, rank, world, std::chrono::seconds(cfg.timeout_s));
+    agree_world_size(*store, rank, world, std::chrono::seconds(cfg.timeout_s));
     world_agreed = true;
     const RankBackend backend = sv.connect(cfg.backend, connection);
     const std::unique_ptr<BatchClassifier> model = sv.load_model(cfg.model_path);

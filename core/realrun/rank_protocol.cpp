@@ -42,7 +42,7 @@ void publish(RankStore& store, const std::string& key, const Bytes& value) {
   }
 }
 
-void check_world_size(RankStore& store, int rank, int world, std::chrono::milliseconds timeout) {
+void agree_world_size(RankStore& store, int rank, int world, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const auto left = [&] {
     return std::max(std::chrono::milliseconds(0),

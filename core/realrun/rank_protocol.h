@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "core/platform/store.h"
 #include "core/vocabulary/matrix.h"
 #include "core/vocabulary/records.h"
-#include "core/platform/store.h"
 
 namespace shardlens {
 
@@ -30,7 +30,7 @@ inline std::string key_done(int rank) {
 inline std::string key_error(int rank) {
   return "rank" + std::to_string(rank) + "/error";
 }
-// The WORLD_SIZE a rank was started with, as decimal text (check_world_size).
+// The WORLD_SIZE a rank was started with, as decimal text (agree_world_size).
 inline std::string key_world_size(int rank) {
   return "rank" + std::to_string(rank) + "/world_size";
 }
@@ -48,7 +48,7 @@ void publish(RankStore& store, const std::string& key, const Bytes& value);
 // `timeout`) for rank 0's and compares. Rank 0 does not wait: it would keep the ranks out of
 // the rendezvous until the last one starts. Throws RunFailure naming both ranks and sizes,
 // or that rank 0 did not publish its size in time.
-void check_world_size(RankStore& store, int rank, int world, std::chrono::milliseconds timeout);
+void agree_world_size(RankStore& store, int rank, int world, std::chrono::milliseconds timeout);
 
 // What a store hosted for a run of `world` ranks over `samples` samples of `classes` classes,
 // batches of `batch_size`, must accept: each value up to the largest its ranks put (a

@@ -169,7 +169,7 @@ std::vector<std::string> check_worlds(const std::vector<int>& worlds,
   for (size_t r = 0; r < worlds.size(); ++r) {
     threads.emplace_back([&, r] {
       try {
-        check_world_size(*run, int(r), worlds[r], timeout);
+        agree_world_size(*run, int(r), worlds[r], timeout);
       } catch (const RunFailure& e) {
         out[r] = e.what();
       }
@@ -209,13 +209,13 @@ TEST(RankProtocol, RankZeroNeverWaitsAndTheOthersWaitForItWithinTheTimeout) {
   test::MemoryStore store;
   const auto start = std::chrono::steady_clock::now();
   // Rank 0 alone, its world of 3 not there yet: it publishes and goes on to the rendezvous.
-  EXPECT_EQ(failure_of([&] { check_world_size(store, 0, 3, std::chrono::seconds(30)); }),
+  EXPECT_EQ(failure_of([&] { agree_world_size(store, 0, 3, std::chrono::seconds(30)); }),
             "(no RunFailure)");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
   EXPECT_TRUE(store.check(key_world_size(0)));
   test::MemoryStore without_rank0;
   const std::string other =
-      failure_of([&] { check_world_size(without_rank0, 1, 3, std::chrono::milliseconds(200)); });
+      failure_of([&] { agree_world_size(without_rank0, 1, 3, std::chrono::milliseconds(200)); });
   EXPECT_EQ(other.rfind("rank 0 did not publish its WORLD_SIZE within 1 s", 0), 0u) << other;
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
 }
