@@ -91,6 +91,7 @@ void MainWindow::buildActions() {
     m_runner->clearCache();  // the dataset or prediction files may have changed on disk
     recompute();
   });
+  // The views' job and the window's tasks; a real run is its dialog's to cancel.
   run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), m_runner, &EvaluationRunner::cancel);
   run->addAction(tr("Run for r&eal…"), QKeySequence(tr("Ctrl+Shift+G")), this,
                  [this] { m_realRuns->showDialog(m_source->scenario()); })

@@ -1,7 +1,8 @@
 // The one job runner's tasks and what runs on it, alone: a task cancelled by its owner says
-// so while the others go on, Cancel stops every task, a task whose owner is gone delivers
-// nothing; a real run's simulation (after the ranks, here a stand-in CLI) is a task of the
-// runner, not a thread of its own, and the job's Cancel stops it.
+// so while the others go on, Cancel stops every task but the owned ones, a task whose owner is
+// gone delivers nothing; a real run's simulation (after the ranks, here a stand-in CLI) is an
+// owned task of the runner, not a thread of its own: the job's Cancel stops it, the main
+// window's Cancel does not.
 #include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -31,20 +32,23 @@ struct Ended {
   int total() const { return done + failed + cancelled; }
 };
 
-// A task that runs until cancelled, or returns 1 once `release` is set.
+// A task that runs until cancelled, or returns 1 once `release` is set; `owned`: one that
+// only cancelTask() cancels (startOwnedTask).
 quint64 startWaiting(EvaluationRunner& runner, QObject* context, Ended& ended,
-                     std::shared_ptr<std::atomic<bool>> release) {
-  return runner.startTask(
-      context, QStringLiteral("waiting"),
-      [release](JobProgress* progress) {
-        while (!release->load()) {
-          if (progress->cancelled()) throw Cancelled();
-          QThread::msleep(2);
-        }
-        return 1;
-      },
-      [&ended](int) { ++ended.done; }, [&ended](const QString&) { ++ended.failed; },
-      [&ended] { ++ended.cancelled; });
+                     std::shared_ptr<std::atomic<bool>> release, bool owned = false) {
+  auto work = [release](JobProgress* progress) {
+    while (!release->load()) {
+      if (progress->cancelled()) throw Cancelled();
+      QThread::msleep(2);
+    }
+    return 1;
+  };
+  auto done = [&ended](int) { ++ended.done; };
+  auto failed = [&ended](const QString&) { ++ended.failed; };
+  auto cancelled = [&ended] { ++ended.cancelled; };
+  const QString stage = QStringLiteral("waiting");
+  return owned ? runner.startOwnedTask(context, stage, work, done, failed, cancelled)
+               : runner.startTask(context, stage, work, done, failed, cancelled);
 }
 
 // Ranks that report progress and end at once: a shell script in `dir` standing in for
@@ -110,6 +114,23 @@ class TestJobs : public QObject {
     QCOMPARE(a.total() + b.total(), 2);
   }
 
+  void cancelLeavesOwnedTasks() {
+    EvaluationRunner runner;
+    QObject owner;
+    auto release = std::make_shared<std::atomic<bool>>(false);
+    Ended plain, owned;
+    startWaiting(runner, &owner, plain, release);
+    const quint64 task = startWaiting(runner, &owner, owned, release, true);
+    runner.cancel();
+    QTRY_COMPARE(plain.cancelled, 1);
+    QCOMPARE(runner.tasksRunning(), 1);
+    QCOMPARE(owned.total(), 0);
+    runner.cancelTask(task);
+    QTRY_COMPARE(owned.cancelled, 1);
+    QCOMPARE(plain.total() + owned.total(), 2);
+    QCOMPARE(runner.tasksRunning(), 0);
+  }
+
   void aTaskWhoseOwnerIsGoneDeliversNothing() {
     EvaluationRunner runner;
     auto owner = std::make_unique<QObject>();
@@ -150,6 +171,57 @@ class TestJobs : public QObject {
     QVERIFY2(job.error().startsWith(
                  QStringLiteral("The run finished, but simulating it with the model failed: ")),
              qPrintable(job.error()));
+    QVERIFY(!job.simulation());
+    QVERIFY(!job.running());
+    QCOMPARE(runner.tasksRunning(), 0);
+  }
+
+  // Run > Cancel in the main window (the runner's cancel()) as a real run's simulation starts:
+  // the real run is its dialog's, so it goes on and ends as it would have without it (here
+  // the simulation fails, the model file does not exist), not Cancelled.
+  void theWindowsCancelLeavesARealRunsSimulation() {
+    EvaluationRunner runner;
+    RealRunJob job(&runner);
+    QSignalSpy finished(&job, &RealRunJob::finished);
+    int windowCancels = 0;
+    connect(&runner, &EvaluationRunner::taskStarted, &runner, [&runner, &windowCancels] {
+      runner.cancel();
+      ++windowCancels;
+    });
+    RealRunRequest request;
+    request.scenario = test::syntheticScenario("real-run-window-cancel", 4, 10, 2, 4);
+    request.model = m_dir.filePath(QStringLiteral("missing.pt"));
+    request.out = m_dir.filePath(QStringLiteral("window-cancel.slrun"));
+    job.start(request);
+    QVERIFY(finished.wait(60000));
+    QCOMPARE(windowCancels, 1);
+    QCOMPARE(int(job.outcome()), int(RealRunJob::Outcome::Incomplete));
+    QVERIFY2(job.error().startsWith(
+                 QStringLiteral("The run finished, but simulating it with the model failed: ")),
+             qPrintable(job.error()));
+    QVERIFY(job.runComplete());
+    QVERIFY(!job.running());
+    QCOMPARE(runner.tasksRunning(), 0);
+  }
+
+  // The job's Cancel as its simulation starts: Cancelled, and the ranks' run is known to be
+  // complete (the controller opens it as the complete run, never as what arrived).
+  void aCancelledSimulationKeepsTheRunComplete() {
+    EvaluationRunner runner;
+    RealRunJob job(&runner);
+    QSignalSpy finished(&job, &RealRunJob::finished);
+    // Queued: taskStarted comes before the job knows its task; the worker's end comes after.
+    connect(
+        &runner, &EvaluationRunner::taskStarted, &job, [&job] { job.cancel(); },
+        Qt::QueuedConnection);
+    RealRunRequest request;
+    request.scenario = test::syntheticScenario("real-run-dialog-cancel", 4, 10, 2, 4);
+    request.model = m_dir.filePath(QStringLiteral("missing.pt"));
+    request.out = m_dir.filePath(QStringLiteral("dialog-cancel.slrun"));
+    job.start(request);
+    QVERIFY(finished.wait(60000));
+    QCOMPARE(int(job.outcome()), int(RealRunJob::Outcome::Cancelled));
+    QVERIFY(job.runComplete());
     QVERIFY(!job.simulation());
     QVERIFY(!job.running());
     QCOMPARE(runner.tasksRunning(), 0);

@@ -66,7 +66,14 @@ void RealRunController::onFinished(RealRunJob* job) {
                            "model, the dataset), then run again.")
                             .arg(name, cause));
     case RealRunJob::Outcome::Cancelled:
-      if (job->runWritten()) {
+      if (job->runComplete() && job->runWritten()) {
+        // Only the simulation was cancelled: the run is whole and shown as it is.
+        m_runs->open(out);
+        emit status(tr("Simulation cancelled: the complete run %1 is shown, without the "
+                       "comparison")
+                        .arg(name),
+                    8000);
+      } else if (job->runWritten()) {
         m_runs->open(out);
         emit status(tr("Run cancelled: what arrived is shown as the incomplete run %1").arg(name),
                     8000);

@@ -22,6 +22,7 @@ EvaluationRunner::EvaluationRunner(QObject* parent) : QObject(parent) {
 
 EvaluationRunner::~EvaluationRunner() {
   cancel();
+  for (auto& [task, running] : m_tasks) running.progress->cancel();  // the owned ones too
   waitIdle();
 }
 
@@ -156,10 +157,10 @@ void EvaluationRunner::deliver(quint64 job, ResultPtr result, const QString& err
 
 quint64 EvaluationRunner::launchTask(QObject* context, const QString& stage, TaskWork work,
                                      std::function<void(const QString&)> failed,
-                                     std::function<void()> cancelled) {
+                                     std::function<void()> cancelled, bool owned) {
   const quint64 task = ++m_lastTask;
   auto prog = std::make_shared<JobProgress>();
-  m_tasks[task] = prog;
+  m_tasks[task] = Task{prog, owned};
   ++m_running;
   emit taskStarted(task, stage);
   QPointer<EvaluationRunner> self(this);
@@ -200,7 +201,7 @@ void EvaluationRunner::endTask(quint64 task) {
 }
 
 void EvaluationRunner::cancelTask(quint64 task) {
-  if (auto it = m_tasks.find(task); it != m_tasks.end()) it->second->cancel();
+  if (auto it = m_tasks.find(task); it != m_tasks.end()) it->second.progress->cancel();
 }
 
 void EvaluationRunner::clearCache() {
@@ -210,7 +211,8 @@ void EvaluationRunner::clearCache() {
 
 void EvaluationRunner::cancel() {
   if (m_current) m_current->cancel();
-  for (auto& [task, progress] : m_tasks) progress->cancel();
+  for (auto& [task, running] : m_tasks)
+    if (!running.owned) running.progress->cancel();
 }
 
 void EvaluationRunner::waitIdle() {

@@ -3,8 +3,9 @@
 // The views' job (start(), startRun()): every start gets a new job id and cancels the job
 // before it; a result whose id is no longer the latest is dropped, so a quick series of
 // setting changes never shows an old scenario's matrices. Tasks (startTask(): compare,
-// import, exports, a real run's simulation) run beside it and hand their result to a
-// callback on the GUI thread. Nothing else in the GUI starts a thread.
+// import, exports) run beside it and hand their result to a callback on the GUI thread; an
+// owned task (startOwnedTask(): a real run's simulation) is one whose owner alone cancels it.
+// Nothing else in the GUI starts a thread.
 #include <QObject>
 #include <QString>
 #include <QTimer>
@@ -52,7 +53,7 @@ class EvaluationRunner : public QObject {
   quint64 start(const Scenario& s);
   // Loads and diagnoses a run file (.slrun) in the worker; same signals as start().
   quint64 startRun(const QString& path);
-  // Cancels the views' job and every task.
+  // The main window's Cancel: cancels the views' job and every task but the owned ones.
   void cancel();
   // A task beside the views' job, which it neither cancels nor replaces: `work(progress)`
   // runs in a worker; on the GUI thread its result goes to `done`, its error message to
@@ -63,6 +64,12 @@ class EvaluationRunner : public QObject {
   quint64 startTask(QObject* context, const QString& stage, Compute work, Deliver done,
                     std::function<void(const QString&)> failed,
                     std::function<void()> cancelled = {});
+  // The same, for a task with a Cancel of its own (a real run's simulation, its dialog's):
+  // only cancelTask() or the runner's end cancels it, never the main window's cancel().
+  template <class Compute, class Deliver>
+  quint64 startOwnedTask(QObject* context, const QString& stage, Compute work, Deliver done,
+                         std::function<void(const QString&)> failed,
+                         std::function<void()> cancelled = {});
   // Cancels one task (its owner's Cancel); the others and the views' job go on.
   void cancelTask(quint64 task);
   int tasksRunning() const { return int(m_tasks.size()); }
@@ -88,8 +95,11 @@ class EvaluationRunner : public QObject {
   void deliver(quint64 job, ResultPtr result, const QString& error, bool wasCancelled);
   // A task's work returns what to do with its result on the GUI thread.
   using TaskWork = std::function<std::function<void()>(JobProgress*)>;
+  template <class Compute, class Deliver>
+  static TaskWork taskWork(Compute work, Deliver done);
   quint64 launchTask(QObject* context, const QString& stage, TaskWork work,
-                     std::function<void(const QString&)> failed, std::function<void()> cancelled);
+                     std::function<void(const QString&)> failed, std::function<void()> cancelled,
+                     bool owned);
   void endTask(quint64 task);
   std::shared_ptr<const DatasetInputs> inputsFor(const Scenario& s, Progress* progress);
 
@@ -99,7 +109,11 @@ class EvaluationRunner : public QObject {
   std::shared_ptr<JobProgress> m_current;
   QTimer m_poll;
   quint64 m_lastTask = 0;
-  std::map<quint64, std::shared_ptr<JobProgress>> m_tasks;  // running tasks
+  struct Task {
+    std::shared_ptr<JobProgress> progress;
+    bool owned = false;  // cancelled by cancelTask() alone
+  };
+  std::map<quint64, Task> m_tasks;  // running tasks
   // Loaded datasets and predictions by (dataset, predictor) spec, so toggling a sampler or
   // sync setting does not reload or re-predict.
   std::mutex m_cacheMutex;
@@ -107,17 +121,28 @@ class EvaluationRunner : public QObject {
 };
 
 template <class Compute, class Deliver>
+EvaluationRunner::TaskWork EvaluationRunner::taskWork(Compute work, Deliver done) {
+  using Result = std::decay_t<std::invoke_result_t<Compute&, JobProgress*>>;
+  return [work = std::move(work), done = std::move(done)](JobProgress* p) -> std::function<void()> {
+    auto result = std::make_shared<Result>(work(p));
+    return [done, result] { done(std::move(*result)); };
+  };
+}
+
+template <class Compute, class Deliver>
 quint64 EvaluationRunner::startTask(QObject* context, const QString& stage, Compute work,
                                     Deliver done, std::function<void(const QString&)> failed,
                                     std::function<void()> cancelled) {
-  using Result = std::decay_t<std::invoke_result_t<Compute&, JobProgress*>>;
-  return launchTask(
-      context, stage,
-      [work = std::move(work), done = std::move(done)](JobProgress* p) -> std::function<void()> {
-        auto result = std::make_shared<Result>(work(p));
-        return [done, result] { done(std::move(*result)); };
-      },
-      std::move(failed), std::move(cancelled));
+  return launchTask(context, stage, taskWork(std::move(work), std::move(done)), std::move(failed),
+                    std::move(cancelled), false);
+}
+
+template <class Compute, class Deliver>
+quint64 EvaluationRunner::startOwnedTask(QObject* context, const QString& stage, Compute work,
+                                         Deliver done, std::function<void(const QString&)> failed,
+                                         std::function<void()> cancelled) {
+  return launchTask(context, stage, taskWork(std::move(work), std::move(done)), std::move(failed),
+                    std::move(cancelled), true);
 }
 
 }  // namespace shardlens::ui

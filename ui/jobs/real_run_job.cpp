@@ -129,6 +129,7 @@ void RealRunJob::start(const RealRunRequest& request) {
   m_messages.clear();
   m_pending.clear();
   m_cancelling = false;
+  m_runComplete = false;
   m_error.clear();
   m_simulation.reset();
   m_dir = std::make_unique<QTemporaryDir>();
@@ -211,6 +212,7 @@ void RealRunJob::processEnded(int exitCode, QProcess::ExitStatus status) {
     return finish(runWritten() ? Outcome::Incomplete : Outcome::Failed);
   }
   if (exitCode != 0) return finish(runWritten() ? Outcome::Incomplete : Outcome::Failed);
+  m_runComplete = true;
   simulate();
 }
 
@@ -223,7 +225,8 @@ void RealRunJob::simulate() {
   if (m_simTask) m_runner->cancelTask(m_simTask);
   delete m_simContext;  // a simulation still running is dropped: the latest one wins
   m_simContext = new QObject(this);
-  m_simTask = m_runner->startTask(
+  // Owned: the main window's Cancel is for its views, and this job's Cancel is the dialog's.
+  m_simTask = m_runner->startOwnedTask(
       m_simContext, tr("Simulating the real run's settings with the model"),
       [scenario = m_request.scenario](JobProgress* progress) {
         return std::make_shared<const Evaluation>(shardlens::simulate(scenario, progress));

@@ -4,7 +4,8 @@
 // are its children, never the GUI's: it reports each rank's progress as lines on stderr
 // (SHARDLENS_PROGRESS=lines), and SIGTERM cancels it, the ranks end and what arrived is
 // written as an incomplete run. Then the same settings are simulated with the `model:`
-// predictor, for the comparison: a task of the one job runner, like every computation.
+// predictor, for the comparison: a task of the one job runner, like every computation, owned
+// by this job: only its Cancel (the dialog's) stops it, not the main window's.
 #include <QObject>
 #include <QPointer>
 #include <QProcess>
@@ -56,6 +57,9 @@ class RealRunJob : public QObject {
   // The CLI's message when the run failed, was cancelled or a rank died.
   const QString& error() const { return m_error; }
   bool runWritten() const;  // the run file exists (complete or not)
+  // The ranks ended and wrote a complete run; a Cancel after that (Cancelled) only stopped
+  // the simulation, so the run file is whole, not what arrived.
+  bool runComplete() const { return m_runComplete; }
   // The simulation of the same settings with the model predictor (after Complete).
   const std::shared_ptr<const Evaluation>& simulation() const { return m_simulation; }
 
@@ -77,6 +81,7 @@ class RealRunJob : public QObject {
   QByteArray m_pending;  // stderr not yet a whole line
   QStringList m_messages;
   bool m_cancelling = false;
+  bool m_runComplete = false;
   Outcome m_outcome = Outcome::Failed;
   QString m_error;
   QPointer<EvaluationRunner> m_runner;
