@@ -117,7 +117,11 @@ void benchPaint(int reps) {
   for (int i = 0; i < C; ++i) d.names[size_t(i)] = QStringLiteral("class %1").arg(i);
   d.rowObserved.assign(C, 1000);
   d.rowExpected.assign(C, 1000);
-  for (int i = 0; i < C; i += 97) d.rowExpected[size_t(i)] = 999;
+  d.rowWrong.assign(C, false);
+  for (int i = 0; i < C; i += 97) {
+    d.rowExpected[size_t(i)] = 999;
+    d.rowWrong[size_t(i)] = true;
+  }
   d.colObserved.assign(C, 1000);
   d.valueMax = 900;
 

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/sim/engine.h"
+#include "tests/ui/heatmap_test_util.h"
 #include "ui/render/figures.h"
 #include "ui/render/heatmap_painter.h"
 #include "ui/render/heatmap_source.h"
@@ -163,6 +164,7 @@ class TestFigures : public QObject {
     d.rowObserved.assign(1000, 1);
     d.rowExpected.assign(1000, 1);
     d.rowExpected[500] = 2;
+    test::markWrongRows(d);
     d.colObserved.assign(1000, 1);
     d.valueMax = 999;
     QImage img(900, 800, QImage::Format_ARGB32_Premultiplied);

@@ -2,6 +2,7 @@
 // scales and the cached image.
 #include <QtTest>
 
+#include "tests/ui/heatmap_test_util.h"
 #include "ui/render/colormap.h"
 #include "ui/render/heatmap_data.h"
 #include "ui/render/heatmap_geometry.h"
@@ -245,6 +246,7 @@ class TestGeometry : public QObject {
     d.rowObserved = {50, 52, 49};
     QCOMPARE(d.mismatchCount(), 0);  // no expectation, nothing to mismatch
     d.rowExpected = {50, 50, 50};
+    test::markWrongRows(d);
     QVERIFY(!d.rowMismatch(0));
     QVERIFY(d.rowMismatch(1));
     QVERIFY(d.rowMismatch(2));

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <numeric>
 
-#include "ui/views/heatmap_view.h"
 #include "ui/render/heatmap_source.h"
+#include "ui/views/heatmap_view.h"
 
 namespace shardlens::ui {
 namespace {
@@ -20,13 +20,23 @@ std::vector<int> identity(int classes) {
   return order;
 }
 
-// The reported matrix of one side, with its true row counts, or why there is none.
+// The reported matrix of one side, with its true row counts and the evaluation's row check
+// (both in class order, the order shown here), or why there is none.
 render::HeatmapData reported(const Evaluation& e, const QString& name) {
   if (!e.synced) return render::emptyHeatmap(name, render::syncedMissingText(e));
   render::HeatmapData d =
       render::makeHeatmap(name, *e.synced, *e.synced, identity(e.classes()), render::classNames(e));
   d.rowExpected = render::trueRowCounts(e);
+  d.rowWrong = e.row_check.wrong;
   return d;
+}
+
+// The rows whose sums differ between the two sides, as the comparison found them.
+std::vector<bool> rowsDiffering(const Comparison& c, int classes) {
+  std::vector<bool> differ(size_t(classes), false);
+  for (int32_t r : c.rows)
+    if (r >= 0 && r < classes) differ[size_t(r)] = true;
+  return differ;
 }
 
 }  // namespace
@@ -58,6 +68,7 @@ CompareDialog::CompareDialog(std::shared_ptr<const Evaluation> current, const QS
                                  identity(m_a->classes()), render::classNames(*m_a));
     d.diverging = true;
     d.rowExpected.assign(size_t(d.classes), 0.0);  // equal rows differ by zero
+    d.rowWrong = rowsDiffering(m_comparison, d.classes);
     m_difference->setData(std::move(d));
   } else {
     m_difference->setData(

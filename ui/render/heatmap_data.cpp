@@ -4,16 +4,13 @@
 #include <array>
 #include <cmath>
 
-#include "core/diagnosis/row_check.h"
-
 namespace shardlens::render {
 
 bool HeatmapData::rowMismatch(int row) const {
   if (!hasExpectedRows() || row < 0 || row >= static_cast<int>(rowExpected.size()) ||
       row >= static_cast<int>(rowObserved.size()))
     return false;
-  if (!rowWrong.empty()) return size_t(row) < rowWrong.size() && rowWrong[size_t(row)];
-  return sum_differs(rowObserved[size_t(row)], rowExpected[size_t(row)]);
+  return size_t(row) < rowWrong.size() && rowWrong[size_t(row)];
 }
 
 int HeatmapData::mismatchCount() const {

@@ -35,9 +35,10 @@ struct HeatmapData {
   // Row and column sums in counts (never normalized): observed, and expected where the
   // view has an expectation.
   std::vector<double> rowObserved, rowExpected, colObserved;
-  // Per display position, whether the row is wrong: the evaluation's row check
-  // (core/diagnosis/row_check.h) for the views of its reported matrix. Empty: a row is wrong
-  // when its observed sum misses the expected one by that check's rule (sum_differs).
+  // Per display position, whether the row is wrong (marked): the evaluation's row check
+  // (core/diagnosis/row_check.h) for the views of its reported matrix, the comparison's
+  // differing rows for a difference of two. The only source of the marks: a heatmap never
+  // judges its rows itself, and none is marked when it is empty.
   std::vector<bool> rowWrong;
   // Colour range; heatmaps shown side by side share it so colours compare.
   double valueMax = 0;
