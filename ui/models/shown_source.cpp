@@ -33,7 +33,7 @@ bool ShownSource::leaveRun() {
 }
 
 ResultPtr ShownSource::epochAfter(int delta) const {
-  return epochAfter(m_requested ? m_requested : m_result, delta);
+  return epochAfter(m_requested, delta);
 }
 
 ResultPtr ShownSource::epochAfter(const ResultPtr& shown, int delta) {
