@@ -18,10 +18,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/vocabulary/progress.h"
 #include "core/sim/engine.h"
 #include "core/torchsem/loader.h"
 #include "core/torchsem/sync.h"
+#include "core/vocabulary/progress.h"
 
 namespace {
 

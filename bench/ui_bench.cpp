@@ -20,10 +20,10 @@
 
 #include "core/report/cell_index.h"
 #include "core/sim/engine.h"
-#include "ui/views/heatmap_view.h"
 #include "ui/main_window.h"
-#include "ui/render/heatmap_painter.h"
 #include "ui/panels/scenario_panel.h"
+#include "ui/render/heatmap_painter.h"
+#include "ui/views/heatmap_view.h"
 
 using namespace shardlens;
 using namespace shardlens::ui;

@@ -9,11 +9,11 @@
 #include "app/cli/commands.h"
 #include "app/cli/engine_flags.h"
 #include "core/io/output_text.h"
-#include "core/vocabulary/types.h"
 #include "core/report/compare.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens::cli {
 

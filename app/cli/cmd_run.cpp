@@ -11,12 +11,12 @@
 #include "app/cli/terminal_progress.h"
 #include "core/io/files.h"
 #include "core/io/output_text.h"
-#include "core/vocabulary/limits.h"
-#include "core/vocabulary/types.h"
 #include "core/realrun/torch_plugin.h"
 #include "core/report/report.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/sim/lessons.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/types.h"
 #include "shardlens/config.h"
 
 namespace shardlens::cli {

@@ -8,12 +8,12 @@
 #include "app/cli/terminal_progress.h"
 #include "core/dataset/dataset_spec.h"
 #include "core/evaluation/scenario_settings.h"
-#include "core/vocabulary/types.h"
 #include "core/report/report.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
 #include "core/sim/validations.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens::cli {
 

@@ -4,8 +4,8 @@
 
 #include "app/cli/commands.h"
 #include "core/io/output_text.h"
-#include "core/vocabulary/types.h"
 #include "core/realrun/model_predictions.h"
+#include "core/vocabulary/types.h"
 #include "shardlens/config.h"
 
 int main(int argc, char** argv) {

@@ -14,8 +14,8 @@
 #include <mutex>
 #include <string>
 
-#include "core/vocabulary/progress.h"
 #include "core/platform/launcher_env.h"
+#include "core/vocabulary/progress.h"
 
 namespace shardlens::cli {
 

@@ -13,9 +13,9 @@
 #include "core/diagnosis/finding.h"
 #include "core/diagnosis/row_check.h"
 #include "core/diagnosis/stats.h"
+#include "core/torchsem/sampler.h"
 #include "core/vocabulary/matrix.h"
 #include "core/vocabulary/records.h"
-#include "core/torchsem/sampler.h"
 
 namespace shardlens {
 

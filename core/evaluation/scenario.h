@@ -4,10 +4,10 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "core/vocabulary/counter.h"
 #include "core/torchsem/loader.h"
 #include "core/torchsem/sampler.h"
 #include "core/torchsem/sync.h"
+#include "core/vocabulary/counter.h"
 
 namespace shardlens {
 

@@ -19,8 +19,8 @@
 #include <optional>
 #include <thread>
 
-#include "core/vocabulary/limits.h"
 #include "core/platform/store_auth.h"
+#include "core/vocabulary/limits.h"
 
 namespace shardlens {
 

@@ -15,8 +15,8 @@
 #include <initializer_list>
 #include <utility>
 
-#include "core/vocabulary/types.h"
 #include "core/platform/store.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 namespace {

@@ -7,9 +7,9 @@
 #include "core/io/files.h"
 #include "core/io/npy.h"
 #include "core/io/sha256.h"
-#include "core/vocabulary/types.h"
 #include "core/realrun/real_run.h"
 #include "core/realrun/torch_plugin.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

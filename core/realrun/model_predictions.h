@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "core/dataset/labels.h"
-#include "core/vocabulary/progress.h"
 #include "core/sim/specs.h"
+#include "core/vocabulary/progress.h"
 
 namespace shardlens {
 

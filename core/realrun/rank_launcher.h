@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "core/dataset/labels.h"
-#include "core/vocabulary/progress.h"
 #include "core/platform/process.h"
 #include "core/realrun/rank_protocol.h"
 #include "core/realrun/rank_services.h"
 #include "core/realrun/real_run.h"
 #include "core/runfile/runfile.h"
+#include "core/vocabulary/progress.h"
 
 namespace shardlens {
 

@@ -11,10 +11,10 @@
 #include <thread>
 
 #include "core/dataset/dataset_images.h"
-#include "core/vocabulary/types.h"
 #include "core/sim/specs.h"
 #include "core/torchsem/loader.h"
 #include "core/torchsem/sync.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

@@ -8,11 +8,11 @@
 #include "core/dataset/labels.h"
 #include "core/evaluation/scenario.h"
 #include "core/io/idx.h"
-#include "core/vocabulary/progress.h"
 #include "core/realrun/rank_protocol.h"
 #include "core/realrun/rank_services.h"
 #include "core/realrun/rank_sync.h"
 #include "core/realrun/real_run.h"
+#include "core/vocabulary/progress.h"
 
 namespace shardlens {
 

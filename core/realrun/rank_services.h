@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/vocabulary/counter.h"
 #include "core/realrun/rank_protocol.h"
+#include "core/vocabulary/counter.h"
 
 namespace shardlens {
 

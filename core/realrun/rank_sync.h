@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "core/evaluation/scenario.h"
+#include "core/realrun/rank_services.h"
 #include "core/vocabulary/matrix.h"
 #include "core/vocabulary/records.h"
-#include "core/realrun/rank_services.h"
 
 namespace shardlens {
 

@@ -23,8 +23,8 @@
 #include <string>
 
 #include "core/evaluation/scenario.h"
-#include "core/vocabulary/progress.h"
 #include "core/runfile/runfile.h"
+#include "core/vocabulary/progress.h"
 
 namespace shardlens {
 

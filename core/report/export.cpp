@@ -11,8 +11,8 @@
 #include "core/io/csv.h"
 #include "core/io/files.h"
 #include "core/io/npy.h"
-#include "core/vocabulary/types.h"
 #include "core/report/metrics.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

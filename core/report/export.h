@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "core/evaluation/evaluation.h"
-#include "core/vocabulary/matrix.h"
 #include "core/report/report.h"
+#include "core/vocabulary/matrix.h"
 
 namespace shardlens {
 

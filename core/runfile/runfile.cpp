@@ -14,10 +14,10 @@
 #include "core/io/npy.h"
 #include "core/io/npz.h"
 #include "core/io/sha256.h"
+#include "core/runfile/record_checks.h"
 #include "core/vocabulary/limits.h"
 #include "core/vocabulary/memory_budget.h"
 #include "core/vocabulary/types.h"
-#include "core/runfile/record_checks.h"
 #include "shardlens/config.h"
 
 namespace shardlens {

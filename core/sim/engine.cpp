@@ -6,11 +6,11 @@
 
 #include "core/dataset/dataset_spec.h"
 #include "core/evaluation/framework_hazards.h"
-#include "core/vocabulary/limits.h"
-#include "core/vocabulary/types.h"
 #include "core/sim/predictor.h"
 #include "core/sim/specs.h"
 #include "core/torchsem/accelerate_sampler.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

@@ -8,12 +8,12 @@
 #include "core/dataset/dataset_inputs.h"
 #include "core/evaluation/evaluation.h"
 #include "core/evaluation/scenario.h"
+#include "core/sim/specs.h"
+#include "core/torchsem/loader.h"
 #include "core/vocabulary/matrix.h"
 #include "core/vocabulary/memory_budget.h"
 #include "core/vocabulary/progress.h"
 #include "core/vocabulary/records.h"
-#include "core/sim/specs.h"
-#include "core/torchsem/loader.h"
 
 namespace shardlens {
 

@@ -6,8 +6,8 @@
 #include <filesystem>
 
 #include "core/evaluation/scenario_settings.h"
-#include "core/vocabulary/types.h"
 #include "core/sim/engine.h"
+#include "core/vocabulary/types.h"
 #include "shardlens/config.h"
 
 namespace shardlens {

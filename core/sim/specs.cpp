@@ -2,9 +2,9 @@
 
 #include <regex>
 
-#include "core/vocabulary/types.h"
 #include "core/sim/lessons.h"
 #include "core/sim/predictor.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

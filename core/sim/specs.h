@@ -11,8 +11,8 @@
 
 #include "core/dataset/dataset_spec.h"
 #include "core/dataset/labels.h"
-#include "core/vocabulary/progress.h"
 #include "core/sim/predictor.h"
+#include "core/vocabulary/progress.h"
 
 namespace shardlens {
 

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "core/cuda/cuda_backend.h"
-#include "core/vocabulary/types.h"
 #include "core/torch/rank_backend.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 namespace {

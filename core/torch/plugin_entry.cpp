@@ -1,9 +1,9 @@
 // The plugin's entry point: a table of the LibTorch-backed functions (see
 // core/realrun/torch_plugin.h). No LibTorch headers here.
-#include "core/vocabulary/memory_budget.h"
 #include "core/realrun/torch_plugin.h"
 #include "core/torch/model.h"
 #include "core/torch/pt_dump.h"
+#include "core/vocabulary/memory_budget.h"
 
 extern "C" __attribute__((visibility("default"))) const shardlens::TorchPlugin*
 shardlens_torch_plugin_entry() {

@@ -1,8 +1,8 @@
 // `model:` predictors: every image of an IDX file through a TorchScript model, batch by
 // batch. Plain C++ over model.h (no LibTorch headers), so it compiles fast.
 #include "core/io/idx.h"
-#include "core/vocabulary/types.h"
 #include "core/torch/model.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

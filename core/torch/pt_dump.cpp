@@ -12,10 +12,10 @@
 
 #include "core/io/detail.h"
 #include "core/io/npz.h"
-#include "core/vocabulary/memory_budget.h"
-#include "core/vocabulary/types.h"
 #include "core/torch/pt_dump.h"
 #include "core/torch/pt_unpickle.h"
+#include "core/vocabulary/memory_budget.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 namespace {

@@ -29,9 +29,9 @@
 
 #include "core/io/detail.h"
 #include "core/io/pt_pickle.h"
+#include "core/torch/pt_unpickle.h"
 #include "core/vocabulary/memory_budget.h"
 #include "core/vocabulary/types.h"
-#include "core/torch/pt_unpickle.h"
 
 namespace shardlens {
 namespace {

@@ -6,9 +6,9 @@
 #include <torch/version.h>
 
 #include "core/io/files.h"
-#include "core/vocabulary/types.h"
 #include "core/torch/model.h"
 #include "core/torch/torch_oracle.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 

@@ -2,9 +2,9 @@
 
 #include <map>
 
+#include "core/torchsem/lightning_wrapper.h"
 #include "core/vocabulary/limits.h"
 #include "core/vocabulary/types.h"
-#include "core/torchsem/lightning_wrapper.h"
 
 namespace shardlens {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/vocabulary/records.h"
 #include "core/torchsem/randperm.h"
+#include "core/vocabulary/records.h"
 
 namespace shardlens {
 

@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/vocabulary/counter.h"
 #include "core/realrun/rank_protocol.h"
 #include "core/realrun/rank_services.h"
+#include "core/vocabulary/counter.h"
 
 namespace shardlens::test {
 

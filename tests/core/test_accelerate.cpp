@@ -7,13 +7,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/diagnosis/diagnosis.h"
-#include "core/vocabulary/types.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
 #include "core/torchsem/accelerate_sampler.h"
 #include "core/torchsem/loader.h"
 #include "core/torchsem/randperm.h"
 #include "core/torchsem/sync.h"
+#include "core/vocabulary/types.h"
 #include "tests/common/test_rows.h"
 
 using namespace shardlens;

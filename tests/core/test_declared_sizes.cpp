@@ -13,12 +13,12 @@
 #include "core/io/json_fields.h"
 #include "core/io/npy.h"
 #include "core/io/npz.h"
-#include "core/vocabulary/limits.h"
-#include "core/vocabulary/memory_budget.h"
 #include "core/runfile/import.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/runfile/runfile.h"
 #include "core/sim/engine.h"
+#include "core/vocabulary/limits.h"
+#include "core/vocabulary/memory_budget.h"
 #include "test_io_util.h"
 
 namespace shardlens {

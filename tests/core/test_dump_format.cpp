@@ -10,8 +10,8 @@
 
 #include "core/io/npy.h"
 #include "core/io/npz.h"
-#include "core/vocabulary/types.h"
 #include "core/runfile/import.h"
+#include "core/vocabulary/types.h"
 #include "shardlens/dump_format.h"
 
 namespace fs = std::filesystem;

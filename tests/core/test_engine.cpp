@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/vocabulary/types.h"
 #include "core/sim/engine.h"
+#include "core/vocabulary/types.h"
 #include "tests/common/test_rows.h"
 
 using namespace shardlens;

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "core/io/csv.h"
-#include "core/vocabulary/matrix.h"
 #include "core/report/export.h"
 #include "core/report/metrics.h"
 #include "core/sim/engine.h"
+#include "core/vocabulary/matrix.h"
 
 namespace shardlens {
 namespace {

@@ -13,10 +13,10 @@
 #include "core/dataset/labels.h"
 #include "core/io/npy.h"
 #include "core/io/npz.h"
-#include "core/vocabulary/types.h"
 #include "core/runfile/import.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/sim/specs.h"
+#include "core/vocabulary/types.h"
 #include "tests/common/test_rows.h"
 
 namespace fs = std::filesystem;

@@ -10,7 +10,6 @@
 
 #include "core/io/npy.h"
 #include "core/io/npz.h"
-#include "core/vocabulary/types.h"
 #include "core/report/compare.h"
 #include "core/report/report.h"
 #include "core/runfile/import.h"
@@ -18,6 +17,7 @@
 #include "core/sim/engine.h"
 #include "core/sim/recorded_run_simulation.h"
 #include "core/sim/specs.h"
+#include "core/vocabulary/types.h"
 
 namespace fs = std::filesystem;
 using namespace shardlens;

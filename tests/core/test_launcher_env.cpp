@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "core/vocabulary/types.h"
 #include "core/platform/bind_address.h"
 #include "core/platform/launcher_env.h"
+#include "core/vocabulary/types.h"
 
 using namespace shardlens;
 

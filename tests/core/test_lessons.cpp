@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/vocabulary/types.h"
 #include "core/sim/lessons.h"
+#include "core/vocabulary/types.h"
 #include "tests/core/test_io_util.h"
 
 using namespace shardlens;

@@ -7,12 +7,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/vocabulary/types.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
 #include "core/sim/validations.h"
 #include "core/torchsem/lightning_wrapper.h"
 #include "core/torchsem/loader.h"
+#include "core/vocabulary/types.h"
 #include "tests/common/test_rows.h"
 
 using namespace shardlens;

@@ -9,14 +9,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/dataset/labels.h"
 #include "core/io/files.h"
 #include "core/io/npz.h"
-#include "core/dataset/labels.h"
-#include "core/vocabulary/limits.h"
 #include "core/runfile/import.h"
 #include "core/runfile/runfile.h"
 #include "core/sim/specs.h"
 #include "core/torchsem/sampler.h"
+#include "core/vocabulary/limits.h"
 #include "tests/common/small_run.h"
 #include "tests/core/test_io_util.h"
 

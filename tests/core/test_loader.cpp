@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "core/vocabulary/types.h"
 #include "core/torchsem/loader.h"
+#include "core/vocabulary/types.h"
 #include "tests/common/test_rows.h"
 
 using namespace shardlens;

@@ -12,8 +12,8 @@
 #include "core/io/npy.h"
 #include "core/io/npz.h"
 #include "core/io/zip_directory.h"
-#include "core/vocabulary/memory_budget.h"
 #include "core/runfile/import.h"
+#include "core/vocabulary/memory_budget.h"
 #include "test_io_util.h"
 
 namespace shardlens {

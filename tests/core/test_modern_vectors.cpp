@@ -17,12 +17,12 @@
 #include <string>
 #include <tuple>
 
-#include "core/vocabulary/records.h"
 #include "core/torchsem/accelerate_sampler.h"
 #include "core/torchsem/loader.h"
 #include "core/torchsem/randperm.h"
 #include "core/torchsem/sampler.h"
 #include "core/torchsem/sync.h"
+#include "core/vocabulary/records.h"
 #include "tests/common/test_rows.h"
 
 using namespace shardlens;

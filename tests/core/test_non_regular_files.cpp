@@ -22,8 +22,8 @@
 #include "core/io/npy.h"
 #include "core/io/npz.h"
 #include "core/io/sha256.h"
-#include "core/vocabulary/types.h"
 #include "core/runfile/runfile.h"
+#include "core/vocabulary/types.h"
 
 namespace shardlens {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 #include <utility>
 
+#include "core/torchsem/randperm.h"
 #include "core/vocabulary/block_mt19937.h"
 #include "core/vocabulary/types.h"
-#include "core/torchsem/randperm.h"
 #include "tests/common/test_rows.h"
 
 using namespace shardlens;

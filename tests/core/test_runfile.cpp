@@ -18,12 +18,12 @@
 #include "core/io/npy.h"
 #include "core/io/npz.h"
 #include "core/io/sha256.h"
-#include "core/vocabulary/types.h"
 #include "core/report/report.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/runfile/runfile.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
+#include "core/vocabulary/types.h"
 #include "tests/common/small_run.h"
 #include "tests/common/test_rows.h"
 

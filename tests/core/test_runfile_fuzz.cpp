@@ -8,8 +8,8 @@
 
 #include "core/io/files.h"
 #include "core/io/npz.h"
-#include "core/vocabulary/types.h"
 #include "core/runfile/runfile.h"
+#include "core/vocabulary/types.h"
 #include "test_io_util.h"
 
 using namespace shardlens;

@@ -7,8 +7,8 @@
 #include <set>
 #include <string>
 
-#include "core/vocabulary/types.h"
 #include "core/torchsem/sampler.h"
+#include "core/vocabulary/types.h"
 #include "tests/common/test_rows.h"
 
 using namespace shardlens;

@@ -13,10 +13,10 @@
 
 #include <gtest/gtest.h>
 
-#include "core/vocabulary/types.h"
 #include "core/platform/socket_store.h"
 #include "core/platform/store_auth.h"
 #include "core/realrun/rank_protocol.h"
+#include "core/vocabulary/types.h"
 
 using namespace shardlens;
 using namespace std::chrono_literals;

@@ -11,10 +11,10 @@
 #include "core/dataset/dataset_spec.h"
 #include "core/evaluation/scenario.h"
 #include "core/io/npy.h"
-#include "core/vocabulary/types.h"
 #include "core/realrun/model_predictions.h"
 #include "core/sim/predictor.h"
 #include "core/sim/specs.h"
+#include "core/vocabulary/types.h"
 #include "test_io_util.h"
 #include "tests/common/test_rows.h"
 

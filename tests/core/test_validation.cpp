@@ -9,9 +9,9 @@
 #include <string>
 
 #include "core/io/json_fields.h"
+#include "core/runfile/import.h"
 #include "core/vocabulary/records.h"
 #include "core/vocabulary/types.h"
-#include "core/runfile/import.h"
 #include "test_io_util.h"
 
 namespace shardlens {

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/vocabulary/types.h"
 #include "core/runfile/import.h"
+#include "core/vocabulary/types.h"
 
 namespace {
 

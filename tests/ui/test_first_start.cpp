@@ -11,10 +11,10 @@
 #include <QtTest>
 
 #include "tests/ui/ui_test_util.h"
-#include "ui/models/lesson_model.h"
 #include "ui/main_window.h"
-#include "ui/settings/settings.h"
+#include "ui/models/lesson_model.h"
 #include "ui/panels/welcome_panel.h"
+#include "ui/settings/settings.h"
 
 using namespace shardlens;
 using namespace shardlens::ui;

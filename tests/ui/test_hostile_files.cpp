@@ -15,16 +15,16 @@
 
 #include "core/io/npy.h"
 #include "core/io/npz.h"
-#include "core/vocabulary/memory_budget.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/runfile/runfile.h"
 #include "core/sim/engine.h"
+#include "core/vocabulary/memory_budget.h"
 #include "tests/ui/ui_test_util.h"
 #include "ui/controllers/import_controller.h"
 #include "ui/main_window.h"
-#include "ui/settings/memory_setting.h"
 #include "ui/render/figures.h"
 #include "ui/render/heatmap_source.h"
+#include "ui/settings/memory_setting.h"
 #include "ui/settings/settings.h"
 
 using namespace shardlens;

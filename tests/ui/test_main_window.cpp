@@ -10,14 +10,14 @@
 #include <QtTest>
 
 #include "tests/ui/ui_test_util.h"
-#include "ui/views/heatmap_view.h"
+#include "ui/main_window.h"
 #include "ui/models/idx_images.h"
 #include "ui/models/lesson_model.h"
-#include "ui/main_window.h"
 #include "ui/panels/matrix_panel.h"
-#include "ui/render/heatmap_painter.h"
 #include "ui/panels/sample_panel.h"
 #include "ui/panels/scenario_panel.h"
+#include "ui/render/heatmap_painter.h"
+#include "ui/views/heatmap_view.h"
 
 using namespace shardlens;
 using namespace shardlens::ui;

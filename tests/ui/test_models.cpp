@@ -6,8 +6,8 @@
 #include "core/torchsem/sampler.h"
 #include "ui/controllers/data_export.h"
 #include "ui/models/lesson_model.h"
-#include "ui/panels/metrics_panel.h"
 #include "ui/models/sample_model.h"
+#include "ui/panels/metrics_panel.h"
 
 using namespace shardlens;
 using namespace shardlens::ui;

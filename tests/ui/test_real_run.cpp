@@ -20,10 +20,10 @@
 #include "core/sim/specs.h"
 #include "shardlens/config.h"
 #include "tests/ui/ui_test_util.h"
-#include "ui/dialogs/compare_dialog.h"
-#include "ui/main_window.h"
 #include "ui/controllers/real_run_controller.h"
+#include "ui/dialogs/compare_dialog.h"
 #include "ui/dialogs/real_run_dialog.h"
+#include "ui/main_window.h"
 
 using namespace shardlens;
 using namespace shardlens::ui;

@@ -15,12 +15,12 @@
 #include <fstream>
 
 #include "tests/ui/ui_test_util.h"
-#include "ui/views/charts.h"
 #include "ui/controllers/export_controller.h"
-#include "ui/views/heatmap_view.h"
 #include "ui/main_window.h"
 #include "ui/panels/matrix_panel.h"
 #include "ui/panels/scenario_panel.h"
+#include "ui/views/charts.h"
+#include "ui/views/heatmap_view.h"
 #include "ui/views/shard_strip.h"
 
 using namespace shardlens;

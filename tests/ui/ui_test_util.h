@@ -5,18 +5,18 @@
 #include <QTest>
 #include <QWidget>
 
-#include "ui/views/charts.h"
 #include "ui/controllers/compare_controller.h"
 #include "ui/dialogs/compare_dialog.h"
 #include "ui/jobs/evaluation_runner.h"
-#include "ui/models/lesson_model.h"
 #include "ui/main_window.h"
+#include "ui/models/lesson_model.h"
 #include "ui/panels/matrix_panel.h"
-#include "ui/render/heatmap_painter.h"
 #include "ui/panels/run_banner.h"
 #include "ui/panels/sample_panel.h"
 #include "ui/panels/scenario_panel.h"
 #include "ui/panels/welcome_panel.h"
+#include "ui/render/heatmap_painter.h"
+#include "ui/views/charts.h"
 
 namespace shardlens::ui::test {
 

@@ -5,10 +5,10 @@
 #include <QInputDialog>
 #include <utility>
 
-#include "core/vocabulary/types.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
+#include "core/vocabulary/types.h"
 #include "ui/dialogs/compare_dialog.h"
 
 namespace shardlens::ui {

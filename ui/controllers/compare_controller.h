@@ -10,8 +10,8 @@
 #include <optional>
 #include <vector>
 
-#include "core/sim/recorded_run_simulation.h"
 #include "core/runfile/runfile.h"
+#include "core/sim/recorded_run_simulation.h"
 #include "ui/jobs/evaluation_runner.h"
 
 class QWidget;

@@ -8,12 +8,12 @@
 
 #include "core/io/files.h"
 #include "core/io/staged_directory.h"
-#include "core/vocabulary/types.h"
 #include "core/report/export.h"
 #include "core/report/metrics.h"
+#include "core/vocabulary/types.h"
 #include "ui/controllers/data_export.h"
-#include "ui/views/heatmap_view.h"
 #include "ui/settings/settings.h"
+#include "ui/views/heatmap_view.h"
 
 namespace shardlens::ui {
 

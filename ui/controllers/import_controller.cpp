@@ -10,10 +10,10 @@
 #include <QPushButton>
 #include <QSpinBox>
 
+#include "core/realrun/torch_plugin.h"
+#include "core/runfile/import.h"
 #include "core/vocabulary/limits.h"
 #include "core/vocabulary/types.h"
-#include "core/runfile/import.h"
-#include "core/realrun/torch_plugin.h"
 #include "ui/jobs/evaluation_runner.h"
 
 namespace shardlens::ui {

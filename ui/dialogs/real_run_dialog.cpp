@@ -36,8 +36,7 @@ QHBoxLayout* withButton(QLineEdit* edit, QPushButton* button) {
 
 }  // namespace
 
-RealRunDialog::RealRunDialog(const Scenario& scenario, EvaluationRunner* runner,
-                             QWidget* parent)
+RealRunDialog::RealRunDialog(const Scenario& scenario, EvaluationRunner* runner, QWidget* parent)
     : QDialog(parent),
       m_scenario(scenario),
       m_model(new QLineEdit(QString::fromStdString(reference_model_path()), this)),

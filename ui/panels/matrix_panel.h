@@ -7,12 +7,12 @@
 #include <optional>
 #include <vector>
 
-#include "ui/models/cell_info.h"
 #include "ui/jobs/evaluation_runner.h"
-#include "ui/views/heatmap_view.h"
+#include "ui/models/cell_info.h"
 #include "ui/render/figures.h"
 #include "ui/render/heatmap_source.h"
 #include "ui/render/view_set.h"
+#include "ui/views/heatmap_view.h"
 
 class QGridLayout;
 

@@ -12,9 +12,9 @@
 
 #include "core/vocabulary/types.h"
 #include "ui/models/lesson_model.h"
-#include "ui/render/shown_text.h"
 #include "ui/panels/scenario_panel.h"
 #include "ui/panels/setting_controls.h"
+#include "ui/render/shown_text.h"
 
 namespace shardlens::ui {
 

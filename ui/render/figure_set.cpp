@@ -8,8 +8,8 @@
 #include <functional>
 #include <memory>
 
-#include "core/vocabulary/limits.h"
 #include "core/sim/engine.h"
+#include "core/vocabulary/limits.h"
 #include "ui/render/drift_figure.h"
 #include "ui/render/figures.h"
 #include "ui/render/heatmap_source.h"

@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "core/vocabulary/matrix.h"
 #include "core/sim/engine.h"
+#include "core/vocabulary/matrix.h"
 #include "ui/render/heatmap_data.h"
 
 namespace shardlens::render {

@@ -3,8 +3,8 @@
 // favour of Qt Graphs, and only this file has to move.
 #include <QWidget>
 
-#include "ui/views/drift_view.h"
 #include "ui/jobs/evaluation_runner.h"
+#include "ui/views/drift_view.h"
 
 class QChartView;
 
