@@ -85,10 +85,11 @@ __version__ = "0.1.0"  # = CMakeLists.txt project VERSION; pyproject.toml reads 
 # (_recorder), what the front ends share: saying once, labels, the verdict (_recording, with
 # the verdict through shardlens-cli in _verdict), torchmetrics (_metrics), and the front
 # ends: Lightning (_callback: not named *lightning*, whose warnings Lightning prints without
-# their category) and Accelerate (_accelerate).
+# their category), Accelerate (_accelerate) and the Hugging Face Trainer (_hf_trainer).
 __all__ = ["ShardLensRecorder", "IndexedDataset", "PADDING", "SANITY", "ShardLensCallback",
            "LIGHTNING", "accelerate_padding_flags", "ShardLensWarning", "ShardLensVerdictError",
-           "ShardLensInputError", "watch", "SETTINGS_KEYS", "FORMAT_VERSION"]
+           "ShardLensInputError", "watch", "SETTINGS_KEYS", "FORMAT_VERSION",
+           "ShardLensTrainerCallback"]
 
 from ._format import FORMAT_VERSION, SETTINGS_KEYS
 from ._tensors import ShardLensInputError
@@ -97,3 +98,4 @@ from ._recorder import PADDING, SANITY, IndexedDataset, ShardLensRecorder, Shard
 from ._recording import ShardLensVerdictError
 from ._accelerate import watch
 from ._callback import LIGHTNING, ShardLensCallback
+from ._hf_trainer import ShardLensTrainerCallback
