@@ -11,8 +11,10 @@ rows are the rows the model evaluated on that rank (a forward hook decodes the i
 token ids), the padding copies are flagged and the rest cover the dataset once, the reported
 matrix is the one of what compute_metrics was given (or predict returned), and equals a
 single-process reference where Accelerate trims its padding; where it cannot (the sharded
-stream), the verdict counts the copies and the warning names the fix. Then the documented
-example (integrations/python/examples/hf_trainer_example.py) runs as 2 processes.
+stream), the verdict counts the copies and the warning names the fix; `simulate --like` on
+each run file with no other flag reproduces it (the dispatched stream: one message says it is
+not simulated). Then the documented example (integrations/python/examples/
+hf_trainer_example.py) runs as 2 processes.
 """
 import json
 import os
@@ -72,7 +74,7 @@ def trainer_run(request):
     start = time.time()
     logs = launch(os.path.join(HERE, "hf_trainer_worker.py"), [out], W, out, cli)
     print("4 Trainer processes, %d cases, ran in %.0f s" % (len(CASES), time.time() - start))
-    yield out, logs
+    yield out, logs, cli
     shutil.rmtree(out, ignore_errors=True)
 
 
@@ -83,7 +85,7 @@ def verdict_lines(log, case):
 
 @pytest.mark.parametrize("case", CASES)
 def test_records_equal_what_the_trainer_computed(trainer_run, case):
-    out, logs = trainer_run
+    out, logs, _ = trainer_run
     pad = padding_bit()
     lines = verdict_lines(logs[0], case)
     assert len(lines) == 2, logs[0][-3000:]  # evaluate and predict
@@ -116,9 +118,23 @@ def test_records_equal_what_the_trainer_computed(trainer_run, case):
             # map-style: even_batches cycled 9 samples; dispatched: the last round of 7 was
             # completed with 1 of the first items
             assert len(copies) == {"stream_dispatched": 1}.get(case, 7 * W * B - N), copies
+        like = simulate_like(trainer_run[2], os.path.join(out, case, "runs", stem + ".slrun"))
         print("%s %s: %d rows on %d ranks, %d padding copies flagged, metric saw %d rows: %s"
-              % (case, "predict" if e else "evaluate", len(real) + len(copies), W,
-                 len(copies), gathered_rows, lines[e]))
+              "; simulate --like: %s" % (case, "predict" if e else "evaluate",
+                                         len(real) + len(copies), W, len(copies),
+                                         gathered_rows, lines[e], like))
+
+
+def simulate_like(cli, run):
+    """`simulate --like RUN` with no other flag: it reproduces the run, or (the dispatched
+    stream, which it does not model) one message names what it cannot simulate."""
+    r = subprocess.run([cli, "simulate", "--like", run], capture_output=True, text=True,
+                       timeout=120)
+    if "stream_dispatched" in run:
+        assert r.returncode == 2 and "iterable-dispatch" in r.stderr, r.stdout + r.stderr
+        return "not simulated (iterable-dispatch), said"
+    assert r.returncode == 0 and "the simulation EQUALS the run" in r.stdout, r.stdout + r.stderr
+    return "EQUALS"
 
 
 def test_documented_example_runs(cli):
@@ -128,6 +144,7 @@ def test_documented_example_runs(cli):
         lines = ["ShardLens: " + line.split("ShardLens: ", 1)[1] for line in
                  logs[0].splitlines() if "ShardLens: " in line and "Warning" not in line]
         assert len(lines) == 1 and "exact" in lines[0], logs[0][-3000:]
-        assert os.path.exists(os.path.join(work, lines[0].rsplit("see ", 1)[1]))
-        print("hf_trainer_example.py (2 processes, %.0f s): %s" % (time.time() - start,
-                                                                   lines[0]))
+        run = os.path.join(work, lines[0].rsplit("see ", 1)[1])
+        like = simulate_like(cli, run)
+        print("hf_trainer_example.py (2 processes, %.0f s): %s; simulate --like: %s" % (
+            time.time() - start, lines[0], like))

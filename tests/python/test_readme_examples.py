@@ -29,7 +29,8 @@ import frameworks
 import pytest
 
 EXAMPLES = os.path.join(frameworks.RECORDER_DIR, "examples")
-NAMES = ("lightning_example.py", "accelerate_example.py", "torch_example.py")
+NAMES = ("lightning_example.py", "accelerate_example.py", "torch_example.py",
+         "hf_trainer_example.py")  # the last run by test_hf_trainer.py
 GUIDE = os.path.join("docs", "RECORDER.md")
 
 

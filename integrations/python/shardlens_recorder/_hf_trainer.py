@@ -105,6 +105,20 @@ class _StreamOrder:
         return index, flags
 
 
+def _stream_settings(dispatched):
+    """What `simulate --like` reads of an IterableDataset's loader. Dispatched: Accelerate's
+    DataLoaderDispatcher, which the simulation names and does not model. Sharded: every rank
+    deals the stream's rounds as BatchSamplerShard deals a sequential map-style loader with
+    even_batches (the last round completed from the first items), and gather_for_metrics,
+    with no length to trim by, is a plain gather."""
+    if dispatched:
+        return {"accelerate_input": "iterable-dispatch", "inner_sampler": "sequential",
+                "shuffle": False, "split_batches": False, "loader_drop_last": False}
+    return {"accelerate_input": "loader", "inner_sampler": "sequential", "shuffle": False,
+            "even_batches": True, "split_batches": False, "loader_drop_last": False,
+            "sync": "gather"}
+
+
 class _TrainerWatch(_AccelerateWatch):
     def __init__(self, trainer, out_dir, name, cli, fail_on_wrong, verdict, labels,
                  num_classes):
@@ -156,7 +170,7 @@ class _TrainerWatch(_AccelerateWatch):
             shard.dataset, dataset = counter, shard.dataset
         self._loop = {"stage": stage, "dataset": dataset, "shard": shard, "counter": counter,
                       "dispatched": _samplers.kind_name(dataloader) == "DataLoaderDispatcher"}
-        self._roles, self._own, self._loader = [], None, None
+        self._roles, self._own, self._loader, self._steps = [], None, None, 0
         try:
             out = loop(dataloader, description, *args, **kwargs)
         finally:
@@ -164,6 +178,10 @@ class _TrainerWatch(_AccelerateWatch):
                 shard.dataset = counter.dataset
         if self._loader is not None:  # something was recorded: dumps and the verdict
             self._finish()
+        elif self._steps and self._own is not None and self._own[0] is None:
+            self._run.say(("no logits", stage), "Trainer.%s gathered no predictions (no "
+                          "compute_metrics, or prediction_loss_only): nothing recorded" % (
+                              "predict" if stage == "test" else "evaluate"))
         self._loop = None
         return out
 
@@ -172,6 +190,7 @@ class _TrainerWatch(_AccelerateWatch):
         if self._loop is None:
             return
         loss, logits, labels = out
+        self._steps += 1
         args = self.trainer.args
         self._roles = [role for role, present in (
             ("loss", loss is not None),
@@ -251,11 +270,10 @@ class _TrainerWatch(_AccelerateWatch):
             self._size = rec.dataset_size = None  # the stream's length: known at its end
             self._order = None
             rec.batch_size = batch
-        _format.update_settings(
-            rec.settings, stage=stage, epoch=epoch, dataset_size=rec.dataset_size,
-            batch_size=rec.batch_size,
-            **({"accelerate_input": None, "inner_sampler": None, "shuffle": False,
-                "even_batches": None} if iterable else {}))
+        _format.update_settings(rec.settings, stage=stage, epoch=epoch,
+                                dataset_size=rec.dataset_size, batch_size=rec.batch_size)
+        if iterable:
+            _format.update_settings(rec.settings, **_stream_settings(loop["dispatched"]))
 
     def _finish(self):
         stream = getattr(self, "_stream", None)
@@ -328,14 +346,30 @@ class ShardLensTrainerCallback:
         if trainer is None:
             raise RuntimeError("ShardLensTrainerCallback: the Trainer holding it was not "
                                "found; use shardlens_recorder.watch(trainer, out_dir)")
-        self.watch = watch_trainer(trainer, self.out_dir, **self.kwargs)
+        self.watch = self._attach(trainer)
         return control
+
+    def _attach(self, trainer):
+        """The trainer's watch: this callback's, or the one watch(trainer) already made."""
+        watched = getattr(trainer, "_shardlens_watch", None)
+        return watched if watched is not None else watch_trainer(trainer, self.out_dir,
+                                                                 **self.kwargs)
 
     def __getattr__(self, attr):
         if attr.startswith("on_"):
-            return _no_event
+            return self._late_event
         raise AttributeError(attr)
 
-
-def _no_event(args, state, control, **kwargs):
-    return control
+    def _late_event(self, args, state, control, **kwargs):
+        """Any other event: when the callback was added after the Trainer was made
+        (trainer.add_callback), the first event it sees installs the watch, which records
+        from the next evaluation loop on."""
+        if self.watch is None and not self.__dict__.get("_late_tried"):
+            self._late_tried = True
+            trainer = _find_trainer(self)
+            if trainer is not None:
+                self.watch = self._attach(trainer)
+                self.watch._run.say("late", "ShardLensTrainerCallback was added after the "
+                                    "Trainer was made: recording from the next evaluation "
+                                    "on (shardlens_recorder.watch(trainer) records them all)")
+        return control
