@@ -17,6 +17,7 @@
 #include "core/sim/recorded_run_simulation.h"
 #include "ui/controllers/compare_controller.h"
 #include "ui/controllers/export_controller.h"
+#include "ui/controllers/follow_controller.h"
 #include "ui/controllers/import_controller.h"
 #include "ui/controllers/real_run_controller.h"
 #include "ui/controllers/run_opener.h"
@@ -47,6 +48,7 @@ MainWindow::MainWindow(QWidget* parent)
       m_import(new ImportController(m_runner, this)),
       m_export(new ExportController(m_runner, this)),
       m_realRuns(new RealRunController(m_runner, m_runs, m_compare, this)),
+      m_follow(new FollowController(m_runner, m_source, this)),
       m_lessons(new LessonModel(this)) {
   setObjectName(QStringLiteral("mainWindow"));
   install_model_predictor();  // `model:` predictors in the predictor box and lessons
@@ -166,6 +168,10 @@ void MainWindow::buildStatusBar() {
   m_verdict = new QLabel(this);
   m_verdict->setObjectName(QStringLiteral("verdict"));
   statusBar()->addWidget(m_verdict, 1);
+  m_followStatus = new QLabel(this);
+  m_followStatus->setObjectName(QStringLiteral("followStatus"));
+  m_followStatus->hide();
+  statusBar()->addPermanentWidget(m_followStatus);
   statusBar()->addPermanentWidget(new JobStatus(m_runner, this));
 }
 
@@ -197,6 +203,7 @@ void MainWindow::connectControllers() {
     statusBar()->showMessage(tr("Opening %1…").arg(QFileInfo(path).fileName()));
   });
   connect(m_runs, &RunOpener::playStep, this, [this] { stepRunEpoch(1); });
+  connectFollowing();
   connect(m_runs, &RunOpener::playingChanged, m_banner, &RunBanner::setPlaying);
   connect(m_compare, &CompareController::failed, this, &MainWindow::showError);
   connect(m_compare, &CompareController::simulated, this, &MainWindow::onRunSimulated);

@@ -4,8 +4,9 @@
 // samples (docks), display toolbar, and a status bar with the background job's progress and a
 // cancel button. What the menus do is the controllers' (each a child QObject, tested alone):
 // RunOpener (runs and their epochs), CompareController (Compare with…, Simulate this run),
-// ImportController, ExportController, RecentFiles and RealRunController; every load and
-// computation runs in the one EvaluationRunner; every setting is kept by Settings. What is
+// ImportController, ExportController, RecentFiles, RealRunController and FollowController
+// (File > Follow runs folder); every load and computation runs in the one EvaluationRunner;
+// every setting is kept by Settings. What is
 // shown (a simulation or a run file) is ShownSource's, and a result reaches every view, panel
 // and controller by its one signal, shown().
 #include <QMainWindow>
@@ -30,6 +31,7 @@ namespace shardlens::ui {
 class CompareController;
 class DisplayToolbar;
 class ExportController;
+class FollowController;
 class HeatmapView;
 class ImportController;
 class LessonModel;
@@ -60,6 +62,11 @@ class MainWindow : public QMainWindow {
   quint64 openRun(const QString& path);
   // A run file by its .slrun suffix, else a scenario (command line, recent files).
   bool openFile(const QString& path);
+  // Follows a training run's folder (FollowController): each run file that lands there is
+  // shown as one more validation of one run. False, with an error, when it is no folder.
+  // Opening another file, Back to simulation or File > Stop following stop it.
+  bool followRuns(const QString& folder);
+  void stopFollowing();
   // Back from a run file to the scenario simulated before it.
   void leaveRun();
   bool showingRun() const;
@@ -94,6 +101,7 @@ class MainWindow : public QMainWindow {
   void buildToolbar();
   void buildStatusBar();
   void connectControllers();
+  void connectFollowing();
   void onResult(ResultPtr result);  // shown once its views are ready
   void onFailed(quint64 job, const QString& message);
   void showVerdict(const ResultPtr& result);  // the status bar's verdict and timing
@@ -120,6 +128,7 @@ class MainWindow : public QMainWindow {
   ImportController* m_import;
   ExportController* m_export;
   RealRunController* m_realRuns;
+  FollowController* m_follow;
   RecentFiles* m_recent = nullptr;
   LessonModel* m_lessons;
 
@@ -142,6 +151,8 @@ class MainWindow : public QMainWindow {
   QMenu* m_viewMenu = nullptr;
   DisplayToolbar* m_display = nullptr;
   QLabel* m_verdict = nullptr;
+  QLabel* m_followStatus = nullptr;  // what is followed, while it is
+  QAction* m_stopFollowing = nullptr;
 
   // How it is shown.
   ViewOptions m_options;

@@ -13,6 +13,7 @@
 #include "ui/controllers/compare_controller.h"
 #include "ui/controllers/data_export.h"
 #include "ui/controllers/export_controller.h"
+#include "ui/controllers/follow_controller.h"
 #include "ui/controllers/import_controller.h"
 #include "ui/controllers/real_run_controller.h"
 #include "ui/controllers/run_opener.h"
@@ -58,6 +59,17 @@ void MainWindow::buildActions() {
   file->addAction(tr("&Import dumps…"), QKeySequence(tr("Ctrl+I")), m_import,
                   &ImportController::ask)
       ->setToolTip(tr("Per-rank dumps of your own evaluation (.npz, .npy, .csv, .pt)"));
+  file->addAction(tr("&Follow runs folder…"), QKeySequence(tr("Ctrl+Shift+F")), this,
+                  [this] {
+                    const QString folder = QFileDialog::getExistingDirectory(
+                        this, tr("Follow runs folder"), m_follow->folder());
+                    if (!folder.isEmpty()) followRuns(folder);
+                  })
+      ->setToolTip(tr("A training run's folder: each validation's run file is shown as it "
+                      "lands, one run the epoch stepper walks"));
+  m_stopFollowing = file->addAction(tr("S&top following"), this, &MainWindow::stopFollowing);
+  m_stopFollowing->setObjectName(QStringLiteral("stopFollowing"));
+  m_stopFollowing->setEnabled(false);
   file->addAction(tr("Compare &with…"), QKeySequence(tr("Ctrl+K")), m_compare,
                   &CompareController::ask)
       ->setToolTip(tr("Another run, epoch or scenario beside this one, with their difference"));
@@ -86,6 +98,7 @@ void MainWindow::buildActions() {
 
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(tr("&Reload and recompute"), QKeySequence::Refresh, this, [this] {
+    if (m_follow->following()) return m_follow->rescan();  // what landed, read once
     if (showingRun())
       return (void)openRun(m_source->runPath());  // the file may have been rewritten
     m_runner->clearCache();  // the dataset or prediction files may have changed on disk

@@ -7,6 +7,7 @@
 
 #include "core/io/output_text.h"
 #include "shardlens/config.h"
+#include "ui/controllers/follow_controller.h"
 #include "ui/main_window.h"
 #include "ui/models/lesson_model.h"
 #include "ui/models/recent_files.h"
@@ -20,6 +21,7 @@ namespace shardlens::ui {
 bool MainWindow::openScenario(const QString& path) {
   try {
     const Scenario s = load_scenario_file(path.toStdString());
+    m_follow->stop();  // another file opened
     m_source->setScenarioPath(path);
     m_recent->add(path);
     setScenario(s);

@@ -1,11 +1,15 @@
 // Run files in the main window: how each mode looks (the run's banner, read-only panel and
-// epoch actions, or the editable panel), its epochs, and Run > Simulate this run's settings in
-// the panel. Which mode is on is ShownSource's; loading is RunOpener's.
+// epoch actions, or the editable panel), its epochs, a followed runs folder, and Run >
+// Simulate this run's settings in the panel. Which mode is on is ShownSource's; loading is
+// RunOpener's, following a folder FollowController's.
 #include <QAction>
+#include <QDir>
 #include <QFileInfo>
+#include <QLabel>
 #include <QStatusBar>
 
 #include "core/sim/recorded_run_simulation.h"
+#include "ui/controllers/follow_controller.h"
 #include "ui/controllers/run_opener.h"
 #include "ui/main_window.h"
 #include "ui/models/recent_files.h"
@@ -17,6 +21,36 @@ namespace shardlens::ui {
 
 quint64 MainWindow::openRun(const QString& path) {
   return m_runs->open(path);
+}
+
+bool MainWindow::followRuns(const QString& folder) {
+  // Until the first run file lands, the last scenario rather than empty views. Its result
+  // comes first: a landing is added only while the runner is idle.
+  if (!m_source->requested()) restoreSession();
+  return m_follow->follow(folder);
+}
+
+void MainWindow::stopFollowing() {
+  m_follow->stop();
+}
+
+void MainWindow::connectFollowing() {
+  connect(m_follow, &FollowController::show, this, &MainWindow::onResult);
+  connect(m_follow, &FollowController::grew, this, [this] {
+    // The user stays on an older validation: its banner and epoch actions count the new ones.
+    if (showingRun()) showRunView(m_source->result());
+  });
+  connect(m_follow, &FollowController::failed, this, &MainWindow::showError);
+  connect(m_follow, &FollowController::stopped, this,
+          [this](const QString& message) { statusBar()->showMessage(message, 6000); });
+  connect(m_follow, &FollowController::statusChanged, this, [this](const QString& text) {
+    m_followStatus->setText(text);
+    m_followStatus->setToolTip(QDir::toNativeSeparators(m_follow->folder()));
+    m_followStatus->setVisible(!text.isEmpty());
+    m_stopFollowing->setEnabled(m_follow->following());
+  });
+  // Another run file opened (File > Open run, a recent one, an import, a real run) ends it.
+  connect(m_runs, &RunOpener::opening, m_follow, &FollowController::stop);
 }
 
 bool MainWindow::openFile(const QString& path) {
@@ -32,7 +66,7 @@ void MainWindow::showRunView(const ResultPtr& run) {
   // Shown as recorded; the panel never emits for setScenario, so the scenario that "Back to
   // simulation" returns to is untouched.
   m_panel->setScenario(run->eval.scenario());
-  m_recent->add(m_source->runPath());
+  if (!m_follow->following()) m_recent->add(m_source->runPath());  // not every validation
   m_banner->show();
   m_simulateRun->setEnabled(true);
   m_panel->setEnabled(false);
@@ -48,6 +82,7 @@ void MainWindow::showRunView(const ResultPtr& run) {
 }
 
 void MainWindow::showSimulationView() {
+  m_follow->stop();  // back to simulation, or a lesson or scenario chosen instead
   m_banner->hide();
   m_simulateRun->setEnabled(false);
   m_panel->setEnabled(true);

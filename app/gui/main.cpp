@@ -28,6 +28,12 @@ int main(int argc, char** argv) {
                             QStringLiteral("Open a lesson preset by name (e.g. seed-lesson)."),
                             QStringLiteral("name"));
   parser.addOption(lesson);
+  QCommandLineOption follow(
+      QStringLiteral("follow"),
+      QStringLiteral("Follow a training run's folder: each run file (.slrun) that lands there is "
+                     "shown as one more validation of one run."),
+      QStringLiteral("folder"));
+  parser.addOption(follow);
   parser.addPositionalArgument(QStringLiteral("file"),
                                QStringLiteral("Scenario JSON or run file (.slrun) to open."),
                                QStringLiteral("[scenario.json|run.slrun]"));
@@ -38,7 +44,9 @@ int main(int argc, char** argv) {
   const QStringList files = parser.positionalArguments();
   // A file given: a scenario, or a run file by its .slrun suffix. One that cannot be read
   // is a dialog over the last scenario (a run file's failure arrives later: MainWindow).
-  if (!files.isEmpty()) {
+  if (parser.isSet(follow))
+    window.followRuns(parser.value(follow));  // a folder that cannot be followed: a dialog
+  else if (!files.isEmpty()) {
     if (!window.openFile(files.first())) window.restoreSession();
   } else if (parser.isSet(lesson))
     window.loadLesson(parser.value(lesson));
