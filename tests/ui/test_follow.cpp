@@ -161,9 +161,13 @@ class TestFollow : public QObject {
     showQuietly(w);
     auto* follow = part<FollowController>(w);
     for (int e = 0; e < 3; ++e) land(dir.path(), e);
+    int runsShown = 0;
+    connect(&w, &MainWindow::resultShown, this, [&] { runsShown += w.showingRun(); });
     QVERIFY(w.followRuns(dir.path()));
     QTRY_VERIFY_WITH_TIMEOUT(
         follow->runs().size() == 3 && w.showingRun() && w.result()->eval.epoch() == 2, kWaitMs);
+    QTest::qWait(100);
+    QCOMPARE(runsShown, 1);  // what the folder held: its newest shown, not each in turn
     action(w, QStringLiteral("&Previous epoch"))->trigger();
     QTRY_COMPARE_WITH_TIMEOUT(w.result()->eval.epoch(), int64_t(1), kWaitMs);
     land(dir.path(), 3);

@@ -55,6 +55,7 @@ bool FollowController::follow(const QString& folder) {
   m_runs = FollowedRuns();
   m_files.clear();
   m_lastShown = nullptr;
+  m_showNewest = false;
   m_unseen = 0;
   m_reads = 0;
   m_folder = info.absoluteFilePath();
@@ -148,6 +149,7 @@ void FollowController::readNext() {
           if (generation != m_generation) return;
           m_reading = false;
           m_readingPath.clear();
+          showWhenRead();
         });
   }
 }
@@ -161,7 +163,8 @@ void FollowController::addWhenIdle(quint64 generation, FollowedFile file) {
     });
     return;
   }
-  // On the newest (or on nothing of this folder yet): the landing is shown.
+  // On the newest (or on nothing of this folder yet): the landing is shown, once the files
+  // waiting are read (a folder followed mid-run shows its last, not each in turn).
   const ResultPtr& before = m_shown->requested();
   const ResultPtr newestBefore = m_runs.newest();
   const bool onNewest = !before || !m_runs.holds(before.get()) || before.get() == m_lastShown ||
@@ -169,17 +172,26 @@ void FollowController::addWhenIdle(quint64 generation, FollowedFile file) {
   const size_t brought = m_runs.add(std::move(file));
   m_reading = false;
   m_readingPath.clear();
-  if (brought > 0 && onNewest) {
-    m_unseen = 0;
-    const ResultPtr newest = m_runs.newest();
-    m_lastShown = newest.get();
-    emit show(newest);
+  if (onNewest) {
+    m_showNewest = m_showNewest || brought > 0;
   } else {
+    m_showNewest = false;  // the user stepped away meanwhile
     m_unseen += int(brought);
     emit grew();
   }
   setStatus();
   readNext();
+  showWhenRead();
+}
+
+void FollowController::showWhenRead() {
+  if (!m_showNewest || m_reading || !m_queue.empty() || m_runs.empty()) return;
+  m_showNewest = false;
+  m_unseen = 0;
+  const ResultPtr newest = m_runs.newest();
+  m_lastShown = newest.get();
+  setStatus();
+  emit show(newest);
 }
 
 void FollowController::readFailed(quint64 generation, const QString& path, const FileState& read,
@@ -204,6 +216,7 @@ void FollowController::readFailed(quint64 generation, const QString& path, const
     m_files[path] = s;  // refused as it is: said once, read again when it changes
   }
   readNext();
+  showWhenRead();
 }
 
 void FollowController::folderLost(const QString& why) {

@@ -76,6 +76,7 @@ class FollowController : public QObject {
   void scan();
   void readNext();
   void addWhenIdle(quint64 generation, FollowedFile file);
+  void showWhenRead();  // the newest, once nothing waits to be read
   void readFailed(quint64 generation, const QString& path, const FileState& read,
                   const QString& message);
   void folderLost(const QString& why);
@@ -95,6 +96,7 @@ class FollowController : public QObject {
   bool m_reading = false;       // one file at a time, in landing order
   QString m_readingPath;
   const EvaluationResult* m_lastShown = nullptr;  // the newest, as this controller showed it
+  bool m_showNewest = false;  // landings to show once the files waiting are read
   int m_unseen = 0;
   int m_reads = 0;
 };
