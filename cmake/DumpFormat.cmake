@@ -39,16 +39,21 @@ function(_schema_enumerator out table word what)
   message(FATAL_ERROR "${SHARDLENS_DUMP_FORMAT_JSON}: ${what} has the unknown '${word}'")
 endfunction()
 
-# Flag bits: kFlag<Name> = value (PADDING: kFlagPadding).
+# Flag bits: kFlag<Name> = value (PADDING: kFlagPadding, PAD_ROW: kFlagPadRow).
 set(_flags "")
 _schema_indices(_indices flag_bits)
 foreach(i IN LISTS _indices)
   string(JSON _flag GET "${_schema}" flag_bits ${i} name)
   string(JSON _value GET "${_schema}" flag_bits ${i} value)
-  string(SUBSTRING "${_flag}" 0 1 _initial)
-  string(SUBSTRING "${_flag}" 1 -1 _rest)
-  string(TOLOWER "${_rest}" _rest)
-  string(APPEND _flags "inline constexpr int kFlag${_initial}${_rest} = ${_value};\n")
+  string(REPLACE "_" ";" _words "${_flag}")
+  set(_name "")
+  foreach(_word IN LISTS _words)
+    string(SUBSTRING "${_word}" 0 1 _initial)
+    string(SUBSTRING "${_word}" 1 -1 _rest)
+    string(TOLOWER "${_rest}" _rest)
+    string(APPEND _name "${_initial}${_rest}")
+  endforeach()
+  string(APPEND _flags "inline constexpr int kFlag${_name} = ${_value};\n")
 endforeach()
 
 # Arrays: {name, {name, aliases...}, shape}.

@@ -28,6 +28,7 @@ enum class Headline {
   NothingRecorded,  // no record at all: nothing can be checked
   FollowsTheDraw,   // the rows follow a sampler's own draw, not the dataset
   Hangs,            // the real run would hang, so nothing is reported
+  GatherFails,      // the real run's gather fails, so nothing is reported
 };
 
 // The catalogue id ("padding-duplicates"), as reports, lessons and the CLI name it.

@@ -38,16 +38,33 @@ FindingText plain_gather_padding(const Facts& f) {
             "of batch_size x world_size."}}};
 }
 
+// "rank 0: 8 steps (256 samples), rank 1: ...": each rank's steps, samples and last batch, as
+// far as the facts hold them.
+std::string per_rank_steps(const Facts& f) {
+  std::string out;
+  for (size_t r = 0; r < f.rank_steps.size(); ++r) {
+    out += (r ? ", " : "") + std::string("rank ") + std::to_string(r) + ": " +
+           std::to_string(f.rank_steps[r]) + " steps";
+    std::string inside;
+    if (r < f.rank_samples.size()) inside = std::to_string(f.rank_samples[r]) + " samples";
+    if (r < f.rank_last_batch.size())
+      inside += (inside.empty() ? "" : ", ") + std::string("last batch ") +
+                std::to_string(f.rank_last_batch[r]);
+    if (!inside.empty()) out += " (" + inside + ")";
+  }
+  return out;
+}
+
+Fix torchmetrics_once() {
+  return {"torchmetrics",
+          "Update a metric on each rank and sync once at compute() (one all_gather of every "
+          "rank's state, summed locally, which every rank reaches): uneven shards are then "
+          "counted exactly once."};
+}
+
 std::string uneven_steps_specifics(const Facts& f) {
   if (f.rank_steps.empty()) return "";
-  std::string per_rank;
-  for (size_t r = 0; r < f.rank_steps.size(); ++r) {
-    per_rank += (r ? ", " : "") + std::string("rank ") + std::to_string(r) + ": " +
-                std::to_string(f.rank_steps[r]) + " steps";
-    if (r < f.rank_samples.size())
-      per_rank += " (" + std::to_string(f.rank_samples[r]) + " samples)";
-  }
-  return "The ranks run different steps (" + per_rank + "), so the per-step " +
+  return "The ranks run different step counts (" + per_rank_steps(f) + "), so the per-step " +
          f.sync.value_or("collective") + " would hang.";
 }
 
@@ -55,17 +72,42 @@ FindingText uneven_steps(const Facts& f) {
   return {"Ranks run different step counts: the gather hangs",
           explained(uneven_steps_specifics(f),
                     "With even_batches=False, Accelerate deals the loader's batches round-robin "
-                    "without completing the last round, so some ranks run one step more (or a "
-                    "shorter last batch) than others. A collective called at every step "
-                    "(gather, gather_for_metrics) then waits for ranks that have finished: the "
-                    "real run hangs until its timeout, and no matrix is reported."),
+                    "without completing the last round, so when the batches do not divide "
+                    "evenly among the ranks some ranks run one step more than others. A "
+                    "collective called at every step (gather, gather_for_metrics) then waits "
+                    "for ranks that have finished: the real run hangs until its timeout, and "
+                    "no matrix is reported."),
           {{"Accelerate",
             "Keep even_batches=True (the default) with gather_for_metrics, or wrap the "
             "loop in accelerator.join_uneven_inputs([model], even_batches=...)."},
-           {"torchmetrics",
-            "Update a metric on each rank and sync once at compute() (one all_gather of "
-            "every rank's state, summed locally, which every rank reaches): uneven "
-            "shards are then counted exactly once."}}};
+           torchmetrics_once()}};
+}
+
+std::string unequal_last_batches_specifics(const Facts& f) {
+  if (f.rank_steps.empty()) return "";
+  return "Every rank runs " + std::to_string(f.rank_steps.front()) +
+         " steps but the last batches differ in size (" + per_rank_steps(f) +
+         "), so the last step's " + f.sync.value_or("gather") +
+         " is given tensors of unequal sizes and fails.";
+}
+
+FindingText unequal_last_batches(const Facts& f) {
+  return {"The last batches differ in size: the gather fails",
+          explained(unequal_last_batches_specifics(f),
+                    "With even_batches=False, Accelerate deals the loader's batches round-robin "
+                    "without completing the last round. When the batches divide evenly among "
+                    "the ranks, every rank runs the same steps, but the rank holding the "
+                    "loader's short last batch (or, with split_batches, the short slices of "
+                    "the last batch) has fewer rows at the last step. accelerator.gather, and "
+                    "so gather_for_metrics, all_gathers tensors that must have the same size on "
+                    "every rank: on gloo it fails (\"op.preamble.length <= op.nbytes\"), and "
+                    "no matrix is reported."),
+          {{"Accelerate",
+            "Pad before gathering: accelerator.pad_across_processes(t, dim=0) on the "
+            "predictions, targets (and index), then gather_for_metrics, whose truncation of "
+            "the last step to len(dataset) % (batch_size x W) rows drops the padded ones "
+            "(--pad-across-processes simulates it); or keep even_batches=True (the default)."},
+           torchmetrics_once()}};
 }
 
 // Why the ranks' lists of Lightning's wrapper are taken to be one, or not.
@@ -212,6 +254,8 @@ std::vector<CatalogueEntry> framework_entries() {
   return {
       {Pattern::PlainGatherPadding, "plain-gather-padding", Headline::Wrong, plain_gather_padding},
       {Pattern::UnevenSteps, "uneven-steps", Headline::Hangs, uneven_steps},
+      {Pattern::UnequalLastBatches, "unequal-last-batches", Headline::GatherFails,
+       unequal_last_batches},
       {Pattern::WrapperOverlap, "wrapper-overlap", Headline::Wrong, wrapper_overlap},
       {Pattern::RepeatedValidationSubset, "repeated-validation-subset", Headline::Wrong,
        repeated_validation_subset},

@@ -41,6 +41,7 @@ enum class Pattern : uint8_t {
   SamplerWithReplacement,    // sampler-with-replacement
   NothingRecorded,           // nothing-recorded
   AccelerateDoubleShard,     // accelerate-double-shard
+  UnequalLastBatches,        // unequal-last-batches
   UnexplainedDifference,     // unexplained-difference
 };
 
@@ -125,6 +126,7 @@ struct Facts {
   std::optional<std::string> stopped_by;  // what stopped an incomplete run before its sync
   std::vector<int64_t> rank_steps;        // uneven steps: each rank's steps ...
   std::vector<int64_t> rank_samples;      // ... and samples
+  std::vector<int64_t> rank_last_batch;   // unequal last batches: each rank's last batch
   std::optional<std::string> sync;        // the per-step collective
   std::optional<int64_t> validations;     // repeated validations of one epoch
   std::optional<int64_t> epoch;

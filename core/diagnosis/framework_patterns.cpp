@@ -192,16 +192,18 @@ void classify_framework_patterns(const DiagnosisInput& in, Diagnosis& out) {
   }
 }
 
-Diagnosis diagnose_uneven_steps(const RecordSource& records,
-                                const std::vector<int64_t>& class_counts,
-                                const Coverage& times_evaluated, const std::vector<int64_t>& steps,
-                                const std::vector<int64_t>& sizes, const std::string& sync) {
-  Diagnosis d = diagnose_incomplete(records, class_counts, times_evaluated, "uneven steps");
+Diagnosis diagnose_step_hazard(const RecordSource& records,
+                               const std::vector<int64_t>& class_counts,
+                               const Coverage& times_evaluated, const StepHazard& hazard) {
+  const bool hangs = hazard.pattern == Pattern::UnevenSteps;
+  Diagnosis d = diagnose_incomplete(records, class_counts, times_evaluated,
+                                    hangs ? "uneven steps" : "unequal last batches");
   d.findings.clear();
-  Finding f(Pattern::UnevenSteps);
-  f.facts.rank_steps = steps;
-  f.facts.rank_samples = sizes;
-  f.facts.sync = sync;
+  Finding f(hazard.pattern);
+  f.facts.rank_steps = hazard.steps;
+  f.facts.rank_samples = hazard.samples;
+  if (!hangs) f.facts.rank_last_batch = hazard.last_batch;
+  f.facts.sync = hazard.sync;
   d.findings.push_back(std::move(f));
   return d;
 }

@@ -15,12 +15,20 @@ namespace shardlens {
 // Accelerate's (a DistributedSampler pads fewer than W).
 void classify_framework_patterns(const DiagnosisInput& in, Diagnosis& out);
 
-// The diagnosis of an Accelerate loop whose ranks run different step counts
-// (even_batches=False) with a per-step gather: it would hang, so nothing is reported.
-// `steps` holds each rank's step count, `sizes` its sample count.
-Diagnosis diagnose_uneven_steps(const RecordSource& records,
-                                const std::vector<int64_t>& class_counts,
-                                const Coverage& times_evaluated, const std::vector<int64_t>& steps,
-                                const std::vector<int64_t>& sizes, const std::string& sync);
+// What an Accelerate loop with even_batches=False and an unpadded per-step gather runs into:
+// the ranks run different step counts (the gather hangs: uneven-steps), or the same steps
+// with last batches of different sizes (the gather fails: unequal-last-batches). Either way
+// nothing is reported.
+struct StepHazard {
+  Pattern pattern = Pattern::UnevenSteps;
+  std::vector<int64_t> steps;       // each rank's step count
+  std::vector<int64_t> samples;     // each rank's sample count
+  std::vector<int64_t> last_batch;  // each rank's last batch
+  std::string sync;                 // the per-step collective
+};
+
+Diagnosis diagnose_step_hazard(const RecordSource& records,
+                               const std::vector<int64_t>& class_counts,
+                               const Coverage& times_evaluated, const StepHazard& hazard);
 
 }  // namespace shardlens

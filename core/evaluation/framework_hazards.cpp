@@ -5,21 +5,40 @@
 
 namespace shardlens {
 
+namespace {
+
+std::string join_counts(const std::vector<int64_t>& values) {
+  std::string out;
+  for (int64_t v : values) out += (out.empty() ? "" : ", ") + std::to_string(v);
+  return out;
+}
+
+}  // namespace
+
 void report_framework_hazards(Evaluation& e) {
   if (!e.plan || !e.synced || e.scenario().sampler.kind != SamplerKind::Accelerate) return;
-  if (!per_step_collective(e.scenario().sync) || !uneven_steps(*e.plan)) return;
-  std::vector<int64_t> steps, sizes;
-  for (const EvaluatedRank& r : e.plan->evaluated) {
-    steps.push_back(r.batches);
-    sizes.push_back(r.sequence.size());
+  if (!per_step_collective(e.scenario().sync)) return;
+  const StepLayout layout = step_layout(*e.plan);
+  StepHazard hazard;
+  hazard.sync = to_string(e.scenario().sync);
+  if (layout.different_steps()) {
+    hazard.pattern = Pattern::UnevenSteps;
+    e.synced_missing = "the ranks run different step counts (" + join_counts(layout.steps) +
+                       ", even_batches=False), so the per-step " + hazard.sync + " would hang";
+  } else if (layout.unequal_last_batches() && !e.scenario().pad_across_processes) {
+    hazard.pattern = Pattern::UnequalLastBatches;
+    e.synced_missing = "the last batches differ in size (" + join_counts(layout.last_batch) +
+                       " samples, even_batches=False): the " + hazard.sync +
+                       " fails on unequal sizes (pad_across_processes first, or even_batches)";
+  } else {
+    return;  // even steps, or unequal last batches padded: the gather runs (synced as is)
   }
-  const std::string sync = to_string(e.scenario().sync);
+  hazard.steps = layout.steps;
+  hazard.last_batch = layout.last_batch;
+  for (const EvaluatedRank& r : e.plan->evaluated) hazard.samples.push_back(r.sequence.size());
   e.synced.reset();
   e.row_check = check_evaluation_rows(e);  // what the ranks counted, no longer the dropped sync
-  e.synced_missing = "the ranks run different step counts (even_batches=False), so the per-step " +
-                     sync + " would hang";
-  e.diagnosis =
-      diagnose_uneven_steps(*e.records, e.meta.class_counts, e.times_evaluated, steps, sizes, sync);
+  e.diagnosis = diagnose_step_hazard(*e.records, e.meta.class_counts, e.times_evaluated, hazard);
 }
 
 namespace {

@@ -1,6 +1,7 @@
 #pragma once
 // What a framework does to a simulated evaluation beyond its matrices: an Accelerate loop
-// whose ranks run different step counts hangs in its per-step gather, so it reports nothing;
+// whose ranks run different step counts hangs in its per-step gather, and one whose last
+// batches differ in size fails there unless it pads them, so neither reports anything;
 // several validations in one epoch see the same subset.
 #include <vector>
 
@@ -8,9 +9,11 @@
 
 namespace shardlens {
 
-// Accelerate's even_batches=False with uneven ranks and a per-step gather: removes the
-// synced matrix (the real loop hangs) and diagnoses uneven-steps. No-op otherwise. (Lightning's
-// wrapper is told apart by the diagnosis itself, for runs and simulations alike.)
+// Accelerate's even_batches=False with a per-step gather: ranks with different step counts
+// (the gather hangs: uneven-steps) or, unpadded (Scenario::pad_across_processes off), last
+// batches of different sizes (the gather fails: unequal-last-batches) remove the synced
+// matrix and diagnose that. No-op otherwise. (Lightning's wrapper is told apart by the
+// diagnosis itself, for runs and simulations alike.)
 void report_framework_hazards(Evaluation& e);
 
 // The validations of one epoch (Lightning's val_check_interval under DDP): when they all

@@ -117,6 +117,8 @@ std::string recorded_settings_text(const RecordedSettings& s) {
   if (s.val_check_interval) add("val_check_interval " + *s.val_check_interval);
   if (s.even_batches) add("even_batches " + yes_no(*s.even_batches));
   if (s.split_batches) add("split_batches " + yes_no(*s.split_batches));
+  if (s.pad_across_processes && *s.pad_across_processes)
+    add("pad_across_processes (padded rows not counted)");
   if (s.accelerate_input) add("prepared loader " + *s.accelerate_input);
   if (s.accelerate_shuffle) add("shuffle " + *s.accelerate_shuffle);
   if (s.stage) add("stage " + *s.stage);

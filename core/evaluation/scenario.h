@@ -20,6 +20,10 @@ struct Scenario {
   SamplerConfig sampler;
   LoaderConfig loader;
   SyncStrategy sync = SyncStrategy::AllReduce;
+  // Accelerate's pad_across_processes before the per-step gather: each rank's tensors padded
+  // to the longest of the step, so unequal last batches gather (gather_for_metrics then
+  // drops the padded rows with its truncation to the remainder).
+  bool pad_across_processes = false;
   CounterDtype dtype = CounterDtype::Int64;
   int ignore_index = -1;  // torchmetrics ignore_index; -1 = none
   // Lightning's val_check_interval: validations in one epoch (each one evaluation).

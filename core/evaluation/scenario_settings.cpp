@@ -68,10 +68,9 @@ ScenarioSetting bool_row(const Names& n, const char* off_flag, T Scenario::*oute
   return s;
 }
 
-// A switch of the Scenario itself rather than of its sampler or loader (none yet: the next
-// one is a field and a row made with this).
-[[maybe_unused]] ScenarioSetting bool_row(const Names& n, const char* off_flag,
-                                          bool Scenario::*member, std::string help) {
+// A switch of the Scenario itself rather than of its sampler or loader.
+ScenarioSetting bool_row(const Names& n, const char* off_flag, bool Scenario::*member,
+                         std::string help) {
   ScenarioSetting s = row(n, SettingKind::Bool, std::move(help));
   s.cli_off_flag = off_flag;
   s.get_bool = [=](const Scenario& x) { return x.*member; };
@@ -345,6 +344,13 @@ void add_metric_settings(std::vector<ScenarioSetting>& t) {
   t.push_back(named_at_default(choice_row<SyncStrategy>(
       {"sync", "sync", "--sync", kMetric, "Sync"}, [](auto& x) -> auto& { return x.sync; },
       parse_sync_strategy, syncs, "How per-rank matrices become the reported one")));
+  t.push_back(bool_row({"pad_across_processes", "pad_across_processes", "--pad-across-processes",
+                        kMetric, "pad across processes (Accelerate)"},
+                       "", &Scenario::pad_across_processes,
+                       "accelerator.pad_across_processes(t, dim=0) before each gather "
+                       "(Accelerate's sampler): unequal last batches (even_batches=False) are "
+                       "padded to the longest so the gather runs; gather_for_metrics drops the "
+                       "padded rows"));
   t.push_back(choice_row<CounterDtype>(
       {"counter_dtype", "counter_dtype", "--counter-dtype", kMetric, "Counter dtype"},
       [](auto& x) -> auto& { return x.dtype; }, parse_counter_dtype,
@@ -638,6 +644,10 @@ void validate(const Scenario& s) {
     throw InputError("--rank-seeds: " + std::to_string(c.rank_seeds.size()) +
                      " seeds given for world size " + std::to_string(c.world_size));
   }
+  if (s.pad_across_processes && c.kind != SamplerKind::Accelerate)
+    throw InputError(
+        "--pad-across-processes: Accelerate's pad_across_processes goes with "
+        "Accelerate's sampler (--sampler accelerate)");
   if (c.kind == SamplerKind::Accelerate && c.split_batches &&
       s.loader.batch_size % c.world_size != 0) {
     throw InputError("--split-batches: the batch size (" + std::to_string(s.loader.batch_size) +

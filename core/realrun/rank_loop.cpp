@@ -79,11 +79,20 @@ RankOutput evaluate_rank(const Scenario& scenario, const RunDataset& data, int r
   SamplerConfig sampler = scenario.sampler;
   sampler.world_size = world;
   const ShardPlan plan = plan_shards(data.labels.size(), sampler, scenario.loader);
-  if (per_step_collective(scenario.sync) && uneven_steps(plan)) {
-    throw InputError(
-        "the ranks run different step counts (Accelerate even_batches=False), so "
-        "the per-step " +
-        to_string(scenario.sync) + " would hang (uneven-steps)");
+  if (per_step_collective(scenario.sync)) {
+    const StepLayout layout = step_layout(plan);
+    if (layout.different_steps())
+      throw InputError(
+          "the ranks run different step counts (Accelerate even_batches=False), so "
+          "the per-step " +
+          to_string(scenario.sync) + " would hang (uneven-steps)");
+    if (layout.unequal_last_batches() && !scenario.pad_across_processes)
+      throw InputError(
+          "the ranks' last batches differ in size (Accelerate even_batches=False), "
+          "so the per-step " +
+          to_string(scenario.sync) +
+          " fails on unequal sizes (unequal-last-batches); "
+          "--pad-across-processes pads them as pad_across_processes does");
   }
   LoaderConfig loader = scenario.loader;
   loader.batch_size = plan.batch_size;  // Accelerate's split batches: B / W per rank

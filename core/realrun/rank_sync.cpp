@@ -108,6 +108,7 @@ RealSync synchronize_for_real(RankCollectives& coll, const Scenario& s, const Ra
   in.dataset_size = dataset_size;
   in.batch_size = out.rank_batch_size > 0 ? out.rank_batch_size : s.loader.batch_size;
   in.loader_exhausted = out.loader_exhausted;
+  in.pad_across_processes = s.pad_across_processes;
   in.ignore_index = s.ignore_index;
   in.dtype = s.dtype;
   return {synchronize(s.sync, in), note};

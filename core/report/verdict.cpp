@@ -132,6 +132,12 @@ Verdict verdict_of(const Evaluation& e) {
             "INCOMPLETE: the ranks run different step counts, so the per-step gather would hang "
             "and nothing is reported.",
             "⚠ Ranks run different steps: the gather would hang, nothing is reported"};
+  if (!e.synced && headline == Headline::GatherFails)
+    return {VerdictKind::Incomplete,
+            "INCOMPLETE: the ranks' last batches differ in size, so the per-step gather fails "
+            "on unequal sizes and nothing is reported (pad_across_processes before "
+            "gather_for_metrics, or even_batches=True, makes it run).",
+            "⚠ Last batches differ in size: the gather fails, nothing is reported"};
   if (!e.synced)
     return {VerdictKind::Incomplete, "INCOMPLETE: nothing was reported, so nothing can be checked.",
             "⚠ Incomplete run: nothing was reported"};

@@ -201,6 +201,12 @@ EvaluationGroups group_by_evaluation(std::vector<RankDump> dumps) {
     out.notes.push_back("left out " + std::to_string(sanity) +
                         " sanity-check dump(s): the sanity check is not part of an epoch's metric");
   if (dumps.empty()) throw InputError("import: only sanity-check dumps were given");
+  int64_t pad_rows = 0;
+  for (const RankDump& d : dumps) pad_rows += d.pad_rows;
+  if (pad_rows > 0)
+    out.notes.push_back(std::to_string(pad_rows) +
+                        " rows pad_across_processes added (flag PAD_ROW) were not counted as "
+                        "samples");
   std::string with, without;  // a dump that names its epoch, one that does not
   int64_t with_epoch = 0;
   // Validation and dataloader numbers tell evaluations apart only when there are several.

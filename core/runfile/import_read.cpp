@@ -53,6 +53,10 @@ void append_records(RankDump& d, const RecordSite& site, const std::vector<int64
     const int64_t fl = flags.empty() ? 0 : flags[i];
     check_record_bounds(storable, site, int64_t(i), ranks[i], index[i], target[i], prediction[i],
                         fl);
+    if ((fl & dump_format::kFlagPadRow) != 0) {  // padding of a gather, not a sample
+      ++d.pad_rows;
+      continue;
+    }
     d.ranks.push_back(static_cast<int>(ranks[i]));
     d.records.push_back(Record{index[i], static_cast<int32_t>(target[i]),
                                static_cast<int32_t>(prediction[i]), static_cast<uint8_t>(fl)});

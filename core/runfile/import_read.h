@@ -36,6 +36,9 @@ struct RankDump {
   std::string origin;
   std::vector<int> ranks;  // rank of every record
   std::vector<Record> records;
+  // Rows accelerator.pad_across_processes added (flag PAD_ROW): no samples, left out of
+  // `records` and counted here.
+  int64_t pad_rows = 0;
   // Where each value of the records came from (by RecordField: "array 'labels'", "column 2"),
   // named by the checks of their bounds.
   std::array<std::string, 5> record_keys;

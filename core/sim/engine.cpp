@@ -207,6 +207,7 @@ Evaluation evaluate_with_plan(const Scenario& s, std::shared_ptr<const DatasetIn
   sync.batch_size = s.loader.batch_size;
   sync.loader_exhausted = loader_exhausted(*plan, s.loader);
   use_plan_batches(sync, *plan, s.loader);  // Accelerate's split batches: B / W per rank
+  sync.pad_across_processes = s.pad_across_processes;
   sync.ignore_index = s.ignore_index;
   sync.dtype = s.dtype;
   e.synced = synchronize(s.sync, sync);

@@ -32,6 +32,8 @@ void set_accelerate(const RecordedSettings& r, RecordedRunScenario& out) {
   SamplerConfig& s = out.scenario.sampler;
   s.even_batches = r.even_batches.value_or(true);
   s.split_batches = r.split_batches.value_or(false);
+  // The padding the recorder saw (PAD_ROW rows): the simulation pads the same steps.
+  out.scenario.pad_across_processes = r.pad_across_processes.value_or(false);
   if (!r.even_batches || !r.split_batches)
     assume(out,
            "Accelerate's even_batches or split_batches was not recorded: the default "

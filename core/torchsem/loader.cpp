@@ -1,7 +1,9 @@
 #include "core/torchsem/loader.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 
 #include "core/torchsem/accelerate_sampler.h"
 #include "core/vocabulary/limits.h"
@@ -142,11 +144,30 @@ bool plan_exhausted(const ShardPlan& plan, const LoaderConfig& loader) {
   return true;
 }
 
-bool uneven_steps(const ShardPlan& plan) {
+namespace {
+
+bool all_equal(const std::vector<int64_t>& values) {
+  return std::adjacent_find(values.begin(), values.end(), std::not_equal_to<>()) == values.end();
+}
+
+}  // namespace
+
+bool StepLayout::different_steps() const {
+  return !all_equal(steps);
+}
+
+bool StepLayout::unequal_last_batches() const {
+  return !different_steps() && !all_equal(last_batch);
+}
+
+StepLayout step_layout(const ShardPlan& plan) {
+  StepLayout out;
   for (const EvaluatedRank& r : plan.evaluated) {
-    if (r.sequence.size() != plan.evaluated.front().sequence.size()) return true;
+    const int64_t evaluated = std::min(r.sampler_size, r.batches * plan.batch_size);
+    out.steps.push_back(r.batches);
+    out.last_batch.push_back(r.batches > 0 ? evaluated - (r.batches - 1) * plan.batch_size : 0);
   }
-  return false;
+  return out;
 }
 
 }  // namespace shardlens

@@ -54,8 +54,24 @@ ShardPlan plan_shards(int64_t n, const SamplerConfig& sampler, const LoaderConfi
 // drop_last): gather_for_metrics trims only then.
 bool plan_exhausted(const ShardPlan& plan, const LoaderConfig& loader);
 
-// Whether ranks run different step counts or last-batch sizes (Accelerate's
-// even_batches=False): a per-step collective (gather, gather_for_metrics) would hang.
-bool uneven_steps(const ShardPlan& plan);
+// The steps each rank runs in the epoch and the length of its last batch (sanity batches
+// aside). Only Accelerate's even_batches=False makes them differ: the batches are dealt
+// round-robin without completing the last round, so a rank may run one step fewer, or all
+// run the same steps and one ends on a short batch.
+struct StepLayout {
+  std::vector<int64_t> steps;       // per rank
+  std::vector<int64_t> last_batch;  // per rank: the samples of its last step (0: no step)
+
+  // A per-step collective (gather, gather_for_metrics) then waits for a rank that has
+  // finished: it hangs.
+  bool different_steps() const;
+  // The same steps, but last batches of different sizes: an all_gather of unequal tensors
+  // fails (gloo: "op.preamble.length <= op.nbytes") unless each rank's tensor is padded to
+  // the longest first (pad_across_processes).
+  bool unequal_last_batches() const;
+  bool even() const { return !different_steps() && !unequal_last_batches(); }
+};
+
+StepLayout step_layout(const ShardPlan& plan);
 
 }  // namespace shardlens

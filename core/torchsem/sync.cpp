@@ -52,7 +52,8 @@ Matrix gather_zero_pad(const SyncInputs& in, int32_t classes) {
 }  // namespace
 
 std::vector<Record> gather_for_metrics_records(const RecordSource& records, int64_t dataset_size,
-                                               int64_t batch_size, bool loader_exhausted) {
+                                               int64_t batch_size, bool loader_exhausted,
+                                               bool pad) {
   const int w = records.world_size();
   int64_t batches = 0;
   for (int r = 0; r < w; ++r) {
@@ -62,13 +63,18 @@ std::vector<Record> gather_for_metrics_records(const RecordSource& records, int6
   std::vector<Record> gathered;
   for (int64_t b = 0; b < batches; ++b) {
     gathered.clear();
+    const int64_t begin = b * batch_size;
+    int64_t longest = 0;  // the step's longest batch, which pad_across_processes pads to
+    for (int r = 0; r < w; ++r)
+      longest = std::max(longest, std::min(records.rank_size(r), begin + batch_size) - begin);
     for (int r = 0; r < w; ++r) {  // rank-major, as all_gather concatenates
-      const int64_t begin = b * batch_size;
       const int64_t end = std::min(records.rank_size(r), begin + batch_size);
-      if (end <= begin) continue;
+      const int64_t own = std::max<int64_t>(end - begin, 0);
       const size_t at = gathered.size();
-      gathered.resize(at + static_cast<size_t>(end - begin));
-      records.read(r, begin, std::span<Record>(gathered.data() + at, gathered.size() - at));
+      gathered.resize(at + static_cast<size_t>(own));
+      if (own > 0)
+        records.read(r, begin, std::span<Record>(gathered.data() + at, gathered.size() - at));
+      if (pad) gathered.resize(gathered.size() + static_cast<size_t>(longest - own), Record{});
     }
     const int64_t remainder = dataset_size % (batch_size * w);
     if (b == batches - 1 && loader_exhausted && remainder > 0 &&
@@ -95,13 +101,20 @@ Matrix synchronize(SyncStrategy strategy, const SyncInputs& in) {
     }
     case SyncStrategy::GatherZeroPad:
       return gather_zero_pad(in, classes);
-    case SyncStrategy::GatherTrim:
     case SyncStrategy::Gather:
+      // The padded rows are gathered and counted: the step-wise gather, never truncated.
+      if (in.pad_across_processes)
+        return bincount_records(
+            gather_for_metrics_records(*in.records, in.dataset_size, in.batch_size, false, true),
+            classes, in.ignore_index);
+      return bincount_all(*in.records, classes, in.ignore_index);
+    case SyncStrategy::GatherTrim:
       return bincount_all(*in.records, classes, in.ignore_index);
     case SyncStrategy::GatherForMetrics:
-      return bincount_records(gather_for_metrics_records(*in.records, in.dataset_size,
-                                                         in.batch_size, in.loader_exhausted),
-                              classes, in.ignore_index);
+      return bincount_records(
+          gather_for_metrics_records(*in.records, in.dataset_size, in.batch_size,
+                                     in.loader_exhausted, in.pad_across_processes),
+          classes, in.ignore_index);
     case SyncStrategy::NormalizeThenSum: {
       Matrix sum(classes);
       for (const Matrix& m : per_rank) sum += normalize(m, Normalization::True);

@@ -42,6 +42,9 @@ struct SyncInputs {
   int64_t dataset_size = 0;                       // len(dataset), for gather_for_metrics
   int64_t batch_size = 1;                         // each rank's batch size (a gather step)
   bool loader_exhausted = true;  // the last batch evaluated was the loader's last one
+  // Accelerate's pad_across_processes before each per-step gather: a rank's step shorter
+  // than the step's longest gathers zero rows (index, target, prediction 0) to its length.
+  bool pad_across_processes = false;
   int ignore_index = -1;
   CounterDtype dtype = CounterDtype::Int64;
 };
@@ -49,9 +52,11 @@ struct SyncInputs {
 Matrix synchronize(SyncStrategy strategy, const SyncInputs& in);
 
 // Records kept by Accelerate's gather_for_metrics: rank-major per batch, the last gathered
-// batch cut to its first dataset_size % (batch_size * W) items. Returns per rank a keep
-// count of the final batch... expressed as the list of kept records.
+// batch cut to its first dataset_size % (batch_size * W) items (gradient_state.remainder).
+// With `pad`, each rank's batch is first padded to the step's longest with zero records
+// (pad_across_processes), which the cut drops when they are the step's last rows.
 std::vector<Record> gather_for_metrics_records(const RecordSource& records, int64_t dataset_size,
-                                               int64_t batch_size, bool loader_exhausted);
+                                               int64_t batch_size, bool loader_exhausted,
+                                               bool pad = false);
 
 }  // namespace shardlens

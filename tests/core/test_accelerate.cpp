@@ -116,7 +116,7 @@ TEST_P(AccelerateReference, BatchesAndGatherForMetricsEqualAccelerates) {
     EXPECT_EQ(plan.evaluated[size_t(r)].batches, int64_t(want.size()));
   }
   // gather_for_metrics: null where a per-step gather would hang or fail.
-  EXPECT_EQ(v["gather_for_metrics"].is_null(), uneven_steps(plan));
+  EXPECT_EQ(v["gather_for_metrics"].is_null(), !step_layout(plan).even());
   if (v["gather_for_metrics"].is_null()) return;
   StoredRecords records;
   for (int r = 0; r < plan.world_size; ++r) {

@@ -217,7 +217,7 @@ TEST(Evaluation, PatternIdsRoundTrip) {
   EXPECT_EQ(pattern_from_id("padding-duplicates"), Pattern::PaddingDuplicates);
   EXPECT_FALSE(pattern_from_id("no-such-pattern").has_value());
   EXPECT_EQ(pattern_from_id("accelerate-double-shard"), Pattern::AccelerateDoubleShard);
-  EXPECT_EQ(all_patterns().size(), 24u);
+  EXPECT_EQ(all_patterns().size(), 25u);
   EXPECT_FALSE(describe_pattern(Pattern::IncompleteRun).fixes.empty());
 }
 

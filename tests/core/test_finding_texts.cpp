@@ -310,6 +310,20 @@ std::vector<TextRow> text_rows() {
         fixed(b, {{}, steps(1003, 8, 10)}));
   }
   {
+    // even_batches=False when the batches divide evenly among the ranks: every rank runs the
+    // same steps, the last rank's last batch holds n - (batches - 1) b.
+    Scenario a = base(k500, 4, 16), b = base(k600, 3, 41);
+    a.sampler.kind = b.sampler.kind = SamplerKind::Accelerate;
+    a.sampler.even_batches = b.sampler.even_batches = false;
+    a.sync = SyncStrategy::GatherForMetrics;
+    b.sync = SyncStrategy::Gather;
+    add(Pattern::UnequalLastBatches,
+        fixed(a, {{8, 4}, {"rank 3: 8 steps (116 samples, last batch 4)", "gather-for-metrics"}}),
+        fixed(b, {{5, 26},
+                  {"rank 2: 5 steps (190 samples, last batch 26)",
+                   "last step's gather is given tensors of unequal sizes"}}));
+  }
+  {
     // Lightning's wrapper over a weighted sampler, each rank seeded apart.
     Scenario a = base(k500, 4, 10), b = base(k600, 3, 16);
     a.sampler.kind = b.sampler.kind = SamplerKind::LightningWrapper;

@@ -14,3 +14,8 @@ add_test(NAME frameworks.accelerate_readme
                  $<TARGET_FILE:shardlens-cli>)
 set_tests_properties(frameworks.accelerate_readme PROPERTIES
                      SKIP_RETURN_CODE 77 LABELS "frameworks;multi-process" TIMEOUT 300)
+add_test(NAME frameworks.accelerate_uneven
+         COMMAND python3 ${SHARDLENS_FRAMEWORK_TESTS}/accelerate_uneven.py
+                 $<TARGET_FILE:shardlens-cli>)
+set_tests_properties(frameworks.accelerate_uneven PROPERTIES
+                     SKIP_RETURN_CODE 77 LABELS "frameworks;multi-process" TIMEOUT 300)

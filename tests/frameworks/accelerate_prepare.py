@@ -9,8 +9,10 @@ DataLoader over a dataset that yields its index, and iterate it, calling
 and epoch: each rank's evaluated indices equal `shardlens-cli shards` for that rank, and the
 matrices built from the gathered indices (labels and predictions are fixed tables, given to
 ShardLens as npy:) equal `shardlens-cli simulate --sync gather-for-metrics` and `--sync
-gather`. Cases whose ranks would run different steps (even_batches=False) are not run with a
-per-step gather (it hangs): ShardLens must diagnose them `uneven-steps` instead.
+gather`. Cases whose ranks would run different steps or last batches (even_batches=False)
+are not run with a per-step gather (it hangs, or fails on unequal sizes): ShardLens must
+diagnose them `uneven-steps` (different step counts) or `unequal-last-batches` instead
+(accelerate_uneven.py runs those gathers).
 """
 import json
 import os
@@ -80,10 +82,20 @@ def world_cases(w):
 
 def uneven(c, w):
     """Whether the ranks' step counts or batch sizes differ (from Accelerate's own class)."""
+    return len(layouts(c, w)) > 1
+
+
+def different_steps(c, w):
+    """Whether the ranks' step counts differ (else only their last batches do)."""
+    return len({len(layout) for layout in layouts(c, w)}) > 1
+
+
+def layouts(c, w):
+    """Each rank's batch lengths under Accelerate's own BatchSamplerShard, as a set."""
     from accelerate.data_loader import BatchSamplerShard
     from torch.utils.data import BatchSampler, DistributedSampler, SequentialSampler
     if w == 1:
-        return False
+        return set()
     layouts = set()
     for r in range(w):
         inner = (DistributedSampler(range(c["n"]), num_replicas=w, rank=r, shuffle=False)
@@ -92,7 +104,7 @@ def uneven(c, w):
                                   process_index=r, split_batches=c["split"],
                                   even_batches=c["even"])
         layouts.add(tuple(len(batch) for batch in shard))
-    return len(layouts) > 1
+    return layouts
 
 
 def worker(out_dir):
@@ -245,9 +257,11 @@ def main():
                       checks += 1
                       if real[key] is None:
                           pats = [f.get("pattern") for f in sim["diagnosis"]]
-                          if "uneven-steps" not in pats or sim.get("synced") is not None:
-                              failures.append("%s %s: uneven steps not diagnosed (%s)" % (
-                                  where, sync, pats))
+                          want = ("uneven-steps" if different_steps(c, w)
+                                  else "unequal-last-batches")
+                          if want not in pats or sim.get("synced") is not None:
+                              failures.append("%s %s: %s not diagnosed (%s)" % (
+                                  where, sync, want, pats))
                           continue
                       if any(ranks[r][k][e][key] != real[key] for r in range(w)):
                           failures.append("%s %s: ranks gathered differently" % (where, sync))

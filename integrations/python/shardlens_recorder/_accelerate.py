@@ -63,10 +63,14 @@ class _AccelerateWatch:
         self._loader = None
         self._evaluations = 0
         self._failed = None
+        self._object_gather = False
 
     def __call__(self, input_data, *args, **kwargs):
         try:
             self._record(input_data)
+            # gather_object takes lists of any length: nothing needs padding to gather them
+            self._object_gather = self._object_gather or bool(
+                kwargs.get("use_gather_object", args[0] if args else False))
         except ShardLensInputError as e:  # the frameworks refuse it too: stop here
             self._failed = str(e)
             raise ShardLensInputError("ShardLens: %s (gather_for_metrics)" % e) from None
@@ -90,6 +94,8 @@ class _AccelerateWatch:
         rec.reset(epoch=self._evaluations)
         self._evaluations += 1
         self._loader, self._failed, self._step, self._order = loader, None, 0, None
+        self._replayed = self._pad_rows = 0  # rows of the order replayed; padded rows seen
+        self._object_gather = False
         self._gathered = []  # (predictions, targets) as gather_for_metrics returned them
         batch_sampler = getattr(loader, "batch_sampler", None)
         self._batch_size = getattr(batch_sampler, "batch_size", None) or \
@@ -108,6 +114,9 @@ class _AccelerateWatch:
             versions=_format.versions())
         rec.settings = _format.update_settings(settings, **_prepared_loader_settings(
             batch_sampler, inner))
+        # Every rank's batch lengths where they may differ (even_batches=False): rows past a
+        # rank's own batch are the ones pad_across_processes added.
+        self._lengths = _samplers.accelerate_batch_lengths(batch_sampler, rec.world_size)
         if _samplers.kind_name(inner) == "SequentialSampler" and batch_sampler is not None:
             # This rank's batches, dealt again: a sequential order draws nothing.
             self._order = [i for batch in batch_sampler for i in batch]
@@ -126,19 +135,40 @@ class _AccelerateWatch:
         rec = self.recorder
         target = _tensors.flat(target)
         n = _tensors.length(target)
+        own = self._own_length(n)
         if index is None:
             if self._order is None:
                 raise Unreadable("no dataset index: the loader is not sequential; pass "
                                   "(index, predictions, targets)")
-            index = self._order[rec.count:rec.count + n]
+            index = self._order[self._replayed:self._replayed + own] + [0] * (n - own)
         if rec.num_classes is None and _tensors.is_tensor(pred) and pred.ndim == 2:
             rec.num_classes = int(pred.shape[1])
         flags = None
         if self._batch_size and self._size is not None:
             flags = _samplers.accelerate_padding_flags(self._step, rec.rank, rec.world_size,
-                                             self._batch_size, self._size, n, self._split)
+                                             self._batch_size, self._size, own, self._split)
+        if own < n:  # the padded rows: recorded, flagged, never counted as samples
+            flags = (flags or [0] * own) + [_samplers.PAD_ROW] * (n - own)
         rec.update(index, target, pred, flags=flags)
         self._step += 1
+        self._replayed += own
+        self._pad_rows += n - own
+
+    def _own_length(self, n):
+        """The rows of this rank's own batch at this step among the n it passed: a tensor
+        longer than the batch its loader yielded was padded to the step's longest
+        (accelerator.pad_across_processes), its last rows no samples."""
+        lengths = self._lengths[self.recorder.rank] if self._lengths else None
+        if lengths is None or self._step >= len(lengths):
+            return n
+        return min(n, lengths[self._step])
+
+    def _padded(self):
+        """Whether the gathered tensors were padded: rows this rank saw padded, or last
+        batches of unequal lengths that gathered all the same (only padded tensors do;
+        gather_object aside), so every rank records the same."""
+        return self._pad_rows > 0 or (
+            not self._object_gather and _samplers.unequal_steps(self._lengths))
 
     def _reported(self):
         """The matrix of everything gather_for_metrics returned: one bincount, one transfer."""
@@ -172,6 +202,8 @@ class _AccelerateWatch:
                 rec.set_reported(self._reported())
                 if rec.settings is not None and rec.num_classes is not None:
                     _format.update_settings(rec.settings, num_classes=rec.num_classes)
+                if rec.settings is not None:
+                    _format.update_settings(rec.settings, pad_across_processes=self._padded())
                 written = rec.save()
         except Exception as e:  # a full disk, a target that was not a class id after the
             # first batch: no dump, the evaluation goes on

@@ -1,9 +1,10 @@
 """What a sampler tells without being disturbed: its kind, the dataset it covers, the settings
 it ran with, the order it yields in the iteration under way (replayed, not drawn again), and
-the padding Accelerate's BatchSamplerShard adds."""
+the padding Accelerate's BatchSamplerShard adds and the batch lengths it deals."""
 from . import _format
 
 PADDING = _format.FLAG_BITS["PADDING"]
+PAD_ROW = _format.FLAG_BITS["PAD_ROW"]
 
 
 def kind_name(sampler):
@@ -114,3 +115,38 @@ def accelerate_padding_flags(step, rank, world_size, batch_size, dataset_size, l
     else:
         start = (step * world_size + rank) * batch_size
     return [PADDING if start + k >= dataset_size else 0 for k in range(length)]
+
+
+def accelerate_batch_lengths(batch_sampler, world_size):
+    """Every rank's batch lengths, step by step, under a prepared loader's BatchSamplerShard
+    with even_batches=False (where they may differ), or None where every batch of a step is as
+    long on every rank (even_batches, one process) or the batch sampler is not Accelerate's.
+
+    Dealt again by Accelerate's own class over the positions of the loader's list, so nothing
+    is drawn from the loader's sampler (the lengths do not depend on its order)."""
+    if world_size < 2 or kind_name(batch_sampler) != "BatchSamplerShard" or \
+            getattr(batch_sampler, "even_batches", True):
+        return None
+    try:
+        from accelerate.data_loader import BatchSamplerShard
+        from torch.utils.data import BatchSampler
+        inner = batch_sampler.batch_sampler
+        positions = range(len(inner.sampler))
+        return [[len(batch) for batch in BatchSamplerShard(
+            BatchSampler(positions, inner.batch_size, inner.drop_last),
+            num_processes=world_size, process_index=rank,
+            split_batches=batch_sampler.split_batches, even_batches=False)]
+            for rank in range(world_size)]
+    except Exception:  # a batch sampler of another shape: lengths unknown, nothing flagged
+        return None
+
+
+def unequal_steps(lengths):
+    """Whether some step's batches differ in length across the ranks (a step a rank does not
+    run counts as length 0): a plain all_gather of them fails or hangs, so a run that got
+    through gathered padded tensors (pad_across_processes) or objects."""
+    if not lengths:
+        return False
+    steps = max(len(rank) for rank in lengths)
+    return any(len({rank[k] if k < len(rank) else 0 for rank in lengths}) > 1
+               for k in range(steps))
