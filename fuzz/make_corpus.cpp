@@ -182,6 +182,14 @@ void import_seeds() {
                                                      {int64_t(text.size())})});
   settings.push_back({"dataloader_idx.npy", npy_bytes(std::vector<int64_t>{1}, {})});
   put("import", "settings-members", "\x01" + fuzz::pack_members(settings));
+  // The matrices as their nonzero cells (row, column, value), with their class count.
+  fuzz::Members sparse(dump.begin(), dump.end() - 1);
+  sparse.push_back(
+      {"matrix_sparse.npy", npy_bytes(std::vector<int64_t>{0, 1, 1, 1, 1, 1, 2, 2, 1}, {3, 3})});
+  sparse.push_back(
+      {"reported_sparse.npy", npy_bytes(std::vector<double>{0, 1, 2, 1, 1, 0.5}, {2, 3})});
+  sparse.push_back({"sparse_classes.npy", npy_bytes(std::vector<int64_t>{3}, {})});
+  put("import", "sparse-members", "\x01" + fuzz::pack_members(sparse));
   put("import", "dump.npy",
       "\x02" + npy_bytes(std::vector<int64_t>{0, 0, 1, 1, 0, 1, 0, 0}, {2, 4}));
   put("import", "dump.csv", "\x03rank,index,target,prediction,flags\n0,0,1,1,0\n0,1,0,1,1\n");
@@ -197,6 +205,19 @@ void runfile_seeds() {
     put("runfile", tag + ".slrun", std::string(1, '\0') + zip_of(members, false));
     put("runfile", tag + "-members", "\x01" + fuzz::pack_members(members));
   }
+  // 64 classes (4096 cells): matrices stored as their nonzero cells, every rank's reported
+  // matrix the synced one (format 4).
+  RunFile wide = small_run(true);
+  wide.meta.classes = 64;
+  wide.meta.class_names.clear();
+  wide.meta.class_counts.resize(64, 0);
+  wide.per_rank = matrices_from_records(wide.records, 64, -1);
+  wide.synced = wide.per_rank[0];
+  wide.synced += wide.per_rank[1];
+  wide.reported_per_rank = {wide.synced, wide.synced};
+  const auto sparse = run_file_members(wide);
+  put("runfile", "sparse.slrun", std::string(1, '\0') + zip_of(sparse, false));
+  put("runfile", "sparse-members", "\x01" + fuzz::pack_members(sparse));
   // Two epochs in one file (format 2: members prefixed epoch<e>_).
   std::vector<RunFile> epochs = {small_run(true), small_run(true)};
   epochs[0].meta.epoch = 0;

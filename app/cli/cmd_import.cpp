@@ -12,6 +12,7 @@
 #include "core/io/files.h"
 #include "core/realrun/torch_plugin.h"
 #include "core/report/report.h"
+#include "core/report/verdict_summary.h"
 #include "core/runfile/import.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/vocabulary/limits.h"
@@ -55,6 +56,10 @@ void run_import(const ImportArgs& a) {
   for (RunFile& run : imported.epochs) epochs.push_back(evaluation_from_run(std::move(run), a.out));
   for (const std::string& note : imported.notes)
     std::cerr << "shardlens-cli: note: " << note << "\n";
+  if (a.format == "verdict") {
+    std::cout << verdict_summaries_json(epochs).dump() << "\n";
+    return;
+  }
   if (a.format != "json") {
     const Evaluation& e = epochs.front();
     std::cout << "Imported " << a.dumps.size() << " dump(s), world size " << e.meta.world_size
@@ -97,7 +102,12 @@ void register_import(CLI::App& app) {
   cmd->add_option("--world-size", args->world_size, "World size when the dumps do not say")
       ->check(CLI::Range(1, kMaxWorldSize));
   cmd->add_option("--ignore-index", args->ignore_index, "torchmetrics ignore_index of the run");
-  add_format_flag(*cmd, args->format);
+  // "verdict": what a program acting on every validation needs (verdict_summary.h), in one
+  // line of JSON without the matrices that make the full report megabytes long.
+  cmd->add_option("--format", args->format,
+                  "Output format; verdict: the verdict alone as one line of JSON (no matrices)")
+      ->check(CLI::IsMember({"text", "json", "verdict"}))
+      ->capture_default_str();
   cmd->callback([args] { run_import(*args); });
 }
 

@@ -1,9 +1,11 @@
 #include "core/runfile/import_arrays.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
 #include "core/io/npy.h"
+#include "core/runfile/sparse_matrix.h"
 #include "core/vocabulary/limits.h"
 #include "core/vocabulary/records.h"
 #include "core/vocabulary/types.h"
@@ -102,6 +104,31 @@ Matrix matrix_of(const DumpArray& a, const std::string& name, const std::string&
   return m;
 }
 
+namespace {
+
+// The class count of the sparse matrices, when a sparse one is given (checked within
+// [1, kMaxClasses] by check_dump_shapes once its value is read).
+int64_t sparse_classes(const DumpArrays& arrays, const std::string& origin) {
+  const DumpArray* a = find_field(arrays, "sparse_classes", origin);
+  if (!a || a->size() != 1)
+    fail(origin, "a sparse matrix needs 'sparse_classes' (its class count)");
+  return integers_of(*a, "sparse_classes", origin)[0];
+}
+
+}  // namespace
+
+std::optional<Matrix> dump_matrix(const DumpArrays& arrays, const std::string& field,
+                                  const std::string& origin) {
+  const Fractions fractions = field == "reported" ? Fractions::Kept : Fractions::Refused;
+  if (const DumpArray* m = find_field(arrays, field, origin)) return matrix_of(*m, field, origin);
+  const std::string sparse = field + "_sparse";
+  const DumpArray* cells = find_field(arrays, sparse, origin);
+  if (!cells) return std::nullopt;
+  Matrix m = matrix_from_sparse(*cells, sparse_classes(arrays, origin), sparse, origin);
+  check_counts(m, origin, sparse, Overflow::Refused, fractions);
+  return m;
+}
+
 // Argmax over each row of [N, C] scores as torch.argmax and numpy.argmax take it: the first
 // maximum, and NaN above every number (a row holding NaN predicts its first NaN; skipping
 // NaN predicted another class than the run's own argmax did).
@@ -178,6 +205,32 @@ void check_dump_shapes(const DumpArrays& arrays, const std::string& origin) {
     if (a && (a->shape.size() != 2 || a->shape[0] != a->shape[1] || a->shape[0] < 1 ||
               a->shape[0] > kMaxClasses))
       fail(origin, "'" + key + "' is not a square C x C matrix");
+    // A matrix given both ways: which one the run meant cannot be told.
+    if (a && find_field(arrays, key + "_sparse", origin))
+      fail(origin, "both '" + key + "' and '" + key + "_sparse' given");
+  }
+  // The sparse forms: [K, 3] of a C x C matrix, C known, K at most C * C.
+  static const std::vector<std::string> sparse = arrays_shaped(dump_format::ArrayShape::Sparse);
+  for (const std::string& key : sparse) {
+    const DumpArray* a = find_field(arrays, key, origin);
+    if (!a) continue;
+    if (a->shape.size() != 2 || a->shape[1] != 3)
+      fail(origin, "'" + key + "' is not an array [K, 3] of (row, column, value)");
+    if (!find_field(arrays, "sparse_classes", origin))
+      fail(origin, "'" + key + "' needs 'sparse_classes' (its class count)");
+    if (uint64_t(a->shape[0]) > uint64_t(kMaxClasses) * uint64_t(kMaxClasses))
+      fail(origin, "'" + key + "' lists more cells than a matrix has");
+  }
+  if (const DumpArray* c = find_field(arrays, "sparse_classes", origin);
+      c && c->size() == 1 && shape_count(*c) == 1) {  // its value read (an .npz reads it first)
+    const int64_t classes = integers_of(*c, "sparse_classes", origin)[0];
+    if (classes < 1 || classes > kMaxClasses)
+      fail(origin, "'sparse_classes' = " + std::to_string(classes) + " is out of range");
+    for (const std::string& key : sparse)
+      if (const DumpArray* a = find_field(arrays, key, origin);
+          a && uint64_t(a->shape[0]) > uint64_t(classes) * uint64_t(classes))
+        fail(origin, "'" + key + "' lists " + std::to_string(a->shape[0]) + " cells of a " +
+                         std::to_string(classes) + " x " + std::to_string(classes) + " matrix");
   }
 }
 
@@ -194,6 +247,15 @@ void check_values_fill_shapes(const DumpArrays& arrays, const std::string& origi
 uint64_t dump_memory(const DumpArrays& arrays, const std::string& origin) {
   uint64_t bytes = 0;
   for (const auto& [name, a] : arrays) bytes += shape_count(a) * 8 * 2;
+  // A sparse matrix built dense, beside its cells' keys (counted above with its values).
+  const DumpArray* classes = find_field(arrays, "sparse_classes", origin);
+  if (classes && classes->size() == 1) {
+    const uint64_t c =
+        uint64_t(std::clamp<int64_t>(classes->ints.empty() ? 0 : classes->ints[0], 0, kMaxClasses));
+    static const std::vector<std::string> sparse = arrays_shaped(dump_format::ArrayShape::Sparse);
+    for (const std::string& key : sparse)
+      if (find_field(arrays, key, origin)) bytes += c * c * sizeof(double);
+  }
   const DumpArray* index = find_field(arrays, "index", origin);
   const uint64_t n = index ? shape_count(*index) : 0;
   return bytes + n * (2 * sizeof(Record) + sizeof(int));

@@ -36,6 +36,12 @@ std::optional<int64_t> scalar_field(const DumpArrays& arrays, const std::string&
 // A C x C array (its shape checked by check_dump_shapes) as a matrix of finite counts.
 Matrix matrix_of(const DumpArray& a, const std::string& name, const std::string& origin);
 
+// The matrix `field` ("matrix" or "reported") as given: dense under any of its names, or as
+// its nonzero cells ("<field>_sparse" with "sparse_classes"); nullopt when neither is given.
+// Checked as matrix_of checks a dense one (the sparse form also as matrix_from_sparse does).
+std::optional<Matrix> dump_matrix(const DumpArrays& arrays, const std::string& field,
+                                  const std::string& origin);
+
 // The class each row of [N, C] scores predicts, as torch.argmax and numpy.argmax take it.
 std::vector<int64_t> argmax_rows(const DumpArray& a, const std::string& origin);
 
@@ -52,7 +58,8 @@ void check_dump_shapes(const DumpArrays& arrays, const std::string& origin);
 // any other source), so the shape checks hold for the values too.
 void check_values_fill_shapes(const DumpArrays& arrays, const std::string& origin);
 
-// What reading the arrays into a dump takes, in bytes, from their shapes alone.
+// What reading the arrays into a dump takes, in bytes, from their shapes alone (and the value
+// of sparse_classes, read first: a sparse matrix takes C x C cells once built).
 uint64_t dump_memory(const DumpArrays& arrays, const std::string& origin);
 
 // One .npy member's bytes as an array.

@@ -96,26 +96,26 @@ int decide_world_size(const std::vector<RankDump>& dumps, const ImportOptions& o
 
 // The dumps' records into the run, by rank. Each rank's records come from exactly one file,
 // so a dump given twice is not merged.
-void merge_ranks(const std::vector<RankDump>& dumps, ImportLayout& layout) {
+void merge_ranks(std::vector<RankDump>& dumps, ImportLayout& layout) {
   const int w = layout.meta.world_size;
   RankOwners& o = layout.owners;
   o.owner.resize(size_t(w));
   o.provided.resize(size_t(w));
   o.reported.resize(size_t(w));
   layout.records.ranks.resize(size_t(w));
-  for (const RankDump& d : dumps) {
+  for (RankDump& d : dumps) {
     std::set<int> mine(d.ranks.begin(), d.ranks.end());
     if (d.ranks.empty() && (d.rank_matrix || d.reported)) {
       if (auto r = rank_from_name(d.origin)) mine.insert(*r);
     }
     if (d.reported && !mine.empty() && *mine.begin() < w)
-      o.reported[size_t(*mine.begin())] = d.reported;
+      o.reported[size_t(*mine.begin())] = std::move(d.reported);
     for (int r : mine) {
       if (r >= w) rank_outside_world(d.origin, r, w);
       if (!o.owner[size_t(r)].empty())
         fail(d.origin, "rank " + std::to_string(r) + " also appears in " + o.owner[size_t(r)]);
       o.owner[size_t(r)] = d.origin;
-      if (d.rank_matrix) o.provided[size_t(r)] = d.rank_matrix;
+      if (d.rank_matrix) o.provided[size_t(r)] = std::move(d.rank_matrix);
     }
     for (size_t i = 0; i < d.records.size(); ++i)
       layout.records.ranks[size_t(d.ranks[i])].push_back(d.records[i]);
@@ -235,7 +235,7 @@ EvaluationGroups group_by_evaluation(std::vector<RankDump> dumps) {
   return out;
 }
 
-ImportLayout infer_layout(const std::vector<RankDump>& dumps, const ImportOptions& options) {
+ImportLayout infer_layout(std::vector<RankDump>& dumps, const ImportOptions& options) {
   ImportLayout layout;
   RunMetadata& m = layout.meta;
   m.ignore_index = options.ignore_index;

@@ -51,6 +51,8 @@ struct ImportLayout {
   DatasetTruth truth;
   int64_t max_index = -1;  // the largest dataset index of any record
 };
-ImportLayout infer_layout(const std::vector<RankDump>& dumps, const ImportOptions& options);
+// The dumps' matrices move into the layout's owners (at 1000 classes each is 8 MB); their
+// class counts stay, for the checks that read them (decide_classes, check_layout).
+ImportLayout infer_layout(std::vector<RankDump>& dumps, const ImportOptions& options);
 
 }  // namespace shardlens::dump_import

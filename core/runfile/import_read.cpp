@@ -193,13 +193,12 @@ RankDump dump_from_arrays(const DumpArrays& arrays, const std::string& origin) {
   append_records(d, site, ranks, integers_of(*index, "index", origin),
                  integers_of(*target, "target", origin), preds, flags);
   read_evaluation_keys(arrays, origin, d);
-  if (const DumpArray* m = find_field(arrays, "matrix", origin)) {
+  if (std::optional<Matrix> m = dump_matrix(arrays, "matrix", origin)) {
     std::set<int> distinct(d.ranks.begin(), d.ranks.end());
     if (distinct.size() > 1) fail(origin, "'matrix' given in a dump that holds several ranks");
-    d.rank_matrix = matrix_of(*m, "matrix", origin);
+    d.rank_matrix = std::move(*m);
   }
-  if (const DumpArray* m = find_field(arrays, "reported", origin))
-    d.reported = matrix_of(*m, "reported", origin);
+  d.reported = dump_matrix(arrays, "reported", origin);
   return d;
 }
 
@@ -220,6 +219,10 @@ RankDump read_npz_dump(const std::string& path) {
   }
   if (auto it = arrays.find("format_version"); it != arrays.end() && it->second.shape.empty())
     check_dump_version(array_from_npy(archive.read("format_version.npy"), path), path);
+  // The class count of a sparse matrix: what building it dense takes (dump_memory).
+  if (auto it = arrays.find("sparse_classes"); it != arrays.end() && it->second.shape.empty())
+    it->second =
+        array_from_npy(archive.read("sparse_classes.npy"), path + ": member sparse_classes.npy");
   check_dump_shapes(arrays, path);
   check_load_budget(path, dump_memory(arrays, path), "its arrays and the records built from them");
   for (const std::string& name : names) {

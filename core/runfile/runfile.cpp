@@ -1,6 +1,7 @@
 #include "core/runfile/runfile.h"
 #include "core/io/output_text.h"
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -14,7 +15,9 @@
 #include "core/io/npy.h"
 #include "core/io/npz.h"
 #include "core/io/sha256.h"
+#include "core/runfile/import_arrays.h"
 #include "core/runfile/record_checks.h"
+#include "core/runfile/sparse_matrix.h"
 #include "core/vocabulary/limits.h"
 #include "core/vocabulary/memory_budget.h"
 #include "core/vocabulary/types.h"
@@ -33,6 +36,15 @@ std::string rank_member(int rank, const char* what) {
   return "rank" + std::to_string(rank) + "_" + what + ".npy";
 }
 
+// A matrix member's name without ".npy": "rank0_matrix", "synced".
+std::string rank_stem(int rank, const char* what) {
+  return "rank" + std::to_string(rank) + "_" + what;
+}
+
+constexpr const char* kSparseSuffix = "_sparse.npy";
+// meta.json's list of the ranks whose reported matrix is the synced one, stored once (version 4).
+constexpr const char* kReportedSameAsSynced = "reported_same_as_synced";
+
 bool all_integral(const Matrix& m) {
   for (double v : m.cells) {
     if (!std::isfinite(v) || v != std::floor(v) || std::fabs(v) >= 9.2e18) return false;
@@ -47,6 +59,22 @@ std::string matrix_npy(const Matrix& m) {
     return npy_bytes(ints, shape);
   }
   return npy_bytes(m.cells, shape);
+}
+
+// The member of a matrix stored as "<stem>.npy" [C, C], or as its nonzero cells
+// "<stem>_sparse.npy" [K, 3] where that is smaller (sparse_matrix.h).
+void put_matrix(std::map<std::string, std::string>& members, const std::string& stem,
+                const Matrix& m) {
+  if (std::optional<std::string> sparse = sparse_matrix_npy(m)) {
+    members[stem + kSparseSuffix] = std::move(*sparse);
+  } else {
+    members[stem + ".npy"] = matrix_npy(m);
+  }
+}
+
+bool has_sparse_member(const std::map<std::string, std::string>& members) {
+  return std::any_of(members.begin(), members.end(),
+                     [](const auto& member) { return member.first.ends_with(kSparseSuffix); });
 }
 
 // Where a meta.json field's errors are: "FILE: meta.json: 'key' must be ...".
@@ -134,11 +162,17 @@ const std::vector<MetaField>& meta_fields() {
        [](const json& j, RunMetadata& m, const std::string& origin) {
          m.format_version = static_cast<int>(
              json_integer(j, "format_version", in_meta(origin), 1, kMaxFormatVersionField));
-         if (m.format_version > kRunFormatVersion) {
+         if (m.format_version > kRunFormatVersionSparse) {
            fail(origin, "run file format version " + std::to_string(m.format_version) +
                             " is newer than this ShardLens supports (" +
-                            std::to_string(kRunFormatVersion) + ")");
+                            std::to_string(kRunFormatVersionSparse) + ")");
          }
+         // 2 and 3 are the versions of a file of several evaluations, never of one.
+         if (m.format_version != kRunFormatVersion && m.format_version != kRunFormatVersionSparse)
+           fail(origin, "meta.json: format_version " + std::to_string(m.format_version) +
+                            " is not the version of one evaluation (" +
+                            std::to_string(kRunFormatVersion) + " or " +
+                            std::to_string(kRunFormatVersionSparse) + ")");
        }},
       {"created_by", Presence::Required, nullptr,
        [](const RunMetadata& m) {
@@ -300,6 +334,52 @@ Matrix read_matrix(const std::map<std::string, std::string>& members, const std:
   return m;
 }
 
+// The matrix stored under `stem` dense or sparse (nullopt when neither is there), checked as
+// read_matrix checks a dense one. Sparse members belong to format version 4.
+std::optional<Matrix> read_stored_matrix(const std::map<std::string, std::string>& members,
+                                         const std::string& stem, const RunMetadata& meta,
+                                         const std::string& origin) {
+  const std::string dense = stem + ".npy", sparse = stem + kSparseSuffix;
+  const bool has_dense = members.count(dense) > 0, has_sparse = members.count(sparse) > 0;
+  if (has_dense && has_sparse) fail(origin, "members " + dense + " and " + sparse + " both given");
+  if (has_dense) return read_matrix(members, dense, meta.classes, origin);
+  if (!has_sparse) return std::nullopt;
+  if (meta.format_version < kRunFormatVersionSparse)
+    fail(origin, "member " + sparse + " in a file of format version " +
+                     std::to_string(meta.format_version) + " (sparse matrices are version " +
+                     std::to_string(kRunFormatVersionSparse) + ")");
+  const std::string where = origin + ": member " + sparse;
+  Matrix m = matrix_from_sparse(dump_import::array_from_npy(members.at(sparse), where),
+                                meta.classes, sparse, origin);
+  const bool reported = stem == "synced" || stem.ends_with("_reported");
+  check_counts(m, origin, sparse, Overflow::Kept, reported ? Fractions::Kept : Fractions::Refused);
+  return m;
+}
+
+// The ranks meta.json lists as having reported the synced matrix (run_file_members): each gets
+// a copy of it, after their own members are read.
+void read_reported_same_as_synced(const json& j, RunFile& run, const std::string& origin) {
+  if (!j.contains(kReportedSameAsSynced)) return;
+  const RunMetadata& m = run.meta;
+  if (m.format_version < kRunFormatVersionSparse)
+    fail(origin, std::string("meta.json: '") + kReportedSameAsSynced +
+                     "' in a file of format version " + std::to_string(m.format_version));
+  const std::vector<int64_t> ranks =
+      json_integers(j, kReportedSameAsSynced, in_meta(origin), kMaxWorldSize);
+  if (!ranks.empty() && !run.has_synced())
+    fail(origin, std::string("meta.json: '") + kReportedSameAsSynced + "' without a synced matrix");
+  for (int64_t r : ranks) {
+    if (r < 0 || r >= m.world_size)
+      fail(origin, std::string("meta.json: '") + kReportedSameAsSynced + "': rank " +
+                       std::to_string(r) + " out of range");
+    run.reported_per_rank.resize(size_t(m.world_size));
+    if (run.reported_per_rank[size_t(r)])
+      fail(origin, std::string("meta.json: '") + kReportedSameAsSynced + "': rank " +
+                       std::to_string(r) + " is listed twice or has its own reported matrix");
+    run.reported_per_rank[size_t(r)] = run.synced;
+  }
+}
+
 // A run file that saves must load: what the members take is bounded by what a reader
 // accepts (kMaxReadBytes), checked from the shapes before any member is built.
 void check_readable_size(const RunFile& run) {
@@ -403,14 +483,28 @@ std::vector<std::pair<std::string, std::string>> run_file_members(const RunFile&
     members[rank_member(r, "target")] = npy_bytes(target, {len});
     members[rank_member(r, "prediction")] = npy_bytes(prediction, {len});
     members[rank_member(r, "flags")] = npy_bytes(flags, {len});
-    members[rank_member(r, "matrix")] = matrix_npy(run.per_rank[r]);
+    put_matrix(members, rank_stem(r, "matrix"), run.per_rank[r]);
   }
-  if (run.has_synced()) members["synced.npy"] = matrix_npy(run.synced);
-  if (run.expected) members["expected.npy"] = matrix_npy(*run.expected);
-  for (size_t r = 0; r < run.reported_per_rank.size(); ++r)
-    if (run.reported_per_rank[r])
-      members[rank_member(int(r), "reported")] = matrix_npy(*run.reported_per_rank[r]);
-  const json meta = meta_json(run, members);
+  if (run.has_synced()) put_matrix(members, "synced", run.synced);
+  if (run.expected) put_matrix(members, "expected", *run.expected);
+  // A large reported matrix that is the synced one (every rank reports what it synced) is
+  // stored once: at 1000 classes the ranks' copies were most of the file.
+  std::vector<int64_t> same_as_synced;
+  for (size_t r = 0; r < run.reported_per_rank.size(); ++r) {
+    const std::optional<Matrix>& reported = run.reported_per_rank[r];
+    if (!reported) continue;
+    if (run.has_synced() && reported->cells.size() >= kSparseMinCells && *reported == run.synced)
+      same_as_synced.push_back(int64_t(r));
+    else
+      put_matrix(members, rank_stem(int(r), "reported"), *reported);
+  }
+  json meta = meta_json(run, members);
+  if (!same_as_synced.empty()) meta[kReportedSameAsSynced] = same_as_synced;
+  // A reader before sparse matrices would call their members unexpected (or miss the ranks'
+  // reported matrices): such a file says the version that has them, which that reader refuses.
+  meta["format_version"] = has_sparse_member(members) || !same_as_synced.empty()
+                               ? kRunFormatVersionSparse
+                               : kRunFormatVersion;
   std::vector<std::pair<std::string, std::string>> out(members.begin(), members.end());
   out.emplace_back("meta.json", json_text(meta, 2) + "\n");
   return out;
@@ -478,14 +572,22 @@ RunFile parse_run_members(const std::map<std::string, std::string>& members,
   }
 
   // Expected members, nothing else.
-  std::set<std::string> known = {"meta.json", "synced.npy", "expected.npy"};
+  std::set<std::string> known = {"meta.json", "synced.npy", "expected.npy",
+                                 std::string("synced") + kSparseSuffix,
+                                 std::string("expected") + kSparseSuffix};
   for (int r = 0; r < m.world_size; ++r) {
-    for (const char* what : {"index", "target", "prediction", "flags", "matrix"}) {
+    for (const char* what : {"index", "target", "prediction", "flags"}) {
       const std::string name = rank_member(r, what);
       if (!members.count(name)) fail(origin, "member " + name + " is missing");
       known.insert(name);
     }
-    known.insert(rank_member(r, "reported"));  // optional
+    for (const char* what : {"matrix", "reported"}) {  // dense or sparse; reported optional
+      known.insert(rank_member(r, what));
+      known.insert(rank_stem(r, what) + kSparseSuffix);
+    }
+    if (!members.count(rank_member(r, "matrix")) &&
+        !members.count(rank_stem(r, "matrix") + kSparseSuffix))
+      fail(origin, "member " + rank_member(r, "matrix") + " is missing");
   }
   for (const auto& [name, _] : members) {
     if (!known.count(name)) fail(origin, "unexpected member " + name);
@@ -523,18 +625,19 @@ RunFile parse_run_members(const std::map<std::string, std::string>& members,
       out[i] = Record{index[i], static_cast<int32_t>(target[i]),
                       static_cast<int32_t>(prediction[i]), static_cast<uint8_t>(flags[i])};
     }
-    run.per_rank.push_back(read_matrix(members, rank_member(r, "matrix"), m.classes, origin));
+    run.per_rank.push_back(*read_stored_matrix(members, rank_stem(r, "matrix"), m, origin));
   }
-  if (members.count("synced.npy"))
-    run.synced = read_matrix(members, "synced.npy", m.classes, origin);
-  if (members.count("expected.npy"))
-    run.expected = read_matrix(members, "expected.npy", m.classes, origin);
+  if (std::optional<Matrix> synced = read_stored_matrix(members, "synced", m, origin))
+    run.synced = std::move(*synced);
+  run.expected = read_stored_matrix(members, "expected", m, origin);
   for (int r = 0; r < m.world_size; ++r) {
-    if (!members.count(rank_member(r, "reported"))) continue;
+    std::optional<Matrix> reported =
+        read_stored_matrix(members, rank_stem(r, "reported"), m, origin);
+    if (!reported) continue;
     run.reported_per_rank.resize(size_t(m.world_size));
-    run.reported_per_rank[size_t(r)] =
-        read_matrix(members, rank_member(r, "reported"), m.classes, origin);
+    run.reported_per_rank[size_t(r)] = std::move(reported);
   }
+  read_reported_same_as_synced(j, run, origin);
   validate_run(run, origin);
   // What the records prove: no stored matrix or count may contradict them.
   check_run_against_records(run, origin);

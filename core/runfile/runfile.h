@@ -9,7 +9,10 @@
 //                                  that failed before synchronizing)
 //   expected                       [C, C] when every prediction is known (simulations)
 //   rank{r}_reported               [C, C] what rank r reported itself, when recorded
-// Matrices are int64 when every cell is a finite integer, float64 otherwise.
+// Matrices are int64 when every cell is a finite integer, float64 otherwise. A matrix of at
+// least 4096 cells of which fewer than a third are nonzero is stored as its nonzero cells
+// instead, "<name>_sparse" [K, 3] of (row, column, value) (core/runfile/sparse_matrix.h), and
+// its evaluation's meta.json says format_version 4.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -31,6 +34,9 @@ inline constexpr int kRunFormatVersionEpochs = 2;
 // "evaluations" ({"prefix": "eval<k>_", "epoch", "stage", "validation_in_epoch",
 // "dataloader_idx"}), each a version-1 run under its prefix. Written only when needed.
 inline constexpr int kRunFormatVersionEvaluations = 3;
+// One evaluation whose matrices may be stored sparse ("<name>_sparse" members): written only
+// when one is, so a file without them stays readable by a ShardLens before them.
+inline constexpr int kRunFormatVersionSparse = 4;
 inline constexpr const char* kRunFormatName = "shardlens-run";
 
 struct RunFile {

@@ -15,7 +15,8 @@ SCHEMA = os.path.join(ROOT, "integrations", "python", "shardlens_recorder", "dum
 DOC = os.path.join(ROOT, "docs", "FORMATS.md")
 
 SHAPES = {"scalar": "one number", "records": "[N]", "records or scores": "[N] or [N, C]",
-          "scalar or records": "one number or [N]", "matrix": "[C, C]", "bytes": "[bytes]"}
+          "scalar or records": "one number or [N]", "matrix": "[C, C]",
+          "sparse": "[K, 3]", "bytes": "[bytes]"}
 
 
 def cell(text):
