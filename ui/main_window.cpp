@@ -145,9 +145,9 @@ void MainWindow::buildDocks() {
   diagnosis->setObjectName(QStringLiteral("diagnosis"));
   connect(m_source, &ShownSource::shown, diagnosis, &DiagnosisPanel::setResult);
   auto* diag = dock(tr("Diagnosis"), "diagnosisDock", diagnosis, Qt::RightDockWidgetArea);
-  auto* chartsPanel = new ChartsPanel(this);
-  connect(m_source, &ShownSource::shown, chartsPanel, &ChartsPanel::setResult);
-  auto* charts = dock(tr("Charts"), "chartsDock", chartsPanel, Qt::RightDockWidgetArea);
+  m_charts = new ChartsPanel(this);
+  connect(m_source, &ShownSource::shown, m_charts, &ChartsPanel::setResult);
+  auto* charts = dock(tr("Charts"), "chartsDock", m_charts, Qt::RightDockWidgetArea);
   m_samples = new SamplePanel(this);
   connect(m_source, &ShownSource::shown, m_samples, &SamplePanel::clear);
   auto* samples = dock(tr("Samples"), "samplesDock", m_samples, Qt::RightDockWidgetArea);

@@ -28,6 +28,7 @@ struct RecordedRunScenario;
 
 namespace shardlens::ui {
 
+class ChartsPanel;
 class CompareController;
 class DisplayToolbar;
 class ExportController;
@@ -143,6 +144,7 @@ class MainWindow : public QMainWindow {
   QScrollArea* m_stripScroll = nullptr;  // the shard strip, height capped
   int m_stripLanes = -1;                 // lanes when the strip was last fitted
   SamplePanel* m_samples = nullptr;
+  ChartsPanel* m_charts = nullptr;
   QPointer<HeatmapView> m_lastView;
 
   // Menus, toolbar and status bar.

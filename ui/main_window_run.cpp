@@ -16,6 +16,8 @@
 #include "ui/models/shown_source.h"
 #include "ui/panels/run_banner.h"
 #include "ui/panels/scenario_panel.h"
+#include "ui/views/charts.h"
+#include "ui/views/drift_view.h"
 
 namespace shardlens::ui {
 
@@ -37,8 +39,11 @@ void MainWindow::stopFollowing() {
 void MainWindow::connectFollowing() {
   connect(m_follow, &FollowController::show, this, &MainWindow::onResult);
   connect(m_follow, &FollowController::grew, this, [this] {
-    // The user stays on an older validation: its banner and epoch actions count the new ones.
-    if (showingRun()) showRunView(m_source->result());
+    // The user stays on an older validation: its banner and epoch actions count the new ones,
+    // and the drift, drawn from its siblings, gains their columns; the views stay as they are.
+    if (!showingRun()) return;
+    showRunView(m_source->result());
+    m_charts->driftView()->setResult(m_source->result());
   });
   connect(m_follow, &FollowController::failed, this, &MainWindow::showError);
   connect(m_follow, &FollowController::stopped, this,

@@ -179,6 +179,9 @@ class TestFollow : public QObject {
         followStatus(w).contains(QStringLiteral("4 validations loaded; 1 new validation since")),
         qPrintable(followStatus(w)));
     QVERIFY(part<RunBanner>(w)->detailsText().contains(QStringLiteral("2 of 4 recorded")));
+    // The drift gains the new column, the user's epoch still outlined.
+    QCOMPARE(part<ChartsPanel>(w)->driftView()->figure().drift.columns.size(), size_t(4));
+    QCOMPARE(part<ChartsPanel>(w)->driftView()->figure().highlight, 1);
     // Stepping on reaches the new one; from there, landings are shown again.
     action(w, QStringLiteral("&Next epoch"))->trigger();
     QTRY_COMPARE_WITH_TIMEOUT(w.result()->eval.epoch(), int64_t(2), kWaitMs);
