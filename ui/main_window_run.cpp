@@ -118,7 +118,7 @@ void MainWindow::onRunSimulated(const RecordedRunScenario& like) {
   QStringList said;
   for (const UnrecordedSetting& u : like.unrecorded)
     said << tr("%1 (not recorded; the default was used)").arg(QString::fromStdString(u.what));
-  for (const std::string& note : like.assumptions) said << QString::fromStdString(note);
+  for (const AssumedSetting& a : like.assumptions) said << QString::fromStdString(a.what);
   if (!said.isEmpty()) statusBar()->showMessage(said.join(QStringLiteral("; ")), 15000);
 }
 

@@ -20,6 +20,7 @@ namespace {
 using nlohmann::json;
 
 bool flag_given(const CLI::App& cmd, const std::string& flag) {
+  if (flag.empty()) return false;
   if (flag == "--shuffle") return cmd.count("--shuffle") > 0 || cmd.count("--no-shuffle") > 0;
   return cmd.count(flag) > 0;
 }
@@ -72,6 +73,10 @@ void run_like(const CLI::App& cmd, const EngineFlags& flags, const std::string& 
         missing += (missing.empty() ? "" : "; ") + u.what + ": pass " + u.flag;
     if (!missing.empty())
       throw InputError(run_file + " (" + evaluation_label(run) + "): " + missing);
+    // A note says what was assumed: a flag given replaces the assumption.
+    std::vector<std::string> notes;
+    for (const AssumedSetting& a : like.assumptions)
+      if (!flag_given(cmd, a.flag)) notes.push_back(a.what);
     validate(s);
     const bool predictor = cmd.count("--predictor") > 0 || run.scenario_recorded();
     const Evaluation sim =
@@ -89,7 +94,7 @@ void run_like(const CLI::App& cmd, const EngineFlags& flags, const std::string& 
          {"dataloader_idx", run.dataloader() >= 0 ? json(run.dataloader()) : json(nullptr)},
          {"stage", run.meta.stage},
          {"flags", scenario_flags(s)},
-         {"notes", like.assumptions},
+         {"notes", notes},
          {"equal", same},
          {"synced_equal", c.comparable && c.equal},
          {"ranks_equal", c.ranks_equal()},
@@ -101,7 +106,7 @@ void run_like(const CLI::App& cmd, const EngineFlags& flags, const std::string& 
          {"simulation", report_json(sim)}});
     text << evaluation_label(run) << ": " << verdict(c) << "\n"
          << "  simulated with: " << scenario_flags(s) << "\n";
-    for (const std::string& note : like.assumptions) text << "  note: " << note << "\n";
+    for (const std::string& note : notes) text << "  note: " << note << "\n";
     text << "  run: " << patterns(run) << "; simulation: " << patterns(sim) << "\n";
   }
   if (compared == 0)

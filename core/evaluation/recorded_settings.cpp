@@ -78,6 +78,12 @@ bool same_evaluation_settings(const RecordedSettings& a, const RecordedSettings&
   json ja = json::parse(a.text), jb = json::parse(b.text);
   ja.erase("rank");
   jb.erase("rank");
+  // A batch size read off each rank's first batch is shorter on a rank whose whole shard is
+  // one short batch: the ranks still ran one loader (the lowest rank's is the longest).
+  if (a.batch_size_source == "first-batch" && b.batch_size_source == "first-batch") {
+    ja.erase("batch_size");
+    jb.erase("batch_size");
+  }
   if (ja == jb) return true;
   if (differing) {
     for (const auto& [key, value] : ja.items())
@@ -109,7 +115,9 @@ std::string recorded_settings_text(const RecordedSettings& s) {
     if (s.sampler_drop_last) arg("drop_last=" + yes_no(*s.sampler_drop_last));
     add("sampler " + sampler + (args.empty() ? "" : "(" + args + ")"));
   }
-  if (s.batch_size) add("batch_size " + std::to_string(*s.batch_size));
+  if (s.batch_size)
+    add("batch_size " + std::to_string(*s.batch_size) +
+        (s.batch_size_source == "first-batch" ? " (its first batch)" : ""));
   if (s.loader_drop_last) add("loader drop_last " + yes_no(*s.loader_drop_last));
   if (s.limit_batches) add("limit " + *s.limit_batches);
   if (s.sanity_steps)
@@ -121,6 +129,7 @@ std::string recorded_settings_text(const RecordedSettings& s) {
     add("pad_across_processes (padded rows not counted)");
   if (s.accelerate_input) add("prepared loader " + *s.accelerate_input);
   if (s.accelerate_shuffle) add("shuffle " + *s.accelerate_shuffle);
+  if (s.sync) add("sync " + *s.sync);
   if (s.stage) add("stage " + *s.stage);
   for (const auto& [name, version] : s.versions) add(name + " " + version);
   return out.empty() ? std::string("(nothing recorded)") : out;

@@ -382,8 +382,9 @@ TEST_F(ImportSettingsTest, MalformedEvaluationListsAreRefused) {
   EXPECT_EQ(json::parse(plain.back().second)["format_version"], kRunFormatVersionEpochs);
 }
 
-// What the run did not record is listed with the flag that supplies it; predictions the run
-// never saw need a predictor.
+// What the run did not record is listed with the flag that supplies it; the predictions and
+// labels of samples the run never evaluated are needed only by a simulation that evaluates
+// them, which names --predictor and --dataset.
 TEST_F(ImportSettingsTest, LikeNamesWhatIsMissing) {
   Scenario s = small_scenario();
   s.loader.limit = BatchLimit::parse("1");  // 6 of 20 samples evaluated
@@ -400,9 +401,90 @@ TEST_F(ImportSettingsTest, LikeNamesWhatIsMissing) {
   std::vector<std::string> flags;
   for (const UnrecordedSetting& u : like.unrecorded) flags.push_back(u.flag);
   EXPECT_EQ(flags, (std::vector<std::string>{"--inner-sampler", "--seed", "--batch-size"}));
-  const std::string what =
-      error_of([&] { recorded_run_inputs(runs[0], like.scenario, false, "partial.slrun"); });
-  EXPECT_NE(what.find("partial.slrun: 14 of 20 samples were never evaluated"), std::string::npos)
+
+  // The run's own settings, its records the only inputs: the 6 samples it evaluated are all
+  // the simulation evaluates, and it is diagnosed from them as the run was.
+  Scenario same = s;
+  same.dataset.clear();
+  same.predictor.clear();
+  const RecordedRunInputs inputs = recorded_run_inputs(runs[0], same, false, "partial.slrun");
+  EXPECT_TRUE(inputs.partial);
+  EXPECT_FALSE(inputs.labels_known);
+  const Evaluation again = simulate_recorded_run(same, runs[0], inputs);
+  const Comparison c = compare_evaluations(runs[0], again);
+  EXPECT_TRUE(c.equal && c.ranks_equal()) << c.cells_differing;
+  EXPECT_EQ(again.meta.class_counts, runs[0].meta.class_counts);
+  EXPECT_FALSE(again.expected.has_value());
+  EXPECT_EQ(again.diagnosis.correct, runs[0].diagnosis.correct);
+
+  // Every batch evaluates samples whose predictions and labels the run does not know.
+  same.loader.limit = BatchLimit::parse("1.0");
+  const std::string what = error_of([&] { simulate_recorded_run(same, runs[0], inputs); });
+  EXPECT_NE(what.find("partial.slrun (epoch 0): the simulation evaluates 14 sample(s) the run "
+                      "never evaluated"),
+            std::string::npos)
       << what;
+  EXPECT_NE(what.find("predictions and labels"), std::string::npos) << what;
   EXPECT_NE(what.find("--predictor"), std::string::npos) << what;
+  EXPECT_NE(what.find("--dataset"), std::string::npos) << what;
+}
+
+// The recorder's `sync` chooses the simulation's; a batch size read off the first batch is
+// said as such and may differ between ranks; a run that reported no matrix assumes nothing.
+TEST_F(ImportSettingsTest, RecordedSyncAndBatchSizeSource) {
+  const Scenario s = small_scenario();
+  const RunFile sim = run_from_evaluation(simulate(s));
+  auto like_of = [&](const std::string& name, const json& extra, bool reported) {
+    std::vector<std::string> paths;
+    for (int r = 0; r < 3; ++r) {
+      json j = lightning_settings(s, r);
+      j["framework"] = "torch";
+      for (const auto& [key, value] : extra.items()) j[key] = value;
+      Members extra_members = {{"settings_json.npy", settings(j)}};
+      if (reported)
+        extra_members.push_back(
+            {"reported.npy", npy_bytes(sim.synced.cells, {int64_t(4), int64_t(4)})});
+      paths.push_back(
+          dump(name + "_rank" + std::to_string(r) + ".npz", rank_dump(sim, r, extra_members)));
+    }
+    save_run_epochs(import_epochs(paths, {}).epochs, path(name + ".slrun"));
+    return recorded_run_scenario(load_run_evaluations(path(name + ".slrun")), 0, name);
+  };
+  auto notes = [](const RecordedRunScenario& like) {
+    std::vector<std::string> flags;
+    for (const AssumedSetting& a : like.assumptions) flags.push_back(a.flag);
+    return flags;
+  };
+  RecordedRunScenario like = like_of("gathered", {{"sync", "gather-for-metrics"}}, true);
+  EXPECT_EQ(like.scenario.sync, SyncStrategy::GatherForMetrics);
+  EXPECT_TRUE(notes(like).empty());
+  like = like_of("unknown", {}, true);
+  EXPECT_EQ(like.scenario.sync, SyncStrategy::AllReduce);
+  EXPECT_EQ(notes(like), std::vector<std::string>{"--sync"});
+  like = like_of("summed", {}, false);  // the run's synced matrix is the sum of its ranks
+  EXPECT_TRUE(notes(like).empty());
+  like = like_of("bogus", {{"sync", "average"}}, true);
+  ASSERT_EQ(like.unrecorded.size(), 1u);
+  EXPECT_EQ(like.unrecorded[0].flag, "--sync");
+  EXPECT_NE(like.unrecorded[0].what.find("'average'"), std::string::npos);
+  like = like_of("first", {{"batch_size_source", "first-batch"}, {"loader_drop_last", nullptr}},
+                 false);
+  EXPECT_EQ(like.scenario.loader.batch_size, 2);
+  EXPECT_EQ(notes(like), (std::vector<std::string>{"--batch-size", "--loader-drop-last"}));
+
+  const std::string a = R"({"rank": 0, "batch_size": 8, "batch_size_source": "first-batch",
+                            "sync": "all-reduce"})";
+  const std::string b = R"({"rank": 1, "batch_size": 5, "batch_size_source": "first-batch",
+                            "sync": "all-reduce"})";
+  const RecordedSettings ra = parse_recorded_settings(a, "a.npz");
+  EXPECT_EQ(ra.sync, "all-reduce");
+  EXPECT_EQ(ra.batch_size_source, "first-batch");
+  EXPECT_TRUE(same_evaluation_settings(ra, parse_recorded_settings(b, "b.npz")));
+  std::string key;
+  std::string given = b;
+  given.replace(given.find("first-batch"), 11, "given");
+  EXPECT_FALSE(same_evaluation_settings(ra, parse_recorded_settings(given, "b.npz"), &key));
+  EXPECT_EQ(recorded_settings_text(ra), "batch_size 8 (its first batch), sync all-reduce");
+  EXPECT_NE(error_of([] { parse_recorded_settings(R"({"sync": 1})", "c.npz"); }).find("'sync'"),
+            std::string::npos);
 }

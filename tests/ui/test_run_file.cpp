@@ -239,6 +239,34 @@ class TestRunFile : public QObject {
              qPrintable(again->summary()));
     QCOMPARE(part<ScenarioPanel>(w)->scenario().sampler.torch.to_string(), std::string("2.15"));
     QVERIFY(part<ScenarioPanel>(w)->isVisibleTo(&w));
+    // A batch limit left samples unevaluated and no labels were given: the run's own records
+    // are all that its simulation evaluates, so no predictor or dataset is asked for.
+    Scenario cut = s;
+    cut.loader.limit = BatchLimit::parse("2");
+    RunFile limited = run_from_evaluation(simulate(cut));
+    limited.meta.scenario.reset();
+    limited.meta.source = "imported";
+    limited.meta.dataset.clear();
+    limited.meta.recorded =
+        parse_recorded_settings(nlohmann::json{{"framework", "lightning"},
+                                               {"sampler", "distributed"},
+                                               {"shuffle", cut.sampler.shuffle},
+                                               {"seed", cut.sampler.seed},
+                                               {"sampler_epoch", 1},
+                                               {"batch_size", cut.loader.batch_size},
+                                               {"loader_drop_last", false},
+                                               {"limit_batches", "2"},
+                                               {"versions", {{"torch", "2.15.0"}}}}
+                                    .dump(),
+                                "test");
+    const QString limitedPath = m_dir.filePath(QStringLiteral("like_limited.slrun"));
+    save_run_file(limited, limitedPath.toStdString());
+    w.openRun(limitedPath);
+    QVERIFY(shown.wait(30000));
+    CompareDialog* cutDialog = comparison(w, [&](CompareController&) { action->trigger(); });
+    QVERIFY(cutDialog);
+    QVERIFY2(cutDialog->comparison().equal && cutDialog->comparison().ranks_equal(),
+             qPrintable(cutDialog->summary()));
     // Compare with… one evaluation of a run of two dataloaders, named by its label.
     std::vector<RunFile> loaders = {simulated, simulated};
     for (size_t k = 0; k < 2; ++k) loaders[k].meta.dataloader_idx = int64_t(k);
