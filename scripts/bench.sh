@@ -232,3 +232,26 @@ if git show 4f3246a:integrations/python/shardlens_recorder.py >"$before_py" 2>/d
 else
   "$REC_PY" bench/recorder_bench.py --repeats "$REPEATS"
 fi
+
+# The verdict on rank 0 after a validation at 1000 classes, 100,000 samples, 4 ranks (import,
+# diagnosis, the printed line and the heatmap) beside the validation itself (bench/
+# verdict_bench.py); target: under 100 ms. VERDICT_BASELINE_CLI and VERDICT_BASELINE_PACKAGE
+# (a shardlens-cli and the parent directory of a shardlens_recorder package, e.g. an older
+# commit's) add the same measure of them.
+echo
+echo "== The verdict (bench/verdict_bench.py, $REC_PY): rank 0 after each validation"
+verdict_out=$("$REC_PY" bench/verdict_bench.py --cli "$CLI" --repeats "$REPEATS")
+echo "$verdict_out"
+if [[ -n "${VERDICT_BASELINE_CLI:-}" ]]; then
+  echo "-- baseline: $VERDICT_BASELINE_CLI, ${VERDICT_BASELINE_PACKAGE:-the recorder of this tree}"
+  "$REC_PY" bench/verdict_bench.py --cli "$VERDICT_BASELINE_CLI" --repeats "$REPEATS" \
+    ${VERDICT_BASELINE_PACKAGE:+--package "$VERDICT_BASELINE_PACKAGE"}
+fi
+"$PY" - "$(result verdict_s "$verdict_out")" "$(result verdict_cpu_s "$verdict_out")" \
+  "$(result bare_s "$verdict_out")" <<'PYEOF'
+import sys
+wall, cpu, bare = map(float, sys.argv[1:4])
+ok = "met" if wall < 0.1 else "MISSED"
+print(f"  verdict {wall * 1000:.0f} ms wall, {cpu * 1000:.0f} ms CPU; the validation alone "
+      f"{bare * 1000:.0f} ms: {wall / bare:.2f}x (target < 100 ms wall: {ok})")
+PYEOF

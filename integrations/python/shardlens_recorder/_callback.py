@@ -337,10 +337,9 @@ class ShardLensCallback(_CallbackBase):
                 experiment = getattr(logger, "experiment", None)
                 if hasattr(experiment, "add_text"):
                     experiment.add_text("shardlens/patterns", text, step)
-                if hasattr(experiment, "add_image") and v["synced"] is not None:
-                    experiment.add_image("shardlens/synced_minus_expected",
-                                         _verdict.heatmap(v["synced"], v["expected"],
-                                                          v["row_difference"]), step,
+                image = _verdict.heatmap_of(v) if hasattr(experiment, "add_image") else None
+                if image is not None:
+                    experiment.add_image("shardlens/synced_minus_expected", image, step,
                                          dataformats="HWC")
             except Exception as e:
                 self._say(("log", type(logger).__name__),

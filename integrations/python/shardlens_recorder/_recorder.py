@@ -307,10 +307,11 @@ class ShardLensRecorder:
         # Only a matrix the rank accumulated itself (set_matrix): one computed here from the
         # records would say nothing the records do not, and at 1000 classes its 8 MB were
         # most of what save() cost and 50 times the records of an ImageNet rank's shard.
+        # Each dense, or as its nonzero cells where that is smaller (_writer.matrix_arrays).
         if self.matrix is not None:
-            out["matrix"] = self.matrix
+            out.update(_writer.matrix_arrays("matrix", self.matrix))
         if self.reported is not None:
-            out["reported"] = self.reported
+            out.update(_writer.matrix_arrays("reported", self.reported))
         settings = self.settings if self.settings is not None else self._plain_settings(
             epoch, dataset_size)
         out["settings_json"] = _writer.settings_bytes(settings)

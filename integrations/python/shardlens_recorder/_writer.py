@@ -17,6 +17,35 @@ def settings_bytes(settings):
     return list(json.dumps(settings, sort_keys=True).encode("utf-8"))
 
 
+# At least this many cells before a matrix may be written sparse (as the C++ side,
+# core/runfile/sparse_matrix.h: kSparseMinCells): a small one keeps the form numpy.load shows.
+SPARSE_MIN_CELLS = 4096
+
+
+def matrix_arrays(name, value):
+    """The arrays that hold matrix `name` ("matrix" or "reported"): {name: the matrix}, or,
+    when its nonzero cells take fewer values than it (3 a cell against C * C, C * C >=
+    SPARSE_MIN_CELLS), {name + "_sparse": [K, 3] (row, column, value), "sparse_classes": C}:
+    at 1000 classes a validation's matrix is 8 MB dense and mostly zeros. Integer matrices
+    give int64 cells, others float64 (as the dense form's dtypes); NaN is kept (it is nonzero),
+    for the reader to refuse."""
+    import numpy as np
+    if hasattr(value, "detach"):
+        value = value.detach().cpu().numpy()
+    a = np.asarray(value)
+    if a.ndim != 2 or a.shape[0] != a.shape[1] or a.size < SPARSE_MIN_CELLS:
+        return {name: a}
+    flat = a.reshape(-1)
+    nonzero = np.flatnonzero(flat)
+    if 3 * len(nonzero) >= flat.size:
+        return {name: a}
+    dtype = np.int64 if a.dtype.kind in "biu" else np.float64
+    cells = np.empty((len(nonzero), 3), dtype)
+    cells[:, 0], cells[:, 1] = np.divmod(nonzero, a.shape[1])
+    cells[:, 2] = flat[nonzero]
+    return {name + "_sparse": cells, "sparse_classes": a.shape[0]}
+
+
 def _dtype_of(name):
     spec = _format.ARRAYS.get(name)
     if spec is None:
