@@ -86,13 +86,22 @@ def test_small_matrices_stay_dense(tmp_path):
     assert "reported" in npz.files and "reported_sparse" not in npz.files
 
 
-def test_pt_dumps_carry_the_same_sparse_arrays(tmp_path):
-    paths, _, reported = run_ranks(str(tmp_path), formats=("npz", "pt"))
+@pytest.mark.parametrize("scale", [None, 0.125])
+def test_pt_dumps_carry_the_same_sparse_arrays(tmp_path, cli, cli_reads_pt, scale):
+    paths, _, reported = run_ranks(str(tmp_path), formats=("npz", "pt"), reported_scale=scale)
     pt = torch.load(paths[0][1])
     npz = np.load(paths[0][0])
-    assert "reported" not in pt
-    assert pt["reported_sparse"].dtype == torch.int64 and int(pt["sparse_classes"]) == C
+    assert "reported" not in pt and int(pt["sparse_classes"]) == C
+    assert pt["reported_sparse"].dtype == (torch.int64 if scale is None else torch.float64)
     np.testing.assert_array_equal(pt["reported_sparse"].numpy(), npz["reported_sparse"])
+    run = str(tmp_path / "pt.slrun")
+    result = subprocess.run([cli, "import", *(p[1] for p in paths), "--out", run],
+                            capture_output=True, text=True, timeout=120)
+    if not cli_reads_pt:  # a CLI without LibTorch says so, naming the file
+        assert result.returncode != 0 and "LibTorch" in result.stderr, result.stderr
+        return
+    assert result.returncode == 0, result.stderr
+    assert _verdict.run_json(cli, "diagnose", "--run", run)["synced"] == reported.tolist()
 
 
 def full_path_verdict(cli, files, run, labels):
