@@ -97,24 +97,24 @@ Matrix matrix_from_sparse(const DumpArray& a, int64_t classes, const std::string
     fail(origin, name,
          "holds " + std::to_string(a.size()) + " values for its shape [" + std::to_string(k) +
              ", 3]");
-  // The dense matrix, and the keys sorted to find a cell given twice.
-  check_load_budget(origin, cells * sizeof(double) + k * sizeof(uint64_t),
+  check_load_budget(origin, cells * sizeof(double),
                     "its sparse '" + name + "' as a " + std::to_string(classes) + " x " +
                         std::to_string(classes) + " matrix");
-  std::vector<uint64_t> keys(k);
-  for (size_t i = 0; i < k; ++i) {
-    keys[i] = uint64_t(coordinate(a, i, 0, classes, name, origin)) * uint64_t(classes) +
-              uint64_t(coordinate(a, i, 1, classes, name, origin));
-  }
+  // Every listed cell is nonzero (what the writers list), so a cell already nonzero when its
+  // entry comes is one given twice: found without sorting the entries.
   Matrix m(static_cast<int32_t>(classes));
-  for (size_t i = 0; i < k; ++i)
-    m.cells[keys[i]] = a.integral ? double(a.ints[i * 3 + 2]) : a.reals[i * 3 + 2];
-  std::sort(keys.begin(), keys.end());
-  const auto twice = std::adjacent_find(keys.begin(), keys.end());
-  if (twice != keys.end())
-    fail(origin, name,
-         "gives the cell at row " + std::to_string(*twice / uint64_t(classes)) + ", column " +
-             std::to_string(*twice % uint64_t(classes)) + " twice");
+  for (size_t i = 0; i < k; ++i) {
+    const int64_t row = coordinate(a, i, 0, classes, name, origin);
+    const int64_t col = coordinate(a, i, 1, classes, name, origin);
+    const double v = a.integral ? double(a.ints[i * 3 + 2]) : a.reals[i * 3 + 2];
+    const auto cell = [&] {
+      return "the cell at row " + std::to_string(row) + ", column " + std::to_string(col);
+    };
+    double& out = m.cells[size_t(row * classes + col)];
+    if (v == 0) fail(origin, name, "lists " + cell() + " as 0 (only nonzero cells are listed)");
+    if (out != 0) fail(origin, name, "gives " + cell() + " twice");
+    out = v;
+  }
   return m;
 }
 

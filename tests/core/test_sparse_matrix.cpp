@@ -106,6 +106,7 @@ TEST(SparseMatrix, RefusesMalformedCells) {
       {cells({0, 0, 1, 100, 0, 1}), "gives the row 100 in its entry 1, outside the 100 classes"},
       {cells({0, -1, 1}), "gives the column -1 in its entry 0"},
       {cells({1, 2, 3, 1, 2, 4}), "gives the cell at row 1, column 2 twice"},
+      {cells({1, 2, 3, 4, 4, 0}), "lists the cell at row 4, column 4 as 0"},
       {real_cells({0.5, 0, 1}), "gives the row 0.5"},
       {real_cells({std::nan(""), 0, 1}), "(not a class)"},
       {real_cells({0, 1e300, 1}), "(not a class)"},
@@ -382,7 +383,7 @@ TEST(SparseRunFile, RefusesMalformedSparseMembers) {
       {[&](auto& m, auto&) {
          m["synced_sparse.npy"] = npy_bytes(std::vector<int64_t>(3 * 3), {3, 3});
        },
-       "gives the cell at row 0, column 0 twice"},
+       "lists the cell at row 0, column 0 as 0 (only nonzero cells are listed)"},
       {[&](auto&, auto& j) {
          j["reported_same_as_synced"] = {0, 2};
        },
