@@ -1,9 +1,12 @@
 #include "core/runfile/import_read.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
 #include <regex>
 #include <set>
+#include <thread>
 
 #include "core/dataset/dataset_spec.h"
 #include "core/dataset/predictions_file.h"
@@ -301,31 +304,70 @@ RankDump read_csv_dump(const std::string& path) {
 
 namespace dump_import {
 
+namespace {
+
+std::string extension_of(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return ext;
+}
+
+RankDump read_dump(const std::string& path, const ImportOptions& options) {
+  const std::string ext = extension_of(path);
+  if (ext == ".npz") return read_npz_dump(path);
+  if (ext == ".npy") return read_npy_dump(path);
+  if (ext == ".csv") return read_csv_dump(path);
+  if (ext == ".pt" || ext == ".pth") {
+    if (!options.pt_reader)
+      fail(path,
+           ".pt dumps need LibTorch, which this build of ShardLens does not have; save the dump "
+           "as .npz");
+    return dump_from_arrays(options.pt_reader(path), path);
+  }
+  fail(path, "unknown dump format '" + ext + "' (expected .npz, .npy, .csv or .pt)");
+}
+
+}  // namespace
+
 std::vector<RankDump> read_dumps(const std::vector<std::string>& paths,
                                  const ImportOptions& options, Progress* progress) {
   if (paths.empty()) throw InputError("import: no dump files given");
-  std::vector<RankDump> dumps;
-  for (size_t i = 0; i < paths.size(); ++i) {
-    step(progress, "reading dumps", double(i) / double(paths.size()));
-    const std::string& path = paths[i];
-    std::string ext = std::filesystem::path(path).extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(),
-                   [](unsigned char c) { return std::tolower(c); });
-    if (ext == ".npz") {
-      dumps.push_back(read_npz_dump(path));
-    } else if (ext == ".npy") {
-      dumps.push_back(read_npy_dump(path));
-    } else if (ext == ".csv") {
-      dumps.push_back(read_csv_dump(path));
-    } else if (ext == ".pt" || ext == ".pth") {
-      if (!options.pt_reader)
-        fail(path,
-             ".pt dumps need LibTorch, which this build of ShardLens does not have; save the dump "
-             "as .npz");
-      dumps.push_back(dump_from_arrays(options.pt_reader(path), path));
-    } else {
-      fail(path, "unknown dump format '" + ext + "' (expected .npz, .npy, .csv or .pt)");
+  const size_t n = paths.size();
+  // Read side by side, one dump a core: rank 0 reads every rank's dump after each validation,
+  // and at 1000 classes each builds its matrices from their nonzero cells. LibTorch's reader
+  // (.pt) keeps to one thread. The first dump in order that fails is the one reported, and
+  // progress is reported from this thread only.
+  const bool any_pt = std::any_of(paths.begin(), paths.end(), [](const std::string& p) {
+    const std::string ext = extension_of(p);
+    return ext == ".pt" || ext == ".pth";
+  });
+  const size_t threads =
+      any_pt ? 1 : std::min<size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::optional<RankDump>> read(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<size_t> next{0}, done{0};
+  const auto work = [&](bool report) {
+    for (size_t i; (i = next++) < n;) {
+      try {
+        read[i] = read_dump(paths[i], options);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+      ++done;
+      if (report) step(progress, "reading dumps", double(done) / double(n));
     }
+  };
+  step(progress, "reading dumps", 0.0);
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work, false);
+  work(true);
+  for (std::thread& t : pool) t.join();
+  std::vector<RankDump> dumps;
+  dumps.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (errors[i]) std::rethrow_exception(errors[i]);
+    dumps.push_back(std::move(*read[i]));
   }
   step(progress, "reading dumps", 1.0);
   for (RankDump& d : dumps)
