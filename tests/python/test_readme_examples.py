@@ -108,6 +108,13 @@ def verdicts(log, count, where):
     return lines
 
 
+def like_equals(cli, run):
+    """`shardlens-cli simulate --like RUN` with no other flag (run from elsewhere than the
+    script's directory) reproduces the run: EQUALS per rank and synced, exit 0."""
+    r = subprocess.run([cli, "simulate", "--like", run], capture_output=True, text=True)
+    assert r.returncode == 0 and "EQUALS" in r.stdout, r.stdout + r.stderr
+
+
 def lightning(target, cli, tmp):
     work = os.path.join(tmp, "lightning")
     os.makedirs(work)
@@ -119,6 +126,8 @@ def lightning(target, cli, tmp):
     assert r.returncode == 0, log[-5000:]
     lines = verdicts(log, 2, work)
     assert all("batch-limit-subset" in line for line in lines), lines
+    for line in lines:
+        like_equals(cli, os.path.join(work, line.rsplit("see ", 1)[1]))
     print("lightning_example.py (4 ranks, %.0f s): %s" % (time.time() - start, lines[0]))
 
 
@@ -129,6 +138,7 @@ def accelerate(target, cli, tmp):
     logs = processes("accelerate_example.py", target, cli, work)
     lines = verdicts(logs[0], 1, work)
     assert lines[0].startswith("ShardLens: the reported matrix is exact"), lines
+    like_equals(cli, os.path.join(work, lines[0].rsplit("see ", 1)[1]))
     print("accelerate_example.py (4 processes, %.0f s): %s" % (time.time() - start, lines[0]))
 
 
@@ -163,6 +173,7 @@ def plain_torch(target, cli, tmp):
     assert r.returncode == 0, r.stdout + r.stderr
     report = frameworks.cli_json(cli, "diagnose", "--run", run)
     report = report["epochs"][0] if "epochs" in report else report
+    like_equals(cli, run)  # no batch_size given: the first batch's length is recorded
     # The user's own labels are the truth: the class counts are theirs, not an estimate, and
     # 1000 samples on 4 ranks neither pad nor drop, with the reported matrix recorded.
     truth = np.bincount(np.load(labels), minlength=10).tolist()

@@ -108,8 +108,12 @@ class _AccelerateWatch:
         settings = _format.new_settings(
             "accelerate", sampler="accelerate",
             inner_sampler=_samplers.inner_kind(inner) if inner is not None else None,
-            shuffle=_samplers.kind_name(inner) != "SequentialSampler",
-            batch_size=self._batch_size, world_size=rec.world_size, rank=rec.rank,
+            shuffle=_samplers.kind_name(inner) != "SequentialSampler" if inner is not None
+            else None,
+            batch_size=self._batch_size,
+            batch_size_source="loader" if self._batch_size is not None else None,
+            sync="gather-for-metrics",  # what this watch wraps, and what the metric is fed
+            world_size=rec.world_size, rank=rec.rank,
             dataset_size=self._size, stage="validate", epoch=rec.epoch,
             versions=_format.versions())
         rec.settings = _format.update_settings(settings, **_prepared_loader_settings(

@@ -3,7 +3,7 @@ transfer at save(), and written as the dump dump_format.json describes (_writer)
 import os
 import warnings
 
-from . import _format, _samplers, _tensors, _writer
+from . import _format, _samplers, _sync, _tensors, _writer
 from ._blocks import Blocks
 
 PADDING = _format.FLAG_BITS["PADDING"]  # a sampler's padding duplicate
@@ -58,7 +58,7 @@ class ShardLensRecorder:
 
     def __init__(self, out_dir, name="eval", num_classes=None, rank=None, world_size=None,
                  dataset_size=None, batch_size=None, sampler=None, formats=("npz",),
-                 epoch=None, threshold=0.5):
+                 epoch=None, threshold=0.5, loader=None, sync=None):
         """
         out_dir: directory for the dumps ({name}_epoch{e}_rank{r}.npz / .pt).
         num_classes: the class count, saved in settings_json (a class no record shows still
@@ -71,6 +71,13 @@ class ShardLensRecorder:
                (DistributedSampler.set_epoch), else 0. reset(epoch=) and save(epoch=) set it.
         threshold: binary scores ([N] or [N, 1] floats) above it are class 1, as in
                    torchmetrics' binary metrics.
+        loader: the evaluation's DataLoader: its batch size, drop_last and (when sampler is
+                not given) sampler are recorded. Without loader or batch_size, the batch size
+                recorded is the length of the first batch after reset(), said as such.
+        sync: how the reported matrix (set_reported) was synchronized, as `shardlens-cli
+              simulate --sync` names it ("all-reduce" for dist.all_reduce of the matrix,
+              "gather-for-metrics", ...), so that `simulate --like` reproduces it; None:
+              unknown (the simulation then assumes all-reduce and says so).
         """
         unknown = set(formats) - {"npz", "pt"}
         if unknown:
@@ -82,7 +89,13 @@ class ShardLensRecorder:
         self._world_size = world_size
         self.dataset_size = dataset_size
         self.batch_size = batch_size
+        self.loader = loader
+        if sampler is None and loader is not None:
+            sampler = getattr(getattr(loader, "batch_sampler", None), "sampler", None) or \
+                getattr(loader, "sampler", None)
         self.sampler = sampler
+        self.sync = _sync.check_sync(sync)
+        self._first_batch = None  # the first batch's length since reset()
         self.formats = tuple(formats)
         self.reported = None
         self.matrix = None
@@ -131,6 +144,7 @@ class ShardLensRecorder:
         self.matrix = None
         self.reported = None
         self._batches = 0  # update() calls since reset(): the batch a refusal names
+        self._first_batch = None
         # Float targets of batches after the first: (batch, any value not a class id, the
         # first such value) on their device, read once in save() (no wait per batch).
         self._target_checks = []
@@ -162,6 +176,8 @@ class ShardLensRecorder:
             if _tensors.length(flags) != n:
                 raise ValueError("flags length %d != batch length %d"
                                  % (_tensors.length(flags), n))
+        if self._batches == 0:
+            self._first_batch = n
         self._batches += 1
         values = (index, target, pred) + (() if flags is None else (flags,))
         if _tensors.is_tensor(pred) and all(_tensors.is_tensor(v) and v.device == pred.device
@@ -302,8 +318,10 @@ class ShardLensRecorder:
             dataset_size = _samplers.dataset_size(self.sampler)
         if dataset_size is not None:
             out["dataset_size"] = dataset_size
-        if self.batch_size is not None:
-            out["batch_size"] = self.batch_size
+        # A front end's settings (Lightning, Accelerate) say the batch size themselves.
+        batch_size = self.batch_size if self.settings is not None else self._batch_size()[0]
+        if batch_size is not None:
+            out["batch_size"] = batch_size
         # Only a matrix the rank accumulated itself (set_matrix): one computed here from the
         # records would say nothing the records do not, and at 1000 classes its 8 MB were
         # most of what save() cost and 50 times the records of an ImageNet rank's shard.
@@ -317,10 +335,30 @@ class ShardLensRecorder:
         out["settings_json"] = _writer.settings_bytes(settings)
         return out
 
+    def _batch_size(self):
+        """(batch size, how it was known: settings_json's batch_size_source): the one given,
+        the loader's, else the first batch's length; (None, None) when none is known."""
+        if self.batch_size is not None:
+            return self.batch_size, "given"
+        loader = self.loader
+        size = getattr(loader, "batch_size", None) or \
+            getattr(getattr(loader, "batch_sampler", None), "batch_size", None)
+        if size is not None:
+            return int(size), "loader"
+        if self._first_batch:
+            return int(self._first_batch), "first-batch"
+        return None, None
+
     def _plain_settings(self, epoch, dataset_size):
-        """settings_json of a dump written outside Lightning: what the sampler tells."""
+        """settings_json of a dump written outside Lightning: what the sampler and the loader
+        tell, the batch size and how it was known, and the sync the user named."""
+        batch_size, source = self._batch_size()
+        loader = self.loader
+        drop_last = getattr(loader, "drop_last", None) if loader is not None else None
         return _format.new_settings(
-            "torch", **_samplers.sampler_settings(self.sampler), batch_size=self.batch_size,
+            "torch", **_samplers.sampler_settings(self.sampler), batch_size=batch_size,
+            batch_size_source=source, sync=self.sync,
+            loader_drop_last=None if drop_last is None else bool(drop_last),
             sanity=bool(self.sanity), stage=self.stage or "validate",
             dataloader_idx=self.dataloader_idx, validation_in_epoch=self.validation,
             world_size=self.world_size, rank=self.rank, dataset_size=dataset_size,

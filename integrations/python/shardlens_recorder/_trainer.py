@@ -63,7 +63,10 @@ def loader_settings(trainer, stage, rec, loader, sampler, dataloader_idx, user_s
     batch_sampler = getattr(loader, "batch_sampler", None)
     batch_size = getattr(loader, "batch_size", None)
     if batch_size is None:
-        batch_size = getattr(batch_sampler, "batch_size", user_sizes[1])
+        batch_size = getattr(batch_sampler, "batch_size", None)
+    source = "loader"
+    if batch_size is None and user_sizes[1] is not None:
+        batch_size, source = user_sizes[1], "given"
     dataset = getattr(loader, "dataset", None)
     dataset_size = user_sizes[0]
     if dataset_size is None and dataset is not None and hasattr(dataset, "__len__"):
@@ -75,7 +78,7 @@ def loader_settings(trainer, stage, rec, loader, sampler, dataloader_idx, user_s
         "lightning", **_samplers.sampler_settings(sampler),
         loader_drop_last=bool(getattr(loader, "drop_last",
                                       getattr(batch_sampler, "drop_last", False))),
-        batch_size=batch_size,
+        batch_size=batch_size, batch_size_source=source if batch_size is not None else None,
         limit_batches=_limit_text(getattr(trainer, "limit_test_batches" if testing
                                           else "limit_val_batches", None)),
         sanity_steps=_count(getattr(trainer, "num_sanity_val_steps", None)),
