@@ -189,12 +189,11 @@ class _AccelerateWatch:
         return torch.bincount((target * c + preds)[inside], minlength=c * c).reshape(c, c).cpu()
 
     def _labels(self, stem):
-        """The int64 .npy of labels= beside the dumps, written once; None without labels=."""
-        if self.labels is None:
-            return None
+        """The int64 .npy of the labels (labels=, else the dataset's own) beside the dumps,
+        named by content: written once, never overwritten by another evaluation's."""
         rec = self.recorder
-        return self._run.labels_file("user", self.labels, rec.dataset_size,
-                                     os.path.join(rec.out_dir, "%s_labels.npy" % rec.name), True)
+        return self._run.labels_for(self.labels, getattr(self, "_dataset", None),
+                                    rec.dataset_size, rec.out_dir, "%s_labels" % rec.name)
 
     def _finish(self):
         """Every rank writes its dump and waits for the others; rank 0 gives the verdict."""

@@ -2,12 +2,12 @@
 import copy
 import os
 
-from . import _format, _outputs, _samplers, _tensors, _trainer, _verdict
+from . import _format, _labels, _logged, _outputs, _samplers, _tensors, _trainer, _verdict
+from ._logged import LogWatch
 from ._metrics import KNOWN_METRICS, MATRIX_METRICS, MetricWatch
 from ._outputs import DEFAULT_KEYS, Unreadable
 from ._recorder import ShardLensRecorder
 from ._recording import Recording, initialized_dist
-from ._sync import metric_sync
 from ._tensors import ShardLensInputError
 
 
@@ -36,6 +36,16 @@ class _Part:
         self.stream = None  # the _Watched metric whose inputs this loader records
         self.failed = None  # why this part is not saved
         self.dataset = getattr(loader, "dataset", None)
+        self.batches = []  # (first, end) record positions of each batch that ended
+        # id(metric) -> [watched, every batch's inputs the stream's, batches seen]: a metric
+        # whose inputs are the records (the stream, or one updated with the same tensors)
+        self.mirrors = {}
+        self.stream_batches = 0
+
+    def mirror(self, metric):
+        """The watched metric whose every update got exactly the records, or None."""
+        m = self.mirrors.get(id(metric))
+        return m[0] if m is not None and m[1] and m[2] == self.stream_batches else None
 
 
 class ShardLensCallback(_CallbackBase):
@@ -78,23 +88,28 @@ class ShardLensCallback(_CallbackBase):
 
     stages: any of "validate" and "test". sanity: False skips the sanity check.
 
-    labels: the dataset's labels, one integer per dataset index (a sequence, tensor, ndarray
-    or a .npy path); without it, the loader's dataset's own `targets`/`labels` attribute when
-    it is one integer per index (through Subset-like .dataset + .indices). They are written
-    once as an int64 .npy beside the dumps and imported as --dataset npy:FILE, so rows are
-    compared with the true class counts. Unknown, and some samples never evaluated: the line
-    says the rows were not checked and shardlens/rows_wrong is not logged.
+    labels: the true class of every dataset index, for the row check: one array (a sequence,
+    tensor, ndarray or .npy path), used for every loader whose dataset has its length (another
+    length is said once, naming the loader); one per loader: a list/tuple indexed by
+    dataloader_idx or a dict {dataloader_idx: array}; or a dict by stage {"validate": ...,
+    "test": ...} of either. Without it (or where it says nothing), the loader's dataset's own
+    labels: a `targets`/`labels` attribute, a TensorDataset's last tensor of integers, a
+    datasets.Dataset "label(s)" column, through Subset-like .dataset + .indices. They are
+    written as an int64 .npy beside the dumps, {name}_labels_{val|test}_dl{d}_{hash}.npy (the
+    hash of their content: another dataset never overwrites the file an earlier run file
+    names), and imported as --dataset npy:FILE. Unknown, and some samples never evaluated: the
+    line says the rows were not checked and shardlens/rows_wrong is not logged.
     """
 
     def __init__(self, recorder="shardlens_runs", stages=("validate", "test"), sanity=True,
                  keys=None, batch_target=None, threshold=None, metrics=None, verdict=True,
                  cli=None, fail_on_wrong=False, wait_timeout=120.0, labels=None):
         super().__init__()
-        # The true class counts: labels= (one label per dataset index: a sequence, tensor,
-        # ndarray or a .npy path), else the loader's dataset's own targets/labels attribute.
-        self.labels = labels
         self._labels_of = {}  # stem of an evaluation's dumps -> its labels .npy
         self._run = Recording(self._global_rank, cli, verdict, fail_on_wrong, wait_timeout)
+        # The true class counts: labels= (per loader and stage: _labels.pick), else the
+        # loader's dataset's own labels (_labels.dataset_labels).
+        self.labels = labels
         if isinstance(recorder, (str, bytes, os.PathLike)):  # ShardLensCallback("runs/")
             recorder = ShardLensRecorder(os.fspath(recorder))
         # What the module's torchmetrics metrics see is read unless told otherwise: metrics=
@@ -103,6 +118,9 @@ class ShardLensCallback(_CallbackBase):
             metrics = keys is None and batch_target is None
         self.metrics = metrics
         self._watch = None
+        self._logs = None  # LogWatch of the evaluation under way
+        self._logged = None  # what the last evaluation logged: (calls, summary, notes, ...)
+        self.logged = []  # rank 0: each logged value whose true value the records proved
         unknown = set(stages) - {"validate", "test"}
         if unknown:
             raise ValueError("unknown stages: %s" % sorted(unknown))
@@ -128,6 +146,17 @@ class ShardLensCallback(_CallbackBase):
         self._validations = {}  # (stage, sanity, epoch) -> evaluations started
         self._trainer = None
         self._stage = None
+
+    @property
+    def labels(self):
+        """labels= (see the class); set, it is checked and used from the next evaluation."""
+        return self._labels
+
+    @labels.setter
+    def labels(self, labels):
+        _labels.check_argument(labels)
+        self._labels = labels
+        self._run.forget_given_labels()
 
     @property
     def verdicts(self):
@@ -194,7 +223,15 @@ class ShardLensCallback(_CallbackBase):
             part = self._parts[d] = _Part(None, None, None)
             part.failed = "cannot read dataloader %d: %s" % (d, e)
             self._say(("part", str(e)), part.failed)
-            return
+        start = part.recorder.count if part.recorder is not None else 0
+        try:
+            self._record_batch(part, outputs, batch, d)
+        finally:  # which records the values logged in this batch's step describe
+            part.batches.append((start, part.recorder.count if part.recorder is not None
+                                 else start))
+
+    def _record_batch(self, part, outputs, batch, dataloader_idx):
+        d = dataloader_idx
         if part.failed:
             return
         try:
@@ -240,6 +277,12 @@ class ShardLensCallback(_CallbackBase):
         if w.name not in pending:
             raise Unreadable("%s (%s) was not updated in a batch of dataloader %d" % (
                 w.name, w.cls, d))
+        part.stream_batches += 1
+        for other in self._watch.watched:
+            if other.name in pending and other.failed is None:
+                m = part.mirrors.setdefault(id(other.metric), [other, True, 0])
+                m[1] = m[1] and _logged.same_inputs(pending[other.name], pending[w.name])
+                m[2] += 1
         rec = part.recorder
         if rec.num_classes is None and w.num_classes is not None:
             rec.num_classes = int(w.num_classes)
@@ -267,8 +310,6 @@ class ShardLensCallback(_CallbackBase):
                 continue
             if part.stream is w and w.cls in MATRIX_METRICS:
                 part.recorder.set_reported(value)
-                if part.recorder.settings is not None:  # how compute() synced it
-                    _format.update_settings(part.recorder.settings, sync=metric_sync(w.metric))
 
     # -- one evaluation --------------------------------------------------------------------
     def _start(self, trainer, stage, pl_module=None):
@@ -280,6 +321,12 @@ class ShardLensCallback(_CallbackBase):
         self._detach()
         if not self._recording:
             return
+        if self._run.verdict and not sanity and callable(getattr(pl_module, "log", None)):
+            try:  # what the module logs, compared with the records after the verdict
+                self._logs = LogWatch(pl_module, trainer, lambda d: len(
+                    self._parts[d].batches) if d in self._parts else 0)
+            except Exception as e:
+                self._say(("log-watch", str(e)), "cannot read what the module logs: %s" % e)
         if self.metrics and pl_module is not None:
             self._watch = MetricWatch()
             try:
@@ -306,6 +353,9 @@ class ShardLensCallback(_CallbackBase):
             rec._world_size = int(trainer.world_size)
 
     def _detach(self):
+        if self._logs is not None:
+            self._logs.detach()  # the module's own log() back
+            self._logs = None
         if self._watch is not None:
             for w in self._watch.watched:
                 if w.failed:
@@ -319,14 +369,19 @@ class ShardLensCallback(_CallbackBase):
         if not self._run.verdict or written is None or getattr(trainer, "sanity_checking", False):
             return  # the sanity check's few batches are recorded, not judged
         dist = initialized_dist()
-        if dist is not None:
-            dist.barrier()  # every rank's dump is renamed into place before rank 0 reads
+        summary = self._logged["summary"] if self._logged is not None else None
+        summaries = [summary]
+        if dist is not None:  # also the barrier: every rank's dump is in place after it
+            summaries = [None] * dist.get_world_size()
+            dist.all_gather_object(summaries, summary)
         failure = None
         if self._global_rank() == 0:
             bar = getattr(trainer, "progress_bar_callback", None)
+            world = int(getattr(trainer, "world_size", 1) or 1)
             failure = self._run.judge(
-                written, int(getattr(trainer, "world_size", 1) or 1), dist is None,
-                self._labels_of.get, getattr(bar, "print", None), lambda v: self._log(trainer, v))
+                written, world, dist is None, self._labels_of.get, getattr(bar, "print", None),
+                lambda v: self._log(trainer, v))
+            self._compare_logged(trainer, summaries, world, getattr(bar, "print", None))
         self._run.stop_on_failure(failure)
 
     def _log(self, trainer, v):
@@ -348,23 +403,69 @@ class ShardLensCallback(_CallbackBase):
                 self._say(("log", type(logger).__name__),
                           "cannot log the verdict to %s: %s" % (type(logger).__name__, e))
 
+    def _logged_summary(self, calls, metrics):
+        """What this rank's records prove of each value logged (_logged.local_summary), the
+        notes for values nothing recorded describes, and the dumps' stem of each loader."""
+        try:
+            stems = {d: p.recorder.path("npz").rsplit("_rank", 1)[0]
+                     for d, p in self._parts.items() if p.recorder is not None}
+            return {"summary": _logged.local_summary(calls, self._parts), "metrics": metrics,
+                    "notes": _logged.unrecorded_notes(calls, self._parts), "stems": stems}
+        except Exception as e:  # a value that cannot be read: no claim about it
+            self._say(("logged", str(e)), "cannot compare the values logged: %s" % e)
+            return None
+
+    def _compare_logged(self, trainer, summaries, world, say_line):
+        """Rank 0: each value logged whose true value the records prove, printed where it
+        differs and logged as shardlens/true_<name>; the notes of values nothing recorded."""
+        own = self._logged
+        if own is None:
+            return
+        for key, note in own["notes"]:
+            self._say(("logged-unrecorded", key), note)
+        if len(summaries) != world or any(s is None for s in summaries):
+            return
+        wanted = {s["loader"] for s in summaries[0].values() if s["match"]}
+        if not wanted:
+            return
+        try:
+            got = getattr(trainer, "callback_metrics", None) or {}
+            logged = {k: float(v) for k, v in got.items() if k in summaries[0]}
+            records = {d: _logged.load_records(own["stems"][d], world) for d in wanted
+                       if d in own["stems"]}
+            found = _logged.true_values(summaries, logged, records, own["metrics"])
+        except Exception as e:
+            self._say(("logged", str(e)), "cannot compare the values logged: %s" % e)
+            return
+        for f in found:
+            self.logged.append(f)
+            if _logged.differs(f):
+                (say_line or (lambda text: print(text, flush=True)))(_logged.line(f))
+        if found:
+            self._log_scalars(trainer, _logged.scalars(found))
+
+    def _log_scalars(self, trainer, scalars):
+        step = int(getattr(trainer, "global_step", 0) or 0)
+        for logger in getattr(trainer, "loggers", None) or []:
+            try:
+                logger.log_metrics(scalars, step=step)
+            except Exception as e:
+                self._say(("log", type(logger).__name__),
+                          "cannot log to %s: %s" % (type(logger).__name__, e))
+
     def _labels_path(self, part, d):
-        """Rank 0: the int64 .npy of this loader's dataset labels beside its dumps (written
-        once per run and dataset), or None when they are not known exactly."""
+        """Rank 0: the int64 .npy of this loader's dataset labels beside its dumps (labels=,
+        else the dataset's own), named by content so that no later evaluation overwrites it,
+        or None when they are not known exactly."""
         rec = part.recorder
-        size = rec.dataset_size
-        if self.labels is not None:
-            key, labels, name = "user", self.labels, "%s_labels.npy" % rec.name
-        else:
-            key = (self._stage, d, id(part.dataset), size)
-            labels = _verdict.dataset_labels(part.dataset) if part.dataset is not None else None
-            name = "%s_labels_%s_dl%d.npy" % (rec.name, "test" if self._stage == "test"
-                                              else "val", d)
-        return self._run.labels_file(key, labels, size, os.path.join(rec.out_dir, name),
-                                     self.labels is not None, " of dataloader %d" % d)
+        return self._run.labels_for(self.labels, part.dataset, rec.dataset_size, rec.out_dir,
+                                    "%s_labels" % rec.name, self._stage, d)
 
     def _end(self):
+        logs = self._logs
+        metrics = {w.name: w for w in self._watch.watched} if self._watch is not None else {}
         self._detach()
+        self._logs, self._logged = None, None
         if not self._recording:
             return None
         self._recording = False
@@ -393,6 +494,8 @@ class ShardLensCallback(_CallbackBase):
                               "this evaluation is not recorded" % (d, rec.path(rec.formats[0]), e))
             if not self._parts:
                 self._say("nothing", "no %s batch reached the callback: no dump" % self._stage)
+            if logs is not None:
+                self._logged = self._logged_summary(logs.calls, metrics)
         finally:
             main = self.recorder
             main.sanity = False

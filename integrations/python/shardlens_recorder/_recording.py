@@ -5,8 +5,20 @@ rank stops with fail_on_wrong)."""
 import os
 import warnings
 
-from . import _verdict
+from . import _labels, _verdict
 from ._recorder import ShardLensWarning
+
+
+def _length(x):
+    try:
+        return len(x) if not isinstance(x, (str, bytes, os.PathLike)) else None
+    except TypeError:
+        return None
+
+
+def _same(a, b):
+    import numpy as np
+    return a.shape == b.shape and bool(np.array_equal(a, b))
 
 
 class ShardLensVerdictError(RuntimeError):
@@ -34,7 +46,8 @@ class Recording:
         self.wait_timeout = wait_timeout
         self.verdicts = []  # rank 0: what each diagnosed evaluation said
         self._said = set()
-        self._labels_files = {}  # key -> the int64 .npy written beside the dumps, or ""
+        self._given_arrays = {}  # (stage, loader, size) -> (labels=, per loader) or None
+        self._own_labels = {}  # id(dataset) -> (weak reference, its own labels or None)
 
     def say(self, key, message):
         """A ShardLensWarning, once per key, on rank 0 only."""
@@ -44,22 +57,68 @@ class Recording:
         if self.rank() == 0:
             warnings.warn("ShardLens: " + message, ShardLensWarning, stacklevel=4)
 
-    def labels_file(self, key, labels, size, path, given, where=""):
-        """Rank 0: the int64 .npy of the dataset's labels at path (written once per key), or
-        None when they are not known exactly. given: the user passed labels= (said when they
-        are not one class id per index); where: which loader, for that message."""
-        if key not in self._labels_files:
-            written = None
-            if labels is not None:
-                try:
-                    written = _verdict.labels_file(labels, size, path)
-                except Exception as e:
-                    self.say(("labels", str(e)), "cannot write the dataset labels: %s" % e)
-            if written is None and given:
-                self.say(("labels", where), "labels= is not one integer class id per dataset "
-                         "index%s (%s samples): its rows are not checked" % (where, size))
-            self._labels_files[key] = written or ""
-        return self._labels_files[key] or None
+    def labels_for(self, given, dataset, size, out_dir, prefix, stage="validate", loader=0):
+        """Rank 0: the int64 .npy of one evaluation's labels beside its dumps, named by their
+        content ({prefix}_val|test_dl{loader}_{hash}.npy, written once), or None when they are
+        not known exactly. given: labels= as passed (_labels.pick reads it); dataset: the
+        loader's dataset, whose own targets are read when labels= says nothing for it."""
+        where = "%s dataloader %d" % (stage, loader)
+        arr = self._given(given, stage, loader, size, where)
+        if arr is not None and arr[1]:  # given for this very loader
+            arr = arr[0]
+        else:
+            own = self._own(dataset)
+            if arr is not None and own is not None and not _same(arr[0], own):
+                # one array for every loader, and the dataset knows better
+                self.say(("labels", "own", where), "labels= differs from the labels of the "
+                         "%s's dataset: the dataset's own are used for it" % where)
+                arr = None
+            arr = arr[0] if arr is not None else own
+        if arr is None:
+            return None
+        try:
+            return _labels.content_file(arr, out_dir, "%s_%s_dl%d" % (
+                prefix, "val" if stage == "validate" else stage, loader))
+        except Exception as e:
+            self.say(("labels", str(e)), "cannot write the dataset labels: %s" % e)
+            return None
+
+    def forget_given_labels(self):
+        """labels= changed: read it again at the next evaluation."""
+        self._given_arrays = {}
+
+    def _given(self, given, stage, loader, size, where):
+        """(int64 labels, per_loader) of what labels= says for this loader, or None."""
+        key = (stage, loader, size)
+        if key not in self._given_arrays:
+            labels, per_loader = _labels.pick(given, stage, loader)
+            arr = _labels.labels_array(labels, size) if labels is not None else None
+            if labels is not None and arr is None:
+                n = _length(labels)
+                if per_loader or n is None or size is None or n == size:
+                    self.say(("labels", where), "labels= for the %s is not one integer class "
+                             "id per dataset index (%s samples): not used" % (where, size))
+                else:
+                    self.say(("labels", where), "labels= holds %d labels, %s's dataset %s "
+                             "samples: not used for it (labels= takes one array per loader: a "
+                             "list, or a dict by dataloader_idx)" % (n, where, size))
+            self._given_arrays[key] = (arr, per_loader) if arr is not None else None
+        return self._given_arrays[key]
+
+    def _own(self, dataset):
+        """The dataset's own labels (_labels.dataset_labels), read once per dataset object."""
+        if dataset is None:
+            return None
+        import weakref
+        held = self._own_labels.get(id(dataset))
+        if held is not None and held[0]() is dataset:
+            return held[1]
+        arr = _labels.dataset_labels(dataset)
+        try:
+            self._own_labels[id(dataset)] = (weakref.ref(dataset), arr)
+        except TypeError:  # not weakly referable: read again next time
+            pass
+        return arr
 
     def judge(self, written, world, poll, labels_of, say_line=None, log=None):
         """Rank 0, once every rank has written: one verdict per evaluation written (from the

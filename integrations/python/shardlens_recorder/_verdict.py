@@ -3,6 +3,8 @@ turns the report into the line, scalars and heatmap users see."""
 import json
 import os
 
+from ._labels import dataset_labels, labels_file  # noqa: F401  (moved there)
+
 
 def find_cli(cli):
     """The shardlens-cli to run: cli=, else $SHARDLENS_CLI, else the one on PATH, or None."""
@@ -62,70 +64,6 @@ def summary_of_report(report):
         d = s - (np.asarray(expected, dtype=np.float64) if expected is not None else 0)
         out["difference"] = [[int(r), int(c), float(d[r, c])] for r, c in zip(*np.nonzero(d))]
     return out
-
-
-def labels_file(labels, size, path):
-    """Writes the dataset's labels (one integer per dataset index) as an int64 .npy at path
-    for `import --dataset npy:PATH`; None (nothing written) when they are not exactly that.
-    labels: a sequence, tensor or ndarray, or the path of a .npy holding one."""
-    import numpy as np
-    if isinstance(labels, (str, bytes, os.PathLike)):
-        labels = np.load(os.fspath(labels), allow_pickle=False)
-    elif hasattr(labels, "detach"):  # a torch tensor
-        labels = labels.detach().cpu().numpy()
-    try:
-        arr = np.asarray(labels)
-    except Exception:
-        return None
-    if arr.ndim != 1 or (size is not None and len(arr) != size) or len(arr) == 0:
-        return None
-    if arr.dtype.kind not in "iu":
-        if arr.dtype.kind != "f" or not np.all(np.isfinite(arr)) or \
-                not np.array_equal(arr, np.round(arr)):
-            return None  # floats that are not integers: not class ids
-    arr = arr.astype(np.int64)
-    if arr.min() < 0:
-        return None
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    tmp = path + ".tmp.npy"
-    np.save(tmp, arr)
-    os.replace(tmp, path)
-    return path
-
-
-def dataset_labels(dataset):
-    """The dataset's own labels, exactly, when it holds them: a `targets` or `labels`
-    attribute of len(dataset) (torchvision style), through Subset-like wrappers (.dataset +
-    .indices); else None. Never iterates the dataset."""
-    import numpy as np
-    try:
-        size = len(dataset)
-    except Exception:
-        return None
-    for name in ("targets", "labels"):
-        got = getattr(dataset, name, None)
-        if got is None or isinstance(got, (str, bytes)) or callable(got):
-            continue
-        if hasattr(got, "detach"):
-            got = got.detach().cpu().numpy()
-        try:
-            arr = np.asarray(got)
-        except Exception:
-            continue
-        if arr.ndim == 1 and len(arr) == size and arr.dtype.kind in "iu":
-            return arr
-    inner, indices = getattr(dataset, "dataset", None), getattr(dataset, "indices", None)
-    if inner is not None and indices is not None:
-        base = dataset_labels(inner)
-        if base is not None:
-            try:
-                idx = np.asarray(indices, dtype=np.int64)
-            except Exception:
-                return None
-            if idx.ndim == 1 and len(idx) == size and (not len(idx) or
-                                                        0 <= idx.min() <= idx.max() < len(base)):
-                return base[idx]
-    return None
 
 
 def verdict_of(summary, run):
