@@ -8,6 +8,7 @@ from ._metrics import KNOWN_METRICS, MATRIX_METRICS, MetricWatch
 from ._outputs import DEFAULT_KEYS, Unreadable
 from ._recorder import ShardLensRecorder
 from ._recording import Recording, initialized_dist
+from ._sync import metric_sync
 from ._tensors import ShardLensInputError
 
 
@@ -310,6 +311,8 @@ class ShardLensCallback(_CallbackBase):
                 continue
             if part.stream is w and w.cls in MATRIX_METRICS:
                 part.recorder.set_reported(value)
+                if part.recorder.settings is not None:  # how compute() synced it
+                    _format.update_settings(part.recorder.settings, sync=metric_sync(w.metric))
 
     # -- one evaluation --------------------------------------------------------------------
     def _start(self, trainer, stage, pl_module=None):
