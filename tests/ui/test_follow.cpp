@@ -172,26 +172,36 @@ class TestFollow : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(w.result()->eval.epoch(), int64_t(1), kWaitMs);
     land(dir.path(), 3);
     QTRY_COMPARE_WITH_TIMEOUT(follow->runs().size(), size_t(4), kWaitMs);
+    land(dir.path(), 4);
+    QTRY_COMPARE_WITH_TIMEOUT(follow->runs().size(), size_t(5), kWaitMs);
     QTest::qWait(100);
     QCOMPARE(w.result()->eval.epoch(), int64_t(1));  // stays where the user is
-    QCOMPARE(follow->unseen(), 1);
-    QVERIFY2(
-        followStatus(w).contains(QStringLiteral("4 validations loaded; 1 new validation since")),
-        qPrintable(followStatus(w)));
-    QVERIFY(part<RunBanner>(w)->detailsText().contains(QStringLiteral("2 of 4 recorded")));
-    // The drift gains the new column, the user's epoch still outlined.
-    QCOMPARE(part<ChartsPanel>(w)->driftView()->figure().drift.columns.size(), size_t(4));
+    QCOMPARE(follow->unseen(), 2);
+    QVERIFY2(followStatus(w).contains(
+                 QStringLiteral("5 validations loaded; 2 new validations not shown yet")),
+             qPrintable(followStatus(w)));
+    QVERIFY(part<RunBanner>(w)->detailsText().contains(QStringLiteral("2 of 5 recorded")));
+    // The drift gains the new columns, the user's epoch still outlined.
+    QCOMPARE(part<ChartsPanel>(w)->driftView()->figure().drift.columns.size(), size_t(5));
     QCOMPARE(part<ChartsPanel>(w)->driftView()->figure().highlight, 1);
-    // Stepping on reaches the new one; from there, landings are shown again.
+    // Stepping on reaches the new ones, each seen once stepped to; from the newest, landings
+    // are shown again.
     action(w, QStringLiteral("&Next epoch"))->trigger();
     QTRY_COMPARE_WITH_TIMEOUT(w.result()->eval.epoch(), int64_t(2), kWaitMs);
+    QCOMPARE(follow->unseen(), 2);
     action(w, QStringLiteral("&Next epoch"))->trigger();
     QTRY_COMPARE_WITH_TIMEOUT(w.result()->eval.epoch(), int64_t(3), kWaitMs);
-    QCOMPARE(follow->unseen(), 0);
-    land(dir.path(), 4);
+    QCOMPARE(follow->unseen(), 1);
+    QVERIFY2(followStatus(w).contains(QStringLiteral("; 1 new validation not shown yet")),
+             qPrintable(followStatus(w)));
+    action(w, QStringLiteral("&Next epoch"))->trigger();
     QTRY_COMPARE_WITH_TIMEOUT(w.result()->eval.epoch(), int64_t(4), kWaitMs);
-    QCOMPARE(part<ChartsPanel>(w)->driftView()->figure().drift.columns.size(), size_t(5));
-    QCOMPARE(follow->reads(), 5);
+    QCOMPARE(follow->unseen(), 0);
+    QVERIFY(!followStatus(w).contains(QStringLiteral("new")));
+    land(dir.path(), 5);
+    QTRY_COMPARE_WITH_TIMEOUT(w.result()->eval.epoch(), int64_t(5), kWaitMs);
+    QCOMPARE(part<ChartsPanel>(w)->driftView()->figure().drift.columns.size(), size_t(6));
+    QCOMPARE(follow->reads(), 6);
   }
 
   // Temporary and hidden names are never read; a file still being written is tried again

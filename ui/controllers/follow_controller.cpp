@@ -34,12 +34,16 @@ FollowController::FollowController(EvaluationRunner* runner, const ShownSource* 
   connect(&m_poll, &QTimer::timeout, this, &FollowController::scan);
   connect(&m_burst, &QTimer::timeout, this, &FollowController::scan);
   connect(&m_watcher, &QFileSystemWatcher::directoryChanged, this, [this] { m_burst.start(); });
-  // A user who steps back onto the newest follows the landings again.
+  // A validation stepped to is seen; a user who steps back onto the newest follows the
+  // landings again.
   connect(m_shown, &ShownSource::shown, this, [this](const ResultPtr& result) {
+    if (!following() || m_unseen.empty()) return;
+    m_unseen.erase(result.get());
     const ResultPtr newest = m_runs.newest();
-    if (!following() || !newest || result.get() != newest.get() || m_unseen == 0) return;
-    m_lastShown = newest.get();
-    m_unseen = 0;
+    if (newest && result.get() == newest.get()) {
+      m_lastShown = newest.get();
+      m_unseen.clear();
+    }
     setStatus();
   });
 }
@@ -56,7 +60,7 @@ bool FollowController::follow(const QString& folder) {
   m_files.clear();
   m_lastShown = nullptr;
   m_showNewest = false;
-  m_unseen = 0;
+  m_unseen.clear();
   m_reads = 0;
   m_folder = info.absoluteFilePath();
   m_watcher.addPath(m_folder);
@@ -169,6 +173,8 @@ void FollowController::addWhenIdle(quint64 generation, FollowedFile file) {
   const ResultPtr newestBefore = m_runs.newest();
   const bool onNewest = !before || !m_runs.holds(before.get()) || before.get() == m_lastShown ||
                         (newestBefore && before.get() == newestBefore.get());
+  std::vector<const EvaluationResult*> landed;
+  for (const auto& r : file.results) landed.push_back(r.get());
   const size_t brought = m_runs.add(std::move(file));
   m_reading = false;
   m_readingPath.clear();
@@ -176,7 +182,9 @@ void FollowController::addWhenIdle(quint64 generation, FollowedFile file) {
     m_showNewest = m_showNewest || brought > 0;
   } else {
     m_showNewest = false;  // the user stepped away meanwhile
-    m_unseen += int(brought);
+    m_unseen.insert(landed.begin(), landed.end());
+    // A rewritten file's earlier validations are no longer there to be seen.
+    std::erase_if(m_unseen, [this](const EvaluationResult* r) { return !m_runs.holds(r); });
     emit grew();
   }
   setStatus();
@@ -187,7 +195,7 @@ void FollowController::addWhenIdle(quint64 generation, FollowedFile file) {
 void FollowController::showWhenRead() {
   if (!m_showNewest || m_reading || !m_queue.empty() || m_runs.empty()) return;
   m_showNewest = false;
-  m_unseen = 0;
+  m_unseen.clear();
   const ResultPtr newest = m_runs.newest();
   m_lastShown = newest.get();
   setStatus();
@@ -231,9 +239,8 @@ QString FollowController::statusText() const {
   const QString name = QFileInfo(m_folder).fileName();
   if (m_runs.empty()) return tr("Following %1: waiting for the first run file").arg(name);
   QString text = tr("Following %1: %2 loaded").arg(name, validations(qsizetype(m_runs.size())));
-  if (m_unseen == 1) text += tr("; 1 new validation since the one shown (Ctrl+→ steps)");
-  if (m_unseen > 1)
-    text += tr("; %1 new validations since the one shown (Ctrl+→ steps)").arg(m_unseen);
+  if (unseen() == 1) text += tr("; 1 new validation not shown yet (Ctrl+→ steps)");
+  if (unseen() > 1) text += tr("; %1 new validations not shown yet (Ctrl+→ steps)").arg(unseen());
   return text;
 }
 

@@ -19,6 +19,8 @@
 #include <QTimer>
 #include <deque>
 #include <map>
+#include <set>
+#include <vector>
 
 #include "ui/models/followed_runs.h"
 
@@ -45,8 +47,8 @@ class FollowController : public QObject {
   const FollowedRuns& runs() const { return m_runs; }
   // Run files read so far, whether or not they loaded (tests: nothing is read twice).
   int reads() const { return m_reads; }
-  // Validations landed since the user stepped away from the newest.
-  int unseen() const { return m_unseen; }
+  // Validations that landed while the user was on an older one, not stepped to yet.
+  int unseen() const { return int(m_unseen.size()); }
   // "Following runs/: 5 validations loaded", or empty when not following.
   QString statusText() const;
 
@@ -97,7 +99,7 @@ class FollowController : public QObject {
   QString m_readingPath;
   const EvaluationResult* m_lastShown = nullptr;  // the newest, as this controller showed it
   bool m_showNewest = false;  // landings to show once the files waiting are read
-  int m_unseen = 0;
+  std::set<const EvaluationResult*> m_unseen;
   int m_reads = 0;
 };
 
