@@ -12,8 +12,8 @@ model (`shardlens-cli shards` and `simulate`):
 - with `accelerator.pad_across_processes` before `gather_for_metrics`, the matrix of what
   Accelerate returned equals `simulate --pad-across-processes`;
 - `shardlens_recorder.watch` around that padded gather writes dumps whose import with the
-  true labels counts every sample once (the padded rows flagged PAD_ROW, none counted), and
-  its own verdict says exact.
+  true labels counts every sample once (the padded rows flagged PAD_ROW, none counted), its
+  own verdict says exact, and `simulate --like` of the run, given no other flag, equals it.
 The unpadded gather of unequal last batches runs last, as in the run where it was found:
 its outcome on each rank (an error, or no answer in 20 s) is read by the parent.
 """
@@ -281,11 +281,17 @@ def check_dumps(cli, d, c, ranks, failures):
     if not diag["correct"] or s["evaluated_records"] != n or s["reported_total"] != n:
         failures.append("%s: imported run not exact: %s, %s" % (
             name, s, [f.get("pattern") for f in diag["diagnosis"]]))
+    # The run as recorded, simulated with no other flag: the padding comes from the dumps.
+    like = subprocess.run([cli, "simulate", "--like", run], capture_output=True, text=True)
+    if like.returncode != 0 or "EQUALS" not in like.stdout or \
+            ("--pad-across-processes" in like.stdout) != (pad_rows > 0):
+        failures.append("%s: simulate --like exited %d: %s" % (
+            name, like.returncode, (like.stdout + like.stderr)[-600:]))
     if c["name"] == FAILING:
         verdicts = ranks[0][name].get("verdicts") or []
         if not verdicts or not verdicts[-1]["correct"] or "exact" not in verdicts[-1]["line"]:
             failures.append("%s: the watch's verdict: %s" % (name, verdicts))
-    return 4
+    return 5
 
 
 def main():
