@@ -3,9 +3,13 @@
 // what gather_for_metrics keeps once pad_across_processes pads the last step.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "core/diagnosis/catalogue.h"
 #include "core/evaluation/scenario_settings.h"
 #include "core/report/verdict.h"
+#include "core/runfile/import.h"
 #include "core/sim/engine.h"
 #include "core/torchsem/loader.h"
 #include "core/torchsem/sync.h"
@@ -157,6 +161,30 @@ TEST(AccelerateUneven, PadAcrossProcessesIsASettingOfAccelerateOnly) {
   EXPECT_NO_THROW(validate(s));
   s.sampler.kind = SamplerKind::Distributed;
   EXPECT_THROW(validate(s), InputError);
+}
+
+// A dump's rows that pad_across_processes added (flag PAD_ROW, 4) are no samples: the import
+// leaves them out, counts them and says so.
+TEST(AccelerateUneven, ImportLeavesOutThePaddedRowsAndSaysHowMany) {
+  const auto dir = std::filesystem::temp_directory_path() / "shardlens_pad_rows_import";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "eval_rank0_1.csv").string();
+  {
+    // Rank 0 evaluated 0 and 1; rank 1 evaluated 2, its tensor padded to 2 rows.
+    std::ofstream f(path);
+    f << "rank,index,target,prediction,flags\n0,0,1,1,0\n0,1,0,0,0\n1,2,1,0,0\n1,0,0,0,4\n";
+  }
+  const ImportedRun run = import_epochs({path}, {});
+  ASSERT_EQ(run.epochs.size(), 1u);
+  const RunFile& r = run.epochs.front();
+  EXPECT_EQ(r.records.ranks.at(0).size(), 2u);
+  ASSERT_EQ(r.records.ranks.at(1).size(), 1u);
+  EXPECT_EQ(r.records.ranks[1][0].index, 2);
+  EXPECT_EQ(r.synced.total(), 3);
+  ASSERT_EQ(run.notes.size(), 1u);
+  EXPECT_EQ(run.notes.front(),
+            "1 rows pad_across_processes added (flag PAD_ROW) were not counted as samples");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
