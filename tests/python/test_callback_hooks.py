@@ -53,6 +53,7 @@ LIGHTNING2_HOOKS = {
                           "dataloader_idx=0"],
     "on_sanity_check_start": ["trainer", "pl_module"],
     "on_sanity_check_end": ["trainer", "pl_module"],
+    "on_train_batch_end": ["trainer", "pl_module", "outputs", "batch", "batch_idx"],
 }
 
 

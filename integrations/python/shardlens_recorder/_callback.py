@@ -26,6 +26,10 @@ def _callback_base():
 _CallbackBase, LIGHTNING = _callback_base()  # LIGHTNING: the module used, or None
 
 
+def _print(line):
+    print(line, flush=True)
+
+
 class _Part:
     """One evaluation loader of one validation: its recorder, loader and sampler order."""
 
@@ -161,7 +165,9 @@ class ShardLensCallback(_CallbackBase):
 
     @property
     def verdicts(self):
-        """Rank 0: what each diagnosed evaluation said."""
+        """Rank 0: what each diagnosed evaluation said (the one judged in the background
+        waited for)."""
+        self._run.settle()
         return self._run.verdicts
 
     def _global_rank(self):
@@ -380,16 +386,29 @@ class ShardLensCallback(_CallbackBase):
         failure = None
         if self._global_rank() == 0:
             bar = getattr(trainer, "progress_bar_callback", None)
+            say_line = getattr(bar, "print", None)
             world = int(getattr(trainer, "world_size", 1) or 1)
-            failure = self._run.judge(
-                written, world, dist is None, self._labels_of.get, getattr(bar, "print", None),
-                lambda v: self._log(trainer, v))
-            self._compare_logged(trainer, summaries, world, getattr(bar, "print", None))
+            # What the verdict reads of the Trainer is read now: training goes on meanwhile.
+            step = int(getattr(trainer, "global_step", 0) or 0)
+            logged = self._logged_values(trainer, summaries)
+            labels = dict(self._labels_of)
+            if self._run.fail_on_wrong:  # every rank waits for the diagnosis to stop on
+                failure = self._run.judge(written, world, dist is None, labels.get, say_line,
+                                          lambda v: self._log(trainer, v, step))
+                self._compare_logged(trainer, summaries, world, logged, step, say_line)
+            else:
+                def judge(deliver):
+                    self._run.judge(written, world, dist is None, labels.get,
+                                    lambda line: deliver(say_line or _print, line),
+                                    lambda v: deliver(self._log, trainer, v, step))
+                    self._compare_logged(trainer, summaries, world, logged, step,
+                                         lambda line: deliver(say_line or _print, line), deliver)
+                self._run.in_background(judge)
         self._run.stop_on_failure(failure)
 
-    def _log(self, trainer, v):
-        """The verdict through the Trainer's loggers (TensorBoard, CSV, W&B, ...)."""
-        step = int(getattr(trainer, "global_step", 0) or 0)
+    def _log(self, trainer, v, step):
+        """The verdict through the Trainer's loggers (TensorBoard, CSV, W&B, ...), at the step
+        of the evaluation it judges."""
         scalars = _verdict.scalars(v)
         text = ", ".join(v["patterns"]) or "none"
         for logger in getattr(trainer, "loggers", None) or []:
@@ -418,9 +437,24 @@ class ShardLensCallback(_CallbackBase):
             self._say(("logged", str(e)), "cannot compare the values logged: %s" % e)
             return None
 
-    def _compare_logged(self, trainer, summaries, world, say_line):
+    def _logged_values(self, trainer, summaries):
+        """What the Trainer logged of the values the records may prove, read at the
+        evaluation's end (callback_metrics moves on with training)."""
+        if self._logged is None or any(s is None for s in summaries):
+            return {}
+        try:
+            got = getattr(trainer, "callback_metrics", None) or {}
+            return {k: float(v) for k, v in got.items() if k in summaries[0]}
+        except Exception as e:
+            self._say(("logged", str(e)), "cannot compare the values logged: %s" % e)
+            return {}
+
+    def _compare_logged(self, trainer, summaries, world, logged, step, say_line,
+                        deliver=lambda function, *args: function(*args)):
         """Rank 0: each value logged whose true value the records prove, printed where it
-        differs and logged as shardlens/true_<name>; the notes of values nothing recorded."""
+        differs and logged as shardlens/true_<name>; the notes of values nothing recorded.
+        logged: _logged_values; deliver: how the loggers are called (from a background
+        verdict, on the Trainer's thread later)."""
         own = self._logged
         if own is None:
             return
@@ -432,8 +466,6 @@ class ShardLensCallback(_CallbackBase):
         if not wanted:
             return
         try:
-            got = getattr(trainer, "callback_metrics", None) or {}
-            logged = {k: float(v) for k, v in got.items() if k in summaries[0]}
             records = {d: _logged.load_records(own["stems"][d], world) for d in wanted
                        if d in own["stems"]}
             found = _logged.true_values(summaries, logged, records, own["metrics"])
@@ -443,12 +475,11 @@ class ShardLensCallback(_CallbackBase):
         for f in found:
             self.logged.append(f)
             if _logged.differs(f):
-                (say_line or (lambda text: print(text, flush=True)))(_logged.line(f))
+                (say_line or _print)(_logged.line(f))
         if found:
-            self._log_scalars(trainer, _logged.scalars(found))
+            deliver(self._log_scalars, trainer, _logged.scalars(found), step)
 
-    def _log_scalars(self, trainer, scalars):
-        step = int(getattr(trainer, "global_step", 0) or 0)
+    def _log_scalars(self, trainer, scalars, step):
         for logger in getattr(trainer, "loggers", None) or []:
             try:
                 logger.log_metrics(scalars, step=step)
@@ -514,7 +545,14 @@ class ShardLensCallback(_CallbackBase):
 
     # Lightning 2.x hook signatures (lightning.pytorch.Callback).
     def on_validation_epoch_start(self, trainer, pl_module):
+        self._run.settle()  # the previous verdict first: verdicts come in order
         self._start(trainer, "validate", pl_module)
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        self._run.poll()  # the last validation's verdict, once it is judged
+
+    def teardown(self, trainer, pl_module, stage):
+        self._run.settle()  # fit, validate or test ends with every verdict delivered
 
     def on_validation_epoch_end(self, trainer, pl_module):
         # Callbacks' hooks run before the LightningModule's: its metrics still hold the
@@ -529,6 +567,7 @@ class ShardLensCallback(_CallbackBase):
         self._conclude(trainer, self._end())
 
     def on_test_epoch_start(self, trainer, pl_module):
+        self._run.settle()
         self._start(trainer, "test", pl_module)
 
     def on_test_epoch_end(self, trainer, pl_module):
@@ -543,3 +582,4 @@ class ShardLensCallback(_CallbackBase):
 
     def on_exception(self, trainer, pl_module, exception):
         self._detach()  # the metrics get their own update() back
+        self._run.settle()
