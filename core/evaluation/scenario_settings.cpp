@@ -644,10 +644,6 @@ void validate(const Scenario& s) {
     throw InputError("--rank-seeds: " + std::to_string(c.rank_seeds.size()) +
                      " seeds given for world size " + std::to_string(c.world_size));
   }
-  if (s.pad_across_processes && c.kind != SamplerKind::Accelerate)
-    throw InputError(
-        "--pad-across-processes: Accelerate's pad_across_processes goes with "
-        "Accelerate's sampler (--sampler accelerate)");
   if (c.kind == SamplerKind::Accelerate && c.split_batches &&
       s.loader.batch_size % c.world_size != 0) {
     throw InputError("--split-batches: the batch size (" + std::to_string(s.loader.batch_size) +

@@ -154,13 +154,22 @@ TEST(AccelerateUneven, GatherForMetricsRecordsPadEachStepToItsLongest) {
   EXPECT_EQ(gather_for_metrics_records(records, 5, 2, false, false).size(), 5u);
 }
 
+// Like even_batches and split_batches, pad_across_processes belongs to Accelerate's sampler:
+// with another sampler it is valid (the GUI's checkbox can be on before the sampler changes)
+// and changes nothing.
 TEST(AccelerateUneven, PadAcrossProcessesIsASettingOfAccelerateOnly) {
   Scenario s = uneven(1000, 4, 32);
   s.pad_across_processes = true;
   EXPECT_NE(scenario_flags(s).find("--pad-across-processes"), std::string::npos);
   EXPECT_NO_THROW(validate(s));
   s.sampler.kind = SamplerKind::Distributed;
-  EXPECT_THROW(validate(s), InputError);
+  EXPECT_NO_THROW(validate(s));
+  const Evaluation padded = simulate(s);
+  s.pad_across_processes = false;
+  const Evaluation plain = simulate(s);
+  ASSERT_TRUE(padded.synced && plain.synced);
+  EXPECT_EQ(padded.synced->cells, plain.synced->cells);
+  EXPECT_EQ(padded.diagnosis.findings.size(), plain.diagnosis.findings.size());
 }
 
 // A dump's rows that pad_across_processes added (flag PAD_ROW, 4) are no samples: the import
