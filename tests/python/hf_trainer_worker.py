@@ -47,6 +47,8 @@ class Reviews(Dataset):
         return N
 
     def __getitem__(self, i):
+        if not 0 <= i < N:  # the end of `for x in dataset`, as for a list
+            raise IndexError(i)
         return item(i)
 
 

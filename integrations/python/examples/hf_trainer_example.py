@@ -23,6 +23,7 @@ def accuracy(p):
     return {"accuracy": float((np.argmax(p.predictions, -1) == p.label_ids).mean())}
 
 
+torch.manual_seed(0)  # the same weights on every rank, as a checkpoint loaded by each
 config = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                     intermediate_size=64, num_labels=3)
 args = TrainingArguments("out", per_device_eval_batch_size=16, use_cpu=True, report_to=[])

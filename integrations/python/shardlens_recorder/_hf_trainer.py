@@ -235,6 +235,11 @@ class _TrainerWatch(_AccelerateWatch):
         if self._failed:
             return
         if self._stream is None:  # a map-style dataset: Accelerate's watch replays it
+            if self._order is None:
+                inner = getattr(getattr(loader, "batch_sampler", None), "batch_sampler", None)
+                raise Unreadable("the eval loader samples with %s, whose order is not "
+                                  "replayed (only a sequential one is)" % _samplers.kind_name(
+                                      getattr(inner, "sampler", None)))
             self._record((logits, labels))
             return
         rec = self.recorder
