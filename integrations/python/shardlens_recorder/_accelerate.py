@@ -43,7 +43,13 @@ def watch(accelerator, out_dir="shardlens_runs", name="eval", cli=None, fail_on_
     (index, predictions, targets) or a dict ("predictions"/"references"/... keys). Without an
     index the loader's order is replayed (a SequentialSampler's). labels: one integer label per
     dataset index (sequence, tensor, ndarray or .npy path), imported as the true class counts;
-    without it a run that skipped samples is said not to have its rows checked."""
+    without it a run that skipped samples is said not to have its rows checked.
+    Given a transformers Trainer, `watch(trainer, "runs/")` records its evaluate and predict
+    (_hf_trainer.py) and installs itself."""
+    from . import _hf_trainer
+    if _hf_trainer.is_trainer(accelerator):
+        return _hf_trainer.watch_trainer(accelerator, out_dir, name, cli, fail_on_wrong,
+                                         verdict, num_classes, labels)
     return _AccelerateWatch(accelerator, out_dir, name, cli, fail_on_wrong, verdict, labels,
                             num_classes)
 
@@ -101,7 +107,10 @@ class _AccelerateWatch:
         self._batch_size = getattr(batch_sampler, "batch_size", None) or \
             getattr(loader, "total_batch_size", None)
         dataset = getattr(loader, "dataset", None)
-        self._size = len(dataset) if hasattr(dataset, "__len__") else None
+        try:  # an IterableDatasetShard has a __len__ that raises over an unsized stream
+            self._size = len(dataset)
+        except TypeError:
+            self._size = None
         self._split = bool(getattr(batch_sampler, "split_batches", False))
         rec.dataset_size, rec.batch_size = self._size, self._batch_size
         inner = getattr(getattr(batch_sampler, "batch_sampler", None), "sampler", None)
