@@ -16,7 +16,8 @@ if dist.get_rank() == 0:  # the true label of every dataset index, for `import -
     np.save("runs/labels.npy", labels.numpy())
 loader = DataLoader(data, batch_size=64, sampler=DistributedSampler(data, shuffle=True))
 model = torch.nn.Linear(16, 10)
-rec = ShardLensRecorder("runs", num_classes=10, sampler=loader.sampler)
+# loader: its sampler, batch size and drop_last; sync: how confmat is synced (below)
+rec = ShardLensRecorder("runs", num_classes=10, loader=loader, sync="all-reduce")
 for epoch in range(2):
     loader.sampler.set_epoch(epoch)  # the recorder takes the epoch from sampler.epoch
     rec.reset()

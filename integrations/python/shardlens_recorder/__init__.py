@@ -16,7 +16,7 @@ Plain torch.distributed::
     from shardlens_recorder import ShardLensRecorder, IndexedDataset
     data = IndexedDataset(test_set)
     loader = DataLoader(data, batch_size=64, sampler=DistributedSampler(data, shuffle=True))
-    rec = ShardLensRecorder("dumps", num_classes=10, sampler=loader.sampler)
+    rec = ShardLensRecorder("dumps", num_classes=10, loader=loader, sync="all-reduce")
     for epoch in range(epochs):
         loader.sampler.set_epoch(epoch)         # the recorder reads sampler.epoch
         rec.reset()                             # a new epoch: records and matrices cleared

@@ -33,6 +33,10 @@ def _prepared_loader_settings(batch_sampler, inner):
     return out
 
 
+def _print(line):
+    print(line, flush=True)
+
+
 # -- Hugging Face Accelerate: one line around gather_for_metrics ------------------------------
 def watch(accelerator, out_dir="shardlens_runs", name="eval", cli=None, fail_on_wrong=False,
           verdict=True, num_classes=None, labels=None):
@@ -64,14 +68,21 @@ class _AccelerateWatch:
                                           rank=accelerator.process_index,
                                           world_size=accelerator.num_processes)
         self._run = Recording(lambda: accelerator.process_index, cli, verdict, fail_on_wrong)
-        self.verdicts = self._run.verdicts
         self.labels = labels  # one label per dataset index: the true class counts
         self._loader = None
         self._evaluations = 0
         self._failed = None
         self._object_gather = False
 
+    @property
+    def verdicts(self):
+        """Rank 0: what each diagnosed evaluation said (the one judged in the background
+        waited for)."""
+        self._run.settle()
+        return self._run.verdicts
+
     def __call__(self, input_data, *args, **kwargs):
+        self._run.poll()  # the last evaluation's verdict, once judged
         try:
             self._record(input_data)
             # gather_object takes lists of any length: nothing needs padding to gather them
@@ -107,6 +118,7 @@ class _AccelerateWatch:
         self._batch_size = getattr(batch_sampler, "batch_size", None) or \
             getattr(loader, "total_batch_size", None)
         dataset = getattr(loader, "dataset", None)
+        self._dataset = dataset  # its own labels (targets, labels, ...) when labels= is not given
         try:  # an IterableDatasetShard has a __len__ that raises over an unsized stream
             self._size = len(dataset)
         except TypeError:
@@ -223,9 +235,27 @@ class _AccelerateWatch:
         acc.wait_for_everyone()
         failure = None
         if acc.process_index == 0 and self._run.verdict and written:
-            failure = self._run.judge(written, rec.world_size, False, self._labels,
-                                      log=self._log)
+            world, extra = rec.world_size, self._verdict_extra()
+            # The labels files are written now: the recorder moves on to the next evaluation.
+            labels = {stem: self._labels(stem) for stem in
+                      {p.rsplit("_rank", 1)[0] for p in written}}
+            if self._run.fail_on_wrong:  # every rank waits for the diagnosis to stop on
+                failure = self._run.judge(written, world, False, labels.get, log=self._log)
+            else:
+                def judge(deliver):
+                    before = len(self._run.verdicts)
+                    # The line as soon as it is known (a script may not gather again for an
+                    # epoch); the trackers from the evaluation's thread.
+                    self._run.judge(written, world, False, labels.get, _print,
+                                    lambda v: deliver(self._log, v))
+                    for v in self._run.verdicts[before:]:
+                        v.update(extra)
+                self._run.in_background(judge)
         self._run.stop_on_failure(failure)
+
+    def _verdict_extra(self):
+        """What a front end built on this watch adds to the verdicts of this evaluation."""
+        return {}
 
     def _log(self, v):
         if getattr(self.accelerator, "trackers", None):

@@ -204,6 +204,7 @@ class _TrainerWatch(_AccelerateWatch):
 
     # -- one gather ------------------------------------------------------------------------
     def __call__(self, input_data, *args, **kwargs):
+        self._run.poll()  # the last evaluation's verdict, once judged
         role = self._roles.pop(0) if self._loop is not None and self._roles else None
         out = self.original(input_data, *args, **kwargs)
         if role == "logits":
@@ -285,12 +286,15 @@ class _TrainerWatch(_AccelerateWatch):
         if stream is not None and stream.size is not None:
             self.recorder.dataset_size = stream.size
             _format.update_settings(self.recorder.settings, dataset_size=stream.size)
-        verdicts = len(self.verdicts)
-        super()._finish()
+        self._copies = 0
         if stream is not None and not stream.dispatched and stream.size is not None:
-            self._name_stream_copies(stream, verdicts)
+            self._name_stream_copies(stream)
+        super()._finish()
 
-    def _name_stream_copies(self, stream, verdicts):
+    def _verdict_extra(self):
+        return {"stream_copies": self._copies} if self._copies else {}
+
+    def _name_stream_copies(self, stream):
         """IterableDatasetShard's copies reach the metric (gather_for_metrics cannot trim a
         stream without a length; it only logs that at INFO): said on rank 0 with the fix
         found on transformers 5.25 / accelerate 1.15, and counted in the verdict."""
@@ -298,8 +302,7 @@ class _TrainerWatch(_AccelerateWatch):
         copies = gathered - stream.size
         if copies <= 0:
             return
-        for v in self.verdicts[verdicts:]:
-            v["stream_copies"] = copies
+        self._copies = copies
         self._run.say(("stream copies", self.recorder.stage, self.recorder.epoch), (
             "%s gathered %d predictions for %d samples: the %d extra are copies of the "
             "stream's first items that IterableDatasetShard cycled to fill the last round "
