@@ -40,6 +40,20 @@ def require_venv():
     os.execv(VENV_PYTHON, [VENV_PYTHON] + sys.argv)
 
 
+def lightning_worker(script, args, cli, timeout=400):
+    """Runs SCRIPT (a worker that starts a Lightning Trainer, which launches its own ranks)
+    with ARGS: the recorder and the script's folder importable, shardlens-cli as SHARDLENS_CLI,
+    one thread a process, every ShardLensWarning shown, the launcher's variables of any
+    enclosing run removed and a free MASTER_PORT. Returns the CompletedProcess (text)."""
+    env = dict(os.environ, PYTHONPATH=RECORDER_DIR + os.pathsep + os.path.dirname(script),
+               OMP_NUM_THREADS="1", PYTHONWARNINGS="default", SHARDLENS_CLI=cli)
+    for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT", "PL_GLOBAL_SEED"):
+        env.pop(var, None)
+    env["MASTER_PORT"] = str(free_port())  # Lightning launches there
+    return subprocess.run([sys.executable, script, *args], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
 def free_port():
     """A loopback port for MASTER_PORT, outside the kernel's ephemeral range: a port taken
     from that range (bind to 0) can be handed out again as the source port of another test's

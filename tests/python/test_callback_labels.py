@@ -13,7 +13,6 @@ Lightning (lightning_labels_worker.py: DDP on CPU ranks over gloo).
 """
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -30,14 +29,9 @@ import lightning_labels_worker as worker  # noqa: E402
 
 
 def run(config, out, cli):
-    env = dict(os.environ, PYTHONPATH=frameworks.RECORDER_DIR + os.pathsep + HERE,
-               OMP_NUM_THREADS="1", PYTHONWARNINGS="default", SHARDLENS_CLI=cli)
-    for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT", "PL_GLOBAL_SEED"):
-        env.pop(var, None)
-    env["MASTER_PORT"] = str(frameworks.free_port())
     start = time.time()
-    proc = subprocess.run([sys.executable, os.path.join(HERE, "lightning_labels_worker.py"),
-                           config, out], capture_output=True, text=True, timeout=300, env=env)
+    proc = frameworks.lightning_worker(os.path.join(HERE, "lightning_labels_worker.py"), [config, out], cli,
+                                       timeout=300)
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-5000:]
     print("%s: the Trainer ran in %.0f s" % (config, time.time() - start))

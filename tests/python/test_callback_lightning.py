@@ -18,8 +18,6 @@ CPU ranks over gloo, a TensorBoardLogger) three times:
 import glob
 import json
 import os
-import subprocess
-import sys
 import time
 
 import frameworks
@@ -38,15 +36,10 @@ PER_VALIDATION = set()  # host transfers per validation (setup + end), whatever 
 
 
 def run(config, out, cli):
-    env = dict(os.environ, PYTHONPATH=frameworks.RECORDER_DIR + os.pathsep + HERE,
-               OMP_NUM_THREADS="1", PYTHONWARNINGS="default", SHARDLENS_CLI=cli)
-    for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT", "PL_GLOBAL_SEED"):
-        env.pop(var, None)
-    env["MASTER_PORT"] = str(frameworks.free_port())  # Lightning launches there
     os.makedirs(out, exist_ok=True)
     start = time.time()
-    proc = subprocess.run([sys.executable, os.path.join(HERE, "lightning_metrics_worker.py"),
-                           config, out], capture_output=True, text=True, timeout=400, env=env)
+    proc = frameworks.lightning_worker(os.path.join(HERE, "lightning_metrics_worker.py"),
+                                       [config, out], cli)
     print("%s: 4-rank Trainer ran in %.0f s (exit %d)" % (config, time.time() - start,
                                                          proc.returncode), flush=True)
     return proc.returncode, proc.stdout + proc.stderr
