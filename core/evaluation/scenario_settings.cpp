@@ -256,7 +256,9 @@ void add_sampler_settings(std::vector<ScenarioSetting>& t) {
         "shard again, so each rank keeps 1/W of it; shuffle, seed and the sampler's drop_last "
         "are then the DistributedSampler's"},
        {"iterable-dispatch",
-        "an IterableDataset's DataLoaderDispatcher: not simulated, record the run instead"}},
+        "an IterableDataset's DataLoaderDispatcher (dispatch_batches, the default for one): "
+        "rank 0 reads W batches a step and deals each rank a slice; a last round that does "
+        "not fill W batches is split evenly, completed from the stream's first items"}},
       "What the loader given to accelerator.prepare() samples with"));
   t.push_back(choice_row<AccelerateShuffle>(
       {"accelerate_shuffle", "accelerate_shuffle", "--accelerate-shuffle", kSampler,

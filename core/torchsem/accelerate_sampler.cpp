@@ -57,6 +57,26 @@ std::vector<Run> shard_runs(int64_t m, int64_t b, int64_t w, int64_t r, bool spl
   return out;
 }
 
+// One rank's batches under Accelerate's DataLoaderDispatcher (dispatch_batches, the default
+// for an IterableDataset): rank 0 reads W batches of B a step and hands rank r the slice
+// [r B, (r + 1) B) of their concatenation, item k of the stream being dataset index k. A last
+// round of m < W B items is split evenly: each rank takes ceil(m / W) of it, the positions
+// past the stream's end completed from its first items (position modulo the list's length),
+// which gather_for_metrics cuts by the loader's remainder. Checked against the HF Trainer
+// running (tests/python/test_hf_trainer.py).
+std::vector<Run> dispatch_runs(int64_t m, int64_t b, int64_t w, int64_t r) {
+  std::vector<Run> out;
+  const int64_t round = b * w;
+  const int64_t rounds = m / round;
+  for (int64_t k = 0; k < rounds; ++k) out.push_back({k * round + r * b, b});
+  const int64_t last = m - rounds * round;
+  if (last > 0) {
+    const int64_t width = (last + w - 1) / w;
+    out.push_back({rounds * round + r * width, width});
+  }
+  return out;
+}
+
 // Appends a segment, extending the previous one where it continues it.
 void append_segment(RankSequence& seq, const Segment& s) {
   if (s.count <= 0) return;
@@ -107,16 +127,13 @@ AccelerateShards accelerate_shards(int64_t n, const SamplerConfig& c, int64_t b,
                      ") must be a round multiple of the number of processes (" + std::to_string(w) +
                      "), as Accelerate requires");
   }
-  if (c.accelerate_input == AccelerateInput::IterableDispatch) {
+  const bool dispatched = c.accelerate_input == AccelerateInput::IterableDispatch;
+  if (dispatched && (c.split_batches || c.shuffle || loader_drop_last)) {
     throw InputError(
-        "--accelerate-input iterable-dispatch: Accelerate's DataLoaderDispatcher "
-        "(dispatch_batches=True, the default for an IterableDataset: rank 0 reads W batches "
-        "a step and hands each rank a contiguous slice; its last step is split by the "
-        "observed size and completed from the first batch) is not simulated. Record the run "
-        "instead: a ShardLensRecorder on every rank (integrations/python/"
-        "shardlens_recorder.py) dumps the indices each rank really evaluated; then "
-        "shardlens-cli import the dumps and diagnose --run. Or prepare a map-style Dataset "
-        "(BatchSamplerShard, --accelerate-input loader)");
+        "--accelerate-input iterable-dispatch: Accelerate's DataLoaderDispatcher is simulated "
+        "for a stream read in order, batches of B dealt whole (no --split-batches, --shuffle "
+        "or --loader-drop-last); record such a run instead (the recorder's dumps hold what "
+        "each rank evaluated)");
   }
   const bool inner_distributed = c.accelerate_input == AccelerateInput::DistributedSampler;
   if (c.drop_last && !inner_distributed) {
@@ -139,7 +156,8 @@ AccelerateShards accelerate_shards(int64_t n, const SamplerConfig& c, int64_t b,
     if (!inner_distributed) {
       // The loader's list is the shared order itself: positions past n are the cycled padding.
       for (const Run& run :
-           shard_runs(n, b, w, r, c.split_batches, c.even_batches, loader_drop_last))
+           dispatched ? dispatch_runs(n, b, w, r)
+                      : shard_runs(n, b, w, r, c.split_batches, c.even_batches, loader_drop_last))
         append_run(seq, order, run.start, run.count);
       continue;
     }

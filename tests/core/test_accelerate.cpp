@@ -334,9 +334,33 @@ TEST(Accelerate, DoubleShardingLessonNumbers) {
   ASSERT_EQ(rank1.size(), 32u);
   EXPECT_EQ(rank1.front(), 1 + 16 * 4);
   EXPECT_EQ(rank1[16], 1 + 80 * 4);
-  // dispatch_batches is refused with what to record instead.
+  // A dispatched stream is read in order: a shuffle of it is refused, naming the recorder.
   c.accelerate_input = AccelerateInput::IterableDispatch;
+  c.shuffle = true;
   EXPECT_THROW(accelerate_shards(510, c, 16, false), InputError);
+}
+
+// DataLoaderDispatcher as the HF Trainer ran it (tests/python/test_hf_trainer.py: 103 items,
+// 4 processes, batches of 4): six whole rounds of 16, rank r taking items 16 k + 4 r ... + 3;
+// the last round's 7 items split 2 a rank, rank 3's second row the stream's first item (the
+// one padding copy), which gather_for_metrics cuts: exact.
+TEST(Accelerate, DispatchedStreamSplitsItsLastRoundEvenly) {
+  Scenario s = accelerate_scenario(103, 4, 4);
+  s.sampler.accelerate_input = AccelerateInput::IterableDispatch;
+  const AccelerateShards shards = accelerate_shards(103, s.sampler, 4, false);
+  const std::vector<std::vector<int64_t>> tails = {{96, 97}, {98, 99}, {100, 101}, {102, 0}};
+  for (int r = 0; r < 4; ++r) {
+    const auto rows = shards.ranks[size_t(r)].indices();
+    ASSERT_EQ(rows.size(), 26u) << r;
+    EXPECT_EQ(rows[4], 16 + 4 * r) << r;
+    EXPECT_EQ(std::vector<int64_t>(rows.end() - 2, rows.end()), tails[size_t(r)]) << r;
+  }
+  s.sync = SyncStrategy::GatherForMetrics;
+  const Evaluation e = simulate(s);
+  ASSERT_TRUE(e.synced);
+  EXPECT_EQ(e.synced->total(), 103);
+  EXPECT_TRUE(e.diagnosis.correct);
+  EXPECT_EQ(e.diagnosis.duplicated_samples, 1);
 }
 
 // Accelerate's default shuffle, vectors from torch 2.15: torch.manual_seed(s), then
