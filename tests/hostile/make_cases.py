@@ -317,6 +317,64 @@ def npz_cases(s):
                                       "--classes", "3"], needles=[p])
 
 
+def sparse_cases(s):
+    """Dumps whose matrix is written as its nonzero cells (reported_sparse [K, 3] with
+    sparse_classes, dump format 2) lying in every way a list of cells can: each refused with
+    the file named, nothing allocated past the budget."""
+    classes = 80  # 6400 cells: past the size where the recorder writes a matrix sparse
+    good_cells = np.array([[0, 0, 3], [1, 2, 4], [79, 79, 5]], dtype=np.int64)
+
+    def dump(cells, classes_given=classes, extra=None):
+        m = dump_members(12, 3)
+        m["format_version.npy"] = npy_of(np.array(2, dtype=np.int64))
+        m["sparse_classes.npy"] = npy_of(np.array(classes_given, dtype=np.int64))
+        m["reported_sparse.npy"] = cells if isinstance(cells, bytes) else npy_of(cells)
+        m.update(extra or {})
+        return zip_bytes(list(m.items()))
+
+    def with_row(row, dtype=np.int64):
+        return np.vstack([good_cells.astype(dtype), np.array([row], dtype=dtype)])
+
+    cases = {
+        "row-out-of-range": with_row([80, 0, 1]),
+        "column-negative": with_row([0, -1, 1]),
+        "cell-twice": with_row([1, 2, 9]),
+        "listed-zero": with_row([2, 2, 0]),
+        "negative-count": with_row([3, 3, -7]),
+        "nan-count": with_row([3, 3, np.nan], np.float64),
+        "inf-count": with_row([3, 3, np.inf], np.float64),
+        "fractional-coordinate": with_row([3.5, 3, 1], np.float64),
+        "two-columns": good_cells[:, :2].copy(),
+        "three-dimensions": good_cells.reshape(1, 3, 3),
+        "more-cells-than-the-matrix": np.tile(good_cells, (3000, 1)),
+        # 2^53 + 1 cannot be a double: counts past 2^53 are not exact
+        "count-past-2^53": with_row([4, 4, 2**53 + 1]),
+    }
+    for label, cells in cases.items():
+        p = s.write("sparse-" + label + "_rank0.npz", dump(cells))
+        s.add("sparse", "sparse-" + label, ["import", p, "--out", s.path("sparse-out.slrun")],
+              needles=[p])
+    # A class count that lies: 2^31 classes is a 32 EiB dense matrix, refused from the
+    # header; one class fewer than a listed cell needs is refused as out of range.
+    for label, claimed in (("classes-2^31", 2**31), ("classes-too-few", 79), ("classes-0", 0)):
+        p = s.write("sparse-" + label + "_rank0.npz", dump(good_cells, claimed))
+        s.add("sparse", "sparse-" + label, ["import", p, "--out", s.path("sparse-out.slrun")],
+              needles=[p])
+    # A sparse matrix without its class count, and one beside a dense form of the same name.
+    m = dump_members(12, 3)
+    m["format_version.npy"] = npy_of(np.array(2, dtype=np.int64))
+    m["reported_sparse.npy"] = npy_of(good_cells)
+    p = s.write("sparse-no-classes_rank0.npz", zip_bytes(list(m.items())))
+    s.add("sparse", "sparse-no-classes", ["import", p, "--out", s.path("sparse-out.slrun")],
+          needles=[p, "sparse_classes"])
+    # Every record a row pad_across_processes added (flag 4): no sample is left to import.
+    m = dump_members(12, 3)
+    m["flags.npy"] = npy_of(np.full(12, 4, dtype=np.uint8))
+    p = s.write("pad-rows-only_rank0.npz", zip_bytes(list(m.items())))
+    s.add("sparse", "pad-rows-only", ["import", p, "--out", s.path("sparse-out.slrun"),
+                                      "--classes", "3"], needles=[p])
+
+
 def run_count_cases(s, members, meta):
     """Run files whose matrices hold counts no evaluation makes."""
     synced = np.load(io.BytesIO(members["synced.npy"]))
@@ -877,6 +935,7 @@ def make(cli, out, figures=True):
     non_regular(s, good_run)
     npy_cases(s)
     npz_cases(s)
+    sparse_cases(s)
     run_count_cases(s, members, meta)
     run_structure_cases(s, good_run, members, meta)
     meta_cases(s, members, meta)
