@@ -116,8 +116,9 @@ TEST_P(EveryLessonSavedAsARun, LoadsAndKeepsItsDiagnosis) {
     EXPECT_EQ(run.synced, sim.synced) << name;
     EXPECT_EQ(run.expected, sim.expected) << name;
     EXPECT_EQ(run.diagnosis.correct, sim.diagnosis.correct) << name;
-    if (sims.size() == 1 && sim.synced)
+    if (sims.size() == 1 && sim.synced) {
       EXPECT_EQ(patterns(run.diagnosis), patterns(sim.diagnosis)) << name;
+    }
   }
 }
 
