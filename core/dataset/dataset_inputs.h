@@ -9,14 +9,20 @@
 #include <vector>
 
 #include "core/dataset/labels.h"
+#include "core/vocabulary/sample_cells.h"
 
 namespace shardlens {
 
 struct DatasetInputs {
   std::shared_ptr<const Labels> labels;  // without targets: the keys hold them
   std::vector<int32_t> keys;             // target * C + prediction (< 2^30, as C <= 2^15)
-  std::vector<int64_t> class_counts;     // true count of each class
+  std::vector<int64_t> class_counts;     // true count of each class (pixels, tokens, ...)
   int32_t num_classes = 0;
+  // A task whose samples count many cells (sample_cells.h): row i is what dataset index i
+  // counts, and the keys hold each sample's largest true and predicted class (what a record
+  // shows). Null for classification: a sample is its key, once.
+  Task task = Task::Classification;
+  std::shared_ptr<const CellTable> cells;
 
   int32_t classes() const { return num_classes; }
   int64_t size() const { return static_cast<int64_t>(keys.size()); }

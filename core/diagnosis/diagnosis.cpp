@@ -237,7 +237,7 @@ bool gather_for_metrics_trimmed(Classifier& c, const Matrix& reported, const Mat
     const auto kept =
         gather_for_metrics_records(*in.records, in.dataset_size, *in.batch_size, exhausted);
     Matrix g(classes);
-    count_records(g, kept);
+    count_records(g, kept, in.ignore_index, in.records->cell_table());
     SampleSet padding_kept;
     for (const Record& r : kept)
       if (r.flags & kPadding) padding_kept.add(r.index, r.target);

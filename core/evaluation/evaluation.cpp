@@ -10,6 +10,16 @@ namespace {
 void bincount_inputs(const DatasetInputs& in, const Coverage& times, int64_t never,
                      std::optional<Matrix>& whole, Matrix& distinct) {
   const int32_t c = in.classes();
+  if (in.cells) {  // samples of many cells: each sample's row, once
+    const bool keep_whole = whole.has_value();
+    if (!keep_whole) whole.emplace(c);
+    distinct = Matrix(c);
+    for (int64_t i = 0; i < in.size(); ++i) {
+      if (!keep_whole) count_sample_cells(*whole, *in.cells, i, -1);
+      if (times[size_t(i)] > 0) count_sample_cells(distinct, *in.cells, i, -1);
+    }
+    return;
+  }
   const uint32_t* keys = in.unsigned_keys();
   const size_t n = in.keys.size();
   std::vector<uint32_t> all(whole ? 0 : size_t(c) * size_t(c), 0);

@@ -12,6 +12,7 @@
 #include "core/evaluation/recorded_settings.h"
 #include "core/evaluation/scenario.h"
 #include "core/evaluation/synced_origin.h"
+#include "core/vocabulary/sample_cells.h"
 
 namespace shardlens {
 
@@ -25,6 +26,10 @@ struct RunMetadata {
   // Evaluation then shows a stand-in: Evaluation::scenario()).
   std::optional<Scenario> scenario;
   int32_t classes = 0;
+  // What one sample counts (core/vocabulary/sample_cells.h): a class per sample, or an
+  // image's pixels, a sequence's tokens, a multilabel item's 2 x 2 cell per label. The class
+  // counts are then pixels, tokens or label decisions; dataset_size stays in samples.
+  Task task = Task::Classification;
   // Empty, or one per class. An Evaluation always holds one per class (the number as text
   // when unnamed); a run file stores none when they are only the numbers.
   std::vector<std::string> class_names;

@@ -40,7 +40,8 @@ void build_matrices(RunFile& run, RankOwners& owners, const DatasetTruth& truth)
       run.meta.provided_matrices->push_back(int(r));
     } else {
       run.per_rank[r] = Matrix(classes);
-      count_records(run.per_rank[r], run.records.ranks[r], run.meta.ignore_index);
+      count_records(run.per_rank[r], run.records.ranks[r], run.meta.ignore_index,
+                    run.records.cell_table());
     }
   }
   // The logged matrix is the lowest rank's report (rank 0's, as Lightning logs it); ranks that

@@ -61,7 +61,7 @@ void check_rank_matrix(const RunFile& run, int r, CounterDtype dtype, const std:
   const RunMetadata& m = run.meta;
   const int32_t c = m.classes;
   Matrix counted(c);
-  count_records(counted, run.records.ranks[size_t(r)], m.ignore_index);
+  count_records(counted, run.records.ranks[size_t(r)], m.ignore_index, run.records.cell_table());
   const Matrix& held = run.per_rank[size_t(r)];
   // Every integer up to the stall count is exact in the counter, so are the partial sums
   // below it; past it the value never falls back under it (rounding is monotone).

@@ -191,6 +191,17 @@ const std::vector<MetaField>& meta_fields() {
          m.scenario = scenario_from_json(j.at("scenario"), origin + ": meta.json scenario");
        }},
       integer("classes", &RunMetadata::classes, 1, kMaxClasses),
+      {"task", Presence::Optional,
+       [](const RunMetadata& m) { return m.task != Task::Classification; },
+       [](const RunMetadata& m) { return json(to_string(m.task)); },
+       [](const json& j, RunMetadata& m, const std::string& origin) {
+         const std::string text = json_string(j, "task", in_meta(origin));
+         const std::optional<Task> parsed = task_from_string(text);
+         if (!parsed)
+           fail(origin, "meta.json: task '" + text +
+                            "' is none of classification, segmentation, tokens, multilabel");
+         m.task = *parsed;
+       }},
       integer("world_size", &RunMetadata::world_size, 1, kMaxWorldSize),
       // Per-index state is allocated from it: bounded like every dataset.
       integer("dataset_size", &RunMetadata::dataset_size, 0, kMaxSamples),
@@ -448,7 +459,9 @@ void validate_run(const RunFile& run, const std::string& origin) {
     if (k > INT64_MAX - total) fail(origin, "class counts add up to more than 2^63 - 1");
     total += k;
   }
-  if (m.class_counts_source == "dataset" && total != m.dataset_size) {
+  // A task of many counts a sample counts pixels or tokens, not samples.
+  if (m.class_counts_source == "dataset" && m.task == Task::Classification &&
+      total != m.dataset_size) {
     fail(origin, "class counts sum to " + std::to_string(total) + " but the dataset has " +
                      std::to_string(m.dataset_size) + " samples");
   }

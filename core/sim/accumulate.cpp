@@ -110,6 +110,56 @@ Matrix count_rounded(const RankSequence& seq, const DatasetInputs& in, int ignor
   return m;
 }
 
+// A task whose samples count many cells (sample_cells.h): the samples are few (images,
+// sequences) and their cells many, so a rank counts how often it evaluated each sample, then
+// adds each sample's row of cells that often.
+Matrix count_cells_exact(const RankSequence& seq, const DatasetInputs& in, int ignore_index,
+                         const std::function<bool(int64_t)>& advance) {
+  std::vector<uint32_t> times(static_cast<size_t>(in.size()), 0);
+  for_each_piece(seq, [&](const Segment& piece) {
+    RankSequence one;
+    one.segments.push_back(piece);
+    for_each_element(one, [&](int64_t index, uint8_t) { ++times[static_cast<size_t>(index)]; });
+    return advance(piece.count);
+  });
+  Matrix m(in.classes());
+  for (size_t i = 0; i < times.size(); ++i)
+    if (times[i] > 0) count_sample_cells(m, *in.cells, int64_t(i), ignore_index, times[i]);
+  return m;
+}
+
+// Float counters over samples of many cells: each batch's cells are summed (the batch's
+// bincount over its pixels), then added to the state and rounded once per cell.
+Matrix count_cells_rounded(const RankSequence& seq, const DatasetInputs& in, int ignore_index,
+                           int64_t batch_size, CounterDtype dtype,
+                           const std::function<bool(int64_t)>& advance) {
+  Matrix m(in.classes());
+  Matrix batch(in.classes());
+  std::vector<uint32_t> touched;
+  int64_t in_batch = 0;
+  auto flush = [&] {
+    for (uint32_t key : touched) {
+      if (batch.cells[key] == 0) continue;
+      m.cells[key] = round_to_dtype(m.cells[key] + batch.cells[key], dtype);
+      batch.cells[key] = 0;
+    }
+    touched.clear();
+    in_batch = 0;
+  };
+  for_each_piece(seq, [&](const Segment& piece) {
+    RankSequence one;
+    one.segments.push_back(piece);
+    for_each_element(one, [&](int64_t index, uint8_t) {
+      count_sample_cells(batch, *in.cells, index, ignore_index);
+      for (uint32_t key : in.cells->keys_of(index)) touched.push_back(key);
+      if (++in_batch == batch_size) flush();
+    });
+    return advance(piece.count);
+  });
+  flush();
+  return m;
+}
+
 }  // namespace
 
 std::vector<Matrix> accumulate(const ShardPlan& plan, const DatasetInputs& inputs,
@@ -137,6 +187,13 @@ std::vector<Matrix> accumulate(const ShardPlan& plan, const DatasetInputs& input
       std::vector<uint32_t> scratch;
       for (int r = next++; r < w && !stop; r = next++) {
         const RankSequence& seq = plan.evaluated[static_cast<size_t>(r)].sequence;
+        if (inputs.cells) {
+          out[static_cast<size_t>(r)] =
+              dtype == CounterDtype::Int64
+                  ? count_cells_exact(seq, inputs, ignore_index, advance)
+                  : count_cells_rounded(seq, inputs, ignore_index, plan.batch_size, dtype, advance);
+          continue;
+        }
         out[static_cast<size_t>(r)] =
             dtype == CounterDtype::Int64
                 ? count_exact(seq, inputs, ignore_index, scratch, advance)

@@ -189,6 +189,7 @@ Evaluation evaluate_with_plan(const Scenario& s, std::shared_ptr<const DatasetIn
   m.classes = in.classes();
   m.class_names = class_names_or_numbers(in.labels->class_names, in.classes());
   m.class_counts = in.class_counts;
+  m.task = in.task;
   m.dataset_size = in.size();
   m.dataset = s.dataset;
   m.epoch = s.sampler.epoch;

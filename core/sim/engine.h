@@ -37,6 +37,7 @@ class SimulatedRecords : public RecordSource {
   int world_size() const override;
   int64_t rank_size(int rank) const override;
   void read(int rank, int64_t offset, std::span<Record> out) const override;
+  const CellTable* cell_table() const override { return m_inputs->cells.get(); }
 
  private:
   std::shared_ptr<const DatasetInputs> m_inputs;

@@ -51,6 +51,7 @@ void SimulatedRecords::read(int rank, int64_t offset, std::span<Record> out) con
       r.target = key / classes;
       r.prediction = key % classes;
       r.flags = static_cast<uint8_t>(s.flags | (pos >= order.n ? kPadding : 0));
+      r.cells = m_inputs->cells ? static_cast<uint32_t>(index) : kOneCell;
     }
     offset = 0;
   }

@@ -21,9 +21,10 @@ Matrix all_reduce(const std::vector<Matrix>& per_rank, CounterDtype dtype) {
   return sum;
 }
 
-Matrix bincount_records(const std::vector<Record>& records, int32_t classes, int ignore_index) {
+Matrix bincount_records(const std::vector<Record>& records, int32_t classes, int ignore_index,
+                        const CellTable* cells) {
   Matrix m(classes);
-  count_records(m, records, ignore_index);
+  count_records(m, records, ignore_index, cells);
   return m;
 }
 
@@ -106,7 +107,7 @@ Matrix synchronize(SyncStrategy strategy, const SyncInputs& in) {
       if (in.pad_across_processes)
         return bincount_records(
             gather_for_metrics_records(*in.records, in.dataset_size, in.batch_size, false, true),
-            classes, in.ignore_index);
+            classes, in.ignore_index, in.records->cell_table());
       return bincount_all(*in.records, classes, in.ignore_index);
     case SyncStrategy::GatherTrim:
       return bincount_all(*in.records, classes, in.ignore_index);
@@ -114,7 +115,7 @@ Matrix synchronize(SyncStrategy strategy, const SyncInputs& in) {
       return bincount_records(
           gather_for_metrics_records(*in.records, in.dataset_size, in.batch_size,
                                      in.loader_exhausted, in.pad_across_processes),
-          classes, in.ignore_index);
+          classes, in.ignore_index, in.records->cell_table());
     case SyncStrategy::NormalizeThenSum: {
       Matrix sum(classes);
       for (const Matrix& m : per_rank) sum += normalize(m, Normalization::True);

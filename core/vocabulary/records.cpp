@@ -50,9 +50,27 @@ void record_out_of_bounds(const RecordBounds& b, const RecordSite& site, int64_t
   throw InputError(what);
 }
 
-void count_records(Matrix& m, std::span<const Record> records, int ignore_index) {
+void count_sample_cells(Matrix& m, const CellTable& cells, int64_t row, int ignore_index,
+                        double times) {
+  const auto keys = cells.keys_of(row);
+  const auto counts = cells.counts_of(row);
+  const auto c = static_cast<uint32_t>(cells.classes);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const auto target = static_cast<int32_t>(keys[i] / c);
+    const auto prediction = static_cast<int32_t>(keys[i] % c);
+    if (target == ignore_index || target >= m.classes || prediction >= m.classes) continue;
+    m.at(target, prediction) += times * counts[i];
+  }
+}
+
+void count_records(Matrix& m, std::span<const Record> records, int ignore_index,
+                   const CellTable* cells) {
   const int32_t classes = m.classes;
   for (const Record& r : records) {
+    if (cells && r.cells != kOneCell) {
+      count_sample_cells(m, *cells, r.cells, ignore_index);
+      continue;
+    }
     if (r.target == ignore_index) continue;
     if (r.target < 0 || r.target >= classes || r.prediction < 0 || r.prediction >= classes)
       continue;
@@ -67,7 +85,7 @@ void count_records(Matrix& m, const RecordSource& source, int rank, int ignore_i
   for (int64_t offset = 0; offset < size; offset += kChunk) {
     const std::span<Record> chunk(buffer.data(), size_t(std::min(kChunk, size - offset)));
     source.read(rank, offset, chunk);
-    count_records(m, chunk, ignore_index);
+    count_records(m, chunk, ignore_index, source.cell_table());
   }
 }
 
@@ -76,7 +94,7 @@ std::vector<Matrix> matrices_from_records(const StoredRecords& records, int32_t 
   std::vector<Matrix> out;
   for (const auto& rank : records.ranks) {
     Matrix m(classes);
-    count_records(m, rank, ignore_index);
+    count_records(m, rank, ignore_index, records.cell_table());
     out.push_back(std::move(m));
   }
   return out;

@@ -4,6 +4,7 @@
 // store them. Diagnosis and exports only see this interface.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "core/vocabulary/limits.h"
 #include "core/vocabulary/matrix.h"
+#include "core/vocabulary/sample_cells.h"
 
 namespace shardlens {
 
@@ -20,12 +22,21 @@ enum RecordFlag : uint8_t {
   kSanity = 2,   // evaluated in the sanity check before epoch 0 (leaked into the metric)
 };
 
+// Record::cells of a sample that is one cell of weight 1 (classification).
+inline constexpr uint32_t kOneCell = UINT32_MAX;
+
 struct Record {
   int64_t index = 0;
+  // A classification sample's target and prediction; for a sample of many counts
+  // (sample_cells.h) its largest true and predicted class, what a list of records shows.
   int32_t target = 0;
   int32_t prediction = 0;
   uint8_t flags = 0;
+  // The row of the source's CellTable holding what the sample counts (its dataset index in a
+  // simulation, its own row in a user's run), or kOneCell: (target, prediction) once.
+  uint32_t cells = kOneCell;
 };
+static_assert(sizeof(Record) == 24, "records are held by the 10^8: keep them 24 bytes");
 
 // --- The bounds of a record's values: one check, whoever read the record -------------------
 //
@@ -97,6 +108,8 @@ class RecordSource {
   virtual int64_t rank_size(int rank) const = 0;
   // Copies records [offset, offset + out.size()) of `rank` into out.
   virtual void read(int rank, int64_t offset, std::span<Record> out) const = 0;
+  // What the records' `cells` rows name; null when every record is one cell (classification).
+  virtual const CellTable* cell_table() const { return nullptr; }
 };
 
 // Calls f(const Record&, int64_t position) for the records of a rank in order, chunk by
@@ -129,6 +142,8 @@ void for_each_record(const RecordSource& source, int rank, F&& f) {
 class StoredRecords : public RecordSource {
  public:
   std::vector<std::vector<Record>> ranks;
+  std::shared_ptr<const CellTable> cells;  // rows named by the records' `cells`; null: none
+  const CellTable* cell_table() const override { return cells.get(); }
   int world_size() const override { return static_cast<int>(ranks.size()); }
   int64_t rank_size(int rank) const override;
   void read(int rank, int64_t offset, std::span<Record> out) const override;
@@ -136,11 +151,19 @@ class StoredRecords : public RecordSource {
 
 // Adds records to a matrix as an int64 counter counts them: one at (target, prediction) per
 // record, except a record whose target is ignore_index or whose target or prediction is not a
-// class of `m` (a negative ignore_index drops nothing more). The one place records become
-// counts; the simulation's hot loop counts packed keys instead (core/sim/accumulate.cpp).
-void count_records(Matrix& m, std::span<const Record> records, int ignore_index = -1);
+// class of `m` (a negative ignore_index drops nothing more); a record naming a row of `cells`
+// adds that row's cells instead (count_sample_cells). The one place records become counts;
+// the simulation's hot loop counts packed keys instead (core/sim/accumulate.cpp).
+void count_records(Matrix& m, std::span<const Record> records, int ignore_index = -1,
+                   const CellTable* cells = nullptr);
 // The same for one rank of a source, read chunk by chunk.
 void count_records(Matrix& m, const RecordSource& source, int rank, int ignore_index = -1);
+
+// Adds one row of a cell table `times` times (a sample evaluated that often), leaving out
+// cells whose target is ignore_index or that fall outside `m`: the one place a sample of many
+// counts becomes counts.
+void count_sample_cells(Matrix& m, const CellTable& cells, int64_t row, int ignore_index,
+                        double times = 1);
 
 // Per-rank matrices recomputed from records (count_records on each rank).
 std::vector<Matrix> matrices_from_records(const StoredRecords& records, int32_t classes,
