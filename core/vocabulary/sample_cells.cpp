@@ -11,7 +11,9 @@ constexpr std::array<const char*, 4> kTaskNames = {"classification", "segmentati
                                                    "multilabel"};
 }  // namespace
 
-std::string to_string(Task t) { return kTaskNames[static_cast<size_t>(t)]; }
+std::string to_string(Task t) {
+  return kTaskNames[static_cast<size_t>(t)];
+}
 
 std::optional<Task> task_from_string(std::string_view text) {
   for (size_t i = 0; i < kTaskNames.size(); ++i)
@@ -88,9 +90,9 @@ std::pair<int32_t, int32_t> CellTable::dominant(int64_t row) const {
     predicted[int32_t(k[i] % uint32_t(classes))] += n[i];
   }
   auto largest = [](const std::map<int32_t, int64_t>& m) {
-    return std::max_element(m.begin(), m.end(), [](const auto& a, const auto& b) {
-             return a.second < b.second;
-           })->first;
+    return std::max_element(m.begin(), m.end(),
+                            [](const auto& a, const auto& b) { return a.second < b.second; })
+        ->first;
   };
   return {largest(truth), largest(predicted)};
 }

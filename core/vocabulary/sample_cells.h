@@ -31,7 +31,9 @@ std::string count_unit_one(Task t);
 std::string sample_word(Task t);
 
 // The class a multilabel matrix gives "label `label` is `present`".
-inline int32_t multilabel_class(int32_t label, bool present) { return 2 * label + (present ? 1 : 0); }
+inline int32_t multilabel_class(int32_t label, bool present) {
+  return 2 * label + (present ? 1 : 0);
+}
 // "cat present" / "cat absent": the names of a multilabel matrix's 2 L classes.
 std::vector<std::string> multilabel_class_names(const std::vector<std::string>& label_names);
 
@@ -46,7 +48,9 @@ struct CellTable {
 
   int64_t rows() const { return static_cast<int64_t>(offsets.size()) - 1; }
   size_t begin(int64_t row) const { return static_cast<size_t>(offsets[static_cast<size_t>(row)]); }
-  size_t end(int64_t row) const { return static_cast<size_t>(offsets[static_cast<size_t>(row) + 1]); }
+  size_t end(int64_t row) const {
+    return static_cast<size_t>(offsets[static_cast<size_t>(row) + 1]);
+  }
   std::span<const uint32_t> keys_of(int64_t row) const {
     return {keys.data() + begin(row), end(row) - begin(row)};
   }
