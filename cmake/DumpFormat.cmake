@@ -58,7 +58,8 @@ endforeach()
 
 # Arrays: {name, {name, aliases...}, shape}.
 set(_shapes scalar=Scalar records=Records records_or_scores=RecordsOrScores
-    scalar_or_records=ScalarOrRecords matrix=Matrix sparse=Sparse bytes=Bytes)
+    scalar_or_records=ScalarOrRecords matrix=Matrix sparse=Sparse bytes=Bytes
+    cells=Cells)
 set(_arrays "")
 _schema_indices(_indices arrays)
 foreach(i IN LISTS _indices)

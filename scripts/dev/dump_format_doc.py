@@ -16,7 +16,7 @@ DOC = os.path.join(ROOT, "docs", "FORMATS.md")
 
 SHAPES = {"scalar": "one number", "records": "[N]", "records or scores": "[N] or [N, C]",
           "scalar or records": "one number or [N]", "matrix": "[C, C]",
-          "sparse": "[K, 3]", "bytes": "[bytes]"}
+          "sparse": "[K, 3]", "bytes": "[bytes]", "cells": "[M]"}
 
 
 def cell(text):
@@ -43,7 +43,7 @@ def render(schema):
     out += ["| %d | `%s` | %s |" % (f["value"], f["name"], cell(f["meaning"]))
             for f in schema["flag_bits"]]
     out += ["", "## Arrays", "",
-            "N records, C classes. Presence: *required* (a dump without it is refused), "
+            "N records, C classes, M cells (the sum of cells_per_record). Presence: *required* (a dump without it is refused), "
             "*always* (the recorder always writes it; optional to a reader), *when set* / *when "
             "known*.", "",
             "| array | also read as | dtype | shape | presence | containers | meaning |",
