@@ -6,6 +6,7 @@
 
 #include "core/dataset/dataset_spec.h"
 #include "core/evaluation/framework_hazards.h"
+#include "core/sim/dense_inputs.h"
 #include "core/sim/predictor.h"
 #include "core/sim/specs.h"
 #include "core/torchsem/accelerate_sampler.h"
@@ -79,6 +80,29 @@ std::shared_ptr<const DatasetInputs> make_inputs_in_place(Labels labels,
   return inputs;
 }
 
+std::shared_ptr<const DatasetInputs> make_cell_inputs(std::shared_ptr<const CellTable> cells,
+                                                      Task task, Labels labels) {
+  auto inputs = std::make_shared<DatasetInputs>();
+  const int32_t c = cells->classes;
+  inputs->num_classes = c;
+  inputs->task = task;
+  inputs->class_counts.assign(size_t(c), 0);
+  inputs->keys.resize(size_t(cells->rows()));
+  for (int64_t i = 0; i < cells->rows(); ++i) {
+    const auto [t, p] = cells->dominant(i);
+    inputs->keys[size_t(i)] = t < 0 ? 0 : t * c + p;
+    const auto keys = cells->keys_of(i);
+    const auto counts = cells->counts_of(i);
+    for (size_t k = 0; k < keys.size(); ++k)
+      inputs->class_counts[keys[k] / uint32_t(c)] += counts[k];
+  }
+  labels.targets = {};
+  labels.num_classes = c;
+  inputs->labels = std::make_shared<const Labels>(std::move(labels));
+  inputs->cells = std::move(cells);
+  return inputs;
+}
+
 namespace {
 
 // The inputs of labels already loaded: in place when the predictor allows it.
@@ -94,6 +118,7 @@ std::shared_ptr<const DatasetInputs> inputs_of(Labels labels, const Scenario& s,
 }  // namespace
 
 std::shared_ptr<const DatasetInputs> load_inputs(const Scenario& s, Progress* progress) {
+  if (is_dense_dataset(s.dataset)) return load_dense_inputs(s, progress);
   Labels labels = load_labels(s.dataset, progress);
   const std::optional<LabelPredictor> predictor = label_predictor(s.predictor);
   return inputs_of(std::move(labels), s, predictor, progress);
@@ -171,7 +196,9 @@ bool loader_exhausted(const ShardPlan& plan, const LoaderConfig& loader) {
 }
 
 void validate(const Scenario& s, const DatasetInputs& in) {
-  if (s.ignore_index >= in.classes()) {
+  // Samples of many cells left their ignored pixels / tokens out when the cells were made
+  // (torchmetrics' ignore_index 255, the -100 of token labels): any index is allowed there.
+  if (s.ignore_index >= in.classes() && !in.cells) {
     throw InputError("--ignore-index: " + std::to_string(s.ignore_index) +
                      " is not a class of this dataset");
   }
@@ -195,7 +222,7 @@ Evaluation evaluate_with_plan(const Scenario& s, std::shared_ptr<const DatasetIn
   m.epoch = s.sampler.epoch;
   m.world_size = s.sampler.world_size;
   m.batch_size = s.loader.batch_size;
-  m.ignore_index = s.ignore_index;
+  m.ignore_index = reported_ignore_index(s);
   m.torch_version = s.sampler.torch.to_string();
   e.plan = plan;
   e.records = std::make_shared<SimulatedRecords>(e.inputs, plan);
@@ -274,6 +301,8 @@ class Planner {
 }  // namespace
 
 Evaluation simulate(const Scenario& s, Progress* progress) {
+  // A few thousand images or sequences: drawn and predicted before the plan, no overlap.
+  if (is_dense_dataset(s.dataset)) return evaluate(s, load_dense_inputs(s, progress), progress);
   Labels labels = load_labels(s.dataset, progress);
   const int64_t n = labels.size();
   check_labels_budget(s, n, labels.num_classes);

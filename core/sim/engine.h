@@ -26,6 +26,12 @@ std::shared_ptr<const DatasetInputs> make_inputs(std::shared_ptr<const Labels> l
 std::shared_ptr<const DatasetInputs> make_inputs_in_place(Labels labels,
                                                           const LabelPredictor& predictor,
                                                           Progress* progress = nullptr);
+// The inputs of a task whose samples count many cells (sample_cells.h): row i of `cells` is
+// dataset index i. The keys become each sample's dominant (true, predicted) class (0 for an
+// empty sample) and the class counts the rows' summed cells; `labels` gives the class names
+// and source (its targets are not read).
+std::shared_ptr<const DatasetInputs> make_cell_inputs(std::shared_ptr<const CellTable> cells,
+                                                      Task task, Labels labels);
 // Loads dataset and predictor specs of a scenario.
 std::shared_ptr<const DatasetInputs> load_inputs(const Scenario& s, Progress* progress = nullptr);
 

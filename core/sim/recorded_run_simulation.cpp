@@ -241,6 +241,47 @@ RecordedRunScenario recorded_run_scenario(const std::vector<const Evaluation*>& 
   return out;
 }
 
+namespace {
+
+// A run whose samples count many cells: each dataset index's cells as its first record
+// counted them (an evaluation in eval mode gives a duplicate the same pixels), an empty row
+// for a sample never evaluated, which simulate_recorded_run checks no simulation reads.
+RecordedRunInputs cell_inputs(const Evaluation& run, const CellTable& recorded,
+                              const std::string& origin) {
+  RecordedRunInputs out;
+  out.origin = origin;
+  const int64_t n = run.meta.dataset_size;
+  std::vector<int64_t> row_of(size_t(n), -1);
+  for (int r = 0; r < run.records->world_size(); ++r)
+    for_each_record(*run.records, r, [&](const Record& rec) {
+      if (rec.index >= 0 && rec.index < n && row_of[size_t(rec.index)] < 0 && rec.cells != kOneCell)
+        row_of[size_t(rec.index)] = rec.cells;
+    });
+  auto cells = std::make_shared<CellTable>();
+  cells->classes = recorded.classes;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t row = row_of[size_t(i)];
+    if (row < 0)
+      cells->add_row({}, {});
+    else
+      cells->add_row(recorded.keys_of(row), recorded.counts_of(row));
+  }
+  out.partial = std::count(row_of.begin(), row_of.end(), -1) > 0;
+  if (out.partial) {
+    out.evaluated.resize(size_t(n));
+    for (size_t i = 0; i < row_of.size(); ++i) out.evaluated[i] = row_of[i] >= 0;
+  }
+  out.labels_known = !out.partial;
+  Labels labels;
+  labels.source = origin + " (cells as recorded)";
+  if (run.meta.class_names != class_names_or_numbers({}, run.classes()))
+    labels.class_names = run.meta.class_names;
+  out.inputs = make_cell_inputs(std::move(cells), run.meta.task, std::move(labels));
+  return out;
+}
+
+}  // namespace
+
 RecordedRunInputs recorded_run_inputs(const Evaluation& run, const Scenario& s, bool use_predictor,
                                       const std::string& origin) {
   RecordedRunInputs out;
@@ -258,6 +299,7 @@ RecordedRunInputs recorded_run_inputs(const Evaluation& run, const Scenario& s, 
   if (n == 0)
     throw InputError(origin + ": the run does not know its dataset size; pass --predictor " +
                      "(e.g. npy:PREDICTIONS.npy, one prediction per dataset index) and --dataset");
+  if (const CellTable* cells = run.records->cell_table()) return cell_inputs(run, *cells, origin);
   std::vector<int32_t> prediction(size_t(n), -1), target(size_t(n), -1);
   for (int r = 0; r < run.records->world_size(); ++r)
     for_each_record(*run.records, r, [&](const Record& rec) {
