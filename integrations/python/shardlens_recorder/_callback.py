@@ -4,7 +4,8 @@ import os
 
 from . import _format, _labels, _logged, _outputs, _samplers, _tensors, _trainer, _verdict
 from ._logged import LogWatch
-from ._metrics import KNOWN_METRICS, MATRIX_METRICS, MetricWatch
+from ._metrics import (CONFMAT_STATE_METRICS, KNOWN_METRICS, MATRIX_METRICS, MetricWatch,
+                       dense_inputs, task_of)
 from ._outputs import DEFAULT_KEYS, Unreadable
 from ._recorder import ShardLensRecorder
 from ._recording import Recording, initialized_dist
@@ -296,7 +297,19 @@ class ShardLensCallback(_CallbackBase):
             if rec.settings is not None:
                 _format.update_settings(rec.settings, num_classes=rec.num_classes)
         for target, ids in pending[w.name]:
-            rec.update(self._indices(part, _tensors.length(target)), target, ids)
+            if not dense_inputs(w, target):
+                rec.update(self._indices(part, _tensors.length(target)), target, ids)
+                continue
+            # Samples of many cells (pixels, tokens, labels): one record a sample, its cells
+            # counted on the device with the metric's own ignore_index.
+            index = self._indices(part, target.shape[0])
+            rec.ignore_index = w.ignore_index
+            task = task_of(w, target)
+            if task == "multilabel":
+                rec.num_labels = int(w.metric.num_labels)
+                rec.add_multilabel(index, target, ids)
+            else:
+                rec.add_dense(index, target, ids, task=task)
         return True
 
     def _metric_results(self):
@@ -315,8 +328,10 @@ class ShardLensCallback(_CallbackBase):
             part = self._parts.get(w.loader if w.loader is not None else 0)
             if part is None or part.recorder is None:
                 continue
-            if part.stream is w and w.cls in MATRIX_METRICS:
-                part.recorder.set_reported(value)
+            if part.stream is w and (w.cls in MATRIX_METRICS or w.cls in CONFMAT_STATE_METRICS):
+                # A Jaccard index computes a score: its reported matrix is its synced confmat
+                part.recorder.set_reported(value if w.cls in MATRIX_METRICS else
+                                           self._watch.synced_confmat(w))
                 if part.recorder.settings is not None:  # how compute() synced it
                     _format.update_settings(part.recorder.settings, sync=metric_sync(w.metric))
 
@@ -431,8 +446,12 @@ class ShardLensCallback(_CallbackBase):
         try:
             stems = {d: p.recorder.path("npz").rsplit("_rank", 1)[0]
                      for d, p in self._parts.items() if p.recorder is not None}
-            return {"summary": _logged.local_summary(calls, self._parts), "metrics": metrics,
-                    "notes": _logged.unrecorded_notes(calls, self._parts), "stems": stems}
+            # Values logged over samples of many cells are not compared: the records'
+            # target and prediction are each sample's dominant classes, not its counts.
+            parts = {d: p for d, p in self._parts.items()
+                     if p.recorder is None or p.recorder._cells is None}
+            return {"summary": _logged.local_summary(calls, parts), "metrics": metrics,
+                    "notes": _logged.unrecorded_notes(calls, parts), "stems": stems}
         except Exception as e:  # a value that cannot be read: no claim about it
             self._say(("logged", str(e)), "cannot compare the values logged: %s" % e)
             return None
@@ -516,7 +535,9 @@ class ShardLensCallback(_CallbackBase):
                     paths = rec.save()
                     written += paths
                     if self._run.verdict and self._global_rank() == 0:
-                        labels = self._labels_path(part, d)
+                        # a sample of many cells has no one label: its class counts are
+                        # the cells of its first record
+                        labels = self._labels_path(part, d) if rec._cells is None else None
                         for path in paths:
                             self._labels_of[path.rsplit("_rank", 1)[0]] = labels
                 except Exception as e:  # a full disk, a read-only directory, a target that

@@ -99,7 +99,7 @@ class DenseCells:
                     "the predictions of batch %d have %d scores a position (shape %s), the "
                     "metric %d classes" % (self.batches, p.shape[class_dim], list(p.shape),
                                            self.classes))
-            p = _argmax(p, class_dim)
+            p = argmax(p, class_dim)
         if tuple(p.shape) != tuple(t.shape):
             raise ShardLensInputError(
                 "batch %d: target of shape %s, predictions of shape %s: expected [N, ...] "
@@ -322,7 +322,7 @@ def _check_tensors(target, preds, what):
     return t, p
 
 
-def _argmax(scores, class_dim):
+def argmax(scores, class_dim):
     """torch.argmax over the class dimension; [N, C, ...] float32/64 on the CPU through
     numpy's argmax (the same first maximum, several times faster on the CPU)."""
     torch = _torch()
@@ -455,3 +455,17 @@ def _refusal_at(batch, what, sample, value, classes, ignore_index, task):
                "" if ignore_index is None else " nor the ignore_index %d" % ignore_index))
     return ShardLensInputError("%s has the predicted class %s, outside [0, %d)"
                                % (where, value, 2 if task == "multilabel" else classes))
+
+
+def multilabel_square(confmat):
+    """torchmetrics' MultilabelConfusionMatrix [L, 2, 2] as the [2 L, 2 L] matrix of the 2 L
+    classes: label l's [t, p] at (2 l + t, 2 l + p), zeros off its block."""
+    import numpy as np
+    if hasattr(confmat, "detach"):
+        confmat = confmat.detach().cpu().numpy()
+    a = np.asarray(confmat)
+    labels = a.shape[0]
+    out = np.zeros((2 * labels, 2 * labels), a.dtype)
+    for block in range(labels):
+        out[2 * block:2 * block + 2, 2 * block:2 * block + 2] = a[block]
+    return out

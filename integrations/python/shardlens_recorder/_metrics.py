@@ -2,7 +2,7 @@
 each instance's update() for one evaluation."""
 import warnings
 
-from . import _tensors
+from . import _dense, _tensors
 
 
 # -- torchmetrics: what an unchanged LightningModule's metrics see ----------------------------
@@ -17,9 +17,19 @@ KNOWN_METRICS = {
     "BinaryConfusionMatrix": "binary", "BinaryAccuracy": "binary", "BinaryF1Score": "binary",
     "BinaryFBetaScore": "binary", "BinaryPrecision": "binary", "BinaryRecall": "binary",
     "BinaryStatScores": "binary",
+    # Segmentation: the multiclass metrics above given [N, ...] targets; its usual metric:
+    "MulticlassJaccardIndex": "multiclass",
+    # Multilabel (torchmetrics' Multilabel*: [N, L, ...] 0/1 targets, sigmoid + threshold).
+    "MultilabelConfusionMatrix": "multilabel", "MultilabelAccuracy": "multilabel",
+    "MultilabelF1Score": "multilabel", "MultilabelFBetaScore": "multilabel",
+    "MultilabelPrecision": "multilabel", "MultilabelRecall": "multilabel",
+    "MultilabelStatScores": "multilabel", "MultilabelJaccardIndex": "multilabel",
 }
 # Metrics whose compute() is the confusion matrix itself: the reported matrix.
-MATRIX_METRICS = ("MulticlassConfusionMatrix", "BinaryConfusionMatrix")
+MATRIX_METRICS = ("MulticlassConfusionMatrix", "BinaryConfusionMatrix",
+                  "MultilabelConfusionMatrix")
+# Metrics whose `confmat` state, synced, is the reported matrix (compute() is a score).
+CONFMAT_STATE_METRICS = ("MulticlassJaccardIndex", "MultilabelJaccardIndex")
 
 
 def _is_torchmetric(module):
@@ -35,6 +45,22 @@ def _metric_kind(metric):
     return None, None
 
 
+def dense_inputs(w, target):
+    """Whether a metric's batch is samples of many cells: [N, ...] multiclass targets
+    (segmentation masks, token sequences) or any multilabel batch."""
+    return w.kind == "multilabel" or (w.kind == "multiclass" and target.ndim >= 2)
+
+
+def task_of(w, target):
+    """The dump's task of a dense batch: multilabel, tokens ([N, T] targets with a negative
+    ignore_index, Hugging Face's -100), else segmentation."""
+    if w.kind == "multilabel":
+        return "multilabel"
+    if target.ndim == 2 and w.ignore_index is not None and w.ignore_index < 0:
+        return "tokens"
+    return "segmentation"
+
+
 class _Watched:
     """One metric instance whose bound update() the callback wraps for one evaluation."""
 
@@ -46,7 +72,17 @@ class _Watched:
 
     @property
     def num_classes(self):
-        return 2 if self.kind == "binary" else getattr(self.metric, "num_classes", None)
+        """The matrix's classes: 2 L for a multilabel metric of L labels."""
+        if self.kind == "binary":
+            return 2
+        if self.kind == "multilabel":
+            labels = getattr(self.metric, "num_labels", None)
+            return None if labels is None else 2 * int(labels)
+        return getattr(self.metric, "num_classes", None)
+
+    @property
+    def ignore_index(self):
+        return getattr(self.metric, "ignore_index", None)
 
 
 class MetricWatch:
@@ -71,9 +107,6 @@ class MetricWatch:
                 self.unknown.append((name, type(m).__name__))
                 continue
             w = _Watched(name, m, cls, kind)
-            if getattr(m, "ignore_index", None) is not None:
-                w.failed = ("%s (%s) has ignore_index=%s: it drops samples, so its records "
-                            "cannot be matched to dataset indices" % (name, cls, m.ignore_index))
             w.original = m.__dict__.get("update")
             if w.original is None:  # not torchmetrics' instance-level wrapper: leave it
                 continue
@@ -113,11 +146,18 @@ class MetricWatch:
         else:
             ids = self._reduce(w, preds.detach(), target, threshold)
             self._memo.append((preds, w.kind, threshold, ids))
-        self.pending.setdefault(w.name, []).append((target.detach().reshape(-1), ids))
-        if w.kind == "multiclass" and preds.ndim == 2 and target.ndim == 1 and \
+        dense = dense_inputs(w, target)
+        if not dense and w.ignore_index is not None:
+            raise ValueError("ignore_index=%s with [N] targets drops samples, so its records "
+                             "cannot be matched to dataset indices" % w.ignore_index)
+        # A dense batch ([N, ...] targets: pixels, tokens; multilabel items) keeps its shape:
+        # its samples' cells are counted from it (_dense.py).
+        self.pending.setdefault(w.name, []).append(
+            (target.detach() if dense else target.detach().reshape(-1), ids))
+        if w.kind == "multiclass" and preds.ndim == target.ndim + 1 and target.ndim >= 1 and \
                 getattr(w.metric, "top_k", 1) in (None, 1) and \
                 preds.shape[1] == getattr(w.metric, "num_classes", None) and \
-                not preds.requires_grad:
+                not preds.requires_grad and preds.is_floating_point():
             # Class ids in place of scores: only where torchmetrics' result cannot differ
             # (top-1, the metric's own class count; a wrong shape still reaches its checks).
             if args:
@@ -130,10 +170,20 @@ class MetricWatch:
     def _reduce(w, preds, target, threshold):
         if w.kind == "multiclass":
             if preds.ndim == target.ndim + 1:
-                preds = _tensors.argmax_ids(preds)
-            if preds.ndim != 1 or target.ndim != 1:
-                raise ValueError("multidimensional inputs (preds %s, target %s): one record "
-                                 "per sample is needed" % (list(preds.shape), list(target.shape)))
+                preds = _tensors.argmax_ids(preds) if preds.ndim == 2 else \
+                    _dense.argmax(preds, 1)
+            if preds.shape != target.shape:
+                raise ValueError("predictions of shape %s for targets of shape %s"
+                                 % (list(preds.shape), list(target.shape)))
+            return preds
+        if w.kind == "multilabel":
+            if preds.shape != target.shape or preds.ndim < 2:
+                raise ValueError("multilabel predictions of shape %s for targets of shape %s"
+                                 % (list(preds.shape), list(target.shape)))
+            if preds.is_floating_point():
+                import torch
+                inside = ((preds >= 0) & (preds <= 1)).all()  # stays on the device: no sync
+                preds = torch.where(inside, preds, preds.sigmoid()) > threshold
             return preds
         if preds.numel() != target.numel() or target.ndim > 1 and target.shape[1:].numel() > 1:
             raise ValueError("multidimensional binary inputs (preds %s, target %s)"
@@ -152,12 +202,24 @@ class MetricWatch:
 
     def stream(self, pending):
         """The metric whose inputs a loader records: a confusion matrix first (its compute()
-        is the reported matrix), else the first metric updated, in the module's order."""
+        is the reported matrix), then a Jaccard index (its confmat state is), else the first
+        metric updated, in the module's order."""
         order = [w for w in self.watched if w.name in pending and w.failed is None]
-        for w in order:
-            if w.cls in MATRIX_METRICS:
-                return w
+        for kinds in (MATRIX_METRICS, CONFMAT_STATE_METRICS):
+            for w in order:
+                if w.cls in kinds:
+                    return w
         return order[0] if order else None
+
+    def synced_confmat(self, w):
+        """A watched metric's `confmat` state summed over the ranks as its compute() syncs it
+        (torchmetrics' sync_context: an all_gather on every rank, in the same order), on the
+        host; the rank's own state is back after it."""
+        m = w.metric
+        with m.sync_context(dist_sync_fn=m.dist_sync_fn, process_group=m.process_group,
+                            should_sync=getattr(m, "sync_on_compute", True),
+                            should_unsync=True):
+            return m.confmat.detach().cpu().clone()
 
     def results(self):
         """[(watched, compute() on the host)] of every metric updated in this evaluation.

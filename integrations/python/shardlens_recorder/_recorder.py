@@ -3,7 +3,7 @@ transfer at save(), and written as the dump dump_format.json describes (_writer)
 import os
 import warnings
 
-from . import _format, _samplers, _sync, _tensors, _writer
+from . import _dense, _format, _samplers, _sync, _tensors, _writer
 from ._blocks import Blocks
 
 PADDING = _format.FLAG_BITS["PADDING"]  # a sampler's padding duplicate
@@ -58,7 +58,8 @@ class ShardLensRecorder:
 
     def __init__(self, out_dir, name="eval", num_classes=None, rank=None, world_size=None,
                  dataset_size=None, batch_size=None, sampler=None, formats=("npz",),
-                 epoch=None, threshold=0.5, loader=None, sync=None):
+                 epoch=None, threshold=0.5, loader=None, sync=None, ignore_index=None,
+                 num_labels=None):
         """
         out_dir: directory for the dumps ({name}_epoch{e}_rank{r}.npz / .pt).
         num_classes: the class count, saved in settings_json (a class no record shows still
@@ -78,6 +79,10 @@ class ShardLensRecorder:
               simulate --sync` names it ("all-reduce" for dist.all_reduce of the matrix,
               "gather-for-metrics", ...), so that `simulate --like` reproduces it; None:
               unknown (the simulation then assumes all-reduce and says so).
+        ignore_index: for add_dense / add_multilabel: the target value whose pixels, tokens
+                      or labels are not counted (torchmetrics' ignore_index).
+        num_labels: for add_multilabel: the label count L (the matrix then has 2 L classes,
+                    class 2 l + t = "label l is t"); num_classes is then 2 L.
         """
         unknown = set(formats) - {"npz", "pt"}
         if unknown:
@@ -106,6 +111,8 @@ class ShardLensRecorder:
         self.dataloader_idx = 0  # which evaluation loader (ShardLensCallback sets these)
         self.validation = 0  # the validation's index within its epoch
         self.settings = None  # the run's settings (dict), saved as settings_json
+        self.ignore_index = ignore_index
+        self.num_labels = num_labels
         self.reset()
 
     # -- identity -------------------------------------------------------------------------
@@ -148,6 +155,9 @@ class ShardLensRecorder:
         # Float targets of batches after the first: (batch, any value not a class id, the
         # first such value) on their device, read once in save() (no wait per batch).
         self._target_checks = []
+        # A segmentation, token or multilabel evaluation: each record's cells (_dense.py);
+        # None for classification (one cell a record: its target and prediction).
+        self._cells = None
         if epoch is not None:
             self.epoch = _check_epoch(epoch)
 
@@ -176,18 +186,88 @@ class ShardLensRecorder:
             if _tensors.length(flags) != n:
                 raise ValueError("flags length %d != batch length %d"
                                  % (_tensors.length(flags), n))
+        if self._cells is not None:
+            raise ValueError("update() and add_dense()/add_multilabel() in one evaluation")
         if self._batches == 0:
             self._first_batch = n
         self._batches += 1
-        values = (index, target, pred) + (() if flags is None else (flags,))
+        self._append((index, target, pred) + (() if flags is None else (flags,)), flags, n)
+
+    def _append(self, values, flags, n):
+        pred = values[2]
         if _tensors.is_tensor(pred) and all(_tensors.is_tensor(v) and v.device == pred.device
                                             for v in values):
             where = ("blocks", self._blocks.append(values))
         else:
-            where = ("values", (index, target, pred, flags))
+            where = ("values", tuple(values[:3]) + (flags,))
         self._chunks.append((where, flags is not None, self.sanity, self._count, n))
         self._count += n
         self._columns_cache = None
+
+    def add_dense(self, index, target, preds, flags=None, task="segmentation", class_dim=1,
+                  sample_sizes=None):
+        """Adds one batch of segmentation images or token sequences, one record a sample:
+        target [N, ...] class ids (ignore_index allowed), preds [N, ...] class ids or
+        [N, C, ...] scores/logits (argmax over class_dim, as torchmetrics' multiclass
+        metrics; class_dim=-1 for [N, T, C] logits). Each sample's (true, predicted) counts
+        are one histogram on the tensors' device (_dense.py), kept as its non-zero cells; no
+        host sync per batch on a GPU. task: "segmentation" or "tokens". Returns the class ids
+        (on the device). num_classes must be set."""
+        n = self._dense_batch(index, target, flags, task)
+        ids = self._cells.add(target, preds, class_dim, sample_sizes)
+        self._add_records(index, flags, n)
+        return ids
+
+    def add_multilabel(self, index, target, preds, flags=None):
+        """Adds one batch of multilabel items, one record an item: target [N, L, ...] of 0/1
+        (ignore_index allowed), preds [N, L, ...] probabilities or logits (sigmoid when any
+        value of the batch lies outside [0, 1], then > threshold, as torchmetrics'
+        Multilabel* metrics) or 0/1. num_labels (or num_classes = L) must be set; the dump's
+        matrix has 2 L classes."""
+        if self.num_labels is None:
+            if self.num_classes is None:
+                raise ValueError("add_multilabel needs num_labels")
+            self.num_labels = int(self.num_classes)
+        self.num_classes = 2 * int(self.num_labels)
+        n = self._dense_batch(index, target, flags, "multilabel")
+        self._cells.add_multilabel(target, preds)
+        self._add_records(index, flags, n)
+
+    def _dense_batch(self, index, target, flags, task):
+        """Checks a batch of samples of many cells; returns its length."""
+        batch = self._batches
+        _tensors.check_index(index, batch)
+        if self._cells is None:
+            if self._count:
+                raise ValueError("update() and add_dense()/add_multilabel() in one evaluation")
+            classes = self.num_labels if task == "multilabel" else self.num_classes
+            if classes is None:
+                raise ValueError("add_dense needs num_classes")
+            self._cells = _dense.DenseCells(classes, self.ignore_index, task, self.threshold)
+        elif self._cells.task != task:
+            raise ValueError("a %s batch in a %s evaluation" % (task, self._cells.task))
+        n = target.shape[0] if hasattr(target, "shape") and len(target.shape) else 0
+        if _tensors.length(index) != n:
+            raise ValueError("index length %d != batch length %d" % (_tensors.length(index), n))
+        if flags is not None and _tensors.length(flags) != n:
+            raise ValueError("flags length %d != batch length %d" % (_tensors.length(flags), n))
+        return n
+
+    def _add_records(self, index, flags, n):
+        """The batch's records: index and flags; target and prediction are each sample's
+        dominant classes, filled from the cells in _columns()."""
+        index = _tensors.flat(index)
+        if _tensors.is_tensor(index):
+            import torch
+            zeros = torch.zeros(n, dtype=torch.int64, device=index.device)
+        else:
+            zeros = [0] * n
+        if flags is not None:
+            flags = _tensors.flat(flags)
+        if self._batches == 0:
+            self._first_batch = n
+        self._batches += 1
+        self._append((index, zeros, zeros) + (() if flags is None else (flags,)), flags, n)
 
     def _check_target(self, target, batch):
         bad = _tensors.nonintegral(target)  # None for an integer dtype: nothing computed
@@ -252,6 +332,9 @@ class ShardLensRecorder:
             return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
         index, target, prediction = (column(k, np.int64) for k in range(3))
+        if self._cells is not None:  # each sample's dominant classes, from its cells
+            cells = self._cells.arrays()
+            target, prediction = cells["target"], cells["prediction"]
         flags = np.zeros(self._count, np.uint8)
         for i, (_, given, sanity, position, n) in enumerate(chunks):
             out = flags[position:position + n]
@@ -296,6 +379,8 @@ class ShardLensRecorder:
 
     def _local_matrix(self):
         import numpy as np
+        if self._cells is not None:
+            return self._cells.matrix()
         c = self.num_classes
         cols = self._columns()
         t, p = cols["target"], cols["prediction"]
@@ -327,13 +412,28 @@ class ShardLensRecorder:
         # most of what save() cost and 50 times the records of an ImageNet rank's shard.
         # Each dense, or as its nonzero cells where that is smaller (_writer.matrix_arrays).
         if self.matrix is not None:
-            out.update(_writer.matrix_arrays("matrix", self.matrix))
+            out.update(_writer.matrix_arrays("matrix", self._square(self.matrix)))
         if self.reported is not None:
-            out.update(_writer.matrix_arrays("reported", self.reported))
+            out.update(_writer.matrix_arrays("reported", self._square(self.reported)))
         settings = self.settings if self.settings is not None else self._plain_settings(
             epoch, dataset_size)
+        if self._cells is not None:
+            cells = self._cells.arrays()
+            for name in ("cells_per_record", "cell_target", "cell_prediction", "cell_count",
+                         "sample_size", "ignored"):
+                out[name] = cells[name]
+            settings = _format.update_settings(dict(settings), **self._cells.settings())
         out["settings_json"] = _writer.settings_bytes(settings)
         return out
+
+    def _square(self, matrix):
+        """A multilabel [L, 2, 2] matrix (torchmetrics' MultilabelConfusionMatrix) as the
+        [2 L, 2 L] matrix of the 2 L classes (label l's block on the diagonal); others as
+        given."""
+        shape = tuple(getattr(matrix, "shape", ()))
+        if self._cells is None or self._cells.task != "multilabel" or len(shape) != 3:
+            return matrix
+        return _dense.multilabel_square(matrix)
 
     def _batch_size(self):
         """(batch size, how it was known: settings_json's batch_size_source): the one given,

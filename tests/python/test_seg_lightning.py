@@ -1,0 +1,182 @@
+"""ShardLensCallback on an unchanged segmentation and multilabel LightningModule, against real
+Lightning DDP Trainers (CPU ranks over gloo) and torchmetrics' own states.
+
+seg_lightning_worker.py runs once per configuration ("three": 3 ranks, 2 validations, a
+shuffled loader of 203 images limited to 12 batches of 4, a sequential one of 97, 101
+multilabel items; "two": 2 ranks, no limit). For every rank, validation and loader:
+  - the dump's indices are the items the rank's loader fetched;
+  - each record's cells are the one-image (one-item) torchmetrics confusion matrix of that
+    dataset index (ignore pixels not cells; `ignored` and `sample_size` their counts; the
+    records' target / prediction the dominant classes);
+  - the cells summed are the metric's own confmat state on that rank (MulticlassJaccardIndex,
+    MulticlassConfusionMatrix, MultilabelConfusionMatrix as 2 L classes);
+  - the reported matrix is the state summed over the ranks (all_reduce), which is also the
+    metric's compute() for the confusion matrices;
+  - the whole dataset's one-process matrix differs from the synced one by exactly the cells
+    of the padding duplicates (flag PADDING) and of the images the limit left out;
+and `shardlens-cli import` of the dumps gives those per-rank and synced matrices, expected
+matrix (the distinct images' cells), the row check on exactly the rows the padding or limit
+changed, and `simulate --like RUN` the same synced matrix.
+"""
+import glob
+import json
+import os
+import subprocess
+import time
+
+import frameworks
+import pytest
+
+np = pytest.importorskip("numpy")
+torch = pytest.importorskip("torch")
+pytest.importorskip("lightning")
+tm = pytest.importorskip("torchmetrics.classification")
+
+import seg_common as S  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PADDING = 1
+RUNS = {}  # config -> out dir of its one Trainer launch (shared by the checks)
+
+
+def launch(config, tmp_path_factory, cli):
+    if config not in RUNS:
+        out = str(tmp_path_factory.mktemp(config))
+        start = time.time()
+        proc = frameworks.lightning_worker(os.path.join(HERE, "seg_lightning_worker.py"),
+                                           [config, out], cli)
+        print("%s: Trainer ran in %.0f s (exit %d)" % (config, time.time() - start,
+                                                      proc.returncode), flush=True)
+        assert proc.returncode == 0, (proc.stdout + proc.stderr)[-6000:]
+        RUNS[config] = (out, proc.stdout + proc.stderr)
+    return RUNS[config]
+
+
+# -- what torchmetrics says of one item, computed here in one process ------------------------
+_ONE = {}
+
+
+def one_item(loader, i):
+    """(C x C matrix of item i alone, ignored, sample size) by a fresh torchmetrics metric."""
+    key = (loader, i)
+    if key not in _ONE:
+        if loader < 2:
+            m = tm.MulticlassConfusionMatrix(S.C, ignore_index=S.IGNORE)
+            t = S.seg_target(i)
+            m.update(S.seg_logits(i)[None], t[None])
+            _ONE[key] = (m.confmat.numpy(), int((t == S.IGNORE).sum()), t.numel())
+        else:
+            m = tm.MultilabelConfusionMatrix(S.L, ignore_index=S.ML_IGNORE)
+            t = S.ml_target(i)
+            m.update(S.ml_logits(i)[None], t[None])
+            _ONE[key] = (square(m.confmat.numpy()), int((t == S.ML_IGNORE).sum()), S.L)
+    return _ONE[key]
+
+
+def square(confmat):
+    """[L, 2, 2] -> [2 L, 2 L]: label l's block at (2 l + t, 2 l + p)."""
+    a = np.asarray(confmat)
+    out = np.zeros((2 * len(a), 2 * len(a)), np.int64)
+    for label, block in enumerate(a):
+        out[2 * label:2 * label + 2, 2 * label:2 * label + 2] = block
+    return out
+
+
+def whole_dataset(loader, indices=None):
+    """The matrix of the given items (default: the whole dataset) by one metric, one process."""
+    n = S.SEG_SIZES[loader] if loader < 2 else S.ML_SIZE
+    indices = range(n) if indices is None else indices
+    if loader < 2:
+        m = tm.MulticlassConfusionMatrix(S.C, ignore_index=S.IGNORE)
+        for i in indices:
+            m.update(S.seg_logits(i)[None], S.seg_target(i)[None])
+        return m.confmat.numpy()
+    m = tm.MultilabelConfusionMatrix(S.L, ignore_index=S.ML_IGNORE)
+    for i in indices:
+        m.update(S.ml_logits(i)[None], S.ml_target(i)[None])
+    return square(m.confmat.numpy())
+
+
+def cells_matrix(z, classes):
+    return np.bincount(z["cell_target"] * classes + z["cell_prediction"],
+                       weights=z["cell_count"], minlength=classes * classes
+                       ).astype(np.int64).reshape(classes, classes)
+
+
+def stem(epoch, loader):
+    return "eval_epoch%d%s" % (epoch, "_dl%d" % loader if loader else "")
+
+
+def dumps_of(out, world):
+    oracle = {r: json.load(open(os.path.join(out, "oracle_rank%d.json" % r)))
+              for r in range(world)}
+    return oracle
+
+
+def check_dumps(out, world, validations):
+    """The Python-side checks of every rank's dumps against torchmetrics' own states."""
+    oracle = dumps_of(out, world)
+    for v in range(validations):
+        for d in range(3):
+            classes = S.C if d < 2 else 2 * S.L
+            synced = np.zeros((classes, classes), np.int64)
+            padded = np.zeros_like(synced)
+            seen = set()
+            for r in range(world):
+                o = oracle[r][v]["loaders"][str(d)]
+                path = os.path.join(out, "runs", "%s_rank%d.npz" % (stem(v, d), r))
+                z = np.load(path)
+                where = "%s rank %d" % (os.path.basename(path), r)
+                settings = json.loads(bytes(z["settings_json"]))
+                assert settings["task"] == ("segmentation" if d < 2 else "multilabel"), where
+                assert settings["ignore_index"] == (S.IGNORE if d < 2 else S.ML_IGNORE), where
+                assert settings["num_classes"] == classes, where
+                assert settings["num_labels"] == (None if d < 2 else S.L), where
+                assert z["index"].tolist() == o["fetched"], where
+                local = np.asarray(o["local"]) if d < 2 else square(o["local"])
+                mine = cells_matrix(z, classes)
+                assert np.array_equal(mine, local), "%s: cells %s, metric state %s" % (
+                    where, mine.tolist(), local.tolist())
+                reported = np.asarray(o["synced"]) if d < 2 else square(o["synced"])
+                assert np.array_equal(z["reported"], reported), where
+                if d > 0:  # a confusion matrix's compute() is the synced state
+                    computed = o["compute"] if d == 1 else square(o["compute"])
+                    assert np.array_equal(reported, computed), where
+                synced += mine
+                # each record: the item's own matrix
+                ends = np.cumsum(z["cells_per_record"])
+                for k, i in enumerate(z["index"].tolist()):
+                    sl = slice(ends[k] - z["cells_per_record"][k], ends[k])
+                    got = np.zeros((classes, classes), np.int64)
+                    got[z["cell_target"][sl], z["cell_prediction"][sl]] = z["cell_count"][sl]
+                    want, ignored, size = one_item(d, i)
+                    assert np.array_equal(got, want), "%s record %d (index %d)" % (where, k, i)
+                    assert z["ignored"][k] == ignored and z["sample_size"][k] == size, where
+                    if want.sum():
+                        assert z["target"][k] == want.sum(1).argmax(), where
+                        assert z["prediction"][k] == want.sum(0).argmax(), where
+                    if z["flags"][k] & PADDING:
+                        padded += want
+                    else:
+                        assert i not in seen, "%s: index %d twice unflagged" % (where, i)
+                        seen.add(i)
+            assert np.array_equal(synced, reported), "synced %s" % stem(v, d)
+            # the one-process matrix + padding duplicates - images never evaluated
+            n = S.SEG_SIZES[d] if d < 2 else S.ML_SIZE
+            never = [i for i in range(n) if i not in seen]
+            assert np.array_equal(whole_dataset(d) + padded - whole_dataset(d, never), synced)
+            yield v, d, synced, padded, never
+
+
+def test_three_ranks_limited_and_shuffled(tmp_path_factory, cli):
+    out, _ = launch("three", tmp_path_factory, cli)
+    found = list(check_dumps(out, 3, 2))
+    # the limit cut loader 0 (12 batches of 4 of 68 a rank), padding duplicated the others
+    assert all(len(never) == 203 - 3 * 48 for v, d, _, _, never in found if d == 0)
+    assert all(padded.sum() > 0 and not never for v, d, _, padded, never in found if d > 0)
+
+
+def test_two_ranks_unlimited(tmp_path_factory, cli):
+    out, _ = launch("two", tmp_path_factory, cli)
+    found = list(check_dumps(out, 2, 1))
+    assert all(not never for *_, never in found)
