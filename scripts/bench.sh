@@ -257,3 +257,17 @@ print(f"  the validation waits {wait * 1000:.1f} ms on rank 0 (target < 100 ms: 
       f"{cpu * 1000:.0f} ms CPU; the validation alone {bare * 1000:.0f} ms: "
       f"{wall / bare:.2f}x")
 PYEOF
+
+# Recording a segmentation batch (8 x 512 x 1024, 19 classes) beside torchmetrics' own
+# MulticlassJaccardIndex.update of it (bench/recorder_dense_bench.py); target: under 2 %.
+echo
+echo "== Recording segmentation (bench/recorder_dense_bench.py, $REC_PY)"
+dense_out=$("$REC_PY" bench/recorder_dense_bench.py --repeats "$REPEATS")
+echo "$dense_out"
+"$PY" - "$(result overhead_ratio "$dense_out")" "$(result cells_ratio "$dense_out")" <<'PYEOF'
+import sys
+overhead, cells = map(float, sys.argv[1:3])
+ok = "met" if overhead < 0.02 else "MISSED"
+print(f"  a watched update costs {overhead * 100:+.2f} % of the metric's own (target < 2 %: "
+      f"{ok}); the recorder's histogram alone {cells * 100:.2f} %")
+PYEOF
