@@ -194,3 +194,38 @@ def test_an_ignore_index_far_from_the_classes_is_folded():
     assert a["ignored"].tolist() == [1] and a["cell_count"].sum() == 3
     assert cells.matrix().tolist() == [[1, 0, 0], [0, 0, 0], [0, 1, 1]]
     refused(lambda: cells.add(torch.tensor([[5]]), torch.tensor([[0]])), "target value 5")
+
+
+def test_the_device_path_counts_the_same_and_refuses_at_the_end():
+    """The path a GPU takes (scatter_add histogram, checks kept as device summaries and read
+    once at the end), run on CPU tensors: the same cells as the CPU path; a bad value is
+    refused when the cells are read, naming its batch, sample and value."""
+    torch.manual_seed(5)
+    for ignore in (None, 255, -100):
+        host, device = DenseCells(6, ignore), DenseCells(6, ignore)
+        device._device_path_on_cpu = True
+        for _ in range(3):
+            t = torch.randint(0, 6, (4, 5, 8))
+            if ignore is not None:
+                t[:, 0] = ignore
+            logits = torch.randn(4, 6, 5, 8)
+            host.add(t, logits)
+            device.add(t, logits)
+        a, b = host.arrays(), device.arrays()
+        for k in a:
+            assert np.array_equal(a[k], b[k]), (ignore, k)
+    device = DenseCells(6, 255)
+    device._device_path_on_cpu = True
+    device.add(torch.zeros(2, 3, 3, dtype=torch.long), torch.zeros(2, 3, 3, dtype=torch.long))
+    t = torch.zeros(3, 3, 3, dtype=torch.long)
+    t[2, 1, 1] = 40
+    device.add(t, torch.zeros(3, 3, 3, dtype=torch.long))  # not refused yet: no wait
+    refused(device.arrays, "sample 2 of batch 1", "target value 40")
+    ml = DenseCells(3, -1, task="multilabel")
+    ml._device_path_on_cpu = True
+    ml.add_multilabel(torch.tensor([[0, 1, -1], [1, 1, 0]]), torch.tensor([[0.2, 0.9, 0.1],
+                                                                         [0.7, 0.3, 0.6]]))
+    assert ml.matrix()[:2, :2].tolist() == [[1, 0], [0, 1]]
+    assert ml.arrays()["ignored"].tolist() == [1, 0]
+    ml.add_multilabel(torch.tensor([[0, 3, 1]]), torch.rand(1, 3))
+    refused(ml.arrays, "sample 0 of batch 1", "target value 3")

@@ -75,6 +75,12 @@ class DenseCells:
         self._checks = []  # CUDA: (batch, elements a sample, _summary of target, of ids or None)
         self._host = None
         self._scratch = None  # the CPU path's key buffer, reused batch after batch
+        # Tests: the device path's histogram and deferred checks on CPU tensors.
+        self._device_path_on_cpu = False
+        self._refusals = []  # a device's (batch, error), raised at the end
+
+    def _on_device(self, tensor):
+        return tensor.device.type != "cpu" or self._device_path_on_cpu
 
     # -- adding ----------------------------------------------------------------------------
     def add(self, target, preds, class_dim=1, sample_sizes=None):
@@ -82,7 +88,8 @@ class DenseCells:
         (ignore_index allowed), preds [N, ...] class ids or [N, C, ...] scores/logits (argmax
         over class_dim, as torchmetrics' multiclass metrics; class_dim=-1 for a Hugging Face
         model's [N, T, C] logits). sample_sizes: each sample's element count, when not all of
-        target's elements of a sample are its own (default: prod(target.shape[1:])). Returns
+        target's elements of a sample are its own (default: prod(target.shape[1:])), on the
+        host (a list or array: a device tensor would be read back each batch). Returns
         the class ids used (on the device), for a caller that passes them on."""
         if self.task == "multilabel":
             raise ValueError("a multilabel recorder takes add_multilabel()")
@@ -114,7 +121,7 @@ class DenseCells:
         layout = _Layout(self.classes, self.ignore_index, n)
         batch = self.batches
         self._check_range(batch, t2, None if scores else p2, layout)
-        if t2.device.type == "cpu" and not layout.folded:
+        if not self._on_device(t2) and not layout.folded:
             hist = self._cpu_histogram(t2, p2, layout)
         else:
             t2 = t2 if t2.dtype == torch.int64 else t2.long()
@@ -192,7 +199,7 @@ class DenseCells:
     def _histogram(self, key, bins):
         torch = _torch()
         key = key.reshape(-1)
-        if key.device.type == "cpu":
+        if not self._on_device(key):
             return torch.bincount(key, minlength=bins)[:bins]
         key = key.clamp(0, bins - 1)  # a bad value is refused at the end, never a device fault
         hist = torch.zeros(bins, dtype=torch.int64, device=key.device)
@@ -205,6 +212,12 @@ class DenseCells:
         histogram that _compact refuses."""
         torch = _torch()
         c, ig = self.classes, self.ignore_index
+        if self._on_device(t2):
+            # A device: the first bad element of each tensor found there and read at the end
+            # (the masks cost a few passes of the GPU; holding the batch would hold H x W).
+            bad_t, bad_p = self._bad_masks(t2, p2)
+            self._checks.append((batch, t2.shape[1], _summary(bad_t, t2), _summary(bad_p, p2)))
+            return
         if layout.folded:  # rare: an ignore index far from the classes; masks, once
             bad_t = ((t2 < 0) | (t2 >= c)) & (t2 != ig)
             flags = [bad_t.any()]
@@ -214,14 +227,8 @@ class DenseCells:
         if p2 is not None:
             low, high = (v.long() for v in torch.aminmax(p2))
             flags.append((low < 0) | (high >= c))
-        if t2.device.type == "cpu":
-            if any(bool(f) for f in flags):
-                raise self._range_refusal(batch, t2, p2)
-            return
-        # A device: the first bad element of each tensor found there and read at the end
-        # (the masks cost a few passes of the GPU; holding the batch would hold H x W).
-        bad_t, bad_p = self._bad_masks(t2, p2)
-        self._checks.append((batch, t2.shape[1], _summary(bad_t, t2), _summary(bad_p, p2)))
+        if any(bool(f) for f in flags):  # on the CPU: no device to wait for
+            raise self._range_refusal(batch, t2, p2)
 
     def _bad_masks(self, t2, p2):
         c, ig = self.classes, self.ignore_index
@@ -235,7 +242,7 @@ class DenseCells:
         return _refusal(batch, bad_t, t2, bad_p, p2, self.classes, self.ignore_index, self.task)
 
     def _check_values(self, batch, bad_t, t, bad_p, p):
-        if t.device.type == "cpu":
+        if not self._on_device(t):
             if bool(bad_t.any()) or bool(bad_p.any()):
                 raise _refusal(batch, bad_t, t, bad_p, p, self.classes, self.ignore_index,
                                self.task)
@@ -243,27 +250,40 @@ class DenseCells:
         self._checks.append((batch, t[0].numel(), _summary(bad_t, t), _summary(bad_p, p)))
 
     def _keep(self, hist, how):
-        if hist.device.type == "cpu":  # compacted first: a refused batch is not counted
+        on_device = self._on_device(hist)
+        if not on_device:  # compacted first: a refused batch is not counted
             self._parts.append(_compact(hist.numpy(), how, self.classes, self.ignore_index))
         self.batches += 1
         self.count += how[2]
         self._host = None
-        if hist.device.type == "cpu":
+        if not on_device:
             return
-        torch = _torch()
-        host = torch.empty(hist.shape, dtype=hist.dtype, pin_memory=True)
-        host.copy_(hist, non_blocking=True)
-        event = torch.cuda.Event()
-        event.record()
-        self._pending.append((event, host, how))
+        if hist.device.type == "cpu":  # the device path on CPU tensors (tests): landed
+            self._pending.append((None, hist, how))
+        else:
+            # The histogram to pinned host memory without waiting; compacted once its copy
+            # has landed (an event's query() never waits).
+            torch = _torch()
+            host = torch.empty(hist.shape, dtype=hist.dtype, pin_memory=True)
+            host.copy_(hist, non_blocking=True)
+            event = torch.cuda.Event()
+            event.record()
+            self._pending.append((event, host, how))
         self._land(wait=False)
 
     def _land(self, wait):
-        """Compacts the copied histograms whose copy has landed (all of them with wait)."""
-        while self._pending and (wait or self._pending[0][0].query()):
+        """Compacts the copied histograms whose copy has landed (all of them with wait); a
+        device's refusals are kept and the first batch's raised with wait (at the end)."""
+        while self._pending and (wait or self._pending[0][0] is None or
+                                 self._pending[0][0].query()):
             event, host, how = self._pending.pop(0)
-            event.synchronize()
-            self._parts.append(_compact(host.numpy(), how, self.classes, self.ignore_index))
+            if event is not None:
+                event.synchronize()
+            try:
+                self._parts.append(_compact(host.numpy(), how, self.classes,
+                                            self.ignore_index))
+            except ShardLensInputError as e:
+                self._refusals.append((how[1], e))
         if wait and self._checks:  # a device's checks, read in one transfer
             torch = _torch()
             found = torch.stack([torch.cat([st, sp if sp is not None else torch.zeros_like(st)])
@@ -271,9 +291,13 @@ class DenseCells:
             for (batch, per_sample, _, _), row in zip(self._checks, found):
                 for what, (bad, first, value) in (("target", row[:3]), ("prediction", row[3:])):
                     if bad:
-                        raise _refusal_at(batch, what, first // per_sample, value,
-                                          self.classes, self.ignore_index, self.task)
+                        self._refusals.append((batch, _refusal_at(
+                            batch, what, first // per_sample, value, self.classes,
+                            self.ignore_index, self.task)))
+                        break
             self._checks = []
+        if wait and self._refusals:
+            raise min(self._refusals, key=lambda r: r[0])[1]
 
     # -- reading ---------------------------------------------------------------------------
     def arrays(self):
@@ -441,7 +465,9 @@ def _summary(bad, values):
     torch = _torch()
     flat = bad.reshape(-1)
     first = flat.to(torch.uint8).argmax()
-    return torch.stack([flat.any().long(), first, values.reshape(-1)[first].long()])
+    # index_select, not values[first]: indexing by a 0-dim tensor may read it on the host
+    value = values.reshape(-1).index_select(0, first.reshape(1))[0]
+    return torch.stack([flat.any().long(), first, value.long()])
 
 
 def _refusal_at(batch, what, sample, value, classes, ignore_index, task):
