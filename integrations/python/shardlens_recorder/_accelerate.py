@@ -1,11 +1,14 @@
 """Hugging Face Accelerate: watch(accelerator, dir) around gather_for_metrics."""
 import os
 
-from . import _format, _outputs, _samplers, _tensors, _verdict
+from . import _format, _outputs, _samplers, _tensors, _tokens, _verdict
 from ._outputs import Unreadable
-from ._recorder import ShardLensRecorder
 from ._recording import Recording
 from ._tensors import ShardLensInputError
+from ._tokens import TokenRecorder
+
+# The accelerator's gathers a watch can wrap, and the sync each is to `simulate --sync`.
+GATHERS = {"gather_for_metrics": "gather-for-metrics", "gather": "gather"}
 
 
 def _prepared_loader_settings(batch_sampler, inner):
@@ -39,7 +42,8 @@ def _print(line):
 
 # -- Hugging Face Accelerate: one line around gather_for_metrics ------------------------------
 def watch(accelerator, out_dir="shardlens_runs", name="eval", cli=None, fail_on_wrong=False,
-          verdict=True, num_classes=None, labels=None):
+          verdict=True, num_classes=None, labels=None, gather="gather_for_metrics",
+          ignore_index=_tokens.IGNORE_INDEX):
     """`accelerator.gather_for_metrics = shardlens_recorder.watch(accelerator, "runs/")`:
     every call records the rank's own (pre-gather) batch (predictions, targets) and Accelerate's
     even_batches padding; at the end of each evaluation loader every rank writes its dump and
@@ -48,25 +52,37 @@ def watch(accelerator, out_dir="shardlens_runs", name="eval", cli=None, fail_on_
     index the loader's order is replayed (a SequentialSampler's). labels: one integer label per
     dataset index (sequence, tensor, ndarray or .npy path), imported as the true class counts;
     without it a run that skipped samples is said not to have its rows checked.
+    Token classification: labels [B, T] with logits [B, T, C] or predicted ids [B, T]; each
+    sequence is one sample, its tokens labelled ignore_index (-100) left out (_tokens.py).
+    One tensor a call, as the Hugging Face course's loop gathers them, is read in pairs:
+    the predictions, then their labels.
+    gather: the accelerator's method this watch stands in for, "gather_for_metrics" or
+    "gather" (`accelerator.gather = watch(accelerator, "runs/", gather="gather")`: the last
+    batch's even_batches copies then reach the metric, and the verdict counts them).
     Given a transformers Trainer, `watch(trainer, "runs/")` records its evaluate and predict
     (_hf_trainer.py) and installs itself."""
     from . import _hf_trainer
     if _hf_trainer.is_trainer(accelerator):
         return _hf_trainer.watch_trainer(accelerator, out_dir, name, cli, fail_on_wrong,
-                                         verdict, num_classes, labels)
+                                         verdict, num_classes, labels, ignore_index)
     return _AccelerateWatch(accelerator, out_dir, name, cli, fail_on_wrong, verdict, labels,
-                            num_classes)
+                            num_classes, gather, ignore_index)
 
 
 class _AccelerateWatch:
     def __init__(self, accelerator, out_dir, name, cli, fail_on_wrong, verdict, labels,
-                 num_classes):
-        original = accelerator.gather_for_metrics
+                 num_classes, gather="gather_for_metrics", ignore_index=_tokens.IGNORE_INDEX):
+        if gather not in GATHERS:
+            raise ValueError("gather must be one of %s, got %r" % (sorted(GATHERS), gather))
+        original = getattr(accelerator, gather)
         self.original = getattr(original, "original", original)  # watched twice: once
+        self.sync = GATHERS[gather]
         self.accelerator = accelerator
-        self.recorder = ShardLensRecorder(out_dir, name=name, num_classes=num_classes,
-                                          rank=accelerator.process_index,
-                                          world_size=accelerator.num_processes)
+        self.recorder = TokenRecorder(out_dir, name=name, num_classes=num_classes,
+                                      rank=accelerator.process_index,
+                                      world_size=accelerator.num_processes,
+                                      ignore_index=ignore_index)
+        self._pending = None  # (own, gathered) predictions of a one-tensor call: labels next
         self._run = Recording(lambda: accelerator.process_index, cli, verdict, fail_on_wrong)
         self.labels = labels  # one label per dataset index: the true class counts
         self._loader = None
@@ -83,6 +99,17 @@ class _AccelerateWatch:
 
     def __call__(self, input_data, *args, **kwargs):
         self._run.poll()  # the last evaluation's verdict, once judged
+        if _tensors.is_tensor(input_data) and self._pending is None:
+            # predictions gathered alone (the Hugging Face course's loop): their labels come
+            # in the next call, and the two are one batch
+            out = self.original(input_data, *args, **kwargs)
+            self._pending = (input_data, out)
+            return out
+        pending, self._pending = self._pending, None
+        if pending is not None and not _tensors.is_tensor(input_data):
+            pending = None  # a tensor gathered for something else (a loss): not a batch's half
+        if pending is not None:
+            input_data = (pending[0], input_data)
         try:
             self._record(input_data)
             # gather_object takes lists of any length: nothing needs padding to gather them
@@ -94,10 +121,14 @@ class _AccelerateWatch:
         except Exception as e:  # the user's gather goes on; this evaluation is not dumped
             self._failed = str(e)
             self._run.say(("record", str(e)), "%s; this evaluation is not recorded" % e)
-        out = self.original(input_data, *args, **kwargs)
+        if pending is not None:
+            out = self.original(input_data[1], *args, **kwargs)
+            gathered = (pending[1], out)
+        else:
+            out = gathered = self.original(input_data, *args, **kwargs)
         if not self._failed:
             try:  # what the metric is fed: the reported matrix, kept on the device
-                self._gathered.append(_outputs.read_gathered(out)[1:])
+                self._gathered.append(_outputs.read_gathered(gathered)[1:])
             except Exception:
                 self._gathered = None
                 self._failed = "gather_for_metrics returned what the watch cannot read"
@@ -133,7 +164,7 @@ class _AccelerateWatch:
             else None,
             batch_size=self._batch_size,
             batch_size_source="loader" if self._batch_size is not None else None,
-            sync="gather-for-metrics",  # what this watch wraps, and what the metric is fed
+            sync=self.sync,  # what this watch wraps, and what the metric is fed
             world_size=rec.world_size, rank=rec.rank,
             dataset_size=self._size, stage="validate", epoch=rec.epoch,
             versions=_format.versions())
@@ -145,6 +176,39 @@ class _AccelerateWatch:
         if _samplers.kind_name(inner) == "SequentialSampler" and batch_sampler is not None:
             # This rank's batches, dealt again: a sequential order draws nothing.
             self._order = [i for batch in batch_sampler for i in batch]
+        self._iterable = "dispatched" if _samplers.kind_name(loader) == "DataLoaderDispatcher" \
+            else "sharded" if _samplers.kind_name(dataset) == "IterableDatasetShard" else None
+        if self._iterable:
+            from ._hf_trainer import _stream_settings
+            _format.update_settings(rec.settings, **_stream_settings(
+                self._iterable == "dispatched"))
+
+    def _stream_flags(self, index, n):
+        """The copies among a stream's rows, told by their index: Accelerate completes a last
+        round (IterableDatasetShard cycling, DataLoaderDispatcher's remainder) with the
+        stream's first items, so a row of round s (s > 0) whose index is below the round's
+        first position s * W * B is a copy."""
+        start = self._step * self.recorder.world_size * (self._batch_size or 0)
+        if _tensors.is_tensor(index):
+            return (index.reshape(-1)[:n] < start).to(index.device).byte() * _samplers.PADDING
+        return [_samplers.PADDING if int(i) < start else 0 for i in index[:n]]
+
+    def _stream_size(self):
+        """A stream's length: the largest index any rank recorded, plus one (its copies are
+        of the first items). Every rank calls it at the end of the evaluation, one that could
+        not record too (a collective)."""
+        import torch
+        import torch.distributed as dist
+        top = torch.zeros(1, dtype=torch.int64)
+        try:
+            index = self.recorder._columns()["index"] if not self._failed else ()
+            top[0] = int(index.max()) + 1 if len(index) else 0
+        except Exception:  # said where it failed; this rank's dump is not written
+            pass
+        if dist.is_available() and dist.is_initialized():
+            top = top.to(self.accelerator.device)  # NCCL reduces device tensors only
+            dist.all_reduce(top, op=dist.ReduceOp.MAX)
+        return int(top)
 
     def _record(self, data):
         loader = getattr(getattr(self.accelerator, "gradient_state", None),
@@ -158,23 +222,38 @@ class _AccelerateWatch:
             return
         index, pred, target = _outputs.read_gathered(data)
         rec = self.recorder
-        target = _tensors.flat(target)
+        tokens = _tokens.is_token_batch(pred, target)
+        if tokens != (rec.task is not None) and rec.count:
+            raise ShardLensInputError("batch %d holds %s after batches of %s" % (
+                self._step, *(("sequences", "single labels") if tokens else
+                              ("single labels", "sequences"))))
+        if not tokens:
+            target = _tensors.flat(target)
         n = _tensors.length(target)
         own = self._own_length(n)
+        if index is None and self._iterable:
+            raise Unreadable("the rows of an IterableDataset are not replayed: pass "
+                              "(index, predictions, targets)")
         if index is None:
             if self._order is None:
                 raise Unreadable("no dataset index: the loader is not sequential; pass "
                                   "(index, predictions, targets)")
             index = self._order[self._replayed:self._replayed + own] + [0] * (n - own)
-        if rec.num_classes is None and _tensors.is_tensor(pred) and pred.ndim == 2:
+        if rec.num_classes is None and _tensors.is_tensor(pred) and pred.ndim == 2 and \
+                not tokens:
             rec.num_classes = int(pred.shape[1])
         flags = None
         if self._batch_size and self._size is not None:
             flags = _samplers.accelerate_padding_flags(self._step, rec.rank, rec.world_size,
                                              self._batch_size, self._size, own, self._split)
+        if self._iterable:
+            flags = self._stream_flags(index, own)
         if own < n:  # the padded rows: recorded, flagged, never counted as samples
             flags = (flags or [0] * own) + [_samplers.PAD_ROW] * (n - own)
-        rec.update(index, target, pred, flags=flags)
+        if tokens:
+            rec.update_tokens(index, target, pred, flags=flags)
+        else:
+            rec.update(index, target, pred, flags=flags)
         self._step += 1
         self._replayed += own
         self._pad_rows += n - own
@@ -200,6 +279,8 @@ class _AccelerateWatch:
         import torch
         if not self._gathered:
             return None
+        if self.recorder.task is not None:
+            return self._reported_tokens()
         preds = torch.cat([_tensors.class_ids_lazy(p, self.recorder.threshold).reshape(-1).long()
                            for p, _ in self._gathered])
         target = torch.cat([_tensors.flat(t).long() for _, t in self._gathered])
@@ -209,10 +290,20 @@ class _AccelerateWatch:
         inside = (target >= 0) & (target < c) & (preds >= 0) & (preds < c)
         return torch.bincount((target * c + preds)[inside], minlength=c * c).reshape(c, c).cpu()
 
+    def _reported_tokens(self):
+        """The matrix of every non-ignored token the gathers returned (the cross-process
+        padding is labelled ignore_index), step by step: their lengths differ."""
+        rec = self.recorder
+        return sum(_tokens.token_matrix(t, p, rec.classes(), rec.ignore_index)
+                   for p, t in self._gathered).cpu()
+
     def _labels(self, stem):
         """The int64 .npy of the labels (labels=, else the dataset's own) beside the dumps,
-        named by content: written once, never overwritten by another evaluation's."""
+        named by content: written once, never overwritten by another evaluation's. None for
+        sequences: their true token counts are in the dumps' cells."""
         rec = self.recorder
+        if rec.task is not None:
+            return None
         return self._run.labels_for(self.labels, getattr(self, "_dataset", None),
                                     rec.dataset_size, rec.out_dir, "%s_labels" % rec.name)
 
@@ -221,6 +312,10 @@ class _AccelerateWatch:
         rec, acc = self.recorder, self.accelerator
         self._loader = None
         written = []
+        self._pending = None
+        if getattr(self, "_iterable", None):
+            rec.dataset_size = self._stream_size()
+            _format.update_settings(rec.settings, dataset_size=rec.dataset_size)
         try:
             if not self._failed and rec.count:
                 rec.set_reported(self._reported())

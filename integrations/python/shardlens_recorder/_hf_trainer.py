@@ -20,10 +20,18 @@ Which dataset item a rank's row is, replayed from the prepared loader:
 - an IterableDataset sharded on every rank (accelerator_config={"dispatch_batches": False}:
   IterableDatasetShard): the last round is completed by cycling the first round, flagged, and
   gather_for_metrics, which knows no length, returns those copies to the metric.
+
+Token classification (logits [B, T, C], labels [B, T] with -100 on the tokens not scored):
+each sequence is one record whose cells are its non-ignored (label, argmax) tokens
+(_tokens.py). The Trainer pads logits and labels across processes on dim 1 with -100 before
+each gather (its loop's pad_across_processes), and its EvalLoopContainer pads the steps to
+one length with -100 again: the reported matrix, of what compute_metrics is given, leaves
+those tokens out as it leaves the collator's padding out. A sequence the last round repeats
+is a record again, flagged, and its tokens count again wherever the gather returned it.
 """
 import functools
 
-from . import _format, _samplers, _tensors
+from . import _format, _samplers, _tensors, _tokens
 from ._accelerate import _AccelerateWatch
 from ._outputs import Unreadable
 from ._tensors import ShardLensInputError
@@ -32,11 +40,13 @@ PADDING = _samplers.PADDING
 
 
 def watch_trainer(trainer, out_dir="shardlens_runs", name="eval", cli=None,
-                  fail_on_wrong=False, verdict=True, num_classes=None, labels=None):
+                  fail_on_wrong=False, verdict=True, num_classes=None, labels=None,
+                  ignore_index=_tokens.IGNORE_INDEX):
     """Records every Trainer.evaluate / Trainer.predict of `trainer` from now on (what
-    shardlens_recorder.watch(trainer, ...) does). Returns the watch (its `verdicts`)."""
+    shardlens_recorder.watch(trainer, ...) does). Returns the watch (its `verdicts`).
+    ignore_index: the label of the tokens a token-classification evaluation leaves out."""
     return _TrainerWatch(trainer, out_dir, name, cli, fail_on_wrong, verdict, labels,
-                         num_classes)
+                         num_classes, ignore_index)
 
 
 def is_trainer(obj):
@@ -121,9 +131,9 @@ def _stream_settings(dispatched):
 
 class _TrainerWatch(_AccelerateWatch):
     def __init__(self, trainer, out_dir, name, cli, fail_on_wrong, verdict, labels,
-                 num_classes):
+                 num_classes, ignore_index=_tokens.IGNORE_INDEX):
         super().__init__(trainer.accelerator, out_dir, name, cli, fail_on_wrong, verdict,
-                         labels, num_classes)
+                         labels, num_classes, ignore_index=ignore_index)
         self.trainer = trainer
         self._counts = {}  # stage -> evaluations recorded (the dump's epoch)
         self._loop = None  # the evaluation loop under way: its stage and dataset
@@ -244,10 +254,15 @@ class _TrainerWatch(_AccelerateWatch):
             self._record((logits, labels))
             return
         rec = self.recorder
-        target = _tensors.flat(labels)
+        tokens = _tokens.is_token_batch(logits, labels)
+        target = labels if tokens else _tensors.flat(labels)
         n = _tensors.length(target)
         index, flags = self._stream.rows(self._step_no, n, bool(state.end_of_dataloader),
                                          state.remainder)
+        if tokens:
+            rec.update_tokens(index, target, logits, flags=flags)
+            self._step_no += 1
+            return
         if rec.num_classes is None and _tensors.is_tensor(logits) and logits.ndim == 2:
             rec.num_classes = int(logits.shape[1])
         rec.update(index, target, logits, flags=flags)
@@ -255,6 +270,7 @@ class _TrainerWatch(_AccelerateWatch):
 
     def _start(self, loader):
         super()._start(loader)
+        self._iterable = None  # the loop's stream is replayed here (_StreamOrder), not there
         rec, loop = self.recorder, self._loop
         stage = loop["stage"]
         epoch = self._counts.get(stage, 0)
@@ -315,6 +331,8 @@ class _TrainerWatch(_AccelerateWatch):
 
     def _labels(self, stem):
         rec = self.recorder
+        if rec.task is not None:  # sequences: their true token counts are the dumps' cells
+            return None
         stage = self._loop["stage"] if self._loop else "validate"
         return self._run.labels_for(self.labels, self._dataset, rec.dataset_size, rec.out_dir,
                                     "%s_labels" % rec.name, stage=stage)
