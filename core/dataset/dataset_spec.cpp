@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <regex>
 
+#include "core/dataset/dense_synthetic.h"
 #include "core/io/csv.h"
 #include "core/io/files.h"
 #include "core/io/idx.h"
@@ -203,6 +204,18 @@ void apply_subset(Labels& labels, const Spec& spec, const std::string& text) {
   labels.source = text;
 }
 
+Labels dense_labels(const std::string& text) {
+  const DenseTruth dense = load_dense_truth(text);
+  Labels labels;
+  labels.num_classes = dense.classes();
+  labels.class_names = dense.class_names;
+  labels.source = text;
+  labels.targets.reserve(size_t(dense.size()));
+  for (int64_t i = 0; i < dense.size(); ++i)
+    labels.targets.push_back(std::max(dense.truth.dominant(i).first, 0));
+  return labels;
+}
+
 }  // namespace
 
 std::vector<std::string> spec_files(const std::string& text) {
@@ -268,6 +281,10 @@ Spec parse_spec(const std::string& text, const std::string& flag) {
 }
 
 std::optional<DeclaredDataset> declared_dataset(const std::string& text) {
+  if (is_dense_dataset(text)) {
+    const DenseDeclared dense = declared_dense(text);
+    return DeclaredDataset{dense.samples, dense.classes, dense.task, dense.ignore_index};
+  }
   if (text.rfind("synthetic", 0) != 0) return std::nullopt;
   const Spec spec = parse_spec(text, "--dataset");
   if (spec.kind != "synthetic") return std::nullopt;
@@ -296,6 +313,7 @@ std::string fashion_mnist_dir() {
 
 Labels load_labels(const std::string& text, Progress* progress) {
   step(progress, "loading labels", 0.0);
+  if (is_dense_dataset(text)) return dense_labels(text);
   const Spec spec = parse_spec(text, "--dataset");
   Labels labels;
   if (spec.kind == "synthetic") {
@@ -317,7 +335,8 @@ Labels load_labels(const std::string& text, Progress* progress) {
     labels.source = text;
   } else {
     throw InputError("--dataset: unknown kind '" + spec.kind +
-                     "' (synthetic, fashion-mnist, idx, npy, csv)");
+                     "' (synthetic, fashion-mnist, idx, npy, csv, voc2012, cityscapes, ade20k, "
+                     "seg, conll2003, tokens, coco-multilabel, multilabel)");
   }
   apply_subset(labels, spec, text);
   if (spec.options.count("names")) {

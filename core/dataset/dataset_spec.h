@@ -4,6 +4,9 @@
 //   synthetic:classes=10,n=1000,zipf=1.2 | fashion-mnist:test | fashion-mnist:train |
 //   idx:PATH | npy:PATH | csv:PATH; every kind takes ",names=PATH" (class names)
 //   and ",first=N" or ",indices=FILE.npy" (a subset, indexed from 0 like a torch Subset).
+// Datasets whose samples count many cells (voc2012:val, cityscapes:val, ade20k:val, seg:,
+// conll2003:test, tokens:, coco-multilabel:val, multilabel:) are drawn in
+// core/dataset/dense_synthetic.h.
 // The one reading of a spec's options (`spec_int`, `spec_double`, `spec_allow_only`) serves
 // the predictor specs of core/sim/specs.h too.
 #include <map>
@@ -13,6 +16,7 @@
 
 #include "core/dataset/labels.h"
 #include "core/vocabulary/progress.h"
+#include "core/vocabulary/sample_cells.h"
 
 namespace shardlens {
 
@@ -44,6 +48,8 @@ std::vector<std::string> spec_files(const std::string& text);
 struct DeclaredDataset {
   int64_t samples = 0;
   int32_t classes = 0;
+  Task task = Task::Classification;
+  int ignore_index = -1;  // the dataset's own (255 of segmentation sets, -100 of token sets)
 };
 std::optional<DeclaredDataset> declared_dataset(const std::string& spec);
 
@@ -53,6 +59,8 @@ std::string dataset_origin(const std::string& spec);
 
 std::string fashion_mnist_dir();  // /usr/share/datasets/fashion-mnist unless overridden
 
+// The labels of `spec`. A dense dataset (dense_synthetic.h) gives each sample's largest true
+// class: what sizes a shard plan and names a sample, not what the sample counts.
 Labels load_labels(const std::string& spec, Progress* progress = nullptr);
 
 }  // namespace shardlens
