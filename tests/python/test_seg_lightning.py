@@ -168,9 +168,47 @@ def check_dumps(out, world, validations):
             yield v, d, synced, padded, never
 
 
+def check_import(out, cli, world, found):
+    """shardlens-cli import of each evaluation's dumps: per rank, synced, expected, the row
+    check and the patterns; simulate --like of the run file reproduces it."""
+    oracle = dumps_of(out, world)
+    for v, d, synced, padded, never in found:
+        files = sorted(glob.glob(os.path.join(out, "runs", "%s_rank*.npz" % stem(v, d))))
+        assert len(files) == world
+        run = os.path.join(out, "%s.slrun" % stem(v, d))
+        proc = subprocess.run([cli, "import", *files, "--out", run, "--format", "json"],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        j = json.loads(proc.stdout)
+        where = "import of %s" % stem(v, d)
+        for r in range(world):
+            local = oracle[r][v]["loaders"][str(d)]["local"]
+            assert np.array_equal(j["per_rank"][r], local if d < 2 else square(local)), where
+        assert np.array_equal(j["synced"], synced), where
+        assert j["verdict"]["synced_origin"] == "recorded", where
+        n = S.SEG_SIZES[d] if d < 2 else S.ML_SIZE
+        seen = [i for i in range(n) if i not in set(never)]
+        assert np.array_equal(j["expected_distinct"], whole_dataset(d, seen)), where
+        if not never:  # every image evaluated: ShardLens's expected is the one-process matrix
+            assert np.array_equal(j["expected"], whole_dataset(d)), where
+        # the row check: without the dataset's own pixel counts, the true counts are those of
+        # the distinct images; exactly the rows padding duplicates added to differ
+        assert j["row_sums"]["mismatched"] == np.flatnonzero(padded.sum(1)).tolist(), where
+        assert np.array_equal(j["row_sums"]["expected"], whole_dataset(d, seen).sum(1)), where
+        patterns = {p["pattern"] for p in j["diagnosis"]}
+        assert ("padding-duplicates" in patterns) == bool(padded.sum()), (where, patterns)
+        assert ("batch-limit-subset" in patterns) == bool(never), (where, patterns)
+        assert j["correct"] == (not padded.sum() and not never), where
+        like = subprocess.run([cli, "simulate", "--like", run, "--format", "json"],
+                              capture_output=True, text=True, timeout=120)
+        assert like.returncode == 0, like.stdout[-3000:] + like.stderr
+        assert json.loads(like.stdout)["equal"] is True, where
+
+
 def test_three_ranks_limited_and_shuffled(tmp_path_factory, cli):
     out, _ = launch("three", tmp_path_factory, cli)
     found = list(check_dumps(out, 3, 2))
+    check_import(out, cli, 3, found)
     # the limit cut loader 0 (12 batches of 4 of 68 a rank), padding duplicated the others
     assert all(len(never) == 203 - 3 * 48 for v, d, _, _, never in found if d == 0)
     assert all(padded.sum() > 0 and not never for v, d, _, padded, never in found if d > 0)
@@ -180,3 +218,4 @@ def test_two_ranks_unlimited(tmp_path_factory, cli):
     out, _ = launch("two", tmp_path_factory, cli)
     found = list(check_dumps(out, 2, 1))
     assert all(not never for *_, never in found)
+    check_import(out, cli, 2, found)
