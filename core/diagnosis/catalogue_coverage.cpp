@@ -42,7 +42,12 @@ FindingText padding_duplicates(const Facts& f) {
             "total_size - len(dataset) of the sampler's order) before computing, or use an "
             "uneven sampler."},
            {"Accelerate",
-            "Use gather_for_metrics with Accelerate's own dataloader (it trims the padding)."}}};
+            "Use gather_for_metrics with Accelerate's own dataloader (it trims the padding)."},
+           {"mmengine",
+            "DefaultSampler(round_up=True) pads the same way; collect_results(results, "
+            "len(dataset)) cuts the padding only when the metric's process() appends one result "
+            "per sample, in sampler order (a result per batch keeps it). Or use "
+            "round_up=False."}}};
 }
 
 // Records cannot tell a drop from a batch limit that stops at the same sample; say so.

@@ -135,6 +135,13 @@ std::string sync_help(SyncStrategy v) {
       return "per-rank row-normalized matrices summed";
     case SyncStrategy::Gather:
       return "Accelerate's plain accelerator.gather: every gathered record, untrimmed";
+    case SyncStrategy::CollectResults:
+      return "mmengine's collect_results, one result per sample: the ranks' results "
+             "interleaved and cut to len(dataset) (correct under a round_up sampler; a batch "
+             "limit or drop_last leaves samples out)";
+    case SyncStrategy::CollectBatchResults:
+      return "mmengine's collect_results, one result per batch: the cut to len(dataset) "
+             "results keeps every batch, padding included";
   }
   return {};
 }
@@ -183,7 +190,13 @@ void add_sampler_settings(std::vector<ScenarioSetting>& t) {
        {"none", "every rank iterates the whole dataset"},
        {"accelerate", "Hugging Face Accelerate's BatchSamplerShard (whole batches round-robin)"},
        {"lightning-wrapper",
-        "Lightning's DistributedSamplerWrapper over the inner sampler (--inner-sampler)"}},
+        "Lightning's DistributedSamplerWrapper over the inner sampler (--inner-sampler)"},
+       {"mmengine-default",
+        "mmengine's DefaultSampler: rank::W shards, padded as distributed unless "
+        "--no-round-up"},
+       {"detectron2-inference",
+        "detectron2's InferenceSampler: contiguous unpadded shards, the first n % W ranks one "
+        "sample more; never shuffled"}},
       "The distributed sampler")));
   ScenarioSetting shuffle =
       bool_row({"shuffle", "shuffle", "--shuffle", kSampler, "shuffle"}, "--no-shuffle",
@@ -205,6 +218,11 @@ void add_sampler_settings(std::vector<ScenarioSetting>& t) {
                        "", &Scenario::sampler, &SC::drop_last,
                        "DistributedSampler(drop_last=True): cut the tail instead of padding; up "
                        "to W-1 samples are never evaluated"));
+  t.push_back(bool_row({"round_up", "round_up", "", kSampler, "round_up (mmengine)"},
+                       "--no-round-up", &Scenario::sampler, &SC::round_up,
+                       "mmengine DefaultSampler(round_up=True), its default: pad to a multiple "
+                       "of W by repeating the head; off: unpadded, the first n % W ranks one "
+                       "sample more"));
   t.push_back(bool_row(
       {"loader_drop_last", "loader_drop_last", "--loader-drop-last", kSampler, "loader drop_last"},
       "", &Scenario::loader, &LC::drop_last,

@@ -70,7 +70,8 @@ RealSync synchronize_for_real(RankCollectives& coll, const Scenario& s, const Ra
   }
   StoredRecords all;
   if (s.sync == SyncStrategy::GatherZeroPad || s.sync == SyncStrategy::GatherTrim ||
-      s.sync == SyncStrategy::GatherForMetrics || s.sync == SyncStrategy::Gather) {
+      s.sync == SyncStrategy::GatherForMetrics || s.sync == SyncStrategy::Gather ||
+      s.sync == SyncStrategy::CollectResults || s.sync == SyncStrategy::CollectBatchResults) {
     // Uneven all_gather as users write it: sizes first, then [4, longest] tensors padded to
     // the largest (index, target, prediction and flags rows).
     const std::vector<int64_t> sizes =

@@ -48,6 +48,12 @@ int64_t distributed_num_samples(int64_t n, int world_size, bool drop_last) {
   return (n + world_size - 1) / world_size;
 }
 
+ContiguousShard inference_shard(int64_t n, int world_size, int rank) {
+  const int64_t base = n / world_size;
+  const int64_t longer = n % world_size;  // ranks below it hold one sample more
+  return {rank * base + std::min<int64_t>(rank, longer), base + (rank < longer ? 1 : 0)};
+}
+
 namespace {
 
 // Orders are shared between ranks with the same seed: one permutation serves them all.
@@ -148,6 +154,17 @@ std::vector<RankSequence> sample(int64_t n, const SamplerConfig& c) {
       case SamplerKind::None:
         s = segment(orders.get(c.shuffle, rank_seed(c, r) + c.epoch), 0, 1, n);
         break;
+      case SamplerKind::MmengineDefault:
+        // round_up pads exactly as DistributedSampler(drop_last=False) does.
+        s = segment(orders.get(c.shuffle, rank_seed(c, r) + c.epoch), r, w,
+                    c.round_up ? distributed_num_samples(n, w, false) : (n - r + w - 1) / w);
+        break;
+      case SamplerKind::Detectron2Inference: {
+        // Never shuffled: the dataset order, cut into contiguous shards.
+        const ContiguousShard shard = inference_shard(n, w, r);
+        s = segment(orders.get(false, 0), shard.begin, 1, shard.size);
+        break;
+      }
       case SamplerKind::Accelerate:
       case SamplerKind::LightningWrapper:
         break;  // handled above
@@ -171,6 +188,10 @@ std::string to_string(SamplerKind kind) {
       return "accelerate";
     case SamplerKind::LightningWrapper:
       return "lightning-wrapper";
+    case SamplerKind::MmengineDefault:
+      return "mmengine-default";
+    case SamplerKind::Detectron2Inference:
+      return "detectron2-inference";
   }
   return "distributed";
 }
@@ -197,14 +218,14 @@ InnerSampler::Kind parse_inner_sampler_kind(const std::string& text) {
 }
 
 SamplerKind parse_sampler_kind(const std::string& text) {
-  for (SamplerKind k :
-       {SamplerKind::Distributed, SamplerKind::Unrepeated, SamplerKind::Sequential,
-        SamplerKind::None, SamplerKind::Accelerate, SamplerKind::LightningWrapper}) {
+  for (SamplerKind k : {SamplerKind::Distributed, SamplerKind::Unrepeated, SamplerKind::Sequential,
+                        SamplerKind::None, SamplerKind::Accelerate, SamplerKind::LightningWrapper,
+                        SamplerKind::MmengineDefault, SamplerKind::Detectron2Inference}) {
     if (to_string(k) == text) return k;
   }
   throw InputError("--sampler: '" + text +
                    "' is not one of distributed, unrepeated, sequential, none, accelerate, "
-                   "lightning-wrapper");
+                   "lightning-wrapper, mmengine-default, detectron2-inference");
 }
 
 std::string to_string(AccelerateInput v) {

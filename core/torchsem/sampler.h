@@ -20,6 +20,13 @@ enum class SamplerKind {
   None,              // no distributed sampler: every rank iterates the whole dataset
   Accelerate,        // Hugging Face Accelerate's BatchSamplerShard (whole batches round-robin)
   LightningWrapper,  // Lightning's DistributedSamplerWrapper over a user sampler (`inner`)
+  // mmengine's DefaultSampler: with round_up, DistributedSampler's padded rank::W shards;
+  // without, unpadded rank::W shards (ceil((n - r) / W) each). Shuffled by randperm(seed +
+  // epoch) in both; mmengine's default seed (None) is a random draw rank 0 broadcasts.
+  MmengineDefault,
+  // detectron2's InferenceSampler: contiguous, unpadded shards of n / W samples, the first
+  // n % W ranks one more (detectron2/data/samplers/distributed_sampler.py, since 2021-09).
+  Detectron2Inference,
 };
 
 // The user's own sampler that Lightning wraps in DistributedSamplerWrapper: every rank
@@ -70,6 +77,7 @@ struct SamplerConfig {
   int64_t seed = 0;
   int64_t epoch = 0;
   bool drop_last = false;           // the sampler's drop_last
+  bool round_up = true;             // MmengineDefault: pad to a multiple of W (its default)
   std::vector<int64_t> rank_seeds;  // empty, or one seed per rank (models divergence)
   TorchVersion torch;
   // Accelerate (BatchSamplerShard): split each batch into W slices instead of dealing whole
@@ -149,6 +157,13 @@ void for_each_element(const RankSequence& seq, F&& f) {
 // num_samples per rank of a DistributedSampler (torch's exact formula; docs/ARCHITECTURE.md,
 // "Semantics reproduced").
 int64_t distributed_num_samples(int64_t n, int world_size, bool drop_last);
+
+// detectron2's InferenceSampler: rank r's contiguous shard [begin, begin + size).
+struct ContiguousShard {
+  int64_t begin = 0;
+  int64_t size = 0;
+};
+ContiguousShard inference_shard(int64_t n, int world_size, int rank);
 
 // The sampler's output for every rank; padding included. Accelerate's sampler shards the
 // loader's batches, so it needs the loader: see plan_shards (loader.h).

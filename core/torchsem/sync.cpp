@@ -1,5 +1,7 @@
 #include "core/torchsem/sync.h"
 
+#include <algorithm>
+
 #include "core/vocabulary/types.h"
 
 namespace shardlens {
@@ -87,6 +89,33 @@ std::vector<Record> gather_for_metrics_records(const RecordSource& records, int6
   return kept;
 }
 
+std::vector<Record> collect_results_records(const RecordSource& records, int64_t size,
+                                            int64_t per_result) {
+  const int w = records.world_size();
+  per_result = std::max<int64_t>(per_result, 1);
+  std::vector<std::vector<Record>> ranks(static_cast<size_t>(w));
+  int64_t results = 0;  // the most results a rank holds: zip_longest's length
+  for (int r = 0; r < w; ++r) {
+    auto& own = ranks[static_cast<size_t>(r)];
+    own.resize(static_cast<size_t>(records.rank_size(r)));
+    records.read(r, 0, own);
+    results = std::max(results, (records.rank_size(r) + per_result - 1) / per_result);
+  }
+  std::vector<Record> kept;
+  int64_t taken = 0;  // results kept so far: collect_results cuts the list to `size`
+  for (int64_t k = 0; k < results && taken < size; ++k) {
+    for (int r = 0; r < w && taken < size; ++r) {
+      const auto& own = ranks[static_cast<size_t>(r)];
+      const int64_t begin = k * per_result;
+      const int64_t end = std::min<int64_t>(begin + per_result, std::ssize(own));
+      if (begin >= end) continue;  // zip_longest's None for a rank that ran out: dropped
+      kept.insert(kept.end(), own.begin() + begin, own.begin() + end);
+      ++taken;
+    }
+  }
+  return kept;
+}
+
 Matrix synchronize(SyncStrategy strategy, const SyncInputs& in) {
   const std::vector<Matrix>& per_rank = *in.per_rank;
   const int32_t classes = per_rank.front().classes;
@@ -116,6 +145,12 @@ Matrix synchronize(SyncStrategy strategy, const SyncInputs& in) {
           gather_for_metrics_records(*in.records, in.dataset_size, in.batch_size,
                                      in.loader_exhausted, in.pad_across_processes),
           classes, in.ignore_index, in.records->cell_table());
+    case SyncStrategy::CollectResults:
+    case SyncStrategy::CollectBatchResults:
+      return bincount_records(
+          collect_results_records(*in.records, in.dataset_size,
+                                  strategy == SyncStrategy::CollectResults ? 1 : in.batch_size),
+          classes, in.ignore_index, in.records->cell_table());
     case SyncStrategy::NormalizeThenSum: {
       Matrix sum(classes);
       for (const Matrix& m : per_rank) sum += normalize(m, Normalization::True);
@@ -143,6 +178,10 @@ std::string to_string(SyncStrategy s) {
       return "normalize-then-sum";
     case SyncStrategy::Gather:
       return "gather";
+    case SyncStrategy::CollectResults:
+      return "collect-results";
+    case SyncStrategy::CollectBatchResults:
+      return "collect-batch-results";
   }
   return "all-reduce";
 }

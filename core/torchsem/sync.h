@@ -19,6 +19,11 @@ enum class SyncStrategy {
   GatherForMetrics,  // Accelerate's gather_for_metrics trimming
   NormalizeThenSum,  // per-rank row-normalized matrices summed
   Gather,            // Accelerate's plain accelerator.gather: every gathered record, untrimmed
+  // mmengine's collect_results(results, len(dataset)) over a metric's results: the ranks'
+  // results interleaved (zip_longest) and cut to len(dataset). CollectResults: one result per
+  // sample (mmseg's IoUMetric, mmpretrain's Accuracy); CollectBatchResults: one per batch.
+  CollectResults,
+  CollectBatchResults,
 };
 
 // Whether the strategy is a collective run at every step (Accelerate's gather and
@@ -27,9 +32,10 @@ bool per_step_collective(SyncStrategy s);
 
 // Every strategy, in the order help texts and menus list them.
 inline constexpr SyncStrategy kSyncStrategies[] = {
-    SyncStrategy::AllReduce,        SyncStrategy::Local,      SyncStrategy::Double,
-    SyncStrategy::GatherZeroPad,    SyncStrategy::GatherTrim, SyncStrategy::GatherForMetrics,
-    SyncStrategy::NormalizeThenSum, SyncStrategy::Gather};
+    SyncStrategy::AllReduce,          SyncStrategy::Local,      SyncStrategy::Double,
+    SyncStrategy::GatherZeroPad,      SyncStrategy::GatherTrim, SyncStrategy::GatherForMetrics,
+    SyncStrategy::NormalizeThenSum,   SyncStrategy::Gather,     SyncStrategy::CollectResults,
+    SyncStrategy::CollectBatchResults};
 
 std::string to_string(SyncStrategy s);
 SyncStrategy parse_sync_strategy(const std::string& text);  // throws InputError
@@ -58,5 +64,14 @@ Matrix synchronize(SyncStrategy strategy, const SyncInputs& in);
 std::vector<Record> gather_for_metrics_records(const RecordSource& records, int64_t dataset_size,
                                                int64_t batch_size, bool loader_exhausted,
                                                bool pad = false);
+
+// Records kept by mmengine's collect_results when every `per_result` consecutive records of a
+// rank make one result (1: a result per sample; the batch size: a result per batch, the
+// rank's last one shorter): result k of rank 0, of rank 1, ..., of rank W-1 for k = 0, 1, ...
+// (zip_longest, a rank that ran out skipped), the first `size` results kept. Right for a
+// round_up DefaultSampler or DistributedSampler with one result per sample: its padding is
+// what the cut drops.
+std::vector<Record> collect_results_records(const RecordSource& records, int64_t size,
+                                            int64_t per_result = 1);
 
 }  // namespace shardlens

@@ -86,10 +86,15 @@ Matrix matrix(std::vector<double> cells) {
   return m;
 }
 
-const std::vector<SyncStrategy> kStrategies = {
-    SyncStrategy::AllReduce,       SyncStrategy::Local,      SyncStrategy::Double,
-    SyncStrategy::GatherZeroPad,   SyncStrategy::GatherTrim, SyncStrategy::GatherForMetrics,
-    SyncStrategy::NormalizeThenSum};
+const std::vector<SyncStrategy> kStrategies = {SyncStrategy::AllReduce,
+                                               SyncStrategy::Local,
+                                               SyncStrategy::Double,
+                                               SyncStrategy::GatherZeroPad,
+                                               SyncStrategy::GatherTrim,
+                                               SyncStrategy::GatherForMetrics,
+                                               SyncStrategy::NormalizeThenSum,
+                                               SyncStrategy::CollectResults,
+                                               SyncStrategy::CollectBatchResults};
 
 const std::vector<CounterDtype> kDtypes = {CounterDtype::Int64, CounterDtype::Float32,
                                            CounterDtype::Float16, CounterDtype::BFloat16};
