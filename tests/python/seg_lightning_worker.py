@@ -32,9 +32,10 @@ FETCHED = {0: [], 1: [], 2: []}  # loader -> dataset indices served on this rank
 CONFIGS = {
     # 3 ranks: 203 images (2 padding positions... 203 = 3 * 67 + 2: 1 duplicate), batch 4,
     # limit 12 batches (of 17); 97 images sequential (2 duplicates), 101 multilabel items.
-    "three": dict(world=3, limit=12, epochs=2, batch=(4, 8, 8)),
-    # 2 ranks, no limit: every image once, the odd one duplicated.
-    "two": dict(world=2, limit=1.0, epochs=1, batch=(6, 8, 16)),
+    "three": dict(world=3, limit=12, epochs=2, batch=(4, 8, 8), sanity=0),
+    # 2 ranks, no limit: every image once, the odd one duplicated; a sanity check of 2
+    # batches first (recorded, flagged SANITY).
+    "two": dict(world=2, limit=1.0, epochs=1, batch=(6, 8, 16), sanity=2),
 }
 
 
@@ -104,7 +105,8 @@ class Oracle(L.Callback):
         self.start = {d: len(v) for d, v in FETCHED.items()}
 
     def on_validation_epoch_end(self, trainer, pl_module):
-        rec = {"epoch": trainer.current_epoch, "loaders": {}}
+        rec = {"epoch": trainer.current_epoch, "sanity": trainer.sanity_checking,
+               "loaders": {}}
         for d, m in ((0, pl_module.iou), (1, pl_module.confmat), (2, pl_module.ml_confmat)):
             local = m.confmat.clone()
             synced = local.clone()
@@ -127,7 +129,8 @@ def main():
     from shardlens_recorder import ShardLensCallback
     trainer = L.Trainer(
         accelerator="cpu", devices=cfg["world"], strategy="ddp",
-        limit_val_batches=cfg["limit"], num_sanity_val_steps=0, max_epochs=cfg["epochs"],
+        limit_val_batches=cfg["limit"], num_sanity_val_steps=cfg["sanity"],
+        max_epochs=cfg["epochs"],
         limit_train_batches=1, callbacks=[Oracle(out), ShardLensCallback(
             os.path.join(out, "runs"))],
         logger=False, enable_checkpointing=False, enable_progress_bar=False,

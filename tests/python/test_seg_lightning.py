@@ -3,7 +3,8 @@ Lightning DDP Trainers (CPU ranks over gloo) and torchmetrics' own states.
 
 seg_lightning_worker.py runs once per configuration ("three": 3 ranks, 2 validations, a
 shuffled loader of 203 images limited to 12 batches of 4, a sequential one of 97, 101
-multilabel items; "two": 2 ranks, no limit). For every rank, validation and loader:
+multilabel items; "two": 2 ranks, no limit, a sanity check of 2 batches first, whose records
+are flagged SANITY). For every rank, validation and loader:
   - the dump's indices are the items the rank's loader fetched;
   - each record's cells are the one-image (one-item) torchmetrics confusion matrix of that
     dataset index (ignore pixels not cells; `ignored` and `sample_size` their counts; the
@@ -14,9 +15,11 @@ multilabel items; "two": 2 ranks, no limit). For every rank, validation and load
     metric's compute() for the confusion matrices;
   - the whole dataset's one-process matrix differs from the synced one by exactly the cells
     of the padding duplicates (flag PADDING) and of the images the limit left out;
-and `shardlens-cli import` of the dumps gives those per-rank and synced matrices, expected
-matrix (the distinct images' cells), the row check on exactly the rows the padding or limit
-changed, and `simulate --like RUN` the same synced matrix.
+and `shardlens-cli import` of the dumps gives those per-rank and synced matrices, the expected
+matrix (the distinct images' cells; the one-process matrix when no image was cut), the row
+check on exactly the rows the padding duplicates changed (the true counts of a dump of images
+are those of its distinct images, so the limit shows as batch-limit-subset, not in a row),
+and `simulate --like RUN` the same run.
 """
 import glob
 import json
@@ -35,7 +38,7 @@ tm = pytest.importorskip("torchmetrics.classification")
 import seg_common as S  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PADDING = 1
+PADDING, SANITY = 1, 2
 RUNS = {}  # config -> out dir of its one Trainer launch (shared by the checks)
 
 
@@ -82,10 +85,22 @@ def square(confmat):
     return out
 
 
+_WHOLE = {}
+
+
 def whole_dataset(loader, indices=None):
-    """The matrix of the given items (default: the whole dataset) by one metric, one process."""
+    """The matrix of the given items (default: the whole dataset, by one metric updated with
+    every item in one process; a subset: its items' own matrices summed)."""
     n = S.SEG_SIZES[loader] if loader < 2 else S.ML_SIZE
-    indices = range(n) if indices is None else indices
+    if indices is not None:
+        return sum((one_item(loader, i)[0] for i in indices),
+                   np.zeros_like(whole_dataset(loader)))
+    if loader not in _WHOLE:
+        _WHOLE[loader] = _one_process(loader, range(n))
+    return _WHOLE[loader]
+
+
+def _one_process(loader, indices):
     if loader < 2:
         m = tm.MulticlassConfusionMatrix(S.C, ignore_index=S.IGNORE)
         for i in indices:
@@ -103,8 +118,9 @@ def cells_matrix(z, classes):
                        ).astype(np.int64).reshape(classes, classes)
 
 
-def stem(epoch, loader):
-    return "eval_epoch%d%s" % (epoch, "_dl%d" % loader if loader else "")
+def stem(validation, loader):
+    """validation: "epoch0", "sanity_epoch0", ..."""
+    return "eval_%s%s" % (validation, "_dl%d" % loader if loader else "")
 
 
 def dumps_of(out, world):
@@ -114,9 +130,10 @@ def dumps_of(out, world):
 
 
 def check_dumps(out, world, validations):
-    """The Python-side checks of every rank's dumps against torchmetrics' own states."""
+    """The Python-side checks of every rank's dumps against torchmetrics' own states.
+    validations: the file-name part of each validation, in order ("sanity_epoch0", ...)."""
     oracle = dumps_of(out, world)
-    for v in range(validations):
+    for v, name in enumerate(validations):
         for d in range(3):
             classes = S.C if d < 2 else 2 * S.L
             synced = np.zeros((classes, classes), np.int64)
@@ -124,7 +141,7 @@ def check_dumps(out, world, validations):
             seen = set()
             for r in range(world):
                 o = oracle[r][v]["loaders"][str(d)]
-                path = os.path.join(out, "runs", "%s_rank%d.npz" % (stem(v, d), r))
+                path = os.path.join(out, "runs", "%s_rank%d.npz" % (stem(name, d), r))
                 z = np.load(path)
                 where = "%s rank %d" % (os.path.basename(path), r)
                 settings = json.loads(bytes(z["settings_json"]))
@@ -160,27 +177,30 @@ def check_dumps(out, world, validations):
                     else:
                         assert i not in seen, "%s: index %d twice unflagged" % (where, i)
                         seen.add(i)
-            assert np.array_equal(synced, reported), "synced %s" % stem(v, d)
+            assert np.array_equal(synced, reported), "synced %s" % stem(name, d)
+            sanity = name.startswith("sanity")
+            assert (z["flags"] & SANITY).all() if sanity else not (z["flags"] & SANITY).any()
             # the one-process matrix + padding duplicates - images never evaluated
             n = S.SEG_SIZES[d] if d < 2 else S.ML_SIZE
             never = [i for i in range(n) if i not in seen]
             assert np.array_equal(whole_dataset(d) + padded - whole_dataset(d, never), synced)
-            yield v, d, synced, padded, never
+            if not sanity:  # the sanity check's few batches are recorded, not imported
+                yield v, name, d, synced, padded, never
 
 
 def check_import(out, cli, world, found):
     """shardlens-cli import of each evaluation's dumps: per rank, synced, expected, the row
     check and the patterns; simulate --like of the run file reproduces it."""
     oracle = dumps_of(out, world)
-    for v, d, synced, padded, never in found:
-        files = sorted(glob.glob(os.path.join(out, "runs", "%s_rank*.npz" % stem(v, d))))
+    for v, name, d, synced, padded, never in found:
+        files = sorted(glob.glob(os.path.join(out, "runs", "%s_rank*.npz" % stem(name, d))))
         assert len(files) == world
-        run = os.path.join(out, "%s.slrun" % stem(v, d))
+        run = os.path.join(out, "%s.slrun" % stem(name, d))
         proc = subprocess.run([cli, "import", *files, "--out", run, "--format", "json"],
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
         j = json.loads(proc.stdout)
-        where = "import of %s" % stem(v, d)
+        where = "import of %s" % stem(name, d)
         for r in range(world):
             local = oracle[r][v]["loaders"][str(d)]["local"]
             assert np.array_equal(j["per_rank"][r], local if d < 2 else square(local)), where
@@ -207,15 +227,15 @@ def check_import(out, cli, world, found):
 
 def test_three_ranks_limited_and_shuffled(tmp_path_factory, cli):
     out, _ = launch("three", tmp_path_factory, cli)
-    found = list(check_dumps(out, 3, 2))
+    found = list(check_dumps(out, 3, ["epoch0", "epoch1"]))
     check_import(out, cli, 3, found)
     # the limit cut loader 0 (12 batches of 4 of 68 a rank), padding duplicated the others
-    assert all(len(never) == 203 - 3 * 48 for v, d, _, _, never in found if d == 0)
-    assert all(padded.sum() > 0 and not never for v, d, _, padded, never in found if d > 0)
+    assert all(len(never) == 203 - 3 * 48 for _, _, d, _, _, never in found if d == 0)
+    assert all(padded.sum() > 0 and not never for _, _, d, _, padded, never in found if d > 0)
 
 
 def test_two_ranks_unlimited(tmp_path_factory, cli):
     out, _ = launch("two", tmp_path_factory, cli)
-    found = list(check_dumps(out, 2, 1))
+    found = list(check_dumps(out, 2, ["sanity_epoch0", "epoch0"]))
     assert all(not never for *_, never in found)
     check_import(out, cli, 2, found)
