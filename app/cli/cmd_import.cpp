@@ -31,6 +31,7 @@ struct ImportArgs {
   int32_t classes = 0;
   int world_size = 0;
   int ignore_index = -1;
+  std::string task;  // empty: as the dumps say
   std::string format = "text";
 };
 
@@ -45,12 +46,14 @@ void run_import(const ImportArgs& a) {
   if (a.classes > 0) options.classes = a.classes;
   if (a.world_size > 0) options.world_size = a.world_size;
   options.ignore_index = a.ignore_index;
+  if (!a.task.empty()) options.task = task_from_string(a.task);
   // .pt dumps need LibTorch's unpickler: loaded only when a .pt file is imported.
   options.pt_reader = read_pt_dump;
   TerminalProgress progress;
   // Dumps of several epochs become one run file with every epoch.
   ImportedRun imported = import_epochs(a.dumps, options, &progress);
   progress.finish();
+  const std::string kind = dump_kind_text(imported.epochs.front());
   save_run_epochs(imported.epochs, a.out);
   std::vector<Evaluation> epochs;
   for (RunFile& run : imported.epochs) epochs.push_back(evaluation_from_run(std::move(run), a.out));
@@ -71,7 +74,7 @@ void run_import(const ImportArgs& a) {
       std::cout << ", " << epochs.size()
                 << (distinct.size() == epochs.size() ? " epochs" : " evaluations");
     }
-    std::cout << " -> " << a.out << "\n";
+    std::cout << " -> " << a.out << "\n" << kind << "\n";
     if (e.meta.class_counts_source != "dataset") {
       std::cout << "Note: no --dataset given; true class counts are estimated from the distinct "
                    "samples the ranks evaluated.\n";
@@ -101,7 +104,13 @@ void register_import(CLI::App& app) {
       ->check(CLI::Range(1, int(kMaxClasses)));
   cmd->add_option("--world-size", args->world_size, "World size when the dumps do not say")
       ->check(CLI::Range(1, kMaxWorldSize));
-  cmd->add_option("--ignore-index", args->ignore_index, "torchmetrics ignore_index of the run");
+  cmd->add_option("--ignore-index", args->ignore_index,
+                  "torchmetrics ignore_index of the run (a dump's recorded one when not given)");
+  cmd->add_option("--task", args->task,
+                  "What a record counts, when the dumps do not say: classification, or "
+                  "segmentation, tokens, multilabel (a sample's cells; a CSV with a count column "
+                  "is segmentation unless told)")
+      ->check(CLI::IsMember({"classification", "segmentation", "tokens", "multilabel"}));
   // "verdict": what a program acting on every validation needs (verdict_summary.h), in one
   // line of JSON without the matrices that make the full report megabytes long.
   cmd->add_option("--format", args->format,

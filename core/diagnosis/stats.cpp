@@ -16,6 +16,14 @@ RecordStats collect_stats(const RecordSource& src, int64_t dataset_size, int32_t
   // within-rank duplicate.
   std::vector<uint16_t> last_rank;
   assign_huge(last_rank, n, uint16_t{0});
+  // A record of a sample of many counts adds its cells (count_sample_cells), else its one cell.
+  const CellTable* cells = src.cell_table();
+  auto count = [cells](Matrix& into, const Record& rec) {
+    if (cells && rec.cells != kOneCell)
+      count_sample_cells(into, *cells, rec.cells, -1);
+    else
+      into.at(rec.target, rec.prediction) += 1;
+  };
   for (int r = 0; r < w; ++r) {
     step(progress, "diagnosing", double(r) / std::max(w, 1));
     Matrix m(classes);
@@ -32,7 +40,7 @@ RecordStats collect_stats(const RecordSource& src, int64_t dataset_size, int32_t
         return;
       }
       ++st.records;
-      m.at(rec.target, rec.prediction) += 1;
+      count(m, rec);
       if (rec.flags & kPadding) st.flagged_padding.add(rec.index, rec.target);
       if (rec.flags & kSanity) {
         // Known sanity-check records are that pattern alone; keeping them out of the
@@ -52,7 +60,7 @@ RecordStats collect_stats(const RecordSource& src, int64_t dataset_size, int32_t
           if (k == size - 1) ++st.cross_rank_at_rank_end;
         }
       } else {
-        distinct.at(rec.target, rec.prediction) += 1;
+        count(distinct, rec);
       }
       times[i] = static_cast<uint8_t>(times[i] + (times[i] < 255));
       last_rank[i] = static_cast<uint16_t>(r);

@@ -1,5 +1,7 @@
 #include "core/runfile/import.h"
 
+#include <unordered_set>
+
 #include "core/runfile/import_build.h"
 #include "core/runfile/import_checks.h"
 #include "core/runfile/import_layout.h"
@@ -12,12 +14,47 @@ RunFile import_group(std::vector<RankDump>& dumps, const ImportOptions& options)
   dump_import::refuse_empty_dumps(dumps);
   dump_import::ImportLayout layout = dump_import::infer_layout(dumps, options);
   dump_import::check_layout(dumps, options, layout);
+  dump_import::gather_cells(dumps, layout);
   RunFile run = dump_import::build_run(std::move(layout));
   validate_run(run, "import");
   return run;
 }
 
+// 1234567 as "1,234,567".
+std::string grouped(int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -n : n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return (n < 0 ? "-" : "") + out;
+}
+
 }  // namespace
+
+std::string dump_kind_text(const RunFile& run) {
+  const RunMetadata& m = run.meta;
+  const CellTable* cells = run.records.cell_table();
+  std::unordered_set<int64_t> samples;
+  int64_t records = 0, counted = 0;
+  for (const auto& rank : run.records.ranks) {
+    for (const Record& rec : rank) {
+      samples.insert(rec.index);
+      ++records;
+      if (cells && rec.cells != kOneCell) counted += cells->total(rec.cells);
+    }
+  }
+  const int64_t distinct = int64_t(samples.size());
+  std::string word = sample_word(m.task);
+  std::string out =
+      to_string(m.task) + " dump: " + grouped(distinct) + " " + word + (distinct == 1 ? "" : "s");
+  if (records != distinct) out += " (" + grouped(records) + " records)";
+  out += ", " + grouped(m.classes) + " classes";
+  if (m.task != Task::Classification)
+    out += ", " + grouped(counted) + " " +
+           (counted == 1 ? count_unit_one(m.task) : count_unit(m.task)) + " counted";
+  return out;
+}
 
 RunFile import_dumps(const std::vector<RankDump>& dumps, const ImportOptions& options) {
   std::vector<RankDump> own = dumps;

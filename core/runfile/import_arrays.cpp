@@ -186,6 +186,21 @@ void check_dump_shapes(const DumpArrays& arrays, const std::string& origin) {
       fail(origin, "'" + key + "' has " + std::to_string(shape_count(*a)) + " entries for " +
                        std::to_string(n) + " records");
   }
+  // The cells of samples of many counts: 1-D, one value per cell each (what a record's cells
+  // are is cells_per_record's, checked once its values are read: dump_cells.h).
+  static const std::vector<std::string> per_cell = arrays_shaped(dump_format::ArrayShape::Cells);
+  std::string cell_lengths;
+  std::optional<uint64_t> cells;
+  bool cells_disagree = false;
+  for (const std::string& key : per_cell) {
+    const DumpArray* a = find_field(arrays, key, origin);
+    if (!a) continue;
+    if (a->shape.size() != 1) fail(origin, "'" + key + "' is not a 1-D array (one value per cell)");
+    cells_disagree = cells_disagree || (cells && *cells != shape_count(*a));
+    cells = shape_count(*a);
+    cell_lengths += (cell_lengths.empty() ? "" : ", ") + key + " " + std::to_string(*cells);
+  }
+  if (cells_disagree) fail(origin, "the cell arrays have different lengths (" + cell_lengths + ")");
   if (const DumpArray* r = find_field(arrays, "rank", origin)) {
     const uint64_t count = shape_count(*r);
     if (count != n && !(count == 1 && n != 1))
@@ -258,6 +273,10 @@ uint64_t dump_memory(const DumpArrays& arrays, const std::string& origin) {
   }
   const DumpArray* index = find_field(arrays, "index", origin);
   const uint64_t n = index ? shape_count(*index) : 0;
+  // A dump's cells as read (DumpCells: two class ids of 8 bytes and a count of 4 a cell, an
+  // offset a record) and as the run's table (CellTable: a key and a count, an offset a record).
+  if (const DumpArray* counts = find_field(arrays, "cell_count", origin))
+    bytes += shape_count(*counts) * (20 + 8) + n * 16;
   return bytes + n * (2 * sizeof(Record) + sizeof(int));
 }
 

@@ -1,14 +1,38 @@
 #include "core/runfile/import_build.h"
 
+#include <algorithm>
+#include <memory>
 #include <unordered_set>
 
 namespace shardlens::dump_import {
 namespace {
 
+// The true pixels / tokens / label decisions of each class, from the distinct samples seen
+// (the first record of each index): a dataset's labels are one class a sample, not its cells.
+void count_distinct_cells(RunFile& run, const CellTable& cells) {
+  RunMetadata& m = run.meta;
+  m.class_counts.assign(size_t(m.classes), 0);
+  const auto c = uint32_t(cells.classes);
+  std::unordered_set<int64_t> seen;
+  for (const auto& rank : run.records.ranks) {
+    for (const Record& rec : rank) {
+      if (rec.cells == kOneCell || !seen.insert(rec.index).second) continue;
+      const auto keys = cells.keys_of(rec.cells);
+      const auto counts = cells.counts_of(rec.cells);
+      for (size_t k = 0; k < keys.size(); ++k) m.class_counts[keys[k] / c] += counts[k];
+    }
+  }
+  m.class_counts_source = "distinct-records";
+}
+
 // True class counts: the dataset's, or estimated from the distinct samples seen (the first
 // record of each index).
 void count_classes(RunFile& run, const DatasetTruth& truth) {
   RunMetadata& m = run.meta;
+  if (const CellTable* cells = run.records.cell_table()) {
+    count_distinct_cells(run, *cells);
+    return;
+  }
   if (truth.labels) {
     m.class_counts = truth.labels->class_counts();
     m.class_names = truth.labels->class_names;
@@ -66,6 +90,24 @@ void build_matrices(RunFile& run, RankOwners& owners, const DatasetTruth& truth)
 }
 
 }  // namespace
+
+void gather_cells(const std::vector<RankDump>& dumps, ImportLayout& layout) {
+  if (layout.meta.task == Task::Classification) return;
+  auto table = std::make_shared<CellTable>();
+  table->classes = layout.meta.classes;
+  for (const RankDump& d : dumps)
+    if (d.cells) append_cell_rows(*d.cells, *table, layout.meta.ignore_index);
+  // What each record shows: its sample's largest true and predicted class (0 for a sample of
+  // ignored pixels only), as a simulation's records show them.
+  for (auto& rank : layout.records.ranks) {
+    for (Record& rec : rank) {
+      const auto [target, prediction] = table->dominant(rec.cells);
+      rec.target = std::max(target, 0);
+      rec.prediction = std::max(prediction, 0);
+    }
+  }
+  layout.records.cells = std::move(table);
+}
 
 RunFile build_run(ImportLayout layout) {
   RunFile run;

@@ -48,6 +48,11 @@ void check_import_memory(const std::vector<RankDump>& dumps, const ImportOptions
   const RunMetadata& m = layout.meta;
   EvaluationSize size{.samples = m.dataset_size, .classes = m.classes, .world_size = m.world_size};
   for (const auto& rank : layout.records.ranks) size.records += int64_t(rank.size());
+  // The run's cell table beside the evaluation: a key and a count a cell, an offset a row.
+  uint64_t cells = 0;
+  for (const RankDump& d : dumps)
+    if (d.cells) cells += d.cells->cells();
+  const uint64_t cell_table = cells * 8 + uint64_t(layout.cell_rows) * 8;
   EvaluationSize matrices = size;
   matrices.samples = 0;
   matrices.records = 0;
@@ -68,12 +73,13 @@ void check_import_memory(const std::vector<RankDump>& dumps, const ImportOptions
              : largest                ? largest->origin
                                       : origin;
   }
-  check_evaluation_budget(origin, size);
+  check_evaluation_budget(origin, size, cell_table);
 }
 
 // A record that lies within the run's bounds still has to agree with the dataset given.
 void check_against_dataset(const RankDump& d, const RecordSite& site, size_t i,
-                           const DatasetTruth& truth, const ImportOptions& options) {
+                           const DatasetTruth& truth, const ImportOptions& options,
+                           int ignore_index) {
   const Record& rec = d.records[i];
   auto place = [&](RecordField f) { return record_place(site, int64_t(i), d.ranks[i], f) + ": "; };
   if (truth.predictions && rec.prediction != (*truth.predictions)[size_t(rec.index)])
@@ -82,7 +88,7 @@ void check_against_dataset(const RankDump& d, const RecordSite& site, size_t i,
                      std::to_string(rec.index) + " but " + options.predictions + " says " +
                      std::to_string((*truth.predictions)[size_t(rec.index)]));
   const int32_t label = truth.labels->targets[size_t(rec.index)];
-  if (rec.target != label && rec.target != options.ignore_index)
+  if (rec.target != label && rec.target != ignore_index)
     throw InputError(place(RecordField::Target) + "target " + std::to_string(rec.target) +
                      " at dataset index " + std::to_string(rec.index) + " but the dataset says " +
                      std::to_string(label) +
@@ -96,14 +102,23 @@ void check_dumps(const std::vector<RankDump>& dumps, const ImportOptions& option
   const int32_t classes = layout.meta.classes;
   const DatasetTruth& truth = layout.truth;
   const std::optional<Labels>& labels = truth.labels;
-  RecordBounds bounds =
-      RecordBounds::of_run(classes, labels ? labels->size() : 0, options.ignore_index);
+  const RunMetadata& m = layout.meta;
+  RecordBounds bounds = RecordBounds::of_run(classes, labels ? labels->size() : 0, m.ignore_index);
   if (labels) bounds.beyond_samples += subset_hint(options.dataset);
+  int64_t counted = 0;  // every dump's cells: what the synced matrix adds up
   for (const RankDump& d : dumps) {
     const RecordSite site{d.origin, d.record_keys};
     for (size_t i = 0; i < d.records.size(); ++i) {
       check_record_bounds(bounds, site, int64_t(i), d.ranks[i], d.records[i]);
-      if (labels) check_against_dataset(d, site, i, truth, options);
+      // A sample of cells has no one label to agree with (its record's is recomputed).
+      if (labels && !d.cells) check_against_dataset(d, site, i, truth, options, m.ignore_index);
+    }
+    if (d.cells) {
+      check_cells_in_run(*d.cells, d.origin, d.ranks, d.records, classes, m.ignore_index, m.task);
+      if (d.cells->total > kMaxExactCount - counted)
+        fail(d.origin, "the dumps' cells add up to more than 2^53 " + count_unit(m.task) +
+                           ", past what a matrix of doubles counts exactly");
+      counted += d.cells->total;
     }
     if (d.dataset_size && labels && *d.dataset_size != labels->size())
       fail(d.origin, "dataset_size " + std::to_string(*d.dataset_size) + " but the dataset has " +
@@ -152,6 +167,10 @@ void refuse_empty_dumps(const std::vector<RankDump>& dumps) {
 void check_layout(const std::vector<RankDump>& dumps, const ImportOptions& options,
                   const ImportLayout& layout) {
   check_matrix_memory(layout.classes, layout.meta.world_size);
+  if (layout.truth.predictions && layout.meta.task != Task::Classification)
+    throw InputError("--predictions: one prediction per dataset index cannot give what a " +
+                     sample_word(layout.meta.task) + " of a " + to_string(layout.meta.task) +
+                     " run counts (its cells); leave it out");
   check_dumps(dumps, options, layout);
   check_declared_dataset_size(layout);
   check_import_memory(dumps, options, layout);

@@ -117,8 +117,16 @@ void merge_ranks(std::vector<RankDump>& dumps, ImportLayout& layout) {
       o.owner[size_t(r)] = d.origin;
       if (d.rank_matrix) o.provided[size_t(r)] = std::move(d.rank_matrix);
     }
-    for (size_t i = 0; i < d.records.size(); ++i)
-      layout.records.ranks[size_t(d.ranks[i])].push_back(d.records[i]);
+    // A dump's cells become rows of the run's one table in the order of the dumps
+    // (gather_cells, import_build.h): its records name them.
+    if (d.cells && d.cells->records() >= int64_t(kOneCell) - layout.cell_rows)
+      fail(d.origin, "more samples of cells than a run holds (2^32 - 1)");
+    const uint32_t first_row = uint32_t(layout.cell_rows);
+    for (size_t i = 0; i < d.records.size(); ++i) {
+      Record& rec = layout.records.ranks[size_t(d.ranks[i])].emplace_back(d.records[i]);
+      if (d.cells) rec.cells = first_row + uint32_t(i);
+    }
+    if (d.cells) layout.cell_rows += d.cells->records();
     if (d.batch_size) layout.meta.batch_size = d.batch_size;
   }
 }
@@ -134,10 +142,19 @@ ClassCount classes_from_values(const std::vector<RankDump>& dumps, int ignore_in
     }
   };
   for (const RankDump& d : dumps) {
-    for (const Record& rec : d.records) {
-      // In 64 bits: a target of INT32_MAX + 1 overflows int.
-      if (rec.target != ignore_index) raise(int64_t(rec.target) + 1, d);
-      raise(int64_t(rec.prediction) + 1, d);
+    if (d.cells) {  // the records' own target and prediction are recomputed from these
+      for (size_t c = 0; c < d.cells->cells(); ++c) {
+        // Saturated: any id past the class limit is refused alike.
+        if (d.cells->target[c] != ignore_index)
+          raise(std::min<int64_t>(d.cells->target[c], kMaxClasses) + 1, d);
+        raise(std::min<int64_t>(d.cells->prediction[c], kMaxClasses) + 1, d);
+      }
+    } else {
+      for (const Record& rec : d.records) {
+        // In 64 bits: a target of INT32_MAX + 1 overflows int.
+        if (rec.target != ignore_index) raise(int64_t(rec.target) + 1, d);
+        raise(int64_t(rec.prediction) + 1, d);
+      }
     }
     if (d.reported) raise(d.reported->classes, d);
     if (d.rank_matrix) raise(d.rank_matrix->classes, d);
@@ -146,6 +163,73 @@ ClassCount classes_from_values(const std::vector<RankDump>& dumps, int ignore_in
     throw InputError("import: cannot tell the number of classes; give --classes");
   out.classes = static_cast<int32_t>(top);
   return out;
+}
+
+// A multilabel matrix has two classes a label (2l + t: label l is t): an odd class count, or
+// one that is not twice the recorded num_labels, reads no label right. num_labels of another
+// task is a recording that mixed two.
+void check_labels(const std::string& origin, const RunMetadata& m, int64_t classes) {
+  const std::optional<int64_t> labels = m.recorded ? m.recorded->num_labels : std::nullopt;
+  if (m.task != Task::Multilabel) {
+    if (labels)
+      fail(origin, "settings_json: 'num_labels' = " + std::to_string(*labels) +
+                       " belongs to a multilabel evaluation, but the task is " + to_string(m.task));
+    return;
+  }
+  if (labels && 2 * *labels != classes)
+    fail(origin, "settings_json: num_classes " + std::to_string(classes) +
+                     " is not 2 x num_labels (" + std::to_string(*labels) +
+                     "): a multilabel matrix has two classes a label (2l + t: label l is t)");
+  if (classes % 2 != 0)
+    fail(origin, std::to_string(classes) +
+                     " classes for a multilabel evaluation: its matrix has two classes a label "
+                     "(2l + t: label l is t)");
+}
+
+// What a record counts: the dumps' task (they agree), else --task, else segmentation for a
+// dump of cells and classification for one without. A dump whose task needs cells it does not
+// hold, or that holds cells for a classification, is refused.
+Task decide_task(const std::vector<RankDump>& dumps, const ImportOptions& options) {
+  std::optional<Task> task;
+  const RankDump* first = nullptr;
+  for (const RankDump& d : dumps) {
+    if (d.task && options.task && *d.task != *options.task)
+      fail(d.origin, "settings_json says task '" + to_string(*d.task) + "' but --task says '" +
+                         to_string(*options.task) + "'");
+    const Task own = d.task         ? *d.task
+                     : options.task ? *options.task
+                     : d.cells      ? Task::Segmentation
+                                    : Task::Classification;
+    if (own == Task::Classification && d.cells)
+      fail(d.origin, "holds cells (a sample of many counts), but --task says classification");
+    if (own != Task::Classification && !d.cells)
+      fail(d.origin, "task '" + to_string(own) +
+                         "' needs each record's cells (cells_per_record, cell_target, "
+                         "cell_prediction, cell_count; a CSV's count column); the dump has none");
+    if (task && own != *task)
+      fail(d.origin, "task '" + to_string(own) + "' disagrees with " + first->origin + "'s '" +
+                         to_string(*task) + "'");
+    task = own;
+    first = &d;
+  }
+  return task.value_or(Task::Classification);
+}
+
+// ignore_index: the recorded one (the metric's), else --ignore-index; the two must agree when
+// both are given (-1, the option's default, is "not given").
+int decide_ignore_index(const std::vector<RankDump>& dumps, const ImportOptions& options) {
+  for (const RankDump& d : dumps) {
+    if (!d.settings || !d.settings->ignore_index) continue;
+    const int64_t recorded = *d.settings->ignore_index;
+    if (recorded < INT32_MIN || recorded > INT32_MAX)
+      fail(d.origin,
+           "settings_json: 'ignore_index' = " + std::to_string(recorded) + " is out of range");
+    if (options.ignore_index != -1 && options.ignore_index != recorded)
+      fail(d.origin, "settings_json: ignore_index " + std::to_string(recorded) +
+                         " disagrees with --ignore-index " + std::to_string(options.ignore_index));
+    return int(recorded);
+  }
+  return options.ignore_index;
 }
 
 // Classes: the dataset's, the user's, the recorder's, or what the records and matrices show.
@@ -170,7 +254,16 @@ ClassCount decide_classes(const std::vector<RankDump>& dumps, const ImportOption
                                      std::to_string(*m.recorded->num_classes) + " is out of range");
     out.classes = static_cast<int32_t>(*m.recorded->num_classes);
   }
-  if (!out.classes) out = classes_from_values(dumps, options.ignore_index);
+  // A multilabel recording that names its labels alone: two classes a label.
+  if (!out.classes && m.task == Task::Multilabel && m.recorded && m.recorded->num_labels) {
+    const int64_t labels = *m.recorded->num_labels;
+    if (labels < 1 || labels > kMaxClasses / 2)
+      fail(dumps.front().origin,
+           "settings_json: 'num_labels' = " + std::to_string(labels) + " is out of range");
+    out.classes = static_cast<int32_t>(2 * labels);
+  }
+  if (!out.classes) out = classes_from_values(dumps, m.ignore_index);
+  check_labels(dumps.front().origin, m, out.classes);
   return out;
 }
 
@@ -238,8 +331,9 @@ EvaluationGroups group_by_evaluation(std::vector<RankDump> dumps) {
 ImportLayout infer_layout(std::vector<RankDump>& dumps, const ImportOptions& options) {
   ImportLayout layout;
   RunMetadata& m = layout.meta;
-  m.ignore_index = options.ignore_index;
   carry_evaluation_settings(dumps, m);
+  m.task = decide_task(dumps, options);
+  m.ignore_index = decide_ignore_index(dumps, options);
   m.world_size = decide_world_size(dumps, options);
   merge_ranks(dumps, layout);
   layout.truth = read_dataset_truth(options);

@@ -43,13 +43,17 @@ struct ClassCount {
 // One evaluation's run as its dumps lay it out.
 struct ImportLayout {
   // What the dumps and the options say: the settings every dump recorded alike, the world
-  // size, the classes, the dataset (spec and size), the batch size, ignore_index.
+  // size, the classes, the dataset (spec and size), the batch size, ignore_index (recorded,
+  // else --ignore-index) and the task.
   RunMetadata meta;
   StoredRecords records;  // the dumps' records by rank
   RankOwners owners;
   ClassCount classes;  // meta.classes, and what implied it
   DatasetTruth truth;
   int64_t max_index = -1;  // the largest dataset index of any record
+  // Rows of the run's cell table the records name (the dumps' cells, in the order of the
+  // dumps); 0 for a classification.
+  int64_t cell_rows = 0;
 };
 // The dumps' matrices move into the layout's owners (at 1000 classes each is 8 MB); their
 // class counts stay, for the checks that read them (decide_classes, check_layout).

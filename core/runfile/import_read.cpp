@@ -79,6 +79,46 @@ RankDump dump_from_columns(const std::vector<std::vector<int64_t>>& columns,
   return d;
 }
 
+// The one column of a CSV holding `field` under any of its names ("" when none).
+std::optional<std::string> cell_column(const CsvTable& table, const std::string& field,
+                                       const std::string& path) {
+  std::optional<std::string> present;
+  for (const std::string& name : field_names(field)) {
+    if (table.column(name) < 0) continue;
+    if (present)
+      fail(path, "both column '" + *present + "' and column '" + name + "' given for " + field);
+    present = name;
+  }
+  return present;
+}
+
+// A CSV whose `count` column makes every row one cell (rank, index, target, prediction
+// [, flags] the record columns, read already), grouped into its records (dump_cells.h).
+RankDump dump_from_cell_rows(const CsvTable& table,
+                             const std::vector<std::vector<int64_t>>& columns, RecordSite site) {
+  const std::string& path = site.origin;
+  CellRows rows;
+  rows.rank = columns[0];
+  rows.index = columns[1];
+  rows.target = columns[2];
+  rows.prediction = columns[3];
+  rows.flags = columns.size() > 4 ? columns[4] : std::vector<int64_t>(columns[0].size(), 0);
+  const std::string count = *cell_column(table, "cell_count", path);
+  rows.count = csv_integer_column(table, {count}, path);
+  if (table.column("record") >= 0) rows.record = csv_integer_column(table, {"record"}, path);
+  rows.lines = table.lines;
+  rows.keys = {site.keys[size_t(RecordField::Target)], site.keys[size_t(RecordField::Prediction)],
+               "column '" + count + "'"};
+  GroupedCells grouped = group_cell_rows(rows, path);
+  const std::vector<int64_t> zeros(grouped.rank.size(), 0);  // recomputed from the cells
+  RankDump d;
+  d.origin = path;
+  append_records(d, site, grouped.rank, grouped.index, zeros, zeros, grouped.flags);
+  drop_pad_rows(grouped.cells, grouped.flags);
+  d.cells = std::move(grouped.cells);
+  return d;
+}
+
 // The settings_json array as text: one byte per value.
 std::string settings_text(const DumpArray& a, const std::string& origin) {
   std::string text;
@@ -193,9 +233,17 @@ RankDump dump_from_arrays(const DumpArrays& arrays, const std::string& origin) {
     ranks.assign(n, *from_name);
     *key(RecordField::Rank) = "the file name";
   }
-  append_records(d, site, ranks, integers_of(*index, "index", origin),
-                 integers_of(*target, "target", origin), preds, flags);
+  const std::vector<int64_t> indices = integers_of(*index, "index", origin);
+  append_records(d, site, ranks, indices, integers_of(*target, "target", origin), preds, flags);
   read_evaluation_keys(arrays, origin, d);
+  d.task = task_named(d.settings ? d.settings->task : std::nullopt, origin);
+  d.cells = cells_from_arrays(arrays, origin, d.task, ranks, indices);
+  if (d.cells) {
+    drop_pad_rows(*d.cells, flags);
+    // What the sample shows is recomputed from its cells when the run's classes are known
+    // (import_build): the cells are what count.
+    for (Record& r : d.records) r.target = r.prediction = 0;
+  }
   if (std::optional<Matrix> m = dump_matrix(arrays, "matrix", origin)) {
     std::set<int> distinct(d.ranks.begin(), d.ranks.end());
     if (distinct.size() > 1) fail(origin, "'matrix' given in a dump that holds several ranks");
@@ -299,6 +347,8 @@ RankDump read_csv_dump(const std::string& path) {
     }
   }
   if (columns.empty() || columns[0].empty()) fail(path, "no records");
+  if (!table.header.empty() && cell_column(table, "cell_count", path))
+    return dump_from_cell_rows(table, columns, site);
   return dump_from_columns(columns, site);
 }
 

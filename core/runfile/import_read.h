@@ -8,7 +8,10 @@
 //         parse_recorded_settings)
 //   .npy  one integer array [N, 4] or [N, 5]: columns rank, index, target, prediction [, flags]
 //   .csv  columns rank, index, target, prediction [, flags] (a header names them; without one
-//         they are taken in that order)
+//         they are taken in that order); with a `count` column every row is one cell of a
+//         sample, grouped into records by a `record` column or by consecutive rank and index
+//   cells (.npz, .pt) cells_per_record, cell_target, cell_prediction, cell_count [,
+//         sample_size] [, ignored]: a sample of many counts (dump_cells.h)
 //   .pt   a dict of tensors saved with torch.save (same keys as .npz), read by LibTorch
 //         through ImportOptions::pt_reader when the build has it.
 // Without a rank array the rank comes from the file name ("...rank3..."). A 2-D float
@@ -23,6 +26,7 @@
 #include "core/dataset/labels.h"
 #include "core/evaluation/recorded_settings.h"
 #include "core/runfile/dump_array.h"
+#include "core/runfile/dump_cells.h"
 #include "core/vocabulary/matrix.h"
 #include "core/vocabulary/progress.h"
 #include "core/vocabulary/records.h"
@@ -55,6 +59,11 @@ struct RankDump {
   std::optional<int64_t> validation_in_epoch;
   std::optional<int64_t> dataloader_idx;
   std::optional<RecordedSettings> settings;  // settings_json, when recorded
+  // What a record counts: the task settings_json names (nullopt: not said), and the cells of
+  // a dump whose samples count many (one row per record of `records`; dump_cells.h). The
+  // records' target and prediction of such a dump are recomputed from their cells.
+  std::optional<Task> task;
+  std::optional<DumpCells> cells;
 };
 
 // Interprets named arrays (from .npz or .pt); throws InputError naming `origin`.
@@ -70,6 +79,9 @@ struct ImportOptions {
   std::optional<int32_t> classes;  // class count when no dataset is given
   std::optional<int> world_size;   // when the dumps do not say
   int ignore_index = -1;
+  // What a record counts, when the dumps do not say (a CSV of cells: segmentation unless
+  // told); a dump that says another task is refused.
+  std::optional<Task> task;
   // Reads a .pt dump into arrays (LibTorch); empty in builds without it.
   std::function<DumpArrays(const std::string& path)> pt_reader;
 };

@@ -33,9 +33,9 @@ std::string cell_text(int32_t classes, size_t i) {
          std::to_string(i % size_t(classes));
 }
 
-// "1 sample", "3 distinct samples".
-std::string samples(int64_t n, const std::string& kind = "") {
-  return std::to_string(n) + " " + kind + (n == 1 ? "sample" : "samples");
+// "1 sample", "3 distinct samples"; of a task of many counts "3 pixels", "3 distinct pixels".
+std::string samples(int64_t n, const std::string& kind = "", Task task = Task::Classification) {
+  return std::to_string(n) + " " + kind + (n == 1 ? count_unit_one(task) : count_unit(task));
 }
 
 // One bit per dataset index.
@@ -72,8 +72,9 @@ void check_rank_matrix(const RunFile& run, int r, CounterDtype dtype, const std:
     const double v = held.cells[i];
     const bool exact = dtype == CounterDtype::Int64 || n <= stall;
     if (exact ? v == n : v >= stall && round_to_dtype(v, dtype) == v) continue;
-    std::string why = "but rank " + std::to_string(r) + "'s records hold " + samples(int64_t(n)) +
-                      " of class " + std::to_string(i / size_t(c)) + " predicted as " +
+    std::string why = "but rank " + std::to_string(r) + "'s records hold " +
+                      samples(int64_t(n), "", m.task) + " of class " +
+                      std::to_string(i / size_t(c)) + " predicted as " +
                       std::to_string(i % size_t(c));
     if (dtype != CounterDtype::Int64) {
       why += exact
@@ -101,11 +102,24 @@ DistinctSamples distinct_samples(const RunFile& run) {
   const int64_t n = m.dataset_size;
   DistinctSamples out{std::vector<int64_t>(size_t(c), 0), Matrix(c)};
   IndexBits any(n), outside_sanity(n);
+  // A sample of many counts adds its cells (validate_run: its row exists, of C classes).
+  const CellTable* cells = run.records.cell_table();
   for (const auto& rank : run.records.ranks) {
     for (const Record& rec : rank) {
       if (rec.index < 0 || rec.index >= n || rec.target < 0 || rec.target >= c ||
           rec.prediction < 0 || rec.prediction >= c)
         continue;
+      if (cells && rec.cells != kOneCell) {
+        if (any.first(rec.index)) {
+          const auto keys = cells->keys_of(rec.cells);
+          const auto counts = cells->counts_of(rec.cells);
+          for (size_t k = 0; k < keys.size(); ++k)
+            out.per_class[keys[k] / uint32_t(c)] += counts[k];
+        }
+        if ((rec.flags & kSanity) == 0 && outside_sanity.first(rec.index))
+          count_sample_cells(out.evaluated, *cells, rec.cells, -1);
+        continue;
+      }
       if (any.first(rec.index)) ++out.per_class[size_t(rec.target)];
       if ((rec.flags & kSanity) == 0 && outside_sanity.first(rec.index))
         out.evaluated.at(rec.target, rec.prediction) += 1;
@@ -119,9 +133,10 @@ void check_class_counts(const RunFile& run, const DistinctSamples& seen,
   const std::vector<int64_t>& counts = run.meta.class_counts;
   for (size_t k = 0; k < counts.size(); ++k) {
     if (seen.per_class[k] <= counts[k]) continue;
+    const Task task = run.meta.task;
     fail(origin, "meta.json: 'class_counts' gives class " + std::to_string(k) + " " +
-                     samples(counts[k]) + ", but the records evaluate " +
-                     samples(seen.per_class[k], "distinct ") + " of it");
+                     samples(counts[k], "", task) + ", but the records evaluate " +
+                     samples(seen.per_class[k], "distinct ", task) + " of it");
   }
 }
 
@@ -143,16 +158,17 @@ void check_expected(const RunFile& run, const DistinctSamples& seen, const std::
     fail(origin, member + ": row " + std::to_string(r) + " sums to " +
                      count_text(rows.observed[size_t(r)]) +
                      ", but meta.json 'class_counts' gives class " + std::to_string(r) + " " +
-                     samples(m.class_counts[size_t(r)]));
+                     samples(m.class_counts[size_t(r)], "", m.task));
   }
-  if (x.total() != double(m.dataset_size))
+  // A sample of many counts adds its pixels or tokens, which the rows above check.
+  if (m.task == Task::Classification && x.total() != double(m.dataset_size))
     fail(origin, member + " counts " + count_text(x.total()) +
                      " samples, but meta.json 'dataset_size' is " + std::to_string(m.dataset_size));
   for (size_t i = 0; i < x.cells.size(); ++i) {
     const double n = seen.evaluated.cells[i];
     if (x.cells[i] >= n) continue;
     fail(origin, member + " holds " + count_text(x.cells[i]) + " at " + cell_text(c, i) +
-                     ", but the records evaluate " + samples(int64_t(n), "distinct ") +
+                     ", but the records evaluate " + samples(int64_t(n), "distinct ", m.task) +
                      " of class " + std::to_string(i / size_t(c)) + " predicted as " +
                      std::to_string(i % size_t(c)) + ", each counted once in the expected matrix");
   }

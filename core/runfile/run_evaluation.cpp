@@ -101,6 +101,10 @@ RunFile run_from_evaluation(const Evaluation& e) {
     out.reserve(static_cast<size_t>(e.records->rank_size(r)));
     for_each_record(*e.records, r, [&](const Record& rec) { out.push_back(rec); });
   }
+  // The rows the records name (a simulation's dataset rows, an import's own), shared with the
+  // evaluation rather than copied.
+  if (const CellTable* cells = e.records->cell_table())
+    run.records.cells = std::shared_ptr<const CellTable>(e.records, cells);
   run.per_rank = e.per_rank;
   if (e.synced) run.synced = *e.synced;
   run.expected = e.expected;

@@ -15,6 +15,7 @@
 #include "core/io/npy.h"
 #include "core/io/npz.h"
 #include "core/io/sha256.h"
+#include "core/runfile/dump_cells.h"
 #include "core/runfile/import_arrays.h"
 #include "core/runfile/record_checks.h"
 #include "core/runfile/sparse_matrix.h"
@@ -42,6 +43,8 @@ std::string rank_stem(int rank, const char* what) {
 }
 
 constexpr const char* kSparseSuffix = "_sparse.npy";
+// The members of a rank's records' cells (a task of many counts).
+constexpr const char* kCellMembers[] = {"cells_per_record", "cell_key", "cell_count"};
 // meta.json's list of the ranks whose reported matrix is the synced one, stored once (version 4).
 constexpr const char* kReportedSameAsSynced = "reported_same_as_synced";
 
@@ -70,6 +73,23 @@ void put_matrix(std::map<std::string, std::string>& members, const std::string& 
   } else {
     members[stem + ".npy"] = matrix_npy(m);
   }
+}
+
+// Rank r's records' cells, record by record: how many, then their keys and counts.
+void put_rank_cells(std::map<std::string, std::string>& members, int r,
+                    const std::vector<Record>& records, const CellTable& table) {
+  std::vector<int64_t> per(records.size()), counts;
+  std::vector<int32_t> keys;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const auto row_keys = table.keys_of(records[i].cells);
+    const auto row_counts = table.counts_of(records[i].cells);
+    per[i] = int64_t(row_keys.size());
+    keys.insert(keys.end(), row_keys.begin(), row_keys.end());
+    counts.insert(counts.end(), row_counts.begin(), row_counts.end());
+  }
+  members[rank_member(r, "cells_per_record")] = npy_bytes(per, {int64_t(per.size())});
+  members[rank_member(r, "cell_key")] = npy_bytes(keys, {int64_t(keys.size())});
+  members[rank_member(r, "cell_count")] = npy_bytes(counts, {int64_t(counts.size())});
 }
 
 bool has_sparse_member(const std::map<std::string, std::string>& members) {
@@ -162,17 +182,19 @@ const std::vector<MetaField>& meta_fields() {
        [](const json& j, RunMetadata& m, const std::string& origin) {
          m.format_version = static_cast<int>(
              json_integer(j, "format_version", in_meta(origin), 1, kMaxFormatVersionField));
-         if (m.format_version > kRunFormatVersionSparse) {
+         if (m.format_version > kRunFormatVersionCells) {
            fail(origin, "run file format version " + std::to_string(m.format_version) +
                             " is newer than this ShardLens supports (" +
-                            std::to_string(kRunFormatVersionSparse) + ")");
+                            std::to_string(kRunFormatVersionCells) + ")");
          }
          // 2 and 3 are the versions of a file of several evaluations, never of one.
-         if (m.format_version != kRunFormatVersion && m.format_version != kRunFormatVersionSparse)
+         if (m.format_version != kRunFormatVersion && m.format_version != kRunFormatVersionSparse &&
+             m.format_version != kRunFormatVersionCells)
            fail(origin, "meta.json: format_version " + std::to_string(m.format_version) +
                             " is not the version of one evaluation (" +
-                            std::to_string(kRunFormatVersion) + " or " +
-                            std::to_string(kRunFormatVersionSparse) + ")");
+                            std::to_string(kRunFormatVersion) + ", " +
+                            std::to_string(kRunFormatVersionSparse) + " or " +
+                            std::to_string(kRunFormatVersionCells) + ")");
        }},
       {"created_by", Presence::Required, nullptr,
        [](const RunMetadata& m) {
@@ -391,6 +413,64 @@ void read_reported_same_as_synced(const json& j, RunFile& run, const std::string
   }
 }
 
+// Rank r's records' cells (put_rank_cells) into `table`, a row per record, each checked: as
+// many counts as records, adding up to the cells held; keys within C x C, counts in
+// [1, 2^32 - 1], no key twice in a record; 2^53 in all at most.
+void read_rank_cells(const std::map<std::string, std::string>& members, int r,
+                     std::vector<Record>& records, CellTable& table, const std::string& origin) {
+  const std::string per_name = rank_member(r, "cells_per_record");
+  const std::string key_name = rank_member(r, "cell_key");
+  const std::string count_name = rank_member(r, "cell_count");
+  const std::vector<int64_t> per = read_vector(members, per_name, origin);
+  const std::vector<int64_t> keys = read_vector(members, key_name, origin);
+  const std::vector<int64_t> counts = read_vector(members, count_name, origin);
+  if (per.size() != records.size())
+    fail(origin, "member " + per_name + " has " + std::to_string(per.size()) + " entries for " +
+                     std::to_string(records.size()) + " records");
+  if (keys.size() != counts.size())
+    fail(origin, "members " + key_name + " and " + count_name + " have different lengths (" +
+                     std::to_string(keys.size()) + ", " + std::to_string(counts.size()) + ")");
+  const int64_t c = table.classes;
+  const int64_t last_key = c * c;
+  std::vector<uint32_t> row_keys, row_counts;
+  uint64_t at = 0;
+  int64_t total = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const std::string place =
+        origin + ": record " + std::to_string(i) + " of rank " + std::to_string(r) + " (member ";
+    if (per[i] < 0 || uint64_t(per[i]) > keys.size() - at)
+      fail(origin, "member " + per_name + " gives record " + std::to_string(i) + " " +
+                       std::to_string(per[i]) + " cells, of the " +
+                       std::to_string(keys.size() - at) + " left in " + key_name);
+    row_keys.clear(), row_counts.clear();
+    for (uint64_t k = at; k < at + uint64_t(per[i]); ++k) {
+      if (keys[k] < 0 || keys[k] >= last_key)
+        throw InputError(place + key_name + "): key " + std::to_string(keys[k]) +
+                         " is outside [0, " + std::to_string(last_key) + ")");
+      if (counts[k] < 1 || counts[k] > int64_t(UINT32_MAX))
+        throw InputError(place + count_name + "): count " + std::to_string(counts[k]) +
+                         " is outside [1, 2^32 - 1]");
+      if (counts[k] > dump_import::kMaxExactCount - total)
+        fail(origin, "the records' cells add up to more than 2^53");
+      total += counts[k];
+      row_keys.push_back(uint32_t(keys[k]));
+      row_counts.push_back(uint32_t(counts[k]));
+    }
+    at += uint64_t(per[i]);
+    std::vector<uint32_t> sorted = row_keys;
+    std::sort(sorted.begin(), sorted.end());
+    if (auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end())
+      throw InputError(place + key_name + "): key " + std::to_string(*twice) +
+                       " is given twice in one record");
+    if (table.rows() >= int64_t(kOneCell))
+      fail(origin, "more records of cells than a run holds (2^32 - 1)");
+    records[i].cells = uint32_t(table.add_row(row_keys, row_counts));
+  }
+  if (at != keys.size())
+    fail(origin, "member " + per_name + " adds up to " + std::to_string(at) + " cells, but " +
+                     key_name + " holds " + std::to_string(keys.size()));
+}
+
 // A run file that saves must load: what the members take is bounded by what a reader
 // accepts (kMaxReadBytes), checked from the shapes before any member is built.
 void check_readable_size(const RunFile& run) {
@@ -400,12 +480,19 @@ void check_readable_size(const RunFile& run) {
       run.per_rank.size() + (run.has_synced() ? 1 : 0) + (run.expected ? 1 : 0);
   uint64_t records = 0;
   for (const auto& rank : run.records.ranks) records += rank.size();
+  // A record's cells: its count of them (8 bytes), a key (4) and a count (8) each.
+  uint64_t cells = 0;
+  if (const CellTable* table = run.records.cell_table())
+    for (const auto& rank : run.records.ranks)
+      for (const Record& rec : rank)
+        if (rec.cells != kOneCell && rec.cells < table->rows())
+          cells += table->end(rec.cells) - table->begin(rec.cells);
   uint64_t names = 0;
   for (const std::string& n : run.meta.class_names) names += n.size() + 8;
   // Cells take 8 bytes (int64 or float64); a record is index, target, prediction and flags.
   // 1 MiB covers the .npy headers, the rest of meta.json and the ZIP directory.
   const uint64_t bytes = matrices * uint64_t(c) * uint64_t(c) * 8 + records * (8 + 4 + 4 + 1) +
-                         names + (uint64_t(1) << 20);
+                         (cells > 0 ? records * 8 + cells * 12 : 0) + names + (uint64_t(1) << 20);
   if (bytes > kMaxReadBytes) {
     fail("run file", std::to_string(matrices) + " matrices of " + std::to_string(c) + " x " +
                          std::to_string(c) + " and " + std::to_string(records) + " records take " +
@@ -469,10 +556,25 @@ void validate_run(const RunFile& run, const std::string& origin) {
     fail(origin, "class names do not match the class count");
   const RecordBounds bounds = RecordBounds::of_run(c, m.dataset_size, m.ignore_index);
   const RecordSite site{origin, {}};
+  // A task of many counts: every record names its row of the cells, of the run's classes.
+  const CellTable* cells = run.records.cell_table();
+  const bool many = m.task != Task::Classification;
+  if (many && !cells) fail(origin, "a " + to_string(m.task) + " run without its records' cells");
+  if (cells && cells->classes != c)
+    fail(origin, "the records' cells are of " + std::to_string(cells->classes) +
+                     " classes, the run's of " + std::to_string(c));
   for (int r = 0; r < m.world_size; ++r) {
     const auto& records = run.records.ranks[size_t(r)];
-    for (size_t pos = 0; pos < records.size(); ++pos)
-      check_record_bounds(bounds, site, int64_t(pos), r, records[pos]);
+    for (size_t pos = 0; pos < records.size(); ++pos) {
+      const Record& rec = records[pos];
+      check_record_bounds(bounds, site, int64_t(pos), r, rec);
+      if (rec.cells == kOneCell ? !many : cells && rec.cells < cells->rows()) continue;
+      fail(origin, "record " + std::to_string(pos) + " of rank " + std::to_string(r) +
+                       (rec.cells == kOneCell
+                            ? " names no cells in a " + to_string(m.task) + " run"
+                            : " names row " + std::to_string(rec.cells) + " of " +
+                                  std::to_string(cells ? cells->rows() : 0) + " rows of cells"));
+    }
   }
 }
 
@@ -496,6 +598,7 @@ std::vector<std::pair<std::string, std::string>> run_file_members(const RunFile&
     members[rank_member(r, "target")] = npy_bytes(target, {len});
     members[rank_member(r, "prediction")] = npy_bytes(prediction, {len});
     members[rank_member(r, "flags")] = npy_bytes(flags, {len});
+    if (run.meta.task != Task::Classification) put_rank_cells(members, r, recs, *run.records.cells);
     put_matrix(members, rank_stem(r, "matrix"), run.per_rank[r]);
   }
   if (run.has_synced()) put_matrix(members, "synced", run.synced);
@@ -515,7 +618,10 @@ std::vector<std::pair<std::string, std::string>> run_file_members(const RunFile&
   if (!same_as_synced.empty()) meta[kReportedSameAsSynced] = same_as_synced;
   // A reader before sparse matrices would call their members unexpected (or miss the ranks'
   // reported matrices): such a file says the version that has them, which that reader refuses.
-  meta["format_version"] = has_sparse_member(members) || !same_as_synced.empty()
+  // Cells, read by a reader before them, would count one cell a sample: version 5 (which
+  // reads sparse matrices too).
+  meta["format_version"] = run.meta.task != Task::Classification ? kRunFormatVersionCells
+                           : has_sparse_member(members) || !same_as_synced.empty()
                                ? kRunFormatVersionSparse
                                : kRunFormatVersion;
   std::vector<std::pair<std::string, std::string>> out(members.begin(), members.end());
@@ -567,6 +673,10 @@ RunFile parse_run_members(const std::map<std::string, std::string>& members,
   RunFile run;
   run.meta = parse_meta(j, origin);
   const RunMetadata& m = run.meta;
+  if (m.task != Task::Classification && m.format_version < kRunFormatVersionCells)
+    fail(origin, "meta.json: task '" + to_string(m.task) + "' in a file of format version " +
+                     std::to_string(m.format_version) + " (the records' cells are version " +
+                     std::to_string(kRunFormatVersionCells) + ")");
   check_run_budget(j, m, origin, held);
 
   // Checksums: every member but meta.json is listed, every listed member is there and intact.
@@ -594,6 +704,13 @@ RunFile parse_run_members(const std::map<std::string, std::string>& members,
       if (!members.count(name)) fail(origin, "member " + name + " is missing");
       known.insert(name);
     }
+    for (const char* what : kCellMembers) {  // a task of many counts only
+      const std::string name = rank_member(r, what);
+      if (m.task != Task::Classification && !members.count(name))
+        fail(origin, "member " + name + " is missing (a " + to_string(m.task) +
+                         " run's records carry their cells)");
+      if (m.task != Task::Classification) known.insert(name);
+    }
     for (const char* what : {"matrix", "reported"}) {  // dense or sparse; reported optional
       known.insert(rank_member(r, what));
       known.insert(rank_stem(r, what) + kSparseSuffix);
@@ -612,6 +729,11 @@ RunFile parse_run_members(const std::map<std::string, std::string>& members,
     fail(origin, "meta.json: 'records_per_rank' does not have one entry per rank");
   run.records.ranks.resize(m.world_size);
   const RecordBounds bounds = RecordBounds::of_run(m.classes, m.dataset_size, m.ignore_index);
+  std::shared_ptr<CellTable> cells;
+  if (m.task != Task::Classification) {
+    cells = std::make_shared<CellTable>();
+    cells->classes = m.classes;
+  }
   for (int r = 0; r < m.world_size; ++r) {
     const auto index = read_vector(members, rank_member(r, "index"), origin);
     const auto target = read_vector(members, rank_member(r, "target"), origin);
@@ -638,8 +760,10 @@ RunFile parse_run_members(const std::map<std::string, std::string>& members,
       out[i] = Record{index[i], static_cast<int32_t>(target[i]),
                       static_cast<int32_t>(prediction[i]), static_cast<uint8_t>(flags[i])};
     }
+    if (cells) read_rank_cells(members, r, out, *cells, origin);
     run.per_rank.push_back(*read_stored_matrix(members, rank_stem(r, "matrix"), m, origin));
   }
+  run.records.cells = std::move(cells);
   if (std::optional<Matrix> synced = read_stored_matrix(members, "synced", m, origin))
     run.synced = std::move(*synced);
   run.expected = read_stored_matrix(members, "expected", m, origin);

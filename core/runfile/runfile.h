@@ -9,6 +9,8 @@
 //                                  that failed before synchronizing)
 //   expected                       [C, C] when every prediction is known (simulations)
 //   rank{r}_reported               [C, C] what rank r reported itself, when recorded
+//   rank{r}_cells_per_record / _cell_key / _cell_count   a task of many counts: each record's
+//                                  cells (target * C + prediction, count), format_version 5
 // Matrices are int64 when every cell is a finite integer, float64 otherwise. A matrix of at
 // least 4096 cells of which fewer than a third are nonzero is stored as its nonzero cells
 // instead, "<name>_sparse" [K, 3] of (row, column, value) (core/runfile/sparse_matrix.h), and
@@ -37,6 +39,11 @@ inline constexpr int kRunFormatVersionEvaluations = 3;
 // One evaluation whose matrices may be stored sparse ("<name>_sparse" members): written only
 // when one is, so a file without them stays readable by a ShardLens before them.
 inline constexpr int kRunFormatVersionSparse = 4;
+// One evaluation whose samples count many cells (meta.json "task" other than
+// classification): each rank's records carry their cells, rank{r}_cells_per_record [n] int64,
+// rank{r}_cell_key [M] int32 (target * C + prediction) and rank{r}_cell_count [M] int64, in
+// record order. Written only for such a task (a reader before it would count one cell a sample).
+inline constexpr int kRunFormatVersionCells = 5;
 inline constexpr const char* kRunFormatName = "shardlens-run";
 
 struct RunFile {

@@ -365,7 +365,8 @@ TEST(SparseRunFile, RefusesMalformedSparseMembers) {
        "members synced.npy and synced_sparse.npy both given"},
       {[&](auto&, auto& j) { j["format_version"] = 1; },
        "member rank0_matrix_sparse.npy in a file of format version 1"},
-      {[&](auto&, auto& j) { j["format_version"] = 5; }, "run file format version 5 is newer"},
+      {[&](auto&, auto& j) { j["format_version"] = kRunFormatVersionCells + 1; },
+       "run file format version " + std::to_string(kRunFormatVersionCells + 1) + " is newer"},
       {[&](auto&, auto& j) { j["format_version"] = 3; }, "is not the version of one evaluation"},
       {[&](auto& m, auto&) { m.erase("rank1_matrix_sparse.npy"); }, "rank1_matrix.npy is missing"},
       {[&](auto& m, auto&) {

@@ -375,6 +375,154 @@ def sparse_cases(s):
                                       "--classes", "3"], needles=[p])
 
 
+def dense_dump(edit=None, drop=()):
+    """A good segmentation dump (dump format 3): 3 images of 3 classes, ignore_index 255,
+    each record's (true, predicted, count) cells, then `edit(arrays, settings)`."""
+    arrays = {
+        "index": np.array([0, 1, 2], np.int64), "target": np.zeros(3, np.int64),
+        "prediction": np.zeros(3, np.int64), "format_version": np.array(3, np.int64),
+        "cells_per_record": np.array([3, 2, 0], np.int64),
+        "cell_target": np.array([0, 1, 1, 2, 0], np.int64),
+        "cell_prediction": np.array([0, 0, 1, 2, 2], np.int64),
+        "cell_count": np.array([5, 2, 3, 4, 1], np.int64),
+        "sample_size": np.array([12, 5, 4], np.int64), "ignored": np.array([2, 0, 4], np.int64),
+    }
+    settings = {"task": "segmentation", "num_classes": 3, "ignore_index": 255}
+    if edit:
+        edit(arrays, settings)
+    arrays["settings_json"] = np.frombuffer(json.dumps(settings).encode(), np.uint8)
+    return zip_bytes([(k + ".npy", v if isinstance(v, bytes) else npy_of(v))
+                      for k, v in arrays.items() if k not in drop])
+
+
+def dense_cases(s):
+    """Dumps of samples of many counts (segmentation, tokens, multilabel: cells_per_record,
+    cell_target, cell_prediction, cell_count, sample_size, ignored) lying in every way a
+    sample's cells can, and a run file whose cells lie: each refused naming the file (and
+    the record and value where there is one), never a matrix that reads as exact."""
+    def setter(name, value):
+        def edit(a, settings):
+            a[name] = value
+        return edit
+
+    def setting(key, value):
+        def edit(a, settings):
+            settings[key] = value
+        return edit
+
+    big = np.iinfo(np.int64).max
+    cases = {
+        # shapes: the target tensor of another shape than the predictions
+        "cells-per-record-length": (setter("cells_per_record", np.array([3, 2], np.int64)),
+                                    ["'cells_per_record' has 2 entries for 3 records"]),
+        "cell-arrays-of-other-lengths": (setter("cell_prediction", np.array([0, 0, 1, 2], np.int64)),
+                                         ["the cell arrays have different lengths"]),
+        "cell-target-2d": (setter("cell_target", np.zeros((5, 1), np.int64)), ["not a 1-D array"]),
+        # class ids
+        "target-past-classes": (setter("cell_target", np.array([0, 1, 7, 2, 0], np.int64)),
+                                ["record 0 of rank 0", "target 7", "not the ignore_index 255"]),
+        "prediction-past-classes": (setter("cell_prediction", np.array([0, 0, 1, 3, 2], np.int64)),
+                                    ["record 1 of rank 0", "prediction 3"]),
+        "prediction-negative": (setter("cell_prediction", np.array([0, -1, 1, 2, 2], np.int64)),
+                                ["prediction -1"]),
+        "float-target": (setter("cell_target", np.array([0, 1, 1, 2, 0], np.float64)),
+                         ["'cell_target' is a float array"]),
+        "float-count": (setter("cell_count", np.array([5, 2, 3, 4, 1.5])),
+                        ["'cell_count' is a float array"]),
+        # the histogram against the sample
+        "histogram-not-sample-size": (setter("sample_size", np.array([12, 6, 4], np.int64)),
+                                      ["record 1 of rank 0", "add up to 5 pixels", "sample_size says 6"]),
+        "ignored-past-size": (setter("ignored", np.array([2, 0, 5], np.int64)),
+                              ["record 2 of rank 0", "ignored 5"]),
+        "ignored-negative": (setter("ignored", np.array([2, -1, 4], np.int64)), ["ignored -1"]),
+        "sample-size-past-2^53": (setter("sample_size", np.array([12, 2**53 + 1, 4], np.int64)),
+                                  ["sample_size 9007199254740993"]),
+        # counts
+        "count-zero": (setter("cell_count", np.array([5, 0, 3, 4, 1], np.int64)), ["count 0"]),
+        "count-negative": (setter("cell_count", np.array([5, 2, -3, 4, 1], np.int64)), ["count -3"]),
+        "count-past-2^32": (setter("cell_count", np.array([5, 2, 3, 2**32, 1], np.int64)),
+                            ["count 4294967296"]),
+        "count-int64-max": (setter("cell_count", np.array([5, 2, 3, big, 1], np.int64)),
+                            ["count %d" % big]),
+        # cells_per_record that lies
+        "cells-per-record-short": (setter("cells_per_record", np.array([3, 1, 0], np.int64)),
+                                   ["adds up to 4 cells, but the cell arrays hold 5"]),
+        "cells-per-record-long": (setter("cells_per_record", np.array([3, 2, 9], np.int64)),
+                                  ["adds up to more than the 5 cells"]),
+        "cells-per-record-negative": (setter("cells_per_record", np.array([-1, 6, 0], np.int64)),
+                                      ["cells_per_record -1 is negative"]),
+        "cells-per-record-int64-max": (setter("cells_per_record", np.array([big, 2, 0], np.int64)),
+                                       ["adds up to more than the 5 cells"]),
+        "cell-given-twice": (setter("cell_prediction", np.array([0, 0, 0, 2, 2], np.int64)),
+                             ["record 0 of rank 0", "the cell (1, 0) is given twice"]),
+        # what the settings say
+        "task-unknown": (setting("task", "detection"), ["task 'detection'"]),
+        "task-classification-with-cells": (setting("task", "classification"),
+                                           ["task 'classification' but the dump holds cell arrays"]),
+        "num-labels-of-segmentation": (setting("num_labels", 2), ["'num_labels' = 2"]),
+    }
+    for label, (edit, needles) in cases.items():
+        p = s.write("dense-" + label + "_rank0.npz", dense_dump(edit))
+        s.add("dense", "dense-" + label, ["import", p, "--out", s.path("dense-out.slrun")],
+              needles=[p] + needles)
+    # A task of cells without them, and the cell arrays without the count.
+    p = s.write("dense-no-cells_rank0.npz", dense_dump(drop=(
+        "cells_per_record", "cell_target", "cell_prediction", "cell_count")))
+    s.add("dense", "dense-no-cells", ["import", p, "--out", s.path("dense-out.slrun")],
+          needles=[p, "task 'segmentation' needs"])
+    p = s.write("dense-no-count_rank0.npz", dense_dump(drop=("cell_count",)))
+    s.add("dense", "dense-no-count", ["import", p, "--out", s.path("dense-out.slrun")],
+          needles=[p, "missing: cell_count"])
+    # Multilabel: num_labels against num_classes, and a cell that mixes two labels.
+    def multilabel(a, settings):
+        settings.update(task="multilabel", num_labels=3, num_classes=4, ignore_index=None)
+    p = s.write("dense-num-labels-vs-classes_rank0.npz", dense_dump(multilabel))
+    s.add("dense", "dense-num-labels-vs-classes", ["import", p, "--out",
+                                                   s.path("dense-out.slrun")],
+          needles=[p, "num_classes 4 is not 2 x num_labels (3)"])
+    def mixed(a, settings):
+        settings.update(task="multilabel", num_labels=2, num_classes=4, ignore_index=None)
+        a.update(cells_per_record=np.array([2, 1, 0], np.int64),
+                 cell_target=np.array([0, 2, 3], np.int64),
+                 cell_prediction=np.array([1, 3, 1], np.int64),
+                 cell_count=np.array([1, 1, 1], np.int64),
+                 sample_size=np.array([2, 1, 0], np.int64), ignored=np.zeros(3, np.int64))
+    p = s.write("dense-multilabel-mixed_rank0.npz", dense_dump(mixed))
+    s.add("dense", "dense-multilabel-mixed", ["import", p, "--out", s.path("dense-out.slrun")],
+          needles=[p, "record 1 of rank 0", "mixes label 1 and label 0"])
+    # A cell array whose header claims 2^40 cells in a small file: refused from its header.
+    p = s.write("dense-claims-2^40-cells_rank0.npz", dense_dump(setter(
+        "cell_count", npy_raw("<i8", (2**40,), b"\0" * 40))))
+    s.add("dense", "dense-claims-2^40-cells", ["import", p, "--out", s.path("dense-out.slrun")],
+          needles=[p])
+    # A CSV of cells (count column) that gives one record two dataset indices.
+    p = s.write("dense-csv-record-two-indices_rank0.csv",
+                "rank,index,record,target,prediction,count\n0,4,0,0,0,7\n0,5,0,1,1,2\n")
+    s.add("dense", "dense-csv-record-two-indices",
+          ["import", p, "--out", s.path("dense-out.slrun")],
+          needles=[p, "line 3", "dataset index 5 here but 4 on line 2"])
+    # The good dump imports (the control), and its run file's cells may not lie either.
+    good = s.write("dense-good_rank0.npz", dense_dump())
+    run = s.path("dense-good.slrun")
+    subprocess.run([s.cli, "import", good, "--out", run], check=True, capture_output=True)
+    s.add("dense", "dense-control", ["import", good, "--out", s.path("dense-control.slrun")],
+          exit=0)
+    with open(run, "rb") as f:
+        members = read_zip(f.read())
+    meta = json.loads(members.pop("meta.json"))
+    for label, name, value, needle in (
+            ("cells-per-record-lies", "rank0_cells_per_record.npy", [3, 2, 1],
+             "gives record 2 1 cells, of the 0 left"),
+            ("cell-count-zero", "rank0_cell_count.npy", [5, 2, 0, 4, 1], "count 0"),
+            ("cell-key-past-c2", "rank0_cell_key.npy", [0, 3, 9, 8, 2], "key 9 is outside [0, 9)"),
+            ("cell-count-not-the-matrix", "rank0_cell_count.npy", [5, 2, 3, 4, 2],
+             "rank0_matrix.npy holds")):
+        m = dict(members)
+        m[name] = npy_of(np.array(value, np.int64))
+        p = s.write("dense-run-" + label + ".slrun", run_bytes(m, meta))
+        s.add("dense", "dense-run-" + label, ["diagnose", "--run", p], needles=[p, needle])
+
+
 def run_count_cases(s, members, meta):
     """Run files whose matrices hold counts no evaluation makes."""
     synced = np.load(io.BytesIO(members["synced.npy"]))
@@ -936,6 +1084,7 @@ def make(cli, out, figures=True):
     npy_cases(s)
     npz_cases(s)
     sparse_cases(s)
+    dense_cases(s)
     run_count_cases(s, members, meta)
     run_structure_cases(s, good_run, members, meta)
     meta_cases(s, members, meta)
