@@ -5,13 +5,16 @@
 # time of a 1000 x 1000 heatmap; a cell's sample list at 10^8 samples (docs/TARGETS.md; the
 # last needs about 1.5 GB of memory); at ImageNet's scale also `shardlens-cli export` of every
 # figure in PNG, SVG and PDF, as a user types it: wall time and peak RSS (median of
-# EXPORT_REPS runs; targets 3 s and 600 MB, docs/TARGETS.md).
+# EXPORT_REPS runs; targets 3 s and 600 MB, docs/TARGETS.md); segmentation at Cityscapes' size
+# (500 images of 1024 x 2048, 19 classes) and ADE20K's (2,000 images, 150 classes) on 8 ranks,
+# and a segmentation cell's images with their pixels.
 # Runs offscreen, so it works without a display. Not part of ctest: timings on a shared
 # machine are noisy.
 #
 #   scripts/bench-ui.sh            # builds the default preset's ui_bench first
 #   BUILD_DIR=build/x REPS=30 scripts/bench-ui.sh
 #   ROWS=imagenet scripts/bench-ui.sh   # only the 1000-class rows (ROWS=small: the others)
+#   ROWS=segmentation scripts/bench-ui.sh  # only the Cityscapes and ADE20K rows
 #   ROWS=export scripts/bench-ui.sh     # only the export row
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +29,7 @@ ROWS=${ROWS:-all}
 if [[ "$ROWS" != export ]]; then
   "$BUILD_DIR/bench/ui_bench" "$REPS" "$ROWS" 2>&1 | grep -v "XDG_RUNTIME_DIR\|propagateSizeHints"
 fi
-[[ "$ROWS" == small ]] && exit 0
+[[ "$ROWS" == small || "$ROWS" == segmentation ]] && exit 0
 
 # The export row: the command a user types, timed by GNU time (wall seconds, peak RSS in KiB;
 # printed in MB of 2^20 bytes, as scripts/bench.sh prints it).

@@ -8,11 +8,43 @@
 namespace shardlens {
 namespace {
 
+// What row `row` of `cells` adds to cell `key` (0: the sample does not reach it). Rows are
+// short (the classes one image shows), so a scan beats an index.
+int64_t countInRow(const CellTable& cells, int64_t row, uint32_t key) {
+  const auto keys = cells.keys_of(row);
+  const auto counts = cells.counts_of(row);
+  int64_t n = 0;
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (keys[i] == key) n += counts[i];
+  return n;
+}
+
+// What a record adds to cell (row, col): its row of cells' count there, or 1 for a record
+// that is one cell (classification) and sits on it.
+int64_t recordCount(const Record& r, const CellTable* cells, int row, int col) {
+  if (cells && r.cells != kOneCell)
+    return countInRow(*cells, int64_t(r.cells),
+                      uint32_t(row) * uint32_t(cells->classes) + uint32_t(col));
+  return r.target == row && r.prediction == col ? 1 : 0;
+}
+
 // The dataset's samples of a cell (every prediction known).
 std::vector<CellSample> datasetSamples(const DatasetInputs& in, int row, int col, size_t limit,
                                        int64_t* total) {
   std::vector<CellSample> out;
   int64_t n = 0;
+  if (in.cells) {  // row i of the table is dataset index i
+    const uint32_t key = uint32_t(row) * uint32_t(in.cells->classes) + uint32_t(col);
+    for (int64_t i = 0; i < in.cells->rows(); ++i) {
+      const int64_t count = countInRow(*in.cells, i, key);
+      if (count == 0) continue;
+      if (out.size() < limit) out.push_back({i, i, -1, row, col, 0, count});
+      ++n;
+      if (!total && out.size() >= limit) break;
+    }
+    if (total) *total = n;
+    return out;
+  }
   const int32_t key = row * in.classes() + col;
   for (size_t i = 0; i < in.keys.size(); ++i) {
     if (in.keys[i] != key) continue;
@@ -211,7 +243,10 @@ std::vector<CellSample> samplesOf(const Evaluation& e, SampleScope scope, int ra
   const int first = scope == SampleScope::Rank ? rank : 0;
   const int last = scope == SampleScope::Rank ? rank : world - 1;
   const bool distinct = scope == SampleScope::Expected;
-  if (!distinct && e.plan && e.inputs &&
+  // The fast paths read the packed keys, one cell per sample: a sample of many counts is
+  // walked through its row of cells instead.
+  const CellTable* cells = records.cell_table();
+  if (!distinct && !cells && e.plan && e.inputs &&
       simulatedCellSamples(e, first, last, row, col, limit, out, n)) {
     if (total) *total = n;
     return out;
@@ -219,11 +254,12 @@ std::vector<CellSample> samplesOf(const Evaluation& e, SampleScope scope, int ra
   std::unordered_set<int64_t> seen;  // distinct indices only
   for (int k = first; k <= last; ++k) {
     const bool more = walk_records(records, k, [&](const Record& r, int64_t position) {
-      if (r.target != row || r.prediction != col) return true;
+      const int64_t count = recordCount(r, cells, row, col);
+      if (count == 0) return true;
       if (distinct && !seen.insert(r.index).second) return true;
       if (out.size() < limit)
         out.push_back({r.index, distinct ? r.index : position, distinct ? -1 : k, row, col,
-                       distinct ? uint8_t(0) : r.flags});
+                       distinct ? uint8_t(0) : r.flags, count});
       ++n;
       return total || out.size() < limit;
     });

@@ -3,6 +3,9 @@
 // records (no per-evaluation index: building one cost as much as the evaluation itself at
 // 10^6 samples, and only the hovered or clicked cell is ever asked for). Simulations and
 // run files are walked alike; only the expected cell differs, by what is known.
+// A sample of many counts (an image's pixels, a sequence's tokens: sample_cells.h) belongs to
+// every cell its row of cells reaches, with that cell's count; a classification sample to the
+// one cell of its target and prediction, with count 1.
 #include <cstdint>
 #include <vector>
 
@@ -17,6 +20,7 @@ struct CellSample {
   int32_t target = 0;
   int32_t prediction = 0;
   uint8_t flags = 0;  // RecordFlag bits
+  int64_t count = 1;  // what the sample adds to the cell: its pixels, tokens or 1
 };
 
 enum class SampleScope {
@@ -27,7 +31,8 @@ enum class SampleScope {
 };
 
 // Samples of cell (row, col) in `scope` (`rank` for SampleScope::Rank), at most `limit`;
-// `total` (when given) receives how many there are in all, which needs a full walk.
+// `total` (when given) receives how many there are in all, which needs a full walk. A
+// sample's `target` and `prediction` are the cell's; its count is what it adds there.
 std::vector<CellSample> samplesOf(const Evaluation& e, SampleScope scope, int rank, int row,
                                   int col, size_t limit, int64_t* total = nullptr);
 

@@ -6,6 +6,7 @@
 #include "ui/render/heatmap_data.h"
 #include "ui/render/heatmap_source.h"
 #include "ui/render/shown_text.h"
+#include "ui/render/task_words.h"
 
 namespace shardlens::ui {
 namespace {
@@ -44,10 +45,25 @@ QString cellTitle(const EvaluationResult& r, const CellRef& c) {
       .arg(name(r, c.trueClass), name(r, c.predClass), where);
 }
 
+double cellCount(const EvaluationResult& r, const CellRef& c) {
+  const Evaluation& e = r.eval;
+  const int t = c.trueClass, p = c.predClass;
+  if (c.kind == ViewKind::Expected) return e.expected_or_distinct().at(t, p);
+  if (c.kind == ViewKind::Rank) return e.per_rank[size_t(c.rank)].at(t, p);
+  double counted = 0;
+  for (const Matrix& m : e.per_rank) counted += m.at(t, p);
+  return counted;
+}
+
 QString cellTooltip(const EvaluationResult& r, const CellRef& c) {
   const Evaluation& e = r.eval;
   const int t = c.trueClass, p = c.predClass;
-  QString html = QStringLiteral("<b>%1</b><table>").arg(cellTitle(r, c));
+  const bool cells = render::countsCells(e);
+  QString html = QStringLiteral("<b>%1</b>").arg(cellTitle(r, c));
+  if (cells)
+    html += QObject::tr("<br><small>Counts are %1; the list is of %2</small>")
+                .arg(render::countsWord(e), render::samplesWord(e));
+  html += QStringLiteral("<table>");
   const auto line = [&html](const QString& k, const QString& v) {
     html += QStringLiteral("<tr><td>%1</td><td align=right><b>%2</b></td></tr>").arg(k, v);
   };
@@ -72,28 +88,27 @@ QString cellTooltip(const EvaluationResult& r, const CellRef& c) {
   }
   html += QObject::tr("Contributing ranks: %1<br>")
               .arg(ranks.isEmpty() ? QObject::tr("none") : ranks.join(QStringLiteral(", ")));
-  // Counted from the matrices, so a hover never scans every record; exact for int64
-  // counters, and for float counters the records may exceed a stalled cell.
-  double counted = 0;
-  if (c.kind == ViewKind::Expected)
-    counted = e.expected_or_distinct().at(t, p);
-  else if (c.kind == ViewKind::Rank)
-    counted = e.per_rank[size_t(c.rank)].at(t, p);
-  else
-    for (const Matrix& m : e.per_rank) counted += m.at(t, p);
-  const int64_t total = int64_t(counted);
-  const auto samples = cellSamples(r, c, 12, nullptr);
+  // A classification cell's samples are its count, read from the matrices so a hover never
+  // scans every record (exact for int64 counters; for float counters the records may exceed
+  // a stalled cell). A cell of pixels or tokens says nothing of how many images or
+  // sequences gave them: those are counted by the walk, which is short (images are few).
+  int64_t total = cells ? 0 : int64_t(cellCount(r, c));
+  const auto samples = cellSamples(r, c, 12, cells ? &total : nullptr);
   if (!samples.empty()) {
     QStringList idx;
     for (const CellSample& s : samples) {
       QString text = QString::number(s.index);
       if (s.flags & kPadding) text += QStringLiteral("ᵖ");
       if (s.flags & kSanity) text += QStringLiteral("ˢ");
+      if (cells) text += QStringLiteral(" (%1)").arg(count(double(s.count)));
       idx << text;
     }
     if (total > int64_t(samples.size()))
       idx << QObject::tr("… %1 more").arg(total - int64_t(samples.size()));
-    html += QObject::tr("Samples: %1").arg(idx.join(QStringLiteral(", ")));
+    html += cells ? QObject::tr("%1 (%2 in the cell): %3")
+                        .arg(render::capitalized(render::samplesWord(e)), render::countsWord(e),
+                             idx.join(QStringLiteral(", ")))
+                  : QObject::tr("Samples: %1").arg(idx.join(QStringLiteral(", ")));
     html +=
         QObject::tr("<br><small>ᵖ padding duplicate, ˢ sanity-check leak; click to list</small>");
   }
@@ -122,9 +137,15 @@ QString rowSumTooltip(const EvaluationResult& r, ViewKind kind, int rank, int t)
                          ? double(e.meta.class_counts[size_t(t)])
                          : 0.0;
   QString html = QObject::tr("<b>Row %1</b><br>").arg(name(r, t));
-  html += QObject::tr("Observed row sum: <b>%1</b><br>").arg(count(obs));
+  // A row of pixels (tokens) is checked against the class's true pixels, not its images.
+  const QString unit =
+      render::countsCells(e) ? QStringLiteral(" ") + render::countsWord(e) : QString();
+  html += QObject::tr("Observed row sum: <b>%1</b>%2<br>").arg(count(obs), unit);
   if (kind != ViewKind::Rank) {
-    html += QObject::tr("True count of the class: <b>%1</b><br>").arg(count(exp));
+    html += render::countsCells(e)
+                ? QObject::tr("True %1 of the class: <b>%2</b><br>")
+                      .arg(render::countsWord(e), count(exp))
+                : QObject::tr("True count of the class: <b>%1</b><br>").arg(count(exp));
     if (checked && check.is_wrong(t))
       html += QObject::tr("<font color=#b2182b>⚠ off by %1%2</font>")
                   .arg(check.off[size_t(t)] > 0 ? "+" : "")

@@ -25,5 +25,9 @@ QString rowSumTooltip(const EvaluationResult& r, ViewKind kind, int rank, int tr
 std::vector<CellSample> cellSamples(const EvaluationResult& r, const CellRef& c, size_t limit,
                                     int64_t* total);
 QString cellTitle(const EvaluationResult& r, const CellRef& c);
+// What the cell's samples add up to in the view: one rank's count, every rank's together
+// (synced, difference), or the expected count. Pixels or tokens for a task whose samples
+// count many cells, samples for classification.
+double cellCount(const EvaluationResult& r, const CellRef& c);
 
 }  // namespace shardlens::ui

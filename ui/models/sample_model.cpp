@@ -1,13 +1,16 @@
 #include "ui/models/sample_model.h"
 
 #include "core/torchsem/sampler.h"
+#include "ui/render/task_words.h"
 
 namespace shardlens::ui {
 
 SampleModel::SampleModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void SampleModel::setSamples(std::vector<CellSample> samples, std::vector<QString> classNames) {
+void SampleModel::setSamples(std::vector<CellSample> samples, std::vector<QString> classNames,
+                             Task task) {
   beginResetModel();
+  m_task = task;
   m_samples = std::move(samples);
   m_names = std::move(classNames);
   endResetModel();
@@ -51,6 +54,8 @@ QVariant SampleModel::data(const QModelIndex& index, int role) const {
       return role == Qt::UserRole ? QVariant(s.target) : QVariant(className(s.target));
     case Prediction:
       return role == Qt::UserRole ? QVariant(s.prediction) : QVariant(className(s.prediction));
+    case Count:
+      return QVariant::fromValue<qlonglong>(s.count);
     case Flags: {
       QStringList f;
       if (s.flags & kPadding) f << tr("padding duplicate");
@@ -69,11 +74,15 @@ QVariant SampleModel::headerData(int section, Qt::Orientation o, int role) const
     case Position:
       return tr("Position");
     case Index:
-      return tr("Dataset index");
+      return m_task == Task::Classification
+                 ? tr("Dataset index")
+                 : tr("%1 (dataset index)").arg(render::capitalized(render::sampleWord(m_task)));
     case Target:
       return tr("True");
     case Prediction:
       return tr("Predicted");
+    case Count:
+      return render::capitalized(render::countsWord(m_task));
     case Flags:
       return tr("Flags");
   }

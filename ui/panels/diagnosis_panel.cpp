@@ -1,10 +1,13 @@
 #include "ui/panels/diagnosis_panel.h"
 
 #include <QScrollBar>
+#include <cmath>
 
+#include "core/report/task_metrics.h"
 #include "core/report/verdict.h"
 #include "ui/render/heatmap_data.h"
 #include "ui/render/shown_text.h"
+#include "ui/render/task_words.h"
 
 namespace shardlens::ui {
 namespace {
@@ -25,6 +28,35 @@ std::string upper_first(std::string s) {
   return s;
 }
 
+QString metricValue(const std::optional<double>& v) {
+  return v && !std::isnan(*v) ? QString::number(*v, 'f', 4) : QObject::tr("unknown");
+}
+
+// A task of many counts: its headline metrics (mIoU and pixel accuracy, token accuracy and
+// macro F1, ...) reported, true and as a per-rank mean would log them, under the verdict.
+QString taskMetricsHtml(const Evaluation& e) {
+  if (!render::countsCells(e)) return {};
+  const TaskMetrics t = task_metrics(e);
+  QString h = QStringLiteral(
+                  "<table cellspacing=2><tr><td></td><td align=right><i>%1</i></td>"
+                  "<td align=right><i>%2</i></td><td align=right><i>%3</i></td></tr>")
+                  .arg(QObject::tr("reported"), QObject::tr("true"), QObject::tr("per-rank mean"));
+  constexpr size_t kHeadline = 2;
+  for (size_t i = 0; i < t.overall.size() && i < kHeadline; ++i) {
+    const TaskMetric& m = t.overall[i];
+    const bool wrong = m.difference() && std::abs(*m.difference()) > 1e-12;
+    h += QStringLiteral(
+             "<tr><td>%1</td><td align=right><b>%2</b></td><td align=right>%3</td>"
+             "<td align=right>%4</td></tr>")
+             .arg(esc(m.name),
+                  wrong
+                      ? QStringLiteral("<font color=#b2182b>%1</font>").arg(metricValue(m.reported))
+                      : metricValue(m.reported),
+                  metricValue(m.truth), metricValue(m.per_rank_mean));
+  }
+  return h + QStringLiteral("</table>");
+}
+
 }  // namespace
 
 QString diagnosisHtml(const Evaluation& e) {
@@ -36,21 +68,36 @@ QString diagnosisHtml(const Evaluation& e) {
       verdict.kind == VerdictKind::Correct ? QString() : QStringLiteral(" color=#b2182b");
   h += QStringLiteral("<h3><font%1>%2</font></h3><p>%3</p>")
            .arg(colour, esc(verdict.status), esc(upper_first(verdict.sentence)));
+  h += taskMetricsHtml(e);
   for (const std::string& note : unchecked(e))
     h += QObject::tr("<p><i>Not checked:</i> %1</p>").arg(esc(note));
   h += QStringLiteral("<table cellspacing=2>");
   const auto row = [&h](const QString& k, const QString& v) {
     h += QStringLiteral("<tr><td>%1</td><td align=right><b>%2</b></td></tr>").arg(k, v);
   };
-  row(synced_origin_of(e.meta) == SyncedOrigin::SumOfRanks ? QObject::tr("Sum of the ranks' totals")
-                                                           : QObject::tr("Reported total"),
+  // Totals and rows are in the matrix's counts (pixels, tokens); records, duplicates and the
+  // never evaluated are samples (images, sequences), as the samplers deal them.
+  const bool cells = render::countsCells(e);
+  const QString counts = render::countsWord(e), samples = render::samplesWord(e);
+  const QString unit = cells ? QStringLiteral(" (%1)").arg(counts) : QString();
+  row((synced_origin_of(e.meta) == SyncedOrigin::SumOfRanks
+           ? QObject::tr("Sum of the ranks' totals")
+           : QObject::tr("Reported total")) +
+          unit,
       e.synced ? render::formatValue(d.reported_total, false) : QObject::tr("none (never synced)"));
-  row(QObject::tr("Dataset size (expected total)"), QString::number(d.expected_total));
-  row(QObject::tr("Records evaluated"), QString::number(d.evaluated_records));
-  row(QObject::tr("Distinct samples evaluated"), QString::number(d.distinct_evaluated));
-  row(QObject::tr("Samples evaluated more than once"), QString::number(d.duplicated_samples));
-  row(QObject::tr("Samples never evaluated"), QString::number(d.missing_samples));
-  row(QObject::tr("Rows ≠ class count"), QString::number(d.mismatched_rows.size()));
+  row(cells ? QObject::tr("%1 in the dataset (expected total)").arg(render::capitalized(counts))
+            : QObject::tr("Dataset size (expected total)"),
+      QString::number(d.expected_total));
+  row(cells ? QObject::tr("Records evaluated (%1)").arg(samples) : QObject::tr("Records evaluated"),
+      QString::number(d.evaluated_records));
+  row(QObject::tr("Distinct %1 evaluated").arg(samples), QString::number(d.distinct_evaluated));
+  row(QObject::tr("%1 evaluated more than once").arg(render::capitalized(samples)),
+      QString::number(d.duplicated_samples));
+  row(QObject::tr("%1 never evaluated").arg(render::capitalized(samples)),
+      QString::number(d.missing_samples));
+  row(cells ? QObject::tr("Rows ≠ the class's true %1").arg(counts)
+            : QObject::tr("Rows ≠ class count"),
+      QString::number(d.mismatched_rows.size()));
   h += QStringLiteral("</table>");
   if (!d.mismatched_rows.empty())
     h += QObject::tr("<p>Wrong rows, by class: %1</p>").arg(classList(e, d.mismatched_rows));
@@ -65,7 +112,10 @@ QString diagnosisHtml(const Evaluation& e) {
       QStringList s;
       for (size_t i = 0; i < f.samples.size() && i < 20; ++i) s << QString::number(f.samples[i]);
       if (f.sample_count > int64_t(s.size())) s << QObject::tr("…");
-      h += QObject::tr("<p><i>Samples (%1):</i> %2</p>").arg(f.sample_count).arg(s.join(", "));
+      h += QObject::tr("<p><i>%1 (%2):</i> %3</p>")
+               .arg(render::capitalized(render::samplesWord(e)))
+               .arg(f.sample_count)
+               .arg(s.join(", "));
     }
     if (!text.fixes.empty()) {
       h += QObject::tr("<p><b>Fix</b></p><ul>");

@@ -10,7 +10,7 @@ namespace shardlens::ui {
 namespace {
 
 QString value(const std::optional<double>& v, bool signedValue = false) {
-  if (!v) return QStringLiteral("–");
+  if (!v || std::isnan(*v)) return QStringLiteral("–");
   const QString text = QString::number(*v, 'f', 4);
   return signedValue && *v > 0 ? QStringLiteral("+") + text : text;
 }
@@ -21,8 +21,38 @@ MetricsModel::MetricsModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void MetricsModel::setEvaluation(const Evaluation* e) {
   beginResetModel();
-  m_rows = e ? metric_rows(*e) : std::vector<MetricRow>{};
+  m_task = e ? e->meta.task : Task::Classification;
+  m_perRankMean.clear();
+  if (e && e->meta.task != Task::Classification)
+    setTaskMetrics(*e);
+  else
+    m_rows = e ? metric_rows(*e) : std::vector<MetricRow>{};
   endResetModel();
+}
+
+void MetricsModel::setTaskMetrics(const Evaluation& e) {
+  m_rows.clear();
+  const TaskMetrics t = task_metrics(e);
+  const auto add = [this](std::string name, std::optional<double> reported,
+                          std::optional<double> truth, std::optional<double> perRank) {
+    std::optional<double> difference;
+    if (reported && truth) difference = *reported - *truth;
+    m_rows.push_back({std::move(name), reported, truth.value_or(std::nan("")), difference});
+    m_perRankMean.push_back(perRank);
+  };
+  // The headline (mIoU, token accuracy, macro F1) first, as a report states it.
+  for (const TaskMetric& m : t.overall) add(m.name, m.reported, m.truth, m.per_rank_mean);
+  // Then the classes (labels) the errors moved most, by the task's first per-class metric.
+  if (t.per_class.empty()) return;
+  const PerClassMetric& first = t.per_class.front();
+  constexpr size_t kClassRows = 10;
+  for (const ClassDifference& d : largest_differences(first, kClassRows)) {
+    const size_t c = size_t(d.index);
+    const std::string name = c < t.names.size() ? t.names[c] : std::to_string(c);
+    add(first.name + " " + name, d.reported, d.truth,
+        c < first.per_rank_mean.size() ? std::optional<double>(first.per_rank_mean[c])
+                                       : std::nullopt);
+  }
 }
 
 int MetricsModel::rowCount(const QModelIndex& parent) const {
@@ -47,6 +77,10 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
         return value(r.expected);
       case Difference:
         return value(r.difference, true);
+      case PerRankMean:
+        return size_t(index.row()) < m_perRankMean.size()
+                   ? value(m_perRankMean[size_t(index.row())])
+                   : QStringLiteral("–");
       default:
         return {};
     }
@@ -57,6 +91,10 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ForegroundRole && index.column() == Difference && changed)
     return QBrush(*r.difference < 0 ? QColor(0xb2, 0x18, 0x2b) : QColor(0x21, 0x66, 0xac));
   if (role == Qt::ToolTipRole) {
+    if (index.column() == PerRankMean)
+      return tr("Each rank's own %1 averaged over the ranks: what self.log(name, value, "
+                "sync_dist=True) logs of a per-rank value, not the metric")
+          .arg(QString::fromStdString(r.name));
     if (!r.reported) return tr("Nothing was reported: the metric cannot be computed");
     return changed ? tr("%1 changed by %2 against a single process on the whole dataset")
                          .arg(QString::fromStdString(r.name), value(r.difference, true))
@@ -73,9 +111,11 @@ QVariant MetricsModel::headerData(int section, Qt::Orientation o, int role) cons
     case Reported:
       return tr("Reported");
     case Expected:
-      return tr("Expected");
+      return taskMetrics() ? tr("True") : tr("Expected");
     case Difference:
       return tr("Difference");
+    case PerRankMean:
+      return tr("Per-rank mean");
     default:
       return {};
   }
@@ -90,15 +130,32 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QTableView(parent), m_model(new Me
   verticalHeader()->hide();
   horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   horizontalHeader()->setSectionResizeMode(MetricsModel::Metric, QHeaderView::ResizeToContents);
-  setToolTip(
+  m_classificationTip =
       tr("Accuracy, macro and weighted F1 and per-class precision, recall and F1 "
          "(torchmetrics conventions, zero division as 0) of the reported and the "
-         "expected matrix, the largest change first"));
+         "expected matrix, the largest change first");
+  setToolTip(m_classificationTip);
+  setColumnHidden(MetricsModel::PerRankMean, true);
 }
 
 void MetricsPanel::setResult(const ResultPtr& result) {
   m_result = result;
   m_model->setEvaluation(result ? &result->eval : nullptr);
+  const bool task = m_model->taskMetrics();
+  setColumnHidden(MetricsModel::PerRankMean, !task);
+  // Five columns in a narrow dock: each as wide as its values ("+0.1124"), scrolled
+  // sideways when the dock is narrower, rather than values cut to "+0.11…".
+  for (int c = MetricsModel::Reported; c < MetricsModel::ColumnCount; ++c)
+    horizontalHeader()->setSectionResizeMode(
+        c, task ? QHeaderView::ResizeToContents : QHeaderView::Stretch);
+  if (task)
+    setToolTip(tr("The task's metrics over %1 (torchmetrics conventions: mIoU the mean over the "
+                  "classes present, ignore_index left out, zero division as 0) of the reported "
+                  "matrix, the true one (one process on the whole dataset) and each rank's own "
+                  "averaged, then the classes that moved most")
+                   .arg(QString::fromStdString(count_unit(result->eval.meta.task))));
+  else
+    setToolTip(m_classificationTip);
 }
 
 }  // namespace shardlens::ui

@@ -1,12 +1,16 @@
 #pragma once
 // The metrics people report (accuracy, macro / weighted F1, per-class precision, recall and
 // F1), on the reported matrix and on the expected one, and what the errors changed: a table
-// beside the diagnosis, the largest change first.
+// beside the diagnosis, the largest change first. A segmentation, token or multilabel
+// evaluation shows its own metrics instead (core/report/task_metrics.h): mIoU, pixel or token
+// accuracy, macro F1, ... reported, true and averaged over the ranks (the per-rank-mean
+// mistake), the headline first, then the classes whose IoU (F1) moved most.
 #include <QAbstractTableModel>
 #include <QTableView>
 #include <vector>
 
 #include "core/report/metrics.h"
+#include "core/report/task_metrics.h"
 #include "ui/jobs/evaluation_runner.h"
 
 namespace shardlens::ui {
@@ -14,7 +18,8 @@ namespace shardlens::ui {
 class MetricsModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Metric, Reported, Expected, Difference, ColumnCount };
+  // PerRankMean: each rank's own value averaged (tasks of many counts only; else hidden).
+  enum Column { Metric, Reported, Expected, Difference, PerRankMean, ColumnCount };
   explicit MetricsModel(QObject* parent = nullptr);
   void setEvaluation(const Evaluation* e);  // nullptr clears
   int rowCount(const QModelIndex& parent = {}) const override;
@@ -22,9 +27,15 @@ class MetricsModel : public QAbstractTableModel {
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
   QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
   const std::vector<MetricRow>& rows() const { return m_rows; }
+  // Whether the rows are a task's of many counts (mIoU, ...), with per-rank means.
+  bool taskMetrics() const { return m_task != Task::Classification; }
 
  private:
-  std::vector<MetricRow> m_rows;
+  void setTaskMetrics(const Evaluation& e);
+
+  std::vector<MetricRow> m_rows;                     // expected NaN: unknown
+  std::vector<std::optional<double>> m_perRankMean;  // by row, task metrics only
+  Task m_task = Task::Classification;
 };
 
 class MetricsPanel : public QTableView {
@@ -37,6 +48,7 @@ class MetricsPanel : public QTableView {
  private:
   MetricsModel* m_model;
   ResultPtr m_result;  // keeps the evaluation the model was filled from alive
+  QString m_classificationTip;
 };
 
 }  // namespace shardlens::ui

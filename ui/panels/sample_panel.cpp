@@ -7,6 +7,7 @@
 
 #include "core/torchsem/sampler.h"
 #include "ui/render/heatmap_source.h"
+#include "ui/render/task_words.h"
 
 namespace shardlens::ui {
 
@@ -55,11 +56,29 @@ void SamplePanel::showCell(const ResultPtr& result, const CellRef& cell) {
   int64_t total = 0;
   auto samples = cellSamples(*result, cell, kListLimit, &total);
   const size_t shown = samples.size();
-  m_model->setSamples(std::move(samples), render::classNames(result->eval));
+  const Evaluation& e = result->eval;
+  m_model->setSamples(std::move(samples), render::classNames(e), e.meta.task);
   QString title = QStringLiteral("<b>%1</b><br>").arg(cellTitle(*result, cell));
-  title += total > int64_t(shown) ? tr("%1 samples (first %2 listed)").arg(total).arg(shown)
-                                  : tr("%n sample(s)", nullptr, int(total));
+  if (render::countsCells(e)) {
+    // The cell counts pixels (tokens); the list is of the images (sequences) they came from.
+    const QString samplesWord = render::samplesWord(e);
+    title +=
+        total > int64_t(shown)
+            ? tr("%1 %2 (first %3 listed), %4 %5 in the cell")
+                  .arg(total)
+                  .arg(samplesWord)
+                  .arg(shown)
+                  .arg(render::formatValue(cellCount(*result, cell), false), render::countsWord(e))
+            : tr("%1 %2, %3 %4 in the cell")
+                  .arg(total)
+                  .arg(total == 1 ? render::sampleWord(e.meta.task) : samplesWord)
+                  .arg(render::formatValue(cellCount(*result, cell), false), render::countsWord(e));
+  } else {
+    title += total > int64_t(shown) ? tr("%1 samples (first %2 listed)").arg(total).arg(shown)
+                                    : tr("%n sample(s)", nullptr, int(total));
+  }
   m_title->setText(title);
+  m_table->setColumnHidden(SampleModel::Count, !render::countsCells(e));
   m_table->resizeColumnsToContents();
   m_imagesPath = idxImagesPath(result->eval.meta.dataset);
   // A subset's samples keep their image in the full dataset.

@@ -12,6 +12,8 @@
 #include <QValueAxis>
 #include <algorithm>
 
+#include "ui/render/task_words.h"
+
 namespace shardlens::ui {
 namespace {
 
@@ -124,9 +126,14 @@ void ChartsPanel::setResult(const ResultPtr& result) {
     series->append(expected);
     series->append(observed);
     chart->addSeries(series);
-    chart->setTitle(int(classes.size()) < e.classes()
-                        ? tr("Row sums per class (%1 largest errors)").arg(classes.size())
-                        : tr("Row sums per class"));
+    // Rows of a pixel (token) matrix sum pixels: said in the title, as the axis is bare.
+    const QString unit =
+        render::countsCells(e) ? QStringLiteral(", ") + render::countsWord(e) : QString();
+    chart->setTitle(
+        int(classes.size()) < e.classes()
+            ? tr("Row sums per class (%1 largest errors%2)").arg(classes.size()).arg(unit)
+        : render::countsCells(e) ? tr("Row sums per class (%1)").arg(render::countsWord(e))
+                                 : tr("Row sums per class"));
     setAxes(chart, series, categories, top);
     fitCategoryLabels(m_classes);
   }
@@ -166,7 +173,8 @@ void ChartsPanel::setResult(const ResultPtr& result) {
     auto* series = new QStackedBarSeries;
     series->append({real, padding, sanity, cut, never});
     chart->addSeries(series);
-    chart->setTitle(tr("Records per rank"));
+    chart->setTitle(render::countsCells(e) ? tr("Records per rank (%1)").arg(render::samplesWord(e))
+                                           : tr("Records per rank"));
     setAxes(chart, series, categories, top);
     fitCategoryLabels(m_ranks);
   }

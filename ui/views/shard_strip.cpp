@@ -5,6 +5,8 @@
 #include <QToolTip>
 #include <algorithm>
 
+#include "ui/render/task_words.h"
+
 namespace shardlens::ui {
 namespace {
 
@@ -89,7 +91,12 @@ QString ShardStrip::headerText() const {
   // A run's evaluation names its own epoch (and validation); a simulation's is its setting.
   const QString which = e.meta.epoch ? QString::fromStdString(evaluation_label(e))
                                      : tr("epoch %1").arg(sc.sampler.epoch);
-  return tr("Shard strip — dataset index 0 … %1 →   %2%3   (hatched: padding duplicates)")
+  // The strip lays out what the samplers deal: images or sequences for a task of many counts.
+  const QString along = render::countsCells(e)
+                            ? tr("%1 (dataset index)").arg(render::samplesWord(e))
+                            : tr("dataset index");
+  return tr("Shard strip — %1 0 … %2 →   %3%4   (hatched: padding duplicates)")
+      .arg(along)
       .arg(m_result->shards.n - 1)
       .arg(which)
       .arg(sc.sampler.shuffle ? tr(", shuffled") : QString());
@@ -166,8 +173,19 @@ QString ShardStrip::tooltipAt(const QPoint& pos) const {
   if (!hit(pos, &lane, &bucket)) return {};
   const ShardSummary& s = m_result->shards;
   const int64_t a = s.bucketStart(bucket), b = s.bucketStart(bucket + 1) - 1;
-  QString text = a == b ? tr("<b>Dataset index %1</b><br>").arg(a)
-                        : tr("<b>Dataset indices %1 … %2</b><br>").arg(a).arg(b);
+  const Evaluation& e = m_result->eval;
+  QString text;
+  if (render::countsCells(e))
+    text = a == b ? tr("<b>%1 %2</b> (dataset index)<br>")
+                        .arg(render::capitalized(render::sampleWord(e.meta.task)))
+                        .arg(a)
+                  : tr("<b>%1 %2 … %3</b> (dataset indices)<br>")
+                        .arg(render::capitalized(render::samplesWord(e)))
+                        .arg(a)
+                        .arg(b);
+  else
+    text = a == b ? tr("<b>Dataset index %1</b><br>").arg(a)
+                  : tr("<b>Dataset indices %1 … %2</b><br>").arg(a).arg(b);
   for (int r = 0; r < s.world; ++r) {
     const auto real = s.real[size_t(r)][size_t(bucket)], pad = s.padding[size_t(r)][size_t(bucket)];
     if (real + pad == 0) continue;
