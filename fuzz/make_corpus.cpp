@@ -14,6 +14,7 @@
 #include "core/io/files.h"
 #include "core/io/npy.h"
 #include "core/io/npz.h"
+#include "core/runfile/import.h"
 #include "core/runfile/runfile.h"
 #include "fuzz/fuzz_util.h"
 #include "tests/common/small_run.h"
@@ -236,6 +237,50 @@ void runfile_seeds() {
   put("runfile", "evaluations-members", "\x01" + fuzz::pack_members(evaluations));
 }
 
+// Samples of many counts: a segmentation dump's cells (three images, one of ignored pixels
+// only, a padding duplicate), a multilabel one, a CSV of token cells, and the run file an
+// import of the first makes.
+void cells_seeds() {
+  auto ints = [](const std::vector<int64_t>& v) { return npy_bytes(v, {int64_t(v.size())}); };
+  auto text = [](const std::string& s) {
+    return npy_bytes(std::vector<uint8_t>(s.begin(), s.end()), {int64_t(s.size())});
+  };
+  const fuzz::Members segmentation = {
+      {"index.npy", ints({0, 1, 2, 0})},
+      {"target.npy", ints({0, 2, 0, 0})},
+      {"prediction.npy", ints({0, 2, 0, 0})},
+      {"flags.npy", npy_bytes(std::vector<uint8_t>{0, 0, 0, 1}, {4})},
+      {"format_version.npy", npy_bytes(std::vector<int64_t>{3}, {})},
+      {"cells_per_record.npy", ints({3, 2, 0, 3})},
+      {"cell_target.npy", ints({0, 1, 1, 2, 0, 0, 1, 1})},
+      {"cell_prediction.npy", ints({0, 0, 1, 2, 2, 0, 0, 1})},
+      {"cell_count.npy", ints({5, 2, 3, 4, 1, 5, 2, 3})},
+      {"sample_size.npy", ints({12, 5, 4, 12})},
+      {"ignored.npy", ints({2, 0, 4, 2})},
+      {"settings_json.npy",
+       text(R"({"task":"segmentation","num_classes":3,"ignore_index":255,"rank":0})")}};
+  put("cells", "segmentation-members", std::string(1, '\0') + fuzz::pack_members(segmentation));
+  const fuzz::Members multilabel = {
+      {"index.npy", ints({0, 1})},
+      {"target.npy", ints({0, 0})},
+      {"prediction.npy", ints({0, 0})},
+      {"cells_per_record.npy", ints({2, 1})},
+      {"cell_target.npy", ints({1, 2, 0})},
+      {"cell_prediction.npy", ints({1, 3, 0})},
+      {"cell_count.npy", ints({1, 1, 1})},
+      {"sample_size.npy", ints({2, 2})},
+      {"ignored.npy", ints({0, 1})},
+      {"settings_json.npy", text(R"({"task":"multilabel","num_labels":2,"ignore_index":-1})")}};
+  put("cells", "multilabel-members", std::string(1, '\0') + fuzz::pack_members(multilabel));
+  put("cells", "tokens.csv",
+      "\x01rank,index,record,target,prediction,count,flags\n0,4,0,0,0,7,0\n0,6,1,1,2,2,1\n"
+      "0,4,0,2,2,1,0\n0,6,1,1,1,3,1\n");
+  const std::string dump = fuzz::scratch_file("dump_rank0.npz", fuzz::npz_bytes(segmentation));
+  const auto run = run_file_members(import_dumps({dump}, ImportOptions{}));
+  put("cells", "run-members", "\x02" + fuzz::pack_members(run));
+  put("runfile", "cells-members", "\x01" + fuzz::pack_members(run));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -252,6 +297,7 @@ int main(int argc, char** argv) {
   labels_seeds();
   import_seeds();
   runfile_seeds();
+  cells_seeds();
   std::printf("seed corpora written under %s\n", argv[1]);
   return 0;
 }

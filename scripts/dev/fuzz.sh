@@ -5,7 +5,7 @@
 # build/fuzz/corpus/<target>, crashes to build/fuzz/findings/<target>/. Exits non-zero if
 # any target found something.
 # Usage: scripts/dev/fuzz.sh [SECONDS] [TARGET...]   (SECONDS: per target, default $FUZZ_SECONDS
-#        or 60; TARGETs: npy npz csv idx scenario labels import runfile pt, default all;
+#        or 60; TARGETs: npy npz csv idx scenario labels import runfile cells pt, default all;
 #        pt needs LibTorch (Debian's libtorch-dev, installed when pt is asked for by name) and
 #        is left out of the default list, with a note, where it is not installed)
 #        FUZZ_PARALLEL=1 runs the targets at the same time (SECONDS of wall time each), e.g.
@@ -22,7 +22,7 @@ if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+$ ]]; then
 fi
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(npy npz csv idx scenario labels import runfile)
+  targets=(npy npz csv idx scenario labels import runfile cells)
   if dpkg-query -W -f='${Status}' libtorch-dev 2>/dev/null | grep -q "install ok installed"; then
     targets+=(pt)
   else
@@ -34,8 +34,9 @@ for t in "${targets[@]}"; do [ "$t" != pt ] || want_pt=1; done
 
 # Longest input per target: a few times the largest valid seed, so mutations can grow it.
 declare -A max_len=([npy]=4096 [npz]=8192 [csv]=4096 [idx]=4096 [scenario]=4096
-  [labels]=4096 [import]=8192 [runfile]=16384 [pt]=8192)
-declare -A dict=([npy]=npy [labels]=npy [import]=npy [scenario]=json [runfile]=json [pt]=pt)
+  [labels]=4096 [import]=8192 [runfile]=16384 [cells]=16384 [pt]=8192)
+declare -A dict=([npy]=npy [labels]=npy [import]=npy [scenario]=json [runfile]=json [cells]=npy
+  [pt]=pt)
 
 for t in "${targets[@]}"; do
   [ -n "${max_len[$t]:-}" ] || { echo "fuzz: unknown target '$t'"; exit 2; }
