@@ -62,7 +62,13 @@ class ShardLensCallback(_CallbackBase):
     during each evaluation the update() of every torchmetrics classification metric of the
     module (KNOWN_METRICS) is wrapped, and what the first confusion matrix (else the first
     metric) updated in a batch saw is recorded; that confusion matrix's synced compute() is
-    the dump's reported matrix. metrics=False, or keys= / batch_target=, reads
+    the dump's reported matrix. Segmentation and multilabel metrics are read the same way:
+    a multiclass metric (MulticlassJaccardIndex, MulticlassConfusionMatrix, ...) updated with
+    [N, H, W] targets and [N, H, W] ids or [N, C, H, W] scores, or a Multilabel* metric, is
+    recorded one record an image (item) with its cells, counted on the device with the
+    metric's own ignore_index (ShardLensRecorder.add_dense / add_multilabel); a Jaccard
+    index's reported matrix is its confmat summed as its compute() syncs it.
+    metrics=False, or keys= / batch_target=, reads
     validation_step's return value instead (below). verdict=True: after each validation (not the sanity check) rank 0
     imports the ranks' dumps into {stem}.slrun with shardlens-cli (cli=, $SHARDLENS_CLI or
     PATH), diagnoses it, prints one line and logs shardlens/* to the Trainer's loggers;
