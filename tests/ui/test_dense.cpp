@@ -65,6 +65,43 @@ std::shared_ptr<const DatasetInputs> fiveImages() {
   return in;
 }
 
+// Three multilabel items of labels cat (classes 0 absent, 1 present) and dog (2, 3), one
+// cell a label: (true, predicted)
+//   0: cat (1,1), dog (2,3)     1: cat (0,0), dog (3,3)     2: cat (1,0), dog (2,2)
+// On 2 ranks unshuffled the sampler pads to 0 1 2 0: item 0 is counted twice.
+std::shared_ptr<const DatasetInputs> threeItems() {
+  constexpr int32_t c = 4;
+  auto cells = std::make_shared<CellTable>();
+  cells->classes = c;
+  const std::vector<std::vector<uint32_t>> rows = {
+      {1 * c + 1, 2 * c + 3}, {0 * c + 0, 3 * c + 3}, {1 * c + 0, 2 * c + 2}};
+  for (const auto& row : rows) cells->add_row(row, std::vector<uint32_t>(row.size(), 1));
+  auto in = std::make_shared<DatasetInputs>();
+  in->num_classes = c;
+  in->task = Task::Multilabel;
+  auto labels = std::make_shared<Labels>();
+  labels->num_classes = c;
+  labels->class_names = multilabel_class_names({"cat", "dog"});
+  in->labels = labels;
+  for (int64_t i = 0; i < cells->rows(); ++i) {
+    const auto [t, p] = cells->dominant(i);
+    in->keys.push_back(t * c + p);
+  }
+  in->class_counts = {1, 2, 2, 1};
+  in->cells = std::move(cells);
+  return in;
+}
+
+Scenario twoRanksUnshuffled() {
+  Scenario s;
+  s.name = "two ranks";
+  s.sampler.kind = SamplerKind::Distributed;
+  s.sampler.world_size = 2;
+  s.sampler.shuffle = false;
+  s.loader.batch_size = 1;
+  return s;
+}
+
 ResultPtr fiveImageResult() {
   Scenario s;
   s.name = "five images";
@@ -170,6 +207,7 @@ class TestDense : public QObject {
     const auto* title = panel.findChild<QLabel*>();
     QVERIFY(title->text().contains(QStringLiteral("4 images, 19 pixels in the cell")));
     QVERIFY(!panel.findChild<QTableView*>()->isColumnHidden(SampleModel::Count));
+    QVERIFY(panel.findChild<QTableView*>()->isColumnHidden(SampleModel::Target));
 
     const QString tip = cellTooltip(*r, {ViewKind::Synced, 0, 0, 1});
     QVERIFY2(tip.contains(QStringLiteral("Counts are pixels")), qPrintable(tip));
@@ -234,6 +272,27 @@ class TestDense : public QObject {
     const QString diagnosis = diagnosisHtml(r->eval);
     QVERIFY(diagnosis.contains(QStringLiteral("mIoU")));
     QVERIFY(diagnosis.contains(QString::number(truth, 'f', 4)));
+  }
+
+  // A multilabel matrix reads as labels: classes named "cat absent" / "cat present", a cell of
+  // a label's block names its TP, FN, FP, TN, a cell across two labels says it is never
+  // counted, and the diagnosis explains the blocks.
+  void multilabelReadsAsLabels() {
+    auto r = std::make_shared<EvaluationResult>();
+    r->eval = evaluate(twoRanksUnshuffled(), threeItems());
+    QCOMPARE(r->eval.class_name(1), std::string("cat present"));
+    // Synced cat block: item 0 present and predicted twice (padding), item 1 absent and
+    // predicted absent, item 2 present and predicted absent.
+    const QString tip = cellTooltip(*r, {ViewKind::Synced, 0, 1, 1});
+    QVERIFY2(tip.contains(QStringLiteral("Label <b>cat</b> (this view): TP 2, FN 1, FP 0, TN 1")),
+             qPrintable(tip));
+    QVERIFY(tip.contains(QStringLiteral("Counts are label decisions; the list is of items")));
+    const QString across = cellTooltip(*r, {ViewKind::Synced, 0, 0, 3});
+    QVERIFY2(across.contains(QStringLiteral("Two different labels")), qPrintable(across));
+    QVERIFY(diagnosisHtml(r->eval).contains(QStringLiteral("MultilabelConfusionMatrix")));
+    // The dog block of the dataset: one of each kind except a missed detection.
+    const QString dog = cellTooltip(*r, {ViewKind::Expected, 0, 2, 3});
+    QVERIFY2(dog.contains(QStringLiteral("TP 1, FN 0, FP 1, TN 1")), qPrintable(dog));
   }
 };
 

@@ -23,6 +23,33 @@ QString count(double v) {
   return formatValue(v, false);
 }
 
+// A multilabel matrix's classes are 2 a label ("L absent", "L present"), so label l is the
+// 2 x 2 block at rows and columns 2l, 2l + 1 on the diagonal (torchmetrics'
+// MultilabelConfusionMatrix[l]): a cell inside it names the label's four counts in the view,
+// a cell outside it (two labels) says it is never counted.
+QString multilabelBlock(const EvaluationResult& r, const CellRef& c) {
+  const Evaluation& e = r.eval;
+  if (e.meta.task != Task::Multilabel) return {};
+  const int label = c.trueClass / 2;
+  if (c.predClass / 2 != label)
+    return QObject::tr(
+        "<br><small>Two different labels: a multilabel matrix counts only "
+        "the 2 × 2 block of each label on the diagonal</small>");
+  const Matrix* m = c.kind == ViewKind::Rank       ? &e.per_rank[size_t(c.rank)]
+                    : c.kind == ViewKind::Expected ? &e.expected_or_distinct()
+                    : e.synced                     ? &*e.synced
+                                                   : nullptr;
+  if (!m) return {};
+  const int absent = 2 * label, present = absent + 1;
+  // The label's name is its classes' without " absent" (multilabel_class_names).
+  QString labelName = QString::fromStdString(e.class_name(absent));
+  if (labelName.endsWith(QLatin1String(" absent"))) labelName.chop(7);
+  return QObject::tr("<br>Label %1 (this view): TP %2, FN %3, FP %4, TN %5")
+      .arg(QStringLiteral("<b>%1</b>").arg(richText(labelName)))
+      .arg(count(m->at(present, present)), count(m->at(present, absent)),
+           count(m->at(absent, present)), count(m->at(absent, absent)));
+}
+
 }  // namespace
 
 QString cellTitle(const EvaluationResult& r, const CellRef& c) {
@@ -63,6 +90,7 @@ QString cellTooltip(const EvaluationResult& r, const CellRef& c) {
   if (cells)
     html += QObject::tr("<br><small>Counts are %1; the list is of %2</small>")
                 .arg(render::countsWord(e), render::samplesWord(e));
+  html += multilabelBlock(r, c);
   html += QStringLiteral("<table>");
   const auto line = [&html](const QString& k, const QString& v) {
     html += QStringLiteral("<tr><td>%1</td><td align=right><b>%2</b></td></tr>").arg(k, v);

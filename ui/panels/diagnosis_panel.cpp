@@ -69,6 +69,12 @@ QString diagnosisHtml(const Evaluation& e) {
   h += QStringLiteral("<h3><font%1>%2</font></h3><p>%3</p>")
            .arg(colour, esc(verdict.status), esc(upper_first(verdict.sentence)));
   h += taskMetricsHtml(e);
+  if (e.meta.task == Task::Multilabel)
+    h += QObject::tr(
+        "<p><small>Each label is two classes of the matrix, \"L absent\" and "
+        "\"L present\": its 2 × 2 block on the diagonal is torchmetrics' "
+        "MultilabelConfusionMatrix for the label (hover a cell for its TP, FN, FP, "
+        "TN); the Metrics table has each label's F1.</small></p>");
   for (const std::string& note : unchecked(e))
     h += QObject::tr("<p><i>Not checked:</i> %1</p>").arg(esc(note));
   h += QStringLiteral("<table cellspacing=2>");

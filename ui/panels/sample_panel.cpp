@@ -78,7 +78,12 @@ void SamplePanel::showCell(const ResultPtr& result, const CellRef& cell) {
                                     : tr("%n sample(s)", nullptr, int(total));
   }
   m_title->setText(title);
-  m_table->setColumnHidden(SampleModel::Count, !render::countsCells(e));
+  // Every image of a cell shares its true and predicted class (the title names them): the
+  // narrow dock shows each one's pixels in their place.
+  const bool cells = render::countsCells(e);
+  m_table->setColumnHidden(SampleModel::Count, !cells);
+  m_table->setColumnHidden(SampleModel::Target, cells);
+  m_table->setColumnHidden(SampleModel::Prediction, cells);
   m_table->resizeColumnsToContents();
   m_imagesPath = idxImagesPath(result->eval.meta.dataset);
   // A subset's samples keep their image in the full dataset.
