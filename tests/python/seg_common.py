@@ -15,6 +15,9 @@ import torch
 
 C, H, W = 5, 48, 64
 IGNORE = 255
+# Loader 1's metric counts one class more, which no image shows (its logits get a low
+# channel): a loader's recorder takes its own metric's classes, not the first loader's.
+C1 = C + 1
 SEG_SIZES = (203, 97)  # loader 0 (shuffled, limited), loader 1 (sequential, not limited)
 L = 4
 ML_SIZE = 101
@@ -49,6 +52,15 @@ def seg_prediction(i):
 
 def seg_logits(i):
     return torch.nn.functional.one_hot(seg_prediction(i), C).permute(2, 0, 1).float() * 4
+
+
+def with_extra_class(logits):
+    """[N, C, ...] logits -> [N, C1, ...]: the extra class never the argmax."""
+    return torch.cat([logits, torch.full_like(logits[:, :1], -10.0)], 1)
+
+
+def seg_classes(loader):
+    return C1 if loader == 1 else C
 
 
 def ml_target(i):

@@ -3,7 +3,7 @@ multilabel module that knows nothing of ShardLens: seg_lightning_worker.py CONFI
 
 Three validation loaders (seg_common.py): 0, segmentation shuffled, updating
 MulticlassJaccardIndex(ignore_index=255) and MulticlassAccuracy; 1, segmentation sequential,
-updating MulticlassConfusionMatrix(ignore_index=255); 2, multilabel, updating
+updating MulticlassConfusionMatrix(ignore_index=255) of one class more; 2, multilabel, updating
 MultilabelConfusionMatrix(ignore_index=-1) and MultilabelF1Score. The Trainer gets
 ShardLensCallback(OUT/runs) and nothing else changes.
 
@@ -67,7 +67,7 @@ class Module(L.LightningModule):
         self.scale = torch.nn.Parameter(torch.ones(1))
         self.iou = MulticlassJaccardIndex(S.C, ignore_index=S.IGNORE)
         self.pixel_acc = MulticlassAccuracy(S.C, ignore_index=S.IGNORE, average="micro")
-        self.confmat = MulticlassConfusionMatrix(S.C, ignore_index=S.IGNORE)
+        self.confmat = MulticlassConfusionMatrix(S.C1, ignore_index=S.IGNORE)
         self.ml_confmat = MultilabelConfusionMatrix(S.L, ignore_index=S.ML_IGNORE)
         self.ml_f1 = MultilabelF1Score(S.L, ignore_index=S.ML_IGNORE)
 
@@ -84,7 +84,7 @@ class Module(L.LightningModule):
             self.iou.update(logits, y)
             self.pixel_acc.update(logits, y)
         elif dataloader_idx == 1:
-            self.confmat.update(logits, y)
+            self.confmat.update(S.with_extra_class(logits), y)
         else:
             self.ml_confmat.update(logits, y)
             self.ml_f1.update(logits, y)

@@ -64,9 +64,10 @@ def one_item(loader, i):
     key = (loader, i)
     if key not in _ONE:
         if loader < 2:
-            m = tm.MulticlassConfusionMatrix(S.C, ignore_index=S.IGNORE)
+            m = tm.MulticlassConfusionMatrix(S.seg_classes(loader), ignore_index=S.IGNORE)
             t = S.seg_target(i)
-            m.update(S.seg_logits(i)[None], t[None])
+            logits = S.seg_logits(i)[None]
+            m.update(S.with_extra_class(logits) if loader == 1 else logits, t[None])
             _ONE[key] = (m.confmat.numpy(), int((t == S.IGNORE).sum()), t.numel())
         else:
             m = tm.MultilabelConfusionMatrix(S.L, ignore_index=S.ML_IGNORE)
@@ -102,9 +103,11 @@ def whole_dataset(loader, indices=None):
 
 def _one_process(loader, indices):
     if loader < 2:
-        m = tm.MulticlassConfusionMatrix(S.C, ignore_index=S.IGNORE)
+        m = tm.MulticlassConfusionMatrix(S.seg_classes(loader), ignore_index=S.IGNORE)
         for i in indices:
-            m.update(S.seg_logits(i)[None], S.seg_target(i)[None])
+            logits = S.seg_logits(i)[None]
+            m.update(S.with_extra_class(logits) if loader == 1 else logits,
+                     S.seg_target(i)[None])
         return m.confmat.numpy()
     m = tm.MultilabelConfusionMatrix(S.L, ignore_index=S.ML_IGNORE)
     for i in indices:
@@ -135,7 +138,7 @@ def check_dumps(out, world, validations):
     oracle = dumps_of(out, world)
     for v, name in enumerate(validations):
         for d in range(3):
-            classes = S.C if d < 2 else 2 * S.L
+            classes = S.seg_classes(d) if d < 2 else 2 * S.L
             synced = np.zeros((classes, classes), np.int64)
             padded = np.zeros_like(synced)
             seen = set()

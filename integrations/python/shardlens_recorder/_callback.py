@@ -309,6 +309,10 @@ class ShardLensCallback(_CallbackBase):
             # Samples of many cells (pixels, tokens, labels): one record a sample, its cells
             # counted on the device with the metric's own ignore_index.
             index = self._indices(part, target.shape[0])
+            if not rec.count and w.num_classes is not None:
+                # the metric's own classes: a loader's recorder starts as a copy of the
+                # first's, whose metric may count other classes
+                rec.num_classes = int(w.num_classes)
             rec.ignore_index = w.ignore_index
             task = task_of(w, target)
             if task == "multilabel":
