@@ -157,9 +157,14 @@ class MetricWatch:
         if w.kind == "multiclass" and preds.ndim == target.ndim + 1 and target.ndim >= 1 and \
                 getattr(w.metric, "top_k", 1) in (None, 1) and \
                 preds.shape[1] == getattr(w.metric, "num_classes", None) and \
-                not preds.requires_grad and preds.is_floating_point():
+                not preds.requires_grad and preds.is_floating_point() and \
+                not (dense and preds.device.type != "cpu" and
+                     getattr(w.metric, "validate_args", False)):
             # Class ids in place of scores: only where torchmetrics' result cannot differ
             # (top-1, the metric's own class count; a wrong shape still reaches its checks).
+            # Not for a dense batch on a GPU whose metric validates: given ids, torchmetrics
+            # checks them with torch.unique, a sort and a host sync, where the argmax it
+            # saves is cheap (on the CPU the argmax costs more than the check).
             if args:
                 args = (ids,) + tuple(args[1:])
             else:
