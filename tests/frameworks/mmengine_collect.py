@@ -6,14 +6,15 @@ For W = 2, 3 and 4, W processes (gloo, CPU) run the cases below as mmengine's Va
 a DataLoader over a DefaultSampler, a metric's `process` appending results, then
 `collect_results(results, len(dataset))` on rank 0. Each result names its dataset index and
 holds what a metric keeps: a segmentation image's pixel histogram (target x prediction over
-its pixels, 255 ignored, as mmseg's IoUMetric keeps areas per image) and a classification
-sample's (target, prediction). Compared with ShardLens:
+its pixels, 255 ignored, as mmseg's IoUMetric keeps areas per image; the images are ShardLens's
+`seg:` dataset and noisy predictor, each image's histogram read from a run of one image a rank)
+and a classification sample's (target, prediction). Compared with ShardLens:
 - each rank's sampler order equals `shardlens-cli shards --sampler mmengine-default`;
 - how many times collect_results kept each sample equals the diagonal of `simulate --sync
   collect-results` (or collect-batch-results) over a dataset whose sample i is class i;
 - the classification matrix of what it kept equals `simulate`'s synced matrix;
-- the pixel matrix of the kept histograms equals the histograms summed with ShardLens's
-  per-sample counts; where collect_results is right (every sample once), it is the dataset's.
+- the pixel matrix of the kept histograms equals `simulate --dataset seg:...`'s synced one;
+- ShardLens calls the run correct exactly when collect_results kept every sample once.
 A metric that appends two results per sample is not modelled: the test shows the cut to
 len(dataset) then leaves samples out.
 """
@@ -38,8 +39,8 @@ except ImportError as e:
 
 CLASSES = 5
 SEG_CLASSES = 4
-PIXELS = 48
-IGNORE = 255
+SEG = "seg:n=%d,classes=4,size=8x8"
+SEG_PREDICTOR = "noisy:accuracy=0.7,seed=1"
 WORLD_SIZES = (2, 3, 4)
 
 
@@ -80,15 +81,13 @@ def prediction_of(i):
     return label_of(i) if i % 3 else (label_of(i) + 1) % CLASSES
 
 
-def histogram_of(i):
-    """Image i's pixel histogram [target, prediction], its ignored pixels left out."""
-    rng = np.random.default_rng(1000 + i)
-    target = rng.integers(0, SEG_CLASSES, PIXELS)
-    target[rng.random(PIXELS) < 0.1] = IGNORE
-    pred = np.where(rng.random(PIXELS) < 0.7, target, rng.integers(0, SEG_CLASSES, PIXELS))
-    keep = target != IGNORE
-    cells = target[keep] * SEG_CLASSES + pred[keep]
-    return np.bincount(cells, minlength=SEG_CLASSES ** 2).reshape(SEG_CLASSES, SEG_CLASSES)
+def seg_histograms(cli, n):
+    """Every image's pixel histogram [target, prediction] of the seg: dataset and predictor,
+    ignored pixels left out: rank i's matrix of a run with one image a rank."""
+    run = frameworks.cli_json(cli, "simulate", "--dataset", SEG % n, "--predictor",
+                              SEG_PREDICTOR, "--world-size", str(n), "--sampler", "sequential",
+                              "--batch-size", "1")
+    return np.array(run["per_rank"], dtype=np.int64)
 
 
 def worker(out_dir):
@@ -103,6 +102,7 @@ def worker(out_dir):
     rank = dist.get_rank()
     out = {}
     for c in CASES:
+        hist = np.load(os.path.join(out_dir, "hist%d.npy" % c["n"]))  # [image, target, pred]
         dataset = list(range(c["n"]))
         sampler = DefaultSampler(dataset, shuffle=c["shuffle"], seed=SEED, round_up=c["round_up"])
         sampler.set_epoch(EPOCH)
@@ -114,12 +114,12 @@ def worker(out_dir):
                 break
             order += batch
             if c["unit"] == "sample":  # mmseg's IoUMetric, mmpretrain's Accuracy
-                results += [dict(index=[i], hist=histogram_of(i).tolist()) for i in batch]
+                results += [dict(index=[i], hist=hist[i].tolist()) for i in batch]
             elif c["unit"] == "batch":  # one result for the whole batch
-                results.append(dict(index=batch, hist=sum(histogram_of(i) for i in batch).tolist()))
+                results.append(dict(index=batch, hist=sum(hist[i] for i in batch).tolist()))
             else:  # a prediction and a ground-truth result for every sample
                 for i in batch:
-                    results += [dict(index=[i], hist=histogram_of(i).tolist()),
+                    results += [dict(index=[i], hist=hist[i].tolist()),
                                 dict(index=[], hist=np.zeros((SEG_CLASSES,) * 2).tolist())]
         kept = collect_results(results, c["n"], device=c["device"])
         out[c["name"]] = dict(order=order, kept=kept)
@@ -197,11 +197,12 @@ def check_case(cli, d, w, c, ranks, failures):
     if classified["synced"] != real.tolist():
         failures.append("%s: classification matrix %s, ShardLens %s" % (
             name, real.tolist(), classified["synced"]))
-    modelled = sum((histogram_of(i) * int(sim_times[i]) for i in range(n)),
-                   np.zeros((SEG_CLASSES,) * 2, dtype=np.int64))
-    if modelled.tolist() != pixels.tolist():
-        failures.append("%s: pixel matrix %s, ShardLens's samples give %s" % (
-            name, pixels.tolist(), modelled.tolist()))
+    seg = frameworks.cli_json(cli, "simulate", *flags(c, d, w, "identity%d" % n,
+                                                      "identity%d" % n)[4:],
+                              "--dataset", SEG % n, "--predictor", SEG_PREDICTOR)
+    if seg["synced"] != pixels.tolist():
+        failures.append("%s: pixel matrix %s, ShardLens %s" % (name, pixels.tolist(),
+                                                               seg["synced"]))
     right = bool((times == 1).all())
     if classified["correct"] != right:
         failures.append("%s: collect_results kept every sample once: %s, ShardLens says "
@@ -225,6 +226,7 @@ def main():
                     np.array([label_of(i) for i in range(n)], dtype=np.int64))
             np.save(os.path.join(d, "preds%d.npy" % n),
                     np.array([prediction_of(i) for i in range(n)], dtype=np.int64))
+            np.save(os.path.join(d, "hist%d.npy" % n), seg_histograms(cli, n))
         for w in WORLD_SIZES:
             ranks = launch(d, w)
             for c in CASES:
