@@ -29,6 +29,15 @@ void count_distinct_cells(RunFile& run, const CellTable& cells) {
 // record of each index).
 void count_classes(RunFile& run, const DatasetTruth& truth) {
   RunMetadata& m = run.meta;
+  if (truth.dense) {  // every sample's true cells: the exact pixels / tokens of each class
+    m.class_counts.assign(size_t(m.classes), 0);
+    const CellTable& t = truth.dense->truth;
+    for (size_t k = 0; k < t.keys.size(); ++k)
+      m.class_counts[t.keys[k] / uint32_t(t.classes)] += t.counts[k];
+    m.class_names = truth.dense->class_names;
+    m.class_counts_source = "dataset";
+    return;
+  }
   if (const CellTable* cells = run.records.cell_table()) {
     count_distinct_cells(run, *cells);
     return;

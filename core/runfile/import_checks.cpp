@@ -1,6 +1,7 @@
 #include "core/runfile/import_checks.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 #include "core/runfile/import_arrays.h"
@@ -95,6 +96,47 @@ void check_against_dataset(const RankDump& d, const RecordSite& site, size_t i,
                      " (wrong --dataset, or the dump's indices are not dataset indices)");
 }
 
+// A sample's true cells (its cells added up by target) are the dataset's: another count of a
+// class means another dataset, or indices that are not dataset indices.
+void check_cells_against_dataset(const RankDump& d, const DenseTruth& dense,
+                                 const std::string& dataset, int ignore_index) {
+  const DumpCells& cells = *d.cells;
+  const CellTable& truth = dense.truth;
+  std::map<int64_t, int64_t> own, want;
+  for (int64_t i = 0; i < cells.records(); ++i) {
+    const Record& rec = d.records[size_t(i)];
+    own.clear(), want.clear();
+    for (size_t c = cells.offsets[size_t(i)]; c < cells.offsets[size_t(i) + 1]; ++c)
+      if (cells.target[c] != ignore_index) own[cells.target[c]] += cells.count[c];
+    const auto keys = truth.keys_of(rec.index);
+    const auto counts = truth.counts_of(rec.index);
+    for (size_t k = 0; k < keys.size(); ++k) want[keys[k] / uint32_t(truth.classes)] += counts[k];
+    if (own == want) continue;
+    // The first class whose count differs, in class order.
+    int64_t cls = -1;
+    for (auto a = own.begin(), b = want.begin(); a != own.end() || b != want.end();) {
+      if (b == want.end() || (a != own.end() && a->first < b->first)) {
+        cls = a->first;
+        break;
+      }
+      if (a == own.end() || b->first < a->first || a->second != b->second) {
+        cls = b->first;
+        break;
+      }
+      ++a, ++b;
+    }
+    const auto count_of = [&](const std::map<int64_t, int64_t>& m) {
+      const auto it = m.find(cls);
+      return std::to_string(it == m.end() ? 0 : it->second);
+    };
+    throw InputError(sample_place(d.origin, i, d.ranks[size_t(i)], rec.index) +
+                     ": its cells hold " + count_of(own) + " " + count_unit(dense.task) +
+                     " of class " + std::to_string(cls) + ", but " + dataset + " says " +
+                     count_of(want) +
+                     " (wrong --dataset, or the dump's indices are not dataset indices)");
+  }
+}
+
 // Every dump against the run: its records within the run's bounds (and the dataset's), its
 // dataset size and matrices fitting.
 void check_dumps(const std::vector<RankDump>& dumps, const ImportOptions& options,
@@ -115,6 +157,8 @@ void check_dumps(const std::vector<RankDump>& dumps, const ImportOptions& option
     }
     if (d.cells) {
       check_cells_in_run(*d.cells, d.origin, d.ranks, d.records, classes, m.ignore_index, m.task);
+      if (truth.dense)
+        check_cells_against_dataset(d, *truth.dense, options.dataset, m.ignore_index);
       if (d.cells->total > kMaxExactCount - counted)
         fail(d.origin, "the dumps' cells add up to more than 2^53 " + count_unit(m.task) +
                            ", past what a matrix of doubles counts exactly");

@@ -337,6 +337,14 @@ ImportLayout infer_layout(std::vector<RankDump>& dumps, const ImportOptions& opt
   m.world_size = decide_world_size(dumps, options);
   merge_ranks(dumps, layout);
   layout.truth = read_dataset_truth(options);
+  if (const std::optional<DenseTruth>& dense = layout.truth.dense) {
+    // A dataset of many counts a sample says what a record counts, and which target it
+    // leaves out when neither the dumps nor --ignore-index say.
+    if (dense->task != m.task)
+      throw InputError("--dataset " + options.dataset + " is a " + to_string(dense->task) +
+                       " dataset, but the dumps hold a " + to_string(m.task) + " evaluation");
+    if (m.ignore_index == -1) m.ignore_index = dense->ignore_index;
+  }
   m.dataset = options.dataset;
   layout.classes = decide_classes(dumps, options, layout.truth, m);
   m.classes = layout.classes.classes;

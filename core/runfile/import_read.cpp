@@ -185,7 +185,20 @@ std::optional<int> rank_from_name(const std::string& path) {
 
 DatasetTruth read_dataset_truth(const ImportOptions& options) {
   DatasetTruth t;
-  if (!options.dataset.empty()) t.labels = load_labels(options.dataset);
+  if (is_dense_dataset(options.dataset)) {
+    // Drawn once: the labels (its size, classes and names) are read off the cells.
+    t.dense = load_dense_truth(options.dataset);
+    Labels labels;
+    labels.num_classes = t.dense->classes();
+    labels.class_names = t.dense->class_names;
+    labels.source = options.dataset;
+    labels.targets.reserve(size_t(t.dense->size()));
+    for (int64_t i = 0; i < t.dense->size(); ++i)
+      labels.targets.push_back(std::max(t.dense->truth.dominant(i).first, 0));
+    t.labels = std::move(labels);
+  } else if (!options.dataset.empty()) {
+    t.labels = load_labels(options.dataset);
+  }
   // One prediction per dataset index: every prediction is known, so is the expected matrix.
   if (!options.predictions.empty()) {
     if (!t.labels) throw InputError("--predictions: needs --dataset (the labels they predict)");

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "core/dataset/dense_synthetic.h"
 #include "core/dataset/labels.h"
 #include "core/evaluation/recorded_settings.h"
 #include "core/runfile/dump_array.h"
@@ -100,6 +101,10 @@ std::optional<int> rank_from_name(const std::string& path);
 struct DatasetTruth {
   std::optional<Labels> labels;
   std::optional<std::vector<int32_t>> predictions;
+  // A dataset of samples of many counts (dense_synthetic.h: voc2012:val, conll2003:test, ...):
+  // each sample's true cells, which give the true pixel / token / label counts and which each
+  // record's cells must agree with. `labels` then holds each sample's largest true class.
+  std::optional<DenseTruth> dense;
 };
 DatasetTruth read_dataset_truth(const ImportOptions& options);
 

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/dataset/dense_synthetic.h"
 #include "core/io/files.h"
 #include "core/io/npy.h"
 #include "core/io/npz.h"
@@ -477,4 +478,52 @@ TEST_F(ImportDense, RunFilesWhoseCellsLieAreRefused) {
         m["meta.json"] = meta.dump();
       },
       "meta.json: task 'segmentation' in a file of format version 4");
+}
+
+TEST_F(ImportDense, ADenseDatasetGivesTheTruePixelsAndChecksEachSample) {
+  const std::string spec = "seg:n=5,classes=4,size=8x8,seed=3";
+  const DenseTruth truth = load_dense_truth(spec);
+  // Each image predicted perfectly; rank 1 pads with image 0 again (5 images on 2 ranks).
+  auto rank_dump = [&](int64_t rank, const std::vector<int64_t>& indices) {
+    DenseDump d;
+    d.rank = rank;
+    d.index = indices;
+    d.settings = {{"task", "segmentation"}, {"ignore_index", truth.ignore_index}};
+    for (int64_t i : indices) {
+      const auto keys = truth.truth.keys_of(i);
+      const auto counts = truth.truth.counts_of(i);
+      d.per.push_back(int64_t(keys.size()));
+      for (size_t k = 0; k < keys.size(); ++k) {
+        d.target.push_back(keys[k] / uint32_t(truth.classes()));
+        d.prediction.push_back(keys[k] % uint32_t(truth.classes()));
+        d.count.push_back(counts[k]);
+      }
+      d.size.push_back(truth.sample_size[size_t(i)]);
+      d.ignored.push_back(truth.ignored[size_t(i)]);
+    }
+    return d;
+  };
+  ImportOptions options;
+  options.dataset = spec;
+  const DenseDump a = rank_dump(0, {0, 2, 4}), b = rank_dump(1, {1, 3, 0});
+  const RunFile run = import_dumps(
+      {write("seg_rank0.npz", a.members()), write("seg_rank1.npz", b.members())}, options);
+  // The true pixels of each class: every image's truth added up.
+  std::vector<int64_t> want(size_t(truth.classes()), 0);
+  for (size_t k = 0; k < truth.truth.keys.size(); ++k)
+    want[truth.truth.keys[k] / uint32_t(truth.classes())] += truth.truth.counts[k];
+  EXPECT_EQ(run.meta.class_counts, want);
+  EXPECT_EQ(run.meta.class_counts_source, "dataset");
+  EXPECT_EQ(run.meta.dataset_size, 5);
+  // A dump whose image holds another count of a class than the dataset's is refused.
+  DenseDump wrong = a;
+  wrong.count[0] += 1;
+  wrong.size[0] += 1;
+  const std::string p = write("seg_rank0.npz", wrong.members());
+  const std::string what = error_of({p, write("seg_rank1.npz", b.members())}, options);
+  EXPECT_NE(what.find(p + ": record 0 of rank 0 (dataset index 0): its cells hold " +
+                      std::to_string(wrong.count[0]) + " pixels of class " +
+                      std::to_string(wrong.target[0]) + ", but " + spec + " says"),
+            std::string::npos)
+      << what;
 }
