@@ -13,6 +13,7 @@
 
 #include "core/diagnosis/facts_json.h"
 #include "core/report/metrics.h"
+#include "core/report/task_metrics.h"
 #include "core/torchsem/accelerate_sampler.h"
 
 namespace shardlens {
@@ -136,6 +137,7 @@ json report_json_with(const Evaluation& e, const MatrixJson& matrix) {
               {"verdict", verdict_json(e)},
               {"diagnosis", findings}};
   out["metrics"] = evaluation_metrics_json(e);
+  if (meta.task != Task::Classification) out["task_metrics"] = task_metrics_json(task_metrics(e));
   if (!meta.launcher.empty()) out["launcher"] = meta.launcher;
   out["label"] = evaluation_label(e);
   if (e.validation() >= 0) out["validation"] = e.validation();
@@ -391,12 +393,18 @@ std::string report_text(const Evaluation& e) {
   }
   if (e.meta.recorded)
     out << "Recorded settings: " << recorded_settings_text(*e.meta.recorded) << "\n";
-  out << "dataset: " << e.meta.dataset_size << " samples, " << e.classes() << " classes; "
+  const Task task = e.meta.task;
+  // A segmentation matrix counts pixels of images: the rows are said in the task's words.
+  const std::string samples = task == Task::Classification ? "samples" : sample_word(task) + "s";
+  const std::string counts = count_unit(task);
+  out << "dataset: " << e.meta.dataset_size << " " << samples << ", "
+      << (task == Task::Multilabel ? std::to_string(e.classes() / 2) + " labels as " : "")
+      << e.classes() << " classes; "
       << e.meta.world_size << " ranks\n";
   out << (synced_origin_of(e.meta) == SyncedOrigin::SumOfRanks ? "sum of the ranks "
                                                                : "reported total ")
       << (e.synced ? fmt(d.reported_total) : std::string("(none)")) << " vs " << d.expected_total
-      << (estimate_note(e).empty() ? " samples; "
+      << (estimate_note(e).empty() ? " " + counts + "; "
                                    : " in the estimated class counts (" +
                                          std::to_string(e.meta.dataset_size) + " in the dataset); ")
       << d.evaluated_records << " records, " << d.distinct_evaluated << " distinct, "
@@ -410,8 +418,8 @@ std::string report_text(const Evaluation& e) {
   if (e.synced) out << "synced matrix: " << synced_description(e) << "\n";
   for (const std::string& note : unchecked(e)) out << "not checked: " << note << "\n";
   if (e.synced) {
-    out << "\nRow sums (observed vs " << (estimate_note(e).empty() ? "expected" : "estimated")
-        << ")\n";
+    out << "\nRow sums" << (task == Task::Classification ? "" : ", " + counts) << " (observed vs "
+        << (estimate_note(e).empty() ? "expected" : "estimated") << ")\n";
     print_row_sums(out, e);
   } else {
     out << "\nNo synced matrix: " << e.synced_missing << ".\n";
@@ -429,7 +437,10 @@ std::string report_text(const Evaluation& e) {
     if (e.synced) print_matrix(out, synced_title(e) + ", rows = true class:", *e.synced);
     if (e.expected) print_matrix(out, "Expected matrix (one process, whole dataset):", *e.expected);
   }
-  print_metrics(out, e);
+  if (e.meta.task == Task::Classification)
+    print_metrics(out, e);
+  else
+    out << "\n" << task_metrics_text(task_metrics(e));
   out << "\n";
   out << "Verdict: " << verdict_of(e).sentence << "\n";
   if (d.correct) return out.str();

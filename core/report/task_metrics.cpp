@@ -178,8 +178,12 @@ std::string value_text(std::optional<double> v) {
   return s.str();
 }
 
+// A difference that rounds to 0.0000 is still shown as one (3.1e-06), not as none.
 std::string signed_text(double v) {
-  return (v >= 0 ? "+" : "") + value_text(v);
+  if (std::abs(v) >= 5e-5) return (v >= 0 ? "+" : "") + value_text(v);
+  std::ostringstream s;
+  s << std::showpos << std::scientific << std::setprecision(1) << v;
+  return s.str();
 }
 
 }  // namespace
@@ -284,7 +288,7 @@ json task_metrics_json(const TaskMetrics& t) {
   }
   return {{"task", to_string(t.task)},
           {"unit", count_unit(t.task)},
-          {"ignore_index", t.ignore_index >= 0 ? json(t.ignore_index) : json(nullptr)},
+          {"ignore_index", t.ignore_index != -1 ? json(t.ignore_index) : json(nullptr)},
           {"ranks_averaged", t.ranks_averaged},
           {"names", t.names},
           {"metrics", metrics},

@@ -102,7 +102,7 @@ struct ClassDifference {
 // first, the lower index on ties; empty when either side is unknown.
 std::vector<ClassDifference> largest_differences(const PerClassMetric& metric, size_t limit);
 
-// {"task", "unit" ("pixels"...), "ignore_index": int | null (negative: null),
+// {"task", "unit" ("pixels"...), "ignore_index": int | null (-1: null),
 //  "ranks_averaged", "names": [...],
 //  "metrics": {KEY: {"name", "reported", "true", "per_rank_mean", "difference"}},
 //  "per_class": {KEY: {"name", "reported": [...], "true": [...], "per_rank_mean": [...]}},
