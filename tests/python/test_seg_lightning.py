@@ -115,6 +115,14 @@ def _one_process(loader, indices):
     return square(m.confmat.numpy())
 
 
+def miou_of(matrix):
+    """torchmetrics' MulticlassJaccardIndex.compute() of a confusion matrix (its own state)."""
+    m = tm.MulticlassJaccardIndex(len(matrix), ignore_index=S.IGNORE)
+    m.confmat = torch.as_tensor(matrix, dtype=torch.int64)
+    m._update_count = 1
+    return float(m.compute())
+
+
 def cells_matrix(z, classes):
     return np.bincount(z["cell_target"] * classes + z["cell_prediction"],
                        weights=z["cell_count"], minlength=classes * classes
@@ -181,6 +189,9 @@ def check_dumps(out, world, validations):
                         assert i not in seen, "%s: index %d twice unflagged" % (where, i)
                         seen.add(i)
             assert np.array_equal(synced, reported), "synced %s" % stem(name, d)
+            if d == 0:  # the mIoU the run computed is the one of ShardLens's synced matrix
+                assert oracle[0][v]["loaders"]["0"]["miou"] == pytest.approx(
+                    miou_of(synced), abs=1e-6), stem(name, d)
             sanity = name.startswith("sanity")
             assert (z["flags"] & SANITY).all() if sanity else not (z["flags"] & SANITY).any()
             # the one-process matrix + padding duplicates - images never evaluated
