@@ -287,6 +287,8 @@ class TestDense : public QObject {
     QVERIFY2(tip.contains(QStringLiteral("Label <b>cat</b> (this view): TP 2, FN 1, FP 0, TN 1")),
              qPrintable(tip));
     QVERIFY(tip.contains(QStringLiteral("Counts are label decisions; the list is of items")));
+    // An item counts once a label: its count in a cell says nothing, and is not listed.
+    QVERIFY2(tip.contains(QStringLiteral("Items: 0, 0ᵖ<br>")), qPrintable(tip));
     const QString across = cellTooltip(*r, {ViewKind::Synced, 0, 0, 3});
     QVERIFY2(across.contains(QStringLiteral("Two different labels")), qPrintable(across));
     QVERIFY(diagnosisHtml(r->eval).contains(QStringLiteral("MultilabelConfusionMatrix")));

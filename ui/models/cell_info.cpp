@@ -128,15 +128,17 @@ QString cellTooltip(const EvaluationResult& r, const CellRef& c) {
       QString text = QString::number(s.index);
       if (s.flags & kPadding) text += QStringLiteral("ᵖ");
       if (s.flags & kSanity) text += QStringLiteral("ˢ");
-      if (cells) text += QStringLiteral(" (%1)").arg(count(double(s.count)));
+      if (render::countsPerSample(e)) text += QStringLiteral(" (%1)").arg(count(double(s.count)));
       idx << text;
     }
     if (total > int64_t(samples.size()))
       idx << QObject::tr("… %1 more").arg(total - int64_t(samples.size()));
-    html += cells ? QObject::tr("%1 (%2 in the cell): %3")
-                        .arg(render::capitalized(render::samplesWord(e)), render::countsWord(e),
-                             idx.join(QStringLiteral(", ")))
-                  : QObject::tr("Samples: %1").arg(idx.join(QStringLiteral(", ")));
+    html += render::countsPerSample(e)
+                ? QObject::tr("%1 (%2 in the cell): %3")
+                      .arg(render::capitalized(render::samplesWord(e)), render::countsWord(e),
+                           idx.join(QStringLiteral(", ")))
+                : QObject::tr("%1: %2").arg(render::capitalized(render::samplesWord(e)),
+                                            idx.join(QStringLiteral(", ")));
     html +=
         QObject::tr("<br><small>ᵖ padding duplicate, ˢ sanity-check leak; click to list</small>");
   }

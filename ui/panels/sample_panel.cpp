@@ -81,7 +81,7 @@ void SamplePanel::showCell(const ResultPtr& result, const CellRef& cell) {
   // Every image of a cell shares its true and predicted class (the title names them): the
   // narrow dock shows each one's pixels in their place.
   const bool cells = render::countsCells(e);
-  m_table->setColumnHidden(SampleModel::Count, !cells);
+  m_table->setColumnHidden(SampleModel::Count, !render::countsPerSample(e));
   m_table->setColumnHidden(SampleModel::Target, cells);
   m_table->setColumnHidden(SampleModel::Prediction, cells);
   m_table->resizeColumnsToContents();

@@ -31,6 +31,11 @@ inline QString samplesWord(const Evaluation& e) {
 inline bool countsCells(const Evaluation& e) {
   return e.meta.task != Task::Classification;
 }
+// Whether a sample's count in one cell says anything: pixels and tokens, not a multilabel
+// item's one decision a label (always 1).
+inline bool countsPerSample(const Evaluation& e) {
+  return e.meta.task == Task::Segmentation || e.meta.task == Task::Tokens;
+}
 // "Images" from "images": the start of a label or a table header.
 inline QString capitalized(QString s) {
   if (!s.isEmpty()) s[0] = s[0].toUpper();
