@@ -3,8 +3,9 @@ multilabel module that knows nothing of ShardLens: seg_lightning_worker.py CONFI
 
 Three validation loaders (seg_common.py): 0, segmentation shuffled, updating
 MulticlassJaccardIndex(ignore_index=255) and MulticlassAccuracy; 1, segmentation sequential,
-updating MulticlassConfusionMatrix(ignore_index=255) of one class more; 2, multilabel, updating
-MultilabelConfusionMatrix(ignore_index=-1) and MultilabelF1Score. The Trainer gets
+updating MulticlassConfusionMatrix(ignore_index=255, normalize="true") of one class more; 2,
+multilabel, updating MultilabelConfusionMatrix(ignore_index=-1) and MultilabelF1Score. The
+Trainer gets
 ShardLensCallback(OUT/runs) and nothing else changes.
 
 Lightning's launcher re-runs this script for the other ranks. Each rank writes
@@ -67,7 +68,7 @@ class Module(L.LightningModule):
         self.scale = torch.nn.Parameter(torch.ones(1))
         self.iou = MulticlassJaccardIndex(S.C, ignore_index=S.IGNORE)
         self.pixel_acc = MulticlassAccuracy(S.C, ignore_index=S.IGNORE, average="micro")
-        self.confmat = MulticlassConfusionMatrix(S.C1, ignore_index=S.IGNORE)
+        self.confmat = MulticlassConfusionMatrix(S.C1, ignore_index=S.IGNORE, normalize="true")
         self.ml_confmat = MultilabelConfusionMatrix(S.L, ignore_index=S.ML_IGNORE)
         self.ml_f1 = MultilabelF1Score(S.L, ignore_index=S.ML_IGNORE)
 

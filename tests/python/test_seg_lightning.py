@@ -167,9 +167,12 @@ def check_dumps(out, world, validations):
                     where, mine.tolist(), local.tolist())
                 reported = np.asarray(o["synced"]) if d < 2 else square(o["synced"])
                 assert np.array_equal(z["reported"], reported), where
-                if d > 0:  # a confusion matrix's compute() is the synced state
-                    computed = o["compute"] if d == 1 else square(o["compute"])
-                    assert np.array_equal(reported, computed), where
+                if d == 1:  # normalize="true": compute() is the synced state's rows as fractions
+                    rows = reported.sum(1, keepdims=True)
+                    assert np.allclose(o["compute"], np.where(rows > 0, reported / np.maximum(
+                        rows, 1), 0.0), atol=1e-6), where
+                if d == 2:  # a confusion matrix's compute() is the synced state
+                    assert np.array_equal(reported, square(o["compute"])), where
                 synced += mine
                 # each record: the item's own matrix
                 ends = np.cumsum(z["cells_per_record"])

@@ -67,12 +67,13 @@ class ShardLensCallback(_CallbackBase):
     [N, H, W] targets and [N, H, W] ids or [N, C, H, W] scores, or a Multilabel* metric, is
     recorded one record an image (item) with its cells, counted on the device with the
     metric's own ignore_index (ShardLensRecorder.add_dense / add_multilabel); a Jaccard
-    index's reported matrix is its confmat summed as its compute() syncs it.
-    metrics=False, or keys= / batch_target=, reads
-    validation_step's return value instead (below). verdict=True: after each validation (not the sanity check) rank 0
-    imports the ranks' dumps into {stem}.slrun with shardlens-cli (cli=, $SHARDLENS_CLI or
-    PATH), diagnoses it, prints one line and logs shardlens/* to the Trainer's loggers;
-    fail_on_wrong=True then raises ShardLensVerdictError on every rank when it is wrong.
+    index's (or a normalized confusion matrix's) reported matrix is its confmat state summed
+    as its compute() syncs it. metrics=False, or keys= / batch_target=, reads
+    validation_step's return value instead (below). verdict=True: after each validation (not
+    the sanity check) rank 0 imports the ranks' dumps into {stem}.slrun with shardlens-cli
+    (cli=, $SHARDLENS_CLI or PATH), diagnoses it, prints one line and logs shardlens/* to the
+    Trainer's loggers; fail_on_wrong=True then raises ShardLensVerdictError on every rank
+    when it is wrong.
 
     What validation_step (test_step) may return:
       - a dict: the prediction under "prediction", "preds", "pred", "logits", "probs",
@@ -339,9 +340,11 @@ class ShardLensCallback(_CallbackBase):
             if part is None or part.recorder is None:
                 continue
             if part.stream is w and (w.cls in MATRIX_METRICS or w.cls in CONFMAT_STATE_METRICS):
-                # A Jaccard index computes a score: its reported matrix is its synced confmat
-                part.recorder.set_reported(value if w.cls in MATRIX_METRICS else
-                                           self._watch.synced_confmat(w))
+                # A Jaccard index computes a score, a normalized confusion matrix fractions:
+                # their reported matrix is the confmat state summed as compute() syncs it
+                counts = w.cls in MATRIX_METRICS and \
+                    getattr(w.metric, "normalize", None) in (None, "none")
+                part.recorder.set_reported(value if counts else self._watch.synced_confmat(w))
                 if part.recorder.settings is not None:  # how compute() synced it
                     _format.update_settings(part.recorder.settings, sync=metric_sync(w.metric))
 
