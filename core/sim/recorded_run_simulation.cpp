@@ -180,7 +180,8 @@ RecordedRunScenario recorded_run_scenario(const std::vector<const Evaluation*>& 
   s.title = "Simulation like " + stem + " (" + evaluation_label(run) + ")";
   s.dataset = dataset_beside_run(run.meta.dataset, origin);
   s.predictor.clear();  // the run's own predictions unless one is given
-  s.ignore_index = run.meta.ignore_index;
+  // A negative ignore index (the -100 of token labels) drops no class: the setting's "none".
+  s.ignore_index = std::max(run.meta.ignore_index, -1);
   s.sampler.world_size = int(r.world_size.value_or(run.meta.world_size));
   set_sampler(r, out);
   if (r.shuffle) {

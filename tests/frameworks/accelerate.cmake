@@ -19,3 +19,8 @@ add_test(NAME frameworks.accelerate_uneven
                  $<TARGET_FILE:shardlens-cli>)
 set_tests_properties(frameworks.accelerate_uneven PROPERTIES
                      SKIP_RETURN_CODE 77 LABELS "frameworks;multi-process" TIMEOUT 300)
+add_test(NAME frameworks.accelerate_tokens
+         COMMAND python3 ${SHARDLENS_FRAMEWORK_TESTS}/accelerate_tokens.py
+                 $<TARGET_FILE:shardlens-cli>)
+set_tests_properties(frameworks.accelerate_tokens PROPERTIES
+                     SKIP_RETURN_CODE 77 LABELS "frameworks;multi-process" TIMEOUT 300)

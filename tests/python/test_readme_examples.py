@@ -30,7 +30,8 @@ import pytest
 
 EXAMPLES = os.path.join(frameworks.RECORDER_DIR, "examples")
 NAMES = ("lightning_example.py", "accelerate_example.py", "torch_example.py",
-         "hf_trainer_example.py")  # the last run by test_hf_trainer.py
+         "hf_trainer_example.py",  # run by test_hf_trainer.py
+         "hf_token_classification_example.py")  # run by test_hf_tokens.py
 GUIDE = os.path.join("docs", "RECORDER.md")
 
 

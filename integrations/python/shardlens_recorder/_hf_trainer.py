@@ -319,15 +319,19 @@ class _TrainerWatch(_AccelerateWatch):
         if copies <= 0:
             return
         self._copies = copies
+        tokens = self.recorder.task is not None
         self._run.say(("stream copies", self.recorder.stage, self.recorder.epoch), (
-            "%s gathered %d predictions for %d samples: the %d extra are copies of the "
+            "%s gathered %d %s for %d samples: the %d extra are copies of the "
             "stream's first items that IterableDatasetShard cycled to fill the last round "
             "(accelerator_config dispatch_batches=False), which gather_for_metrics cannot "
-            "trim without a length. Fix: leave dispatch_batches at its default (rank 0 "
-            "dispatches an IterableDataset and the gather trims the copies) or set it True; "
+            "trim without a length%s. Fix: leave dispatch_batches at its default (rank 0 "
+            "dispatches an IterableDataset and the gather trims the copies) or set it True%s; "
             "a __len__ on the dataset or dataloader_drop_last does not remove them" % (
                 "Trainer.predict" if self.recorder.stage == "test" else "Trainer.evaluate",
-                gathered, stream.size, copies)))
+                gathered, "sequences" if tokens else "predictions", stream.size, copies,
+                ", and their tokens count again" if tokens else "",
+                ", with batches of one length (the collator's padding=\"max_length\": rank 0 "
+                "concatenates the ranks' batches before slicing them)" if tokens else "")))
 
     def _labels(self, stem):
         rec = self.recorder
