@@ -79,14 +79,14 @@ RankDump dump_from_columns(const std::vector<std::vector<int64_t>>& columns,
   return d;
 }
 
-// The one column of a CSV holding `field` under any of its names ("" when none).
-std::optional<std::string> cell_column(const CsvTable& table, const std::string& field,
-                                       const std::string& path) {
+// The column of a CSV of cells holding each row's count, `count` or `cell_count` (nullopt
+// when neither: a CSV of records).
+std::optional<std::string> cell_column(const CsvTable& table, const std::string& path) {
   std::optional<std::string> present;
-  for (const std::string& name : field_names(field)) {
+  for (const std::string name : {"count", "cell_count"}) {
     if (table.column(name) < 0) continue;
     if (present)
-      fail(path, "both column '" + *present + "' and column '" + name + "' given for " + field);
+      fail(path, "both column '" + *present + "' and column '" + name + "' given for cell_count");
     present = name;
   }
   return present;
@@ -103,7 +103,7 @@ RankDump dump_from_cell_rows(const CsvTable& table,
   rows.target = columns[2];
   rows.prediction = columns[3];
   rows.flags = columns.size() > 4 ? columns[4] : std::vector<int64_t>(columns[0].size(), 0);
-  const std::string count = *cell_column(table, "cell_count", path);
+  const std::string count = *cell_column(table, path);
   rows.count = csv_integer_column(table, {count}, path);
   if (table.column("record") >= 0) rows.record = csv_integer_column(table, {"record"}, path);
   rows.lines = table.lines;
@@ -360,7 +360,7 @@ RankDump read_csv_dump(const std::string& path) {
     }
   }
   if (columns.empty() || columns[0].empty()) fail(path, "no records");
-  if (!table.header.empty() && cell_column(table, "cell_count", path))
+  if (!table.header.empty() && cell_column(table, path))
     return dump_from_cell_rows(table, columns, site);
   return dump_from_columns(columns, site);
 }
