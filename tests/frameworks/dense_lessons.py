@@ -24,8 +24,10 @@ is the sample's cells, plus ignored pixels (255) or tokens (-100) that must not 
   (accelerator.py); a real MulticlassConfusionMatrix(ignore_index=-100) counts the tokens.
 
 Each rank's state, the synced and the true matrix must equal ShardLens's per-rank, synced and
-expected matrices exactly, and each lesson's text must quote the mIoU, IoU and counts measured
-here (--print prints them).
+expected matrices exactly, ShardLens's reported, true and per-rank-mean mIoU and its IoUs
+(`simulate --format json`, task_metrics) torchmetrics' compute() of them, and each lesson's
+text must quote the mIoU, IoU and counts measured here (--print prints them; --only=A,B
+measures those lessons alone).
 """
 import json
 import os
@@ -47,6 +49,8 @@ from torch.utils.data import BatchSampler, DataLoader, DistributedSampler  # noq
 from torch.utils.data import SequentialSampler  # noqa: E402
 from torchmetrics.classification import MulticlassConfusionMatrix  # noqa: E402
 from torchmetrics.classification import MulticlassJaccardIndex  # noqa: E402
+from torchmetrics.functional.classification import multiclass_accuracy  # noqa: E402
+from torchmetrics.functional.classification import multiclass_f1_score  # noqa: E402
 
 LESSONS = os.path.join(frameworks.ROOT, "resources", "lessons")
 SEG_IGNORE = 255
@@ -160,6 +164,23 @@ def limit_of(text, batches):
     return min(int(text), batches)
 
 
+def check_task_metrics(name, cli, measured, iou_reported, iou_true):
+    """ShardLens's own mIoU and IoUs (the report's task_metrics) against torchmetrics' compute()
+    of the same states: reported (synced), true (expected) and the mean of the ranks' mIoUs.
+    torchmetrics divides in float32, ShardLens in double: equal within 1e-6."""
+    report = json.loads(subprocess.run([cli, "simulate", "--preset", name, "--format", "json"],
+                                       check=True, capture_output=True, text=True).stdout)
+    if "task_metrics" not in report:
+        raise AssertionError("%s: the report has no task_metrics" % name)
+    miou = report["task_metrics"]["metrics"]["miou"]
+    for side, key in (("reported", "mIoU reported"), ("true", "mIoU true"),
+                      ("per_rank_mean", "mIoU rank mean")):
+        assert abs(miou[side] - measured[key]) < 1e-6, (name, side, miou[side], measured[key])
+    iou = report["task_metrics"]["per_class"]["iou"]
+    assert np.allclose(iou["reported"], iou_reported, atol=1e-6), name
+    assert np.allclose(iou["true"], iou_true, atol=1e-6), name
+
+
 def measure_segmentation(name, cli, tmp):
     scenario = json.load(open(os.path.join(LESSONS, name + ".json")))
     run = os.path.join(tmp, name + ".slrun")
@@ -233,6 +254,7 @@ def measure_segmentation(name, cli, tmp):
         "classes never seen": int(np.sum((true_state.sum(axis=1) > 0) & (synced.sum(axis=1) == 0))),
     }
     iou_reported, iou_true = iou_per_class(synced, c), iou_per_class(true_state, c)
+    check_task_metrics(name, cli, out, iou_reported, iou_true)
     worst = int(np.argmax(np.abs(iou_reported - iou_true)))
     out["most moved class"] = meta.get("class_names", [str(k) for k in range(c)])[worst]
     out["its IoU reported"] = float(iou_reported[worst])
@@ -277,6 +299,16 @@ def measure_tokens(name, cli, tmp):
         assert np.array_equal(state, results[sync][3]), "%s: %s's matrix differs" % (name, sync)
         out["%s sentences" % sync] = len(rows)
         out["%s tokens" % sync] = int(state.sum())
+        # ShardLens's token accuracy and macro F1 against torchmetrics' on the same tokens.
+        report = json.loads(subprocess.run(
+            [cli, "simulate", "--preset", name, "--sync", sync, "--format", "json"],
+            check=True, capture_output=True, text=True).stdout)["task_metrics"]["metrics"]
+        accuracy = float(multiclass_accuracy(pred, target, c, average="micro",
+                                             ignore_index=TOKEN_IGNORE))
+        f1 = float(multiclass_f1_score(pred, target, c, average="macro",
+                                       ignore_index=TOKEN_IGNORE))
+        assert abs(report["accuracy"]["reported"] - accuracy) < 1e-6, (name, sync, accuracy)
+        assert abs(report["macro_f1"]["reported"] - f1) < 1e-6, (name, sync, f1)
     whole = MulticlassConfusionMatrix(num_classes=c, ignore_index=TOKEN_IGNORE)
     target, pred = batch_tensors(range(n), cells, c, TOKEN_IGNORE)
     whole.update(pred, target)
@@ -294,32 +326,38 @@ def quoted(value):
     return value
 
 
-# The measured values each lesson's text must quote.
-QUOTES = {
-    "voc-padding-miou": ["evaluated", "pixels true", "pixels reported", "mIoU reported",
-                         "mIoU true", "most moved class", "its IoU reported", "its IoU true"],
-    "ade20k-batch-limit": ["evaluated", "pixels reported", "pixels true", "mIoU reported",
-                           "mIoU true", "most moved class", "its IoU reported", "its IoU true"],
-    "ade20k-rank-mean-miou": ["mIoU rank mean", "mIoU true", "mIoU rank min", "mIoU rank max"],
-    "voc-unsynced": ["pixels reported", "pixels true", "mIoU reported", "mIoU true",
-                     "most moved class", "its IoU reported", "its IoU true"],
-    "conll-plain-gather": ["gather sentences", "gather tokens", "gather-for-metrics tokens",
-                           "tokens true"],
+# Each lesson: how it is measured, and the measured values its text must quote. A lesson of
+# another framework (mmengine's collect_results, a streaming dataset) adds its row here with a
+# measure(name, cli, tmp) -> (scenario, values) of its own.
+LESSON_MEASURES = {
+    "voc-padding-miou": (measure_segmentation, [
+        "evaluated", "pixels true", "pixels reported", "mIoU reported", "mIoU true",
+        "most moved class", "its IoU reported", "its IoU true"]),
+    "ade20k-batch-limit": (measure_segmentation, [
+        "evaluated", "pixels reported", "pixels true", "mIoU reported", "mIoU true",
+        "most moved class", "its IoU reported", "its IoU true"]),
+    "ade20k-rank-mean-miou": (measure_segmentation, [
+        "mIoU rank mean", "mIoU true", "mIoU rank min", "mIoU rank max"]),
+    "voc-unsynced": (measure_segmentation, [
+        "pixels reported", "pixels true", "mIoU reported", "mIoU true", "most moved class",
+        "its IoU reported", "its IoU true"]),
+    "conll-plain-gather": (measure_tokens, [
+        "gather sentences", "gather tokens", "gather-for-metrics tokens", "tokens true"]),
 }
 
 
 def main():
     cli = sys.argv[1]
     show = "--print" in sys.argv
-    failures = []
+    only = [a.split("=", 1)[1].split(",") for a in sys.argv if a.startswith("--only=")]
+    failures, measured = [], 0
     with tempfile.TemporaryDirectory() as tmp:
-        only = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--only=")]
-        for name, quotes in QUOTES.items():
-            if only and name not in only[0].split(","):
+        for name, (measure, quotes) in LESSON_MEASURES.items():
+            if only and name not in only[0]:
                 continue
             start = time.time()
-            measure = measure_tokens if name.startswith("conll") else measure_segmentation
             scenario, out = measure(name, cli, tmp)
+            measured += 1
             print("%s (%.1f s): %s" % (name, time.time() - start, json.dumps(out)), flush=True)
             text = scenario["description"] + " " + scenario["title"]
             for key in quotes:
@@ -331,7 +369,7 @@ def main():
     if failures and not show:
         sys.exit(1)
     print("ok: %d lessons, each rank's state, the synced and the true matrix equal to "
-          "torchmetrics' (%s)" % (len(QUOTES), json.dumps(frameworks.versions())))
+          "torchmetrics' (%s)" % (measured, json.dumps(frameworks.versions())))
 
 
 if __name__ == "__main__":
