@@ -229,3 +229,33 @@ def test_the_device_path_counts_the_same_and_refuses_at_the_end():
     assert ml.arrays()["ignored"].tolist() == [1, 0]
     ml.add_multilabel(torch.tensor([[0, 3, 1]]), torch.rand(1, 3))
     refused(ml.arrays, "sample 0 of batch 1", "target value 3")
+
+
+def test_watched_binary_segmentation_is_two_classes(tmp_path):
+    """A BinaryJaccardIndex updated with [N, H, W] probabilities (the callback's metric
+    watch): each image's cells are its thresholded pixels, as the metric's own state counts
+    them, ignore_index left out."""
+    tm = pytest.importorskip("torchmetrics.classification")
+    from shardlens_recorder._metrics import MetricWatch, dense_inputs
+
+    class Module(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.iou = tm.BinaryJaccardIndex(ignore_index=255)
+
+    torch.manual_seed(6)
+    module, watch = Module(), MetricWatch()
+    watch.attach(module)
+    rec = ShardLensRecorder(str(tmp_path), num_classes=2, ignore_index=255)
+    for b, logits in enumerate((True, False)):
+        t = torch.randint(0, 2, (3, 8, 9))
+        t[:, :, 0] = 255
+        p = torch.randn(3, 8, 9) * 2 if logits else torch.rand(3, 8, 9)
+        module.iou.update(p, t)
+        ((target, ids),) = watch.take()["iou"]
+        (w,) = watch.watched
+        assert dense_inputs(w, target) and w.num_classes == 2
+        rec.add_dense(torch.arange(3 * b, 3 * b + 3), target, ids)
+    watch.detach()
+    assert np.array_equal(np.asarray(rec.local_matrix()), module.iou.confmat.numpy())
+    assert rec._cells.arrays()["ignored"].tolist() == [8] * 6

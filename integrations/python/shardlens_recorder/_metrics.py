@@ -16,7 +16,7 @@ KNOWN_METRICS = {
     "MulticlassStatScores": "multiclass",
     "BinaryConfusionMatrix": "binary", "BinaryAccuracy": "binary", "BinaryF1Score": "binary",
     "BinaryFBetaScore": "binary", "BinaryPrecision": "binary", "BinaryRecall": "binary",
-    "BinaryStatScores": "binary",
+    "BinaryStatScores": "binary", "BinaryJaccardIndex": "binary",
     # Segmentation: the multiclass metrics above given [N, ...] targets; its usual metric:
     "MulticlassJaccardIndex": "multiclass",
     # Multilabel (torchmetrics' Multilabel*: [N, L, ...] 0/1 targets, sigmoid + threshold).
@@ -29,7 +29,8 @@ KNOWN_METRICS = {
 MATRIX_METRICS = ("MulticlassConfusionMatrix", "BinaryConfusionMatrix",
                   "MultilabelConfusionMatrix")
 # Metrics whose `confmat` state, synced, is the reported matrix (compute() is a score).
-CONFMAT_STATE_METRICS = ("MulticlassJaccardIndex", "MultilabelJaccardIndex")
+CONFMAT_STATE_METRICS = ("MulticlassJaccardIndex", "MultilabelJaccardIndex",
+                         "BinaryJaccardIndex")
 
 
 def _is_torchmetric(module):
@@ -47,7 +48,10 @@ def _metric_kind(metric):
 
 def dense_inputs(w, target):
     """Whether a metric's batch is samples of many cells: [N, ...] multiclass targets
-    (segmentation masks, token sequences) or any multilabel batch."""
+    (segmentation masks, token sequences), [N, H, W] binary masks (not [N] or [N, 1]), or any
+    multilabel batch."""
+    if w.kind == "binary":
+        return target.ndim >= 2 and target.shape[1:].numel() > 1
     return w.kind == "multilabel" or (w.kind == "multiclass" and target.ndim >= 2)
 
 
@@ -190,15 +194,17 @@ class MetricWatch:
                 inside = ((preds >= 0) & (preds <= 1)).all()  # stays on the device: no sync
                 preds = torch.where(inside, preds, preds.sigmoid()) > threshold
             return preds
-        if preds.numel() != target.numel() or target.ndim > 1 and target.shape[1:].numel() > 1:
-            raise ValueError("multidimensional binary inputs (preds %s, target %s)"
+        mask = dense_inputs(w, target)  # a binary segmentation: its ids keep the mask's shape
+        if preds.numel() != target.numel() or mask and preds.shape != target.shape:
+            raise ValueError("binary predictions of shape %s for targets of shape %s"
                              % (list(preds.shape), list(target.shape)))
-        preds = preds.reshape(-1)
+        if not mask:
+            preds = preds.reshape(-1)
         if preds.is_floating_point():
             import torch
             inside = ((preds >= 0) & (preds <= 1)).all()  # stays on the device: no sync
             preds = torch.where(inside, preds, preds.sigmoid()) > threshold
-        return preds
+        return preds.long() if mask else preds
 
     def take(self):
         """The batch's {name: [(target, ids)]}, cleared for the next batch."""
