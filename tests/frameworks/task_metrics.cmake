@@ -8,3 +8,10 @@ add_test(NAME frameworks.task_metrics_oracle
           $<TARGET_FILE:task_metrics_probe>)
 set_tests_properties(frameworks.task_metrics_oracle PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
   LABELS frameworks)
+# The per-rank-mean mistake as a real Lightning DDP Trainer (3 CPU ranks) logs it with
+# sync_dist=True, against the task metrics of its import.
+add_test(NAME frameworks.task_metrics_lightning
+  COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/task_metrics_lightning.py
+          $<TARGET_FILE:shardlens-cli>)
+set_tests_properties(frameworks.task_metrics_lightning PROPERTIES SKIP_RETURN_CODE 77
+  TIMEOUT 300 LABELS "frameworks;multi-process")
