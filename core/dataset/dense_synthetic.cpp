@@ -51,6 +51,10 @@ class Draw {
   uint64_t m_state;
 };
 
+bool any_positive(const std::vector<double>& weights) {
+  return std::any_of(weights.begin(), weights.end(), [](double w) { return w > 0; });
+}
+
 // `total` split in proportion to `weights`, largest remainders first, each part >= 1 while
 // there is enough to go round.
 std::vector<int64_t> split(int64_t total, const std::vector<double>& weights) {
@@ -402,15 +406,12 @@ void draw_image(const SegShape& s, Draw& d, DenseTruth& out) {
     for (size_t j = 0; j < picks; ++j) {
       for (int32_t c = 0; c < k; ++c)
         if (present[size_t(c)]) weights[size_t(c)] = 0;
-      if (std::all_of(weights.begin(), weights.end(), [](double w) { return w <= 0; })) break;
+      if (!any_positive(weights)) break;
       present[d.pick(weights)] = true;
     }
   }
   if (std::none_of(present.begin(), present.end(), [](bool p) { return p; }))
-    present[d.pick(s.pick_weight.empty() || std::all_of(s.pick_weight.begin(), s.pick_weight.end(),
-                                                        [](double w) { return w <= 0; })
-                       ? s.presence
-                       : s.pick_weight)] = true;
+    present[d.pick(any_positive(s.pick_weight) ? s.pick_weight : s.presence)] = true;
   const int64_t pixels = width * height;
   const auto ignored =
       int64_t(double(pixels) * (s.ignored_lo + (s.ignored_hi - s.ignored_lo) * d.uniform()));
