@@ -91,6 +91,22 @@ TEST(InferenceSampler, ItsUnpaddedShardsSumToTheExactMatrix) {
   EXPECT_TRUE(e.diagnosis.correct);
 }
 
+// SemSegEvaluator all-gathers each rank's pixel matrix and sums them: an all-reduce, exact
+// over the unpadded shards (ignored pixels are its extra class K, left out of the metrics).
+TEST(InferenceSampler, SemSegEvaluatorsSummedPixelMatricesAreExact) {
+  Scenario s;
+  s.dataset = "seg:n=37,classes=4,size=8x8";
+  s.predictor = "noisy:accuracy=0.7,seed=1";
+  s.sampler.kind = SamplerKind::Detectron2Inference;
+  s.sampler.world_size = 4;
+  s.loader.batch_size = 1;
+  s.sync = SyncStrategy::AllReduce;
+  const Evaluation e = simulate(s);
+  EXPECT_EQ(e.synced, e.expected);
+  EXPECT_TRUE(e.diagnosis.correct);
+  EXPECT_EQ(e.meta.task, Task::Segmentation);
+}
+
 // DefaultSampler(round_up=True) is DistributedSampler(drop_last=False), padding included;
 // round_up=False keeps the rank::W shards and drops the padding.
 TEST(MmengineDefaultSampler, RoundUpIsDistributedSamplersPaddingAndOffLeavesItOut) {
