@@ -527,3 +527,21 @@ TEST_F(ImportDense, ADenseDatasetGivesTheTruePixelsAndChecksEachSample) {
             std::string::npos)
       << what;
 }
+
+TEST_F(ImportDense, RowsPadAcrossProcessesAddedLeaveTheirCellsOut) {
+  // Rank 0's third row is accelerator.pad_across_processes' (flag PAD_ROW = 4): not a sample,
+  // so its cells count nowhere.
+  DenseDump a = rank0();
+  a.index = {0, 2, 2};
+  a.flags = {0, 0, 4};
+  a.per = {3, 0, 1};
+  a.target = {0, 1, 1, 2};
+  a.prediction = {0, 0, 1, 2};
+  a.count = {5, 2, 3, 9};
+  a.size = {12, 4, 9};
+  a.ignored = {2, 4, 0};
+  const RunFile run = import_dumps(
+      {write("seg_rank0.npz", a.members()), write("seg_rank1.npz", rank1().members())}, {});
+  ASSERT_EQ(run.records.ranks[0].size(), 2u);
+  EXPECT_EQ(run.per_rank[0], matrix(3, {5, 0, 0, 2, 3, 0, 0, 0, 0}));
+}
