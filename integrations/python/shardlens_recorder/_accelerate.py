@@ -185,13 +185,26 @@ class _AccelerateWatch:
 
     def _stream_flags(self, index, n):
         """The copies among a stream's rows, told by their index: Accelerate completes a last
-        round (IterableDatasetShard cycling, DataLoaderDispatcher's remainder) with the
-        stream's first items, so a row of round s (s > 0) whose index is below the round's
-        first position s * W * B is a copy."""
-        start = self._step * self.recorder.world_size * (self._batch_size or 0)
+        round with the stream's first items. IterableDatasetShard gives rank r the positions
+        s * W * B + r * B + k of round s, so a row whose index is not its position is a copy
+        (cycled from the first round, or from the round itself when the stream is shorter);
+        DataLoaderDispatcher splits a short last round evenly, so there a row of round s > 0
+        whose index lies below the round's first position s * W * B is a copy."""
+        b, world = self._batch_size or 0, self.recorder.world_size
+        start = self._step * world * b
+        if self._iterable == "sharded":
+            first = start + self.recorder.rank * b
+            fresh = [first + k for k in range(n)]
+        else:
+            fresh = None
         if _tensors.is_tensor(index):
-            return (index.reshape(-1)[:n] < start).to(index.device).byte() * _samplers.PADDING
-        return [_samplers.PADDING if int(i) < start else 0 for i in index[:n]]
+            import torch
+            index = index.reshape(-1)[:n]
+            copy = index != torch.tensor(fresh, device=index.device) if fresh is not None \
+                else index < start
+            return copy.byte() * _samplers.PADDING
+        return [_samplers.PADDING if (int(i) != fresh[k] if fresh is not None else int(i) < start)
+                else 0 for k, i in enumerate(index[:n])]
 
     def _stream_size(self):
         """A stream's length: the largest index any rank recorded, plus one (its copies are
