@@ -125,6 +125,14 @@ RunFile build_run(ImportLayout layout) {
   run.meta.backend = "import";
   run.records = std::move(layout.records);
   count_classes(run, layout.truth);
+  // A multilabel matrix's classes read "3 present", "3 absent" where no names were given: a
+  // class number alone would hide that class 7 is label 3.
+  RunMetadata& m = run.meta;
+  if (m.task == Task::Multilabel && m.class_names.empty()) {
+    std::vector<std::string> labels;
+    for (int32_t l = 0; l < m.classes / 2; ++l) labels.push_back(std::to_string(l));
+    m.class_names = multilabel_class_names(labels);
+  }
   build_matrices(run, layout.owners, layout.truth);
   return run;
 }

@@ -233,6 +233,8 @@ TEST_F(ImportDense, MultilabelCellsAreTwoByTwoBlocksOfTwoClassesALabel) {
   want.at(0, 0) = 1;
   EXPECT_EQ(run.per_rank[0], want);
   EXPECT_EQ(dump_kind_text(run), "multilabel dump: 2 items, 4 classes, 3 label decisions counted");
+  EXPECT_EQ(run.meta.class_names,
+            (std::vector<std::string>{"0 absent", "0 present", "1 absent", "1 present"}));
 }
 
 TEST_F(ImportDense, CsvCountColumnGroupsRowsByRecordOrConsecutiveIndex) {
