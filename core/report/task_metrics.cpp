@@ -59,6 +59,7 @@ TaskScores multiclass_scores(const Matrix& m, int ignore_index) {
     for (size_t i = 0; i < size_t(c); ++i) s.miou += iou_weight[i] * s.iou[i] / iou_weights;
   }
   s.accuracy = safe_divide(correct, total);
+  s.binary_iou = c == 2 ? s.iou[1] : kNaN;
   s.mean_class_accuracy = weighted_mean(s.recall, present);
   s.macro_precision = weighted_mean(s.precision, present);
   s.macro_recall = s.mean_class_accuracy;
@@ -71,6 +72,7 @@ TaskScores multilabel_scores(const Matrix& m) {
   const int32_t labels = m.classes / 2;
   TaskScores s;
   s.miou = kNaN;
+  s.binary_iou = kNaN;
   std::vector<double> label_accuracy, every(size_t(labels), 1.0);
   double right = 0, decisions = 0;
   for (int32_t l = 0; l < labels; ++l) {
@@ -104,9 +106,14 @@ struct ClassField {
   std::vector<double> TaskScores::*values;
 };
 
-std::vector<Field> overall_fields(Task task) {
+std::vector<Field> overall_fields(Task task, int32_t classes) {
   switch (task) {
     case Task::Segmentation:
+      if (classes == 2)  // masks: what a BinaryJaccardIndex beside them reports
+        return {{"miou", &TaskScores::miou},
+                {"binary_iou", &TaskScores::binary_iou},
+                {"accuracy", &TaskScores::accuracy},
+                {"mean_class_accuracy", &TaskScores::mean_class_accuracy}};
       return {{"miou", &TaskScores::miou},
               {"accuracy", &TaskScores::accuracy},
               {"mean_class_accuracy", &TaskScores::mean_class_accuracy}};
@@ -128,6 +135,7 @@ std::vector<Field> overall_fields(Task task) {
 
 std::string overall_name(const std::string& key, Task task) {
   if (key == "miou") return "mIoU";
+  if (key == "binary_iou") return "IoU of class 1 (binary)";
   if (key == "accuracy") return count_unit_one(task) + " accuracy";
   if (key == "mean_class_accuracy") return "mean class accuracy";
   if (key == "macro_f1") return "macro F1";
@@ -213,7 +221,7 @@ TaskMetrics task_metrics(const Evaluation& e) {
     if (m.total() > 0) ranks.push_back(task_scores(m, out.task, ignore));
   if (ranks.size() >= 2) out.ranks_averaged = int(ranks.size());
 
-  for (const Field& field : overall_fields(out.task)) {
+  for (const Field& field : overall_fields(out.task, e.classes())) {
     TaskMetric metric;
     metric.key = field.key;
     metric.name = overall_name(metric.key, out.task);

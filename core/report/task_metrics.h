@@ -40,8 +40,11 @@ struct TaskScores {
   std::vector<double> iou;                    // MulticlassJaccardIndex(average=None)
   std::vector<double> precision, recall, f1;  // average=None
   double miou = 0;                            // NaN when no class counts (see above)
-  double accuracy = 0;                        // pixel / token / label-decision accuracy
-  double mean_class_accuracy = 0;             // MulticlassAccuracy(average="macro")
+  // Two classes: class 1's IoU, what BinaryJaccardIndex reports of the same masks (tp / (tp
+  // + fp + fn) of the positive class, ignored pixels left out); NaN with another count.
+  double binary_iou = 0;
+  double accuracy = 0;             // pixel / token / label-decision accuracy
+  double mean_class_accuracy = 0;  // MulticlassAccuracy(average="macro")
   double macro_precision = 0, macro_recall = 0, macro_f1 = 0;
 };
 
@@ -73,8 +76,8 @@ struct PerClassMetric {
 struct TaskMetrics {
   Task task = Task::Classification;
   // The overall metrics, the task's headline first: segmentation mIoU, pixel accuracy, mean
-  // class accuracy; tokens token accuracy, macro F1 (precision, recall); multilabel macro
-  // F1, precision, recall, label-decision accuracy.
+  // class accuracy (and, of 2 classes, the binary IoU); tokens token accuracy, macro F1 (precision,
+  // recall); multilabel macro F1, precision, recall, label-decision accuracy.
   std::vector<TaskMetric> overall;
   // Segmentation: IoU (then F1); tokens: F1, precision, recall; multilabel: per label F1,
   // precision, recall. The first is the one the reports rank by.
@@ -104,7 +107,8 @@ std::vector<ClassDifference> largest_differences(const PerClassMetric& metric, s
 
 // {"task", "unit" ("pixels"...), "ignore_index": int | null (-1: null),
 //  "ranks_averaged", "names": [...],
-//  "metrics": {KEY: {"name", "reported", "true", "per_rank_mean", "difference"}},
+//  "metrics": {KEY: {"name", "reported", "true", "per_rank_mean", "difference"}} (KEY
+//  "miou", "accuracy", "mean_class_accuracy", "binary_iou", "macro_f1", ...),
 //  "per_class": {KEY: {"name", "reported": [...], "true": [...], "per_rank_mean": [...]}},
 //  "largest_differences": [{"metric", "class", "index", "reported", "true", "difference"}]}
 // (the first per-class metric's, up to 10). Unknown values and NaN are null; an unknown

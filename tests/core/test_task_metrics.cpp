@@ -68,6 +68,16 @@ TEST(TaskMetrics, IgnoreIndexInsideTheClassesLeavesOnlyTheJaccardMean) {
                      (5.0 / 8.0 + 0.0 + 3.0 / 5.0) / 3.0);
 }
 
+// Masks of two classes: class 1's IoU is what BinaryJaccardIndex reports.
+//   [5 1]   IoU1 = 3 / (3 + 1 + 2) = 1/2; IoU0 = 5 / (7 + 6 - 5) = 5/8
+//   [2 3]
+TEST(TaskMetrics, TwoClassSegmentationReportsTheBinaryIou) {
+  const TaskScores s = task_scores(matrix(2, {5, 1, 2, 3}), Task::Segmentation, 255);
+  EXPECT_DOUBLE_EQ(s.binary_iou, 1.0 / 2.0);
+  EXPECT_DOUBLE_EQ(s.miou, (5.0 / 8.0 + 1.0 / 2.0) / 2.0);
+  EXPECT_TRUE(std::isnan(task_scores(Matrix(3), Task::Segmentation, -1).binary_iou));
+}
+
 // Two labels as four classes (2l + t): label 0 tn 3, fp 1, fn 2, tp 4; label 1 always absent
 // and predicted absent (tn 10).
 TEST(TaskMetrics, MultilabelAveragesEveryLabel) {

@@ -38,7 +38,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torchmetrics  # noqa: E402
 from torchmetrics.classification import (  # noqa: E402
-    MulticlassAccuracy, MulticlassF1Score, MulticlassJaccardIndex, MulticlassPrecision,
+    BinaryJaccardIndex, MulticlassAccuracy, MulticlassF1Score, MulticlassJaccardIndex, MulticlassPrecision,
     MulticlassRecall, MultilabelAccuracy, MultilabelF1Score, MultilabelPrecision,
     MultilabelRecall)
 
@@ -80,7 +80,8 @@ def compute(metric, elements, double):
 
 def multiclass_metrics(c, ignore):
     kw = {"num_classes": c, "ignore_index": ignore, "validate_args": True}
-    return {
+    binary = {("overall", "binary_iou"): BinaryJaccardIndex(ignore_index=ignore)} if c == 2 else {}
+    return {**binary,
         ("overall", "miou"): MulticlassJaccardIndex(average="macro", **kw),
         ("overall", "accuracy"): MulticlassAccuracy(average="micro", **kw),
         ("overall", "mean_class_accuracy"): MulticlassAccuracy(average="macro", **kw),
@@ -209,6 +210,16 @@ def reference(ranks, expected, metrics, ignore, double):
     return out
 
 
+# What each task reports (binary_iou: segmentation of 2 classes).
+REPORTED = {
+    "segmentation": ({"miou", "accuracy", "mean_class_accuracy"}, {"iou", "accuracy"}),
+    "tokens": ({"accuracy", "macro_f1", "macro_precision", "macro_recall"},
+               {"f1", "precision", "recall"}),
+    "multilabel": ({"macro_f1", "macro_precision", "macro_recall", "accuracy"},
+                   {"f1", "precision", "recall"}),
+}
+
+
 def close(ours, theirs, tol):
     if theirs is None:
         return ours is None or ours == []
@@ -244,6 +255,12 @@ def main():
     failures, compared = [], 0
     for i, ((probe_case, ranks, expected, metrics, ignore), ours) in enumerate(
             zip(cases, ours_all)):
+        overall, per_class = REPORTED[probe_case["task"]]
+        if probe_case["task"] == "segmentation" and probe_case["classes"] == 2:
+            overall = overall | {"binary_iou"}
+        if set(ours["metrics"]) != overall or set(ours["per_class"]) != per_class:
+            failures.append("case %d: metrics %s, per class %s" % (
+                i, sorted(ours["metrics"]), sorted(ours["per_class"])))
         for double, tol in ((True, TOL64), (False, TOL32)):
             theirs = reference(ranks, expected, metrics, ignore, double)
             for (kind, key), want in theirs.items():
