@@ -19,7 +19,8 @@ and `shardlens-cli import` of the dumps gives those per-rank and synced matrices
 matrix (the distinct images' cells; the one-process matrix when no image was cut), the row
 check on exactly the rows the padding duplicates changed (the true counts of a dump of images
 are those of its distinct images, so the limit shows as batch-limit-subset, not in a row),
-and `simulate --like RUN` the same run.
+`simulate --like RUN` the same run, and `diagnose` the run's mIoU and the mean of each rank's
+own mIoU as torchmetrics computes them.
 """
 import glob
 import json
@@ -236,6 +237,15 @@ def check_import(out, cli, world, found):
         assert ("padding-duplicates" in patterns) == bool(padded.sum()), (where, patterns)
         assert ("batch-limit-subset" in patterns) == bool(never), (where, patterns)
         assert j["correct"] == (not padded.sum() and not never), where
+        if d == 0:  # ShardLens's mIoU: the run's, and each rank's own mIoU averaged
+            diag = subprocess.run([cli, "diagnose", "--run", run, "--format", "json"],
+                                  capture_output=True, text=True, timeout=120)
+            assert diag.returncode in (0, 1), diag.stderr  # 1: the run is wrong
+            miou = json.loads(diag.stdout)["task_metrics"]["metrics"]["miou"]
+            assert miou["reported"] == pytest.approx(oracle[0][v]["loaders"]["0"]["miou"],
+                                                     abs=1e-6), where
+            per_rank = [miou_of(oracle[r][v]["loaders"]["0"]["local"]) for r in range(world)]
+            assert miou["per_rank_mean"] == pytest.approx(np.mean(per_rank), abs=1e-6), where
         like = subprocess.run([cli, "simulate", "--like", run, "--format", "json"],
                               capture_output=True, text=True, timeout=120)
         assert like.returncode == 0, like.stdout[-3000:] + like.stderr
