@@ -58,6 +58,7 @@ json verdict_summary_json(const Evaluation& e) {
                                  : json(nullptr)},
               {"difference_of", e.expected ? "expected" : "expected_distinct"}};
   if (!e.meta.dataset.empty()) out["dataset"] = e.meta.dataset;
+  if (e.meta.task != Task::Classification) out["task"] = to_string(e.meta.task);
   if (!e.provenance.file.empty()) out["run_file"] = e.provenance.file;
   return out;
 }

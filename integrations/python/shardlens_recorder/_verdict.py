@@ -99,9 +99,15 @@ def verdict_of(summary, run):
         v["line"] = "ShardLens: the reported matrix is exact (%s classes); see %s" % (
             v["classes"], run)
     elif v["rows_wrong"] is None:
-        v["line"] = "ShardLens: rows not checked against the true class counts (dataset " \
-            "labels unknown: pass labels=...); %d duplicated, %d never evaluated: %s; see %s" % (
-                v["duplicates"], v["never_evaluated"],
+        # A dense task's true pixel / token counts need every image's mask, not a label each.
+        unit = {"segmentation": "pixel", "tokens": "token", "multilabel": "label"}.get(
+            summary.get("task"))
+        hint = ("the %s counts of the samples never evaluated are unknown: an evaluation "
+                "of every sample once counts them" % unit) if unit else \
+            "dataset labels unknown: pass labels=..."
+        v["line"] = "ShardLens: rows not checked against the true class counts (%s); %d " \
+            "duplicated, %d never evaluated: %s; see %s" % (
+                hint, v["duplicates"], v["never_evaluated"],
                 ", ".join(v["patterns"]) or "no pattern named", run)
     else:
         v["line"] = "ShardLens: %d of %s rows != class counts, %d duplicated, %d never " \
