@@ -50,6 +50,7 @@ class Classifier {
       f.samples = samples->samples;
       f.sample_count = samples->count;
       classes.insert(classes.end(), samples->classes.begin(), samples->classes.end());
+      for (int32_t c : classes_in_cells(samples->samples)) classes.push_back(c);
     }
     std::sort(classes.begin(), classes.end());
     classes.erase(std::unique(classes.begin(), classes.end()), classes.end());
@@ -59,6 +60,34 @@ class Classifier {
   }
 
   const DiagnosisInput& in() const { return m_in; }
+  // A sample of many cells touches every class its pixels (tokens) are in, not only the
+  // largest one its record shows: the true classes of the listed samples' cells.
+  std::vector<int32_t> classes_in_cells(const std::vector<int64_t>& samples) const {
+    std::vector<int32_t> out;
+    auto add_row = [&](const CellTable& cells, int64_t row) {
+      for (uint32_t key : cells.keys_of(row)) out.push_back(int32_t(key / uint32_t(cells.classes)));
+    };
+    if (m_in.inputs && m_in.inputs->cells) {
+      for (int64_t i : samples)
+        if (i >= 0 && i < m_in.inputs->cells->rows()) add_row(*m_in.inputs->cells, i);
+      return out;
+    }
+    const CellTable* cells = m_in.records ? m_in.records->cell_table() : nullptr;
+    if (!cells || samples.empty()) return out;
+    // A run's rows are its records': the first record of each listed sample names its row.
+    std::vector<int64_t> wanted = samples;
+    std::sort(wanted.begin(), wanted.end());
+    std::vector<bool> found(wanted.size(), false);
+    for (int r = 0; r < m_in.records->world_size(); ++r)
+      for_each_record(*m_in.records, r, [&](const Record& rec) {
+        if (rec.cells == kOneCell || rec.cells >= uint64_t(cells->rows())) return;
+        const auto at = std::lower_bound(wanted.begin(), wanted.end(), rec.index);
+        if (at == wanted.end() || *at != rec.index || found[size_t(at - wanted.begin())]) return;
+        found[size_t(at - wanted.begin())] = true;
+        add_row(*cells, rec.cells);
+      });
+    return out;
+  }
   Finding* existing(Pattern pattern) {
     for (Finding& f : m_out.findings)
       if (f.pattern == pattern) return &f;

@@ -322,7 +322,7 @@ void print_finding(std::ostringstream& out, const Evaluation& e, const Finding& 
     out << "\n";
   }
   if (!f.samples.empty()) {
-    out << "  samples (" << f.sample_count << "):";
+    out << "  " << sample_word(e.meta.task) << "s (" << f.sample_count << "):";
     for (size_t i = 0; i < std::min<size_t>(f.samples.size(), 12); ++i) out << " " << f.samples[i];
     if (f.sample_count > 12) out << " ...";
     out << "\n";
