@@ -15,7 +15,8 @@ what compute_metrics was given (and its token accuracy), the records that are no
 copies cover the dataset once and give the matrix of a single process running each sequence
 alone; `shardlens-cli import` gives each rank's token matrix, the synced one (the copies
 counted again where compute_metrics counted them) and the expected one, and `simulate --like`
-on the watch's run file, with no other flag, equals the run. Then the documented example
+on the watch's run file, with no other flag, equals the run; diagnose's token accuracy is the
+one compute_metrics returned, and its true one the single process's. Then the documented example
 (integrations/python/examples/hf_token_classification_example.py) runs as 2 processes.
 """
 import json
@@ -133,6 +134,13 @@ def test_token_records_equal_what_the_trainer_computed(trainer_run, case):
             out, case, "runs", stem + ".slrun")], capture_output=True, text=True, timeout=120)
         assert like.returncode == 0 and "the simulation EQUALS the run" in like.stdout, \
             (case, stem, like.stdout + like.stderr)
+        # diagnose's token accuracy: what compute_metrics returned, beside the true one
+        d = subprocess.run([cli, "diagnose", "--run", os.path.join(out, case, "runs",
+                                                                   stem + ".slrun"),
+                            "--format", "json"], capture_output=True, text=True, timeout=120)
+        acc = json.loads(d.stdout)["task_metrics"]["metrics"]["accuracy"]
+        assert abs(acc["reported"] - oracles[0]["accuracy"]) < 1e-12, (case, stem, acc)
+        assert abs(acc["true"] - np.trace(reference) / reference.sum()) < 1e-12, (case, acc)
         print("%s %s: %d sequences on %d ranks (%d padding copies), %d tokens gathered, "
               "%d expected; accuracy %.4f reported, %.4f expected" % (
                   case, "predict" if e else "evaluate", len(real) + len(copies), W,
