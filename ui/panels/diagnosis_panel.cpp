@@ -139,9 +139,15 @@ DiagnosisPanel::DiagnosisPanel(QWidget* parent) : QTextBrowser(parent) {
 }
 
 void DiagnosisPanel::setResult(const ResultPtr& result) {
-  if (!result) return clear();
+  if (!result) {
+    m_html.clear();
+    return clear();
+  }
+  QString html = diagnosisHtml(result->eval);
+  if (html == m_html) return;
+  m_html = std::move(html);
   const int scroll = verticalScrollBar() ? verticalScrollBar()->value() : 0;
-  setHtml(diagnosisHtml(result->eval));
+  setHtml(m_html);
   verticalScrollBar()->setValue(scroll);
 }
 

@@ -15,6 +15,11 @@ class DiagnosisPanel : public QTextBrowser {
  public:
   explicit DiagnosisPanel(QWidget* parent = nullptr);
   void setResult(const ResultPtr& result);
+
+ private:
+  // What is shown: a step that changes nothing the diagnosis says (an epoch of a correct
+  // evaluation) keeps the laid-out document, the largest cost of a click on the GUI thread.
+  QString m_html;
 };
 
 }  // namespace shardlens::ui

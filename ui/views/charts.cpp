@@ -98,7 +98,29 @@ ChartsPanel::ChartsPanel(QWidget* parent)
 void ChartsPanel::setResult(const ResultPtr& result) {
   if (!result) return;
   const Evaluation& e = result->eval;
+  // Classes chart: the bars, their names and the title, compared with what is shown.
+  Shown classesNow;
   {
+    const RowCheck& rows = e.row_check;
+    const auto classes = shownClasses(e, kMaxClassBars);
+    const QString unit =
+        render::countsCells(e) ? QStringLiteral(", ") + render::countsWord(e) : QString();
+    classesNow.title =
+        int(classes.size()) < e.classes()
+            ? tr("Row sums per class (%1 largest errors%2)").arg(classes.size()).arg(unit)
+        : render::countsCells(e) ? tr("Row sums per class (%1)").arg(render::countsWord(e))
+                                 : tr("Row sums per class");
+    // The legend's words depend on whether there is an expected and a synced matrix.
+    classesNow.categories << (e.expected ? QStringLiteral("e") : QStringLiteral("t"))
+                          << (e.synced ? QStringLiteral("s") : QStringLiteral("r"));
+    for (int c : classes) {
+      classesNow.categories << QString::fromStdString(e.class_name(c));
+      classesNow.values.push_back(double(rows.truth[size_t(c)]));
+      classesNow.values.push_back(rows.observed[size_t(c)]);
+    }
+  }
+  if (classesNow != m_classesShown) {
+    m_classesShown = classesNow;
     QChart* chart = m_classes->chart();
     chart->removeAllSeries();
     const bool synced = e.synced.has_value();
@@ -127,17 +149,19 @@ void ChartsPanel::setResult(const ResultPtr& result) {
     series->append(observed);
     chart->addSeries(series);
     // Rows of a pixel (token) matrix sum pixels: said in the title, as the axis is bare.
-    const QString unit =
-        render::countsCells(e) ? QStringLiteral(", ") + render::countsWord(e) : QString();
-    chart->setTitle(
-        int(classes.size()) < e.classes()
-            ? tr("Row sums per class (%1 largest errors%2)").arg(classes.size()).arg(unit)
-        : render::countsCells(e) ? tr("Row sums per class (%1)").arg(render::countsWord(e))
-                                 : tr("Row sums per class"));
+    chart->setTitle(classesNow.title);
     setAxes(chart, series, categories, top);
     fitCategoryLabels(m_classes);
   }
-  {
+  Shown ranksNow;
+  ranksNow.title = render::countsCells(e) ? tr("Records per rank (%1)").arg(render::samplesWord(e))
+                                          : tr("Records per rank");
+  for (const RankTotals& t : result->shards.ranks)
+    ranksNow.values.insert(ranksNow.values.end(), {double(t.real), double(t.padding),
+                                                   double(t.sanity), double(t.notEvaluated)});
+  ranksNow.values.push_back(double(result->shards.neverTotal));
+  if (ranksNow != m_ranksShown) {
+    m_ranksShown = ranksNow;
     QChart* chart = m_ranks->chart();
     chart->removeAllSeries();
     const ShardSummary& s = result->shards;
@@ -173,8 +197,7 @@ void ChartsPanel::setResult(const ResultPtr& result) {
     auto* series = new QStackedBarSeries;
     series->append({real, padding, sanity, cut, never});
     chart->addSeries(series);
-    chart->setTitle(render::countsCells(e) ? tr("Records per rank (%1)").arg(render::samplesWord(e))
-                                           : tr("Records per rank"));
+    chart->setTitle(ranksNow.title);
     setAxes(chart, series, categories, top);
     fitCategoryLabels(m_ranks);
   }

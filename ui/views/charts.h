@@ -1,7 +1,9 @@
 #pragma once
 // Qt Charts views, kept in this one file pair: Qt Charts is deprecated from Qt 6.10 in
 // favour of Qt Graphs, and only this file has to move.
+#include <QStringList>
 #include <QWidget>
+#include <vector>
 
 #include "ui/jobs/evaluation_runner.h"
 #include "ui/views/drift_view.h"
@@ -29,6 +31,15 @@ class ChartsPanel : public QWidget {
   void resizeEvent(QResizeEvent* e) override;
 
  private:
+  // What a chart shows: a result that would draw the same bars (an epoch of a correct
+  // evaluation) keeps the chart as laid out, since a Qt Charts relayout measures every label.
+  struct Shown {
+    QString title;
+    QStringList categories;
+    std::vector<double> values;
+    bool operator==(const Shown&) const = default;
+  };
+  Shown m_classesShown, m_ranksShown;
   QChartView* m_classes;
   QChartView* m_ranks;
   DriftView* m_drift;
