@@ -184,27 +184,28 @@ class _AccelerateWatch:
                 self._iterable == "dispatched"))
 
     def _stream_flags(self, index, n):
-        """The copies among a stream's rows, told by their index: Accelerate completes a last
-        round with the stream's first items. IterableDatasetShard gives rank r the positions
-        s * W * B + r * B + k of round s, so a row whose index is not its position is a copy
-        (cycled from the first round, or from the round itself when the stream is shorter);
-        DataLoaderDispatcher splits a short last round evenly, so there a row of round s > 0
-        whose index lies below the round's first position s * W * B is a copy."""
-        b, world = self._batch_size or 0, self.recorder.world_size
-        start = self._step * world * b
-        if self._iterable == "sharded":
-            first = start + self.recorder.rank * b
-            fresh = [first + k for k in range(n)]
-        else:
-            fresh = None
+        """The copies among a stream's rows. IterableDatasetShard gives rank r the positions
+        s * W * B + r * B + k of round s and fills a short last round by cycling the first
+        items, so a row whose index is not its position is a copy. DataLoaderDispatcher
+        splits its last round of m items (the loader's remainder) into ceil(m / W) a rank,
+        completed with the stream's first items: row k of rank r is a copy when
+        r * ceil(m / W) + k >= m."""
+        rec = self.recorder
+        b, world = self._batch_size or 0, rec.world_size
+        if self._iterable == "dispatched":
+            state = self.accelerator.gradient_state
+            m = getattr(state, "remainder", -1)
+            if not getattr(state, "end_of_dataloader", False) or m is None or m <= 0:
+                return [0] * n
+            width = -(-m // world)
+            return [_samplers.PADDING if rec.rank * width + k >= m else 0 for k in range(n)]
+        first = self._step * world * b + rec.rank * b
         if _tensors.is_tensor(index):
             import torch
-            index = index.reshape(-1)[:n]
-            copy = index != torch.tensor(fresh, device=index.device) if fresh is not None \
-                else index < start
-            return copy.byte() * _samplers.PADDING
-        return [_samplers.PADDING if (int(i) != fresh[k] if fresh is not None else int(i) < start)
-                else 0 for k, i in enumerate(index[:n])]
+            fresh = torch.arange(first, first + n, device=index.device)
+            return (index.reshape(-1)[:n] != fresh).byte() * _samplers.PADDING
+        return [_samplers.PADDING if int(i) != first + k else 0
+                for k, i in enumerate(index[:n])]
 
     def _stream_size(self):
         """A stream's length: the largest index any rank recorded, plus one (its copies are
