@@ -11,7 +11,10 @@ namespace {
 
 QString value(const std::optional<double>& v, bool signedValue = false) {
   if (!v || std::isnan(*v)) return QStringLiteral("–");
-  const QString text = QString::number(*v, 'f', 4);
+  // A change below the fourth decimal (one duplicated sentence among 3,453) still shows as
+  // one, not as "-0.0000".
+  const bool tiny = signedValue && *v != 0 && std::abs(*v) < 5e-5;
+  const QString text = QString::number(*v, tiny ? 'e' : 'f', tiny ? 1 : 4);
   return signedValue && *v > 0 ? QStringLiteral("+") + text : text;
 }
 
