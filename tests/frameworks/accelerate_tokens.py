@@ -3,8 +3,9 @@ against `shardlens-cli`.
 
 Usage: accelerate_tokens.py SHARDLENS_CLI. Runs in the framework venv (frameworks.py).
 
-Three processes (gloo, CPU) prepare loaders of 41 sequences of 3 to 16 tokens (labels -100 on
-the first token and on about one in five others, padded per batch with -100) in batches of 4,
+Three processes (gloo, CPU) prepare loaders of 41 sequences (and of 7: one round shorter than
+3 batches) of 3 to 16 tokens (labels -100 on the first token and on about one in five others,
+padded per batch with -100) in batches of 4,
 and evaluate them as the Hugging Face course's token-classification loop does: predicted ids,
 accelerator.pad_across_processes(dim=1, pad_index=-100) of the ids and of the labels, then one
 gather each. Cases:
@@ -37,7 +38,8 @@ frameworks.require_venv()
 
 import numpy as np  # noqa: E402
 
-W, N, B, C = 3, 41, 4, 5
+W, B, C = 3, 4, 5
+SIZES = (41, 7)  # several rounds; one round, shorter than W * B
 IGNORE = -100
 MAX_TOKENS = 16
 CASES = ("map_gather", "map_gather_for_metrics", "stream_sharded", "stream_dispatched")
@@ -81,15 +83,21 @@ def worker(out_dir, cli):
                 "preds": torch.tensor(predictions(i))}
 
     class Sentences(Dataset):
+        def __init__(self, n):
+            self.n = n
+
         def __len__(self):
-            return N
+            return self.n
 
         def __getitem__(self, i):
             return item(i)
 
     class SentenceStream(IterableDataset):
+        def __init__(self, n):
+            self.n = n
+
         def __iter__(self):
-            return (item(i) for i in range(N))
+            return (item(i) for i in range(self.n))
 
     def collate(items, to=None):
         t = to or max(len(x["labels"]) for x in items)
@@ -104,19 +112,20 @@ def worker(out_dir, cli):
     torch.set_num_threads(1)
     rank = int(os.environ["RANK"])
     results = {}
-    for name in CASES:
+    for name, n in ((name, n) for n in SIZES for name in CASES):
         stream = name.startswith("stream")
         config = DataLoaderConfiguration(dispatch_batches=False) if name == "stream_sharded" \
             else DataLoaderConfiguration()
         acc = Accelerator(cpu=True, dataloader_config=config)
         fixed = name == "stream_dispatched"
         loader = acc.prepare(DataLoader(
-            SentenceStream() if stream else Sentences(), batch_size=B,
+            SentenceStream(n) if stream else Sentences(n), batch_size=B,
             collate_fn=(lambda items: collate(items, MAX_TOKENS)) if fixed else collate))
         method = "gather" if name == "map_gather" else "gather_for_metrics"
         original = getattr(acc, method)
+        key = "%s_n%d" % (name, n)
         setattr(acc, method, shardlens_recorder.watch(
-            acc, os.path.join(out_dir, name), cli=cli, verdict=rank == 0, gather=method))
+            acc, os.path.join(out_dir, key), cli=cli, verdict=rank == 0, gather=method))
         gather = getattr(acc, method)
         own, gathered = [], []
         for batch in loader:
@@ -132,7 +141,7 @@ def worker(out_dir, cli):
             gathered += [[yy.tolist(), pp.tolist()] for yy, pp in zip(y_g, p_g)]
         verdicts = [v.get("line") for v in gather.verdicts] if rank == 0 else []
         setattr(acc, method, original)
-        results[name] = {"own": own, "gathered": gathered, "verdicts": verdicts}
+        results[key] = {"own": own, "gathered": gathered, "verdicts": verdicts}
         acc.wait_for_everyone()
     with open(os.path.join(out_dir, "rank%d.json" % rank), "w") as f:
         json.dump(results, f)
@@ -174,10 +183,11 @@ def cells_of(y, p):
     return sorted((int(t), int(q), int(m[t, q])) for t, q in zip(*np.nonzero(m)))
 
 
-def check_case(cli, d, name, ranks, failures):
+def check_case(cli, d, case, n, ranks, failures):
     """Compares what Accelerate gathered with the dumps, their import and simulate --like."""
     from shardlens_recorder import PADDING
-    reference = token_matrix([(labels(i), predictions(i)) for i in range(N)])
+    name = "%s_n%d" % (case, n)
+    reference = token_matrix([(labels(i), predictions(i)) for i in range(n)])
     real = token_matrix(ranks[0][name]["gathered"])
     if any(token_matrix(ranks[r][name]["gathered"]).tolist() != real.tolist()
            for r in range(W)):
@@ -202,8 +212,8 @@ def check_case(cli, d, name, ranks, failures):
             failures.append("%s rank %d: reported %s, gathered %s" % (
                 name, r, dump["reported"].tolist(), real.tolist()))
         per_rank.append(token_matrix([(y, p) for _, y, p in own]).tolist())
-    copies_gathered = len(ranks[0][name]["gathered"]) - N
-    cut = name in ("map_gather_for_metrics", "stream_dispatched")
+    copies_gathered = len(ranks[0][name]["gathered"]) - n
+    cut = case in ("map_gather_for_metrics", "stream_dispatched")
     want = reference if cut else reference + token_matrix(copies)
     if real.tolist() != want.tolist() or copies_gathered != (0 if cut else len(copies)):
         failures.append("%s: gathered %d sequences (%d copies flagged): %s, expected %s" % (
@@ -225,7 +235,7 @@ def check_case(cli, d, name, ranks, failures):
             name, like.returncode, (like.stdout + like.stderr)[-800:]))
     print("%s: %d sequences gathered for %d (%d copies), %d tokens counted for %d; accuracy "
           "%.4f reported, %.4f true; rank 0 said: %s" % (
-              name, len(ranks[0][name]["gathered"]), N, len(copies), real.sum(),
+              name, len(ranks[0][name]["gathered"]), n, len(copies), real.sum(),
               reference.sum(), np.trace(real) / real.sum(),
               np.trace(reference) / reference.sum(), ranks[0][name]["verdicts"]))
     return 6
@@ -241,12 +251,13 @@ def main():
     failures, checks = [], 0
     with tempfile.TemporaryDirectory() as d:
         ranks, _ = launch(d, cli)
-        for name in CASES:
-            checks += check_case(cli, d, name, ranks, failures)
+        for n in SIZES:
+            for case in CASES:
+                checks += check_case(cli, d, case, n, ranks, failures)
     for f in failures:
         print("FAIL:", f)
-    print("%d cases, %d checks, %d failures, %.1f s" % (len(CASES), checks, len(failures),
-                                                         time.time() - start))
+    print("%d cases, %d checks, %d failures, %.1f s" % (
+        len(CASES) * len(SIZES), checks, len(failures), time.time() - start))
     return 1 if failures else 0
 
 
