@@ -3,7 +3,8 @@
 // image 0 is evaluated twice (rank 1's padding). A clicked cell lists the images that gave it
 // pixels with each one's count there, the words say pixels where the matrix counts and images
 // where the sampler deals, and the metrics show mIoU reported, true and per rank, all checked
-// against values worked out by hand from the histograms.
+// against values worked out by hand from the histograms. Three multilabel items read as labels,
+// and the window on a drawn segmentation set lists a clicked cell's images with their pixels.
 #include <QtTest>
 #include <cmath>
 #include <memory>
@@ -11,10 +12,13 @@
 #include "core/report/cell_index.h"
 #include "core/sim/engine.h"
 #include "tests/ui/ui_test_util.h"
+#include "ui/main_window.h"
 #include "ui/models/cell_info.h"
 #include "ui/panels/diagnosis_panel.h"
+#include "ui/panels/matrix_panel.h"
 #include "ui/panels/metrics_panel.h"
 #include "ui/panels/sample_panel.h"
+#include "ui/views/heatmap_view.h"
 
 using namespace shardlens;
 using namespace shardlens::ui;
@@ -295,6 +299,42 @@ class TestDense : public QObject {
     // The dog block of the dataset: one of each kind except a missed detection.
     const QString dog = cellTooltip(*r, {ViewKind::Expected, 0, 2, 3});
     QVERIFY2(dog.contains(QStringLiteral("TP 1, FN 0, FP 1, TN 1")), qPrintable(dog));
+  }
+
+  // The window on a drawn segmentation set (30 images of 8 x 8 pixels, 4 classes, on 4 ranks:
+  // padded to 32): a click on a synced cell lists images whose pixels there add up to the
+  // cell, the Samples dock says pixels, the Metrics dock leads with mIoU.
+  void windowClickListsImagesWithPixels() {
+    MainWindow w;
+    test::showQuietly(w);
+    Scenario s;
+    s.name = "segmentation";
+    s.dataset = "seg:n=30,classes=4,size=8x8";
+    s.sampler.world_size = 4;
+    s.loader.batch_size = 2;
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    w.setScenario(s);
+    QVERIFY(shown.wait(30000) || shown.count() > 0);
+    QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
+    QCOMPARE(w.result()->eval.meta.task, Task::Segmentation);
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    HeatmapView* v = test::part<MatrixPanel>(w)->syncedView();
+    const QPoint centre = v->viewport().cellRect({0, 0}).center().toPoint();
+    QTest::mouseClick(v, Qt::LeftButton, {}, centre);
+    const SampleModel* model = test::part<SamplePanel>(w)->model();
+    QVERIFY(model->rowCount() > 0);
+    const int t = model->sample(0)->target, p = model->sample(0)->prediction;
+    int64_t pixels = 0;
+    for (int r = 0; r < model->rowCount(); ++r) {
+      QVERIFY(model->sample(r)->count > 0);
+      pixels += model->sample(r)->count;
+    }
+    QCOMPARE(double(pixels), w.result()->eval.synced->at(t, p));
+    QCOMPARE(model->headerData(SampleModel::Count, Qt::Horizontal).toString(),
+             QStringLiteral("Pixels"));
+    MetricsModel* metrics = test::part<MetricsPanel>(w)->metricsModel();
+    QCOMPARE(metrics->data(metrics->index(0, MetricsModel::Metric)).toString(),
+             QStringLiteral("mIoU"));
   }
 };
 
