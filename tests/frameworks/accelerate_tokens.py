@@ -11,7 +11,8 @@ accelerator.pad_across_processes(dim=1, pad_index=-100) of the ids and of the la
 gather each. Cases:
 - map_gather: accelerator.gather, as the course writes it: the last round's even_batches
   copies reach the metric;
-- map_gather_for_metrics: the same loop with gather_for_metrics, which cuts them;
+- map_gather_for_metrics: the same loop with gather_for_metrics, which cuts them (a loss
+  gathered first, as loops that report the eval loss do, passes unrecorded);
 - stream_sharded: an IterableDataset, dispatch_batches=False (IterableDatasetShard):
   gather_for_metrics, which knows no length, returns the cycled copies (accelerate#3013);
 - stream_dispatched: an IterableDataset dispatched by rank 0 (Accelerate's default; the
@@ -135,7 +136,9 @@ def worker(out_dir, cli):
             y = acc.pad_across_processes(y, dim=1, pad_index=IGNORE)
             if stream:
                 index_g, p_g, y_g = gather((batch["index"], p, y))
-            else:  # the course's two gathers
+            else:  # the course's two gathers (and, in one case, a loss's before them)
+                if name == "map_gather_for_metrics":
+                    gather(torch.tensor(0.5).repeat(len(p)))
                 p_g = gather(p)
                 y_g = gather(y)
             gathered += [[yy.tolist(), pp.tolist()] for yy, pp in zip(y_g, p_g)]

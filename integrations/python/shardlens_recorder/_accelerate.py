@@ -69,6 +69,17 @@ def watch(accelerator, out_dir="shardlens_runs", name="eval", cli=None, fail_on_
                             num_classes, gather, ignore_index)
 
 
+def _loss_like(tensor):
+    """A scalar or [B] floats gathered alone: a loss, not predictions waiting for labels."""
+    return tensor.ndim == 0 or (tensor.ndim == 1 and tensor.is_floating_point())
+
+
+def _labels_of(predictions, labels):
+    """Whether `labels`, gathered after `predictions`, are their integer labels."""
+    return labels.ndim >= 1 and not labels.is_floating_point() and \
+        labels.shape[0] == predictions.shape[0]
+
+
 class _AccelerateWatch:
     def __init__(self, accelerator, out_dir, name, cli, fail_on_wrong, verdict, labels,
                  num_classes, gather="gather_for_metrics", ignore_index=_tokens.IGNORE_INDEX):
@@ -99,17 +110,19 @@ class _AccelerateWatch:
 
     def __call__(self, input_data, *args, **kwargs):
         self._run.poll()  # the last evaluation's verdict, once judged
-        if _tensors.is_tensor(input_data) and self._pending is None:
-            # predictions gathered alone (the Hugging Face course's loop): their labels come
-            # in the next call, and the two are one batch
-            out = self.original(input_data, *args, **kwargs)
-            self._pending = (input_data, out)
-            return out
-        pending, self._pending = self._pending, None
-        if pending is not None and not _tensors.is_tensor(input_data):
-            pending = None  # a tensor gathered for something else (a loss): not a batch's half
-        if pending is not None:
+        pending = None
+        if _tensors.is_tensor(input_data):
+            # One tensor a call (the Hugging Face course's loop): predictions, then their
+            # labels, are one batch. A loss (a scalar, or [B] floats) is neither: it passes.
+            pending, self._pending = self._pending, None
+            if pending is None or not _labels_of(pending[0], input_data):
+                out = self.original(input_data, *args, **kwargs)
+                if not _loss_like(input_data):
+                    self._pending = (input_data, out)
+                return out
             input_data = (pending[0], input_data)
+        else:
+            self._pending = None
         try:
             self._record(input_data)
             # gather_object takes lists of any length: nothing needs padding to gather them
