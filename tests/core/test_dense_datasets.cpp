@@ -4,6 +4,7 @@
 // synced rows gain exactly the duplicated images' pixels.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <numeric>
 
 #include "core/dataset/dataset_spec.h"
@@ -57,7 +58,14 @@ INSTANTIATE_TEST_SUITE_P(
                     Shape{"tokens:n=40,classes=5,max-length=9", Task::Tokens, 40, 5, -100},
                     Shape{"coco-multilabel:val", Task::Multilabel, 5000, 160, -1},
                     Shape{"multilabel:n=30,labels=7,per-item=2", Task::Multilabel, 30, 14, -1},
-                    Shape{"voc2012:val,first=100,seed=3", Task::Segmentation, 100, 21, 255}));
+                    Shape{"voc2012:val,first=100,seed=3", Task::Segmentation, 100, 21, 255}),
+    // Named after the spec (gtest names allow only letters, digits and '_'), not its bytes.
+    [](const testing::TestParamInfo<Shape>& info) {
+      std::string name = info.param.spec;
+      for (char& ch : name)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return name;
+    });
 
 TEST(DenseDatasets, VocImagesAreBackgroundWithOneToThreeObjectsOfAtMost500Pixels) {
   const DenseTruth d = load_dense_truth("voc2012:val");
