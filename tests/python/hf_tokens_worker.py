@@ -97,8 +97,12 @@ def confusion(y, p):
 def steps(x):
     """EvalPrediction's field as a list of arrays: whole, or one a step (concat off)."""
     if isinstance(x, (list, tuple)):
-        return [np.asarray(v) for v in x]
-    return [np.asarray(x)]
+        return [as_array(v) for v in x]
+    return [as_array(x)]
+
+
+def as_array(x):
+    return x.detach().cpu().numpy() if torch.is_tensor(x) else np.asarray(x)
 
 
 def confusion_of(pairs):
@@ -146,6 +150,7 @@ CASES = {
     # per-step lists, and the logits reduced to ids before the gather (the memory saver
     # token-classification scripts use)
     "map_steps": (Sentences, collate, {"eval_do_concat_batches": False}, False),
+    "map_batch_metrics": (Sentences, collate, {"batch_eval_metrics": True}, False),
     "stream_dispatched": (SentenceStream, collate_to_max, {}, False),
     "stream_sharded": (SentenceStream, collate,
                        {"accelerator_config": {"dispatch_batches": False}}, False),
@@ -161,10 +166,9 @@ def run_case(out, name, model):
         for ids, y, p in zip(kwargs["input_ids"], kwargs["labels"], output.logits.argmax(-1)):
             rows[-1].append([index_of(ids), y.tolist(), p.tolist()])
 
-    def compute_metrics(ep):
-        pairs = list(zip(steps(ep.label_ids), steps(ep.predictions)))
-        seen.extend(pairs)
-        m = np.array(confusion_of(pairs))
+    def compute_metrics(ep, compute_result=None):  # batch by batch with batch_eval_metrics
+        seen.extend(zip(steps(ep.label_ids), steps(ep.predictions)))
+        m = np.array(confusion_of(seen))
         return {"token_accuracy": float(np.trace(m) / m.sum())}
 
     args = TrainingArguments(output_dir=os.path.join(case_dir, "trainer"), report_to=[],

@@ -6,9 +6,9 @@ processes (gloo; the variables torchrun sets): a tiny BertForTokenClassification
 config, 41 sequences of 3 to 16 tokens in batches of 4 per device, padded by the collator with
 -100 labels; the Trainer pads the logits and labels across processes with -100 before
 gathering. Cases: a map-style dataset (evaluate and predict; then with eval_do_concat_batches
-off and preprocess_logits_for_metrics reducing the logits to ids), an IterableDataset dispatched
-by rank 0 and one sharded on every rank (dispatch_batches=False, whose cycled copies
-gather_for_metrics returns to compute_metrics: accelerate#3013). Per case, evaluation and
+off and preprocess_logits_for_metrics reducing the logits to ids; with batch_eval_metrics), an
+IterableDataset dispatched by rank 0 and one sharded on every rank (dispatch_batches=False,
+whose cycled copies gather_for_metrics returns to compute_metrics: accelerate#3013). Per case, evaluation and
 rank: each record's cells are the (label, prediction) tokens of the sequence the model
 evaluated at that place on that rank (a forward hook), the reported matrix is the one of
 what compute_metrics was given (and its token accuracy), the records that are not padding
@@ -37,7 +37,7 @@ from test_hf_trainer import launch  # noqa: E402  (the same 4 lines of torchrun'
 HERE = os.path.dirname(os.path.abspath(__file__))
 W, N, B, C = 3, 41, 4, 5
 IGNORE = -100
-CASES = ("map", "map_steps", "stream_dispatched", "stream_sharded")
+CASES = ("map", "map_steps", "map_batch_metrics", "stream_dispatched", "stream_sharded")
 
 
 def token_matrix(sequences):
