@@ -164,7 +164,9 @@ TEST(DenseDatasets, ClassCountsAreTheCellsSummedAndThePredictorKeepsEachTrueCoun
       const auto n = in->cells->counts_of(i);
       for (size_t k = 0; k < keys.size(); ++k) {
         counts[keys[k] / c] += n[k];
-        if (k > 0) EXPECT_LT(keys[k - 1], keys[k]) << spec << " image " << i;
+        if (k > 0) {
+          EXPECT_LT(keys[k - 1], keys[k]) << spec << " image " << i;
+        }
       }
       const auto t = truth.truth.keys_of(i);
       const auto tn = truth.truth.counts_of(i);
@@ -227,7 +229,9 @@ TEST(DenseDatasets, PaddedDuplicateImagesAddExactlyTheirPixelsToTheSyncedRows) {
         extra[cells.keys[k] / 21] += double(times - 1) * cells.counts[k];
     }
     EXPECT_EQ(duplicated, 3);
-    if (!shuffle) EXPECT_EQ(e.times_evaluated[0] + e.times_evaluated[1] + e.times_evaluated[2], 6);
+    if (!shuffle) {
+      EXPECT_EQ(e.times_evaluated[0] + e.times_evaluated[1] + e.times_evaluated[2], 6);
+    }
     const std::vector<double> rows = e.synced->row_sums();
     for (int32_t k = 0; k < 21; ++k)
       EXPECT_EQ(rows[size_t(k)], double(e.meta.class_counts[size_t(k)]) + extra[size_t(k)]) << k;

@@ -8,14 +8,12 @@
 #include "core/torchsem/sync.h"
 #include "core/vocabulary/records.h"
 #include "core/vocabulary/sample_cells.h"
+#include "tests/core/cell_fixtures.h"
 
 namespace shardlens {
 namespace {
 
 constexpr int32_t kClasses = 3;
-uint32_t key(int32_t t, int32_t p) {
-  return uint32_t(t * kClasses + p);
-}
 
 // Five images of 3 classes, each a (true, predicted) pixel histogram:
 //   0: (0,0) x 10, (1,1) x 5        3: (2,2) x 7
@@ -23,35 +21,13 @@ uint32_t key(int32_t t, int32_t p) {
 //   2: (0,0) x 6
 // Class counts (rows): class 0 = 10 + 6 + 3 = 19, class 1 = 5 + 6 = 11, class 2 = 7 + 1 = 8.
 std::shared_ptr<const DatasetInputs> five_images() {
-  auto cells = std::make_shared<CellTable>();
-  cells->classes = kClasses;
-  const std::vector<std::vector<std::pair<uint32_t, uint32_t>>> rows = {
-      {{key(0, 0), 10}, {key(1, 1), 5}},
-      {{key(1, 1), 4}, {key(1, 2), 2}},
-      {{key(0, 0), 6}},
-      {{key(2, 2), 7}},
-      {{key(0, 0), 3}, {key(2, 0), 1}}};
-  for (const auto& row : rows) {
-    std::vector<uint32_t> k, n;
-    for (auto [kk, nn] : row) {
-      k.push_back(kk);
-      n.push_back(nn);
-    }
-    cells->add_row(k, n);
-  }
-  auto in = std::make_shared<DatasetInputs>();
-  in->num_classes = kClasses;
-  in->task = Task::Segmentation;
-  auto labels = std::make_shared<Labels>();
-  labels->num_classes = kClasses;
-  in->labels = labels;
-  for (int64_t i = 0; i < cells->rows(); ++i) {
-    const auto [t, p] = cells->dominant(i);
-    in->keys.push_back(t * kClasses + p);
-  }
-  in->class_counts = {19, 11, 8};
-  in->cells = std::move(cells);
-  return in;
+  return fixtures::cell_dataset(kClasses,
+                                {{{0, 0, 10}, {1, 1, 5}},
+                                 {{1, 1, 4}, {1, 2, 2}},
+                                 {{0, 0, 6}},
+                                 {{2, 2, 7}},
+                                 {{0, 0, 3}, {2, 0, 1}}},
+                                {19, 11, 8});
 }
 
 Scenario two_ranks(SyncStrategy sync) {

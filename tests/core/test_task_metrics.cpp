@@ -9,6 +9,7 @@
 #include "core/report/report.h"
 #include "core/report/task_metrics.h"
 #include "core/sim/engine.h"
+#include "tests/core/cell_fixtures.h"
 
 namespace shardlens {
 namespace {
@@ -105,36 +106,13 @@ TEST(TaskMetrics, MultilabelAveragesEveryLabel) {
 //   1: (1,1) x 4,  (1,2) x 2        4: (0,0) x 3, (2,0) x 1
 //   2: (0,0) x 6
 std::shared_ptr<const DatasetInputs> five_images(Task task) {
-  auto cells = std::make_shared<CellTable>();
-  cells->classes = 3;
-  auto key = [](uint32_t t, uint32_t p) { return t * 3 + p; };
-  const std::vector<std::vector<std::pair<uint32_t, uint32_t>>> rows = {
-      {{key(0, 0), 10}, {key(1, 1), 5}},
-      {{key(1, 1), 4}, {key(1, 2), 2}},
-      {{key(0, 0), 6}},
-      {{key(2, 2), 7}},
-      {{key(0, 0), 3}, {key(2, 0), 1}}};
-  for (const auto& row : rows) {
-    std::vector<uint32_t> k, n;
-    for (auto [kk, nn] : row) {
-      k.push_back(kk);
-      n.push_back(nn);
-    }
-    cells->add_row(k, n);
-  }
-  auto in = std::make_shared<DatasetInputs>();
-  in->num_classes = 3;
-  in->task = task;
-  auto labels = std::make_shared<Labels>();
-  labels->num_classes = 3;
-  in->labels = labels;
-  for (int64_t i = 0; i < cells->rows(); ++i) {
-    const auto [t, p] = cells->dominant(i);
-    in->keys.push_back(t * 3 + p);
-  }
-  in->class_counts = {19, 11, 8};
-  in->cells = std::move(cells);
-  return in;
+  return fixtures::cell_dataset(3,
+                                {{{0, 0, 10}, {1, 1, 5}},
+                                 {{1, 1, 4}, {1, 2, 2}},
+                                 {{0, 0, 6}},
+                                 {{2, 2, 7}},
+                                 {{0, 0, 3}, {2, 0, 1}}},
+                                {19, 11, 8}, task);
 }
 
 Scenario two_ranks() {

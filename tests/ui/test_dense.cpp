@@ -11,6 +11,7 @@
 
 #include "core/report/cell_index.h"
 #include "core/sim/engine.h"
+#include "tests/core/cell_fixtures.h"
 #include "tests/ui/ui_test_util.h"
 #include "ui/main_window.h"
 #include "ui/models/cell_info.h"
@@ -26,10 +27,6 @@ using namespace shardlens::ui;
 namespace {
 
 constexpr int32_t kClasses = 3;
-uint32_t key(int32_t t, int32_t p) {
-  return uint32_t(t * kClasses + p);
-}
-
 // Image: (true, predicted) x pixels
 //   0: (0,0) x 100, (0,1) x 7, (1,1) x 50      3: (2,2) x 40
 //   1: (0,0) x 30,  (2,2) x 20                 4: (0,0) x 5, (0,1) x 2
@@ -37,36 +34,14 @@ uint32_t key(int32_t t, int32_t p) {
 // DistributedSampler(shuffle=False), 2 ranks: 5 images padded to 6, indices 0 1 2 3 4 0;
 // rank 0 evaluates images 0 2 4, rank 1 images 1 3 and image 0 again (padding).
 std::shared_ptr<const DatasetInputs> fiveImages() {
-  auto cells = std::make_shared<CellTable>();
-  cells->classes = kClasses;
-  const std::vector<std::vector<std::pair<uint32_t, uint32_t>>> rows = {
-      {{key(0, 0), 100}, {key(0, 1), 7}, {key(1, 1), 50}},
-      {{key(0, 0), 30}, {key(2, 2), 20}},
-      {{key(0, 1), 3}, {key(1, 1), 10}},
-      {{key(2, 2), 40}},
-      {{key(0, 0), 5}, {key(0, 1), 2}}};
-  for (const auto& row : rows) {
-    std::vector<uint32_t> k, n;
-    for (auto [kk, nn] : row) {
-      k.push_back(kk);
-      n.push_back(nn);
-    }
-    cells->add_row(k, n);
-  }
-  auto in = std::make_shared<DatasetInputs>();
-  in->num_classes = kClasses;
-  in->task = Task::Segmentation;
-  auto labels = std::make_shared<Labels>();
-  labels->num_classes = kClasses;
-  labels->class_names = {"road", "car", "sky"};
-  in->labels = labels;
-  for (int64_t i = 0; i < cells->rows(); ++i) {
-    const auto [t, p] = cells->dominant(i);
-    in->keys.push_back(t * kClasses + p);
-  }
-  in->class_counts = {147, 60, 60};  // rows: 100+7+30+3+5+2, 50+10, 20+40
-  in->cells = std::move(cells);
-  return in;
+  return fixtures::cell_dataset(kClasses,
+                                {{{0, 0, 100}, {0, 1, 7}, {1, 1, 50}},
+                                 {{0, 0, 30}, {2, 2, 20}},
+                                 {{0, 1, 3}, {1, 1, 10}},
+                                 {{2, 2, 40}},
+                                 {{0, 0, 5}, {0, 1, 2}}},
+                                {147, 60, 60},  // rows: 100+7+30+3+5+2, 50+10, 20+40
+                                Task::Segmentation, {"road", "car", "sky"});
 }
 
 // Three multilabel items of labels cat (classes 0 absent, 1 present) and dog (2, 3), one
@@ -74,26 +49,9 @@ std::shared_ptr<const DatasetInputs> fiveImages() {
 //   0: cat (1,1), dog (2,3)     1: cat (0,0), dog (3,3)     2: cat (1,0), dog (2,2)
 // On 2 ranks unshuffled the sampler pads to 0 1 2 0: item 0 is counted twice.
 std::shared_ptr<const DatasetInputs> threeItems() {
-  constexpr int32_t c = 4;
-  auto cells = std::make_shared<CellTable>();
-  cells->classes = c;
-  const std::vector<std::vector<uint32_t>> rows = {
-      {1 * c + 1, 2 * c + 3}, {0 * c + 0, 3 * c + 3}, {1 * c + 0, 2 * c + 2}};
-  for (const auto& row : rows) cells->add_row(row, std::vector<uint32_t>(row.size(), 1));
-  auto in = std::make_shared<DatasetInputs>();
-  in->num_classes = c;
-  in->task = Task::Multilabel;
-  auto labels = std::make_shared<Labels>();
-  labels->num_classes = c;
-  labels->class_names = multilabel_class_names({"cat", "dog"});
-  in->labels = labels;
-  for (int64_t i = 0; i < cells->rows(); ++i) {
-    const auto [t, p] = cells->dominant(i);
-    in->keys.push_back(t * c + p);
-  }
-  in->class_counts = {1, 2, 2, 1};
-  in->cells = std::move(cells);
-  return in;
+  return fixtures::cell_dataset(
+      4, {{{1, 1, 1}, {2, 3, 1}}, {{0, 0, 1}, {3, 3, 1}}, {{1, 0, 1}, {2, 2, 1}}}, {1, 2, 2, 1},
+      Task::Multilabel, multilabel_class_names({"cat", "dog"}));
 }
 
 Scenario twoRanksUnshuffled() {
