@@ -12,6 +12,7 @@
 #include "core/io/files.h"
 #include "core/io/npy.h"
 #include "core/report/metrics.h"
+#include "core/report/task_metrics.h"
 #include "core/vocabulary/types.h"
 
 namespace shardlens {
@@ -136,6 +137,10 @@ std::vector<std::string> export_data(const Evaluation& e, const std::string& dir
     write("metrics.csv", metrics_csv(e));
     write("metrics.json", json_text(evaluation_metrics_json(e), 2) + "\n");
   }
+  // A segmentation, token or multilabel evaluation's own metrics (mIoU, token accuracy, per
+  // label F1: reported, true, per-rank mean), beside the classification ones above.
+  if (const TaskMetrics task = task_metrics(e); !task.empty())
+    write("task_metrics.json", json_text(task_metrics_json(task), 2) + "\n");
   write("report.json", json_text(report_json(e), 2) + "\n");
   files.commit();
   return written;
@@ -146,9 +151,9 @@ bool export_writes(const std::string& file_name) {
   const std::string stem = name.stem().string(), ext = name.extension().string();
   static const std::set<std::string> kExtensions = {".csv", ".json", ".tex", ".npy",
                                                     ".png", ".svg",  ".pdf"};
-  static const std::set<std::string> kStems = {"synced",     "expected", "expected_distinct",
-                                               "difference", "matrices", "metrics",
-                                               "report",     "per-rank", "drift"};
+  static const std::set<std::string> kStems = {
+      "synced",  "expected", "expected_distinct", "difference", "matrices",
+      "metrics", "report",   "per-rank",          "drift",      "task_metrics"};
   if (!kExtensions.count(ext)) return false;
   if (kStems.count(stem)) return true;
   const std::string rank = "per_rank_";

@@ -25,8 +25,9 @@ std::string matrices_csv(const Evaluation& e);
 
 // Writes the exported matrices in each of `formats` (csv, json, latex, npy; csv adds
 // matrices.csv, every matrix in long format) plus report.json
-// and the metrics of the reported and expected matrices (metrics.csv, metrics.json) into
-// `dir` (created). Returns the paths written.
+// and the metrics of the reported and expected matrices (metrics.csv, metrics.json; for a
+// segmentation, token or multilabel evaluation also task_metrics.json) into `dir`
+// (created). Returns the paths written.
 std::vector<std::string> export_data(const Evaluation& e, const std::string& dir,
                                      const std::vector<std::string>& formats);
 

@@ -3,9 +3,14 @@
 // (the random comparison with torchmetrics itself is tests/frameworks/task_metrics_oracle.py).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/report/export.h"
 #include "core/report/report.h"
 #include "core/report/task_metrics.h"
 #include "core/sim/engine.h"
@@ -153,6 +158,27 @@ TEST(TaskMetrics, PaddedImageReportedTrueAndPerRankMean) {
   EXPECT_EQ(worst[0].index, 1);  // 14/16 - 9/11 = 0.0568 > 29/30 - 19/20 = 0.0167
   EXPECT_DOUBLE_EQ(worst[0].difference(), 14.0 / 16 - 9.0 / 11);
   EXPECT_EQ(worst[1].index, 0);
+}
+
+// An export directory holds the task's metrics beside the classification ones; a
+// classification export writes none.
+TEST(TaskMetrics, ExportsWriteThemAsTaskMetricsJson) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("shardlens-task-metrics-" + std::to_string(::getpid()));
+  const Evaluation e = evaluate(two_ranks(), five_images(Task::Segmentation));
+  export_data(e, (dir / "seg").string(), {"csv"});
+  std::ifstream in(dir / "seg" / "task_metrics.json");
+  ASSERT_TRUE(in) << "no task_metrics.json";
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["task"], "segmentation");
+  EXPECT_DOUBLE_EQ(j["metrics"]["miou"]["true"].get<double>(),
+                   (19.0 / 20 + 9.0 / 11 + 7.0 / 10) / 3);
+  EXPECT_TRUE(export_writes("task_metrics.json"));
+  Scenario s = two_ranks();
+  s.dataset = "synthetic:counts=3,2";
+  export_data(simulate(s), (dir / "cls").string(), {"csv"});
+  EXPECT_FALSE(std::filesystem::exists(dir / "cls" / "task_metrics.json"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(TaskMetrics, ReportsShowTheBlockAndClassificationKeepsItsOwn) {
