@@ -24,3 +24,8 @@ add_test(NAME frameworks.accelerate_tokens
                  $<TARGET_FILE:shardlens-cli>)
 set_tests_properties(frameworks.accelerate_tokens PROPERTIES
                      SKIP_RETURN_CODE 77 LABELS "frameworks;multi-process" TIMEOUT 300)
+add_test(NAME frameworks.accelerate_segmentation
+         COMMAND python3 ${SHARDLENS_FRAMEWORK_TESTS}/accelerate_segmentation.py
+                 $<TARGET_FILE:shardlens-cli>)
+set_tests_properties(frameworks.accelerate_segmentation PROPERTIES
+                     SKIP_RETURN_CODE 77 LABELS "frameworks;multi-process" TIMEOUT 300)

@@ -54,6 +54,9 @@ def watch(accelerator, out_dir="shardlens_runs", name="eval", cli=None, fail_on_
     without it a run that skipped samples is said not to have its rows checked.
     Token classification: labels [B, T] with logits [B, T, C] or predicted ids [B, T]; each
     sequence is one sample, its tokens labelled ignore_index (-100) left out (_tokens.py).
+    Segmentation: integer masks [B, H, W] with scores [B, C, H, W] (or ids of the masks'
+    shape and num_classes=); each image is one sample whose pixels count, those labelled
+    ignore_index (pass torchmetrics' 255) left out.
     One tensor a call, as the Hugging Face course's loop gathers them, is read in pairs:
     the predictions, then their labels.
     gather: the accelerator's method this watch stands in for, "gather_for_metrics" or
@@ -250,11 +253,13 @@ class _AccelerateWatch:
         index, pred, target = _outputs.read_gathered(data)
         rec = self.recorder
         tokens = _tokens.is_token_batch(pred, target)
-        if tokens != (rec.task is not None) and rec.count:
+        masks = not tokens and _tokens.is_mask_batch(pred, target)
+        dense = tokens or masks
+        if dense != (rec.task is not None) and rec.count:
             raise ShardLensInputError("batch %d holds %s after batches of %s" % (
-                self._step, *(("sequences", "single labels") if tokens else
-                              ("single labels", "sequences"))))
-        if not tokens:
+                self._step, *(("sequences or masks", "single labels") if dense else
+                              ("single labels", rec.task))))
+        if not dense:
             target = _tensors.flat(target)
         n = _tensors.length(target)
         own = self._own_length(n)
@@ -267,7 +272,7 @@ class _AccelerateWatch:
                                   "(index, predictions, targets)")
             index = self._order[self._replayed:self._replayed + own] + [0] * (n - own)
         if rec.num_classes is None and _tensors.is_tensor(pred) and pred.ndim == 2 and \
-                not tokens:
+                not dense:
             rec.num_classes = int(pred.shape[1])
         flags = None
         if self._batch_size and self._size is not None:
@@ -279,6 +284,8 @@ class _AccelerateWatch:
             flags = (flags or [0] * own) + [_samplers.PAD_ROW] * (n - own)
         if tokens:
             rec.update_tokens(index, target, pred, flags=flags)
+        elif masks:
+            rec.update_masks(index, target, pred, flags=flags)
         else:
             rec.update(index, target, pred, flags=flags)
         self._step += 1

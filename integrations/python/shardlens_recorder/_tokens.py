@@ -29,6 +29,19 @@ def is_token_batch(prediction, target):
     return p_shape == t_shape and not _is_float(prediction)
 
 
+def is_mask_batch(prediction, target):
+    """Whether (prediction, target) is a segmentation batch: integer masks [B, H, W] (or more
+    dimensions) with ids of their shape or scores [B, C, H, W] (torchmetrics' class
+    dimension 1)."""
+    t_shape = tuple(getattr(target, "shape", ()))
+    p_shape = tuple(getattr(prediction, "shape", ()))
+    if len(t_shape) < 3 or _is_float(target):
+        return False
+    if len(p_shape) == len(t_shape) + 1:
+        return p_shape[0] == t_shape[0] and p_shape[2:] == t_shape[1:]
+    return p_shape == t_shape and not _is_float(prediction)
+
+
 def _is_float(values):
     if _tensors.is_tensor(values):
         return values.is_floating_point()
@@ -47,9 +60,13 @@ def token_ids(prediction):
 
 def token_matrix(target, prediction, num_classes, ignore_index=IGNORE_INDEX):
     """The confusion matrix of every non-ignored token of (labels, scores or ids), computed
-    where the tensors are (one bincount): what a metric fed them counts."""
+    where the tensors are (one bincount): what a metric fed them counts. Masks [B, H, W]
+    with scores [B, C, H, W] take their class on dimension 1, as torchmetrics does."""
     import torch
-    ids = token_ids(prediction)
+    if len(prediction.shape) == len(target.shape) + 1 and len(target.shape) >= 3:
+        ids = prediction.detach().argmax(dim=1)
+    else:
+        ids = token_ids(prediction)
     t = torch.as_tensor(target).reshape(-1).long()
     p = torch.as_tensor(ids).reshape(-1).long().to(t.device)
     c = int(num_classes)
@@ -98,6 +115,20 @@ class TokenRecorder(ShardLensRecorder):
             return
         self._add_waiting()
         self.add_dense(index, target, prediction, flags=flags, task=TASK, class_dim=-1)
+
+    def update_masks(self, index, target, prediction, flags=None):
+        """A segmentation batch: masks [B, H, W], ids of their shape or scores [B, C, H, W];
+        each image one sample whose pixels are its cells (add_dense, task segmentation)."""
+        if self.task is None and self._count:
+            raise ShardLensInputError("batch %d holds masks ([B, H, W] targets) after batches "
+                                      "of single labels" % self._batches)
+        if self.num_classes is None and len(prediction.shape) == len(target.shape) + 1:
+            self.num_classes = int(prediction.shape[1])
+        if self.num_classes is None:
+            raise ShardLensInputError(
+                "batch %d: masks with predicted ids and no class count: pass num_classes= to "
+                "watch (or gather the scores [B, C, H, W])" % self._batches)
+        self.add_dense(index, target, prediction, flags=flags, task="segmentation", class_dim=1)
 
     def classes(self):
         """The class count: num_classes, else the largest label or id recorded plus one."""
