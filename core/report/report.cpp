@@ -399,8 +399,7 @@ std::string report_text(const Evaluation& e) {
   const std::string counts = count_unit(task);
   out << "dataset: " << e.meta.dataset_size << " " << samples << ", "
       << (task == Task::Multilabel ? std::to_string(e.classes() / 2) + " labels as " : "")
-      << e.classes() << " classes; "
-      << e.meta.world_size << " ranks\n";
+      << e.classes() << " classes; " << e.meta.world_size << " ranks\n";
   out << (synced_origin_of(e.meta) == SyncedOrigin::SumOfRanks ? "sum of the ranks "
                                                                : "reported total ")
       << (e.synced ? fmt(d.reported_total) : std::string("(none)")) << " vs " << d.expected_total

@@ -455,7 +455,7 @@ std::string lesson_pattern(const std::string& name) {
   if (name == "seed-lesson") return "shuffled-eval";
   if (name == "sorted-val-limit") return "batch-limit-subset";
   if (name == "mnist-padding-3-gpus") return "padding-duplicates";
-  if (name == kMetricLesson) return "";  // a right matrix, a wrong logged metric
+  if (name == kMetricLesson) return "";    // a right matrix, a wrong logged metric
   if (name == kRankMeanLesson) return "";  // the same, of the mIoU
   if (name == "voc-padding-miou") return "padding-duplicates";
   if (name == "ade20k-batch-limit") return "batch-limit-subset";

@@ -397,7 +397,8 @@ TEST(RankLoop, RanksPublishWhatAssemblyNeeds) {
 }
 
 TEST(RankLoop, ImagesOfADatasetSpec) {
-  EXPECT_EQ(dataset_images_path("idx:/data/noise-labels-idx1-ubyte"), "/data/noise-images-idx3-ubyte");
+  EXPECT_EQ(dataset_images_path("idx:/data/noise-labels-idx1-ubyte"),
+            "/data/noise-images-idx3-ubyte");
   EXPECT_THROW(dataset_images_path("idx:/data/labels.bin"), InputError);
   EXPECT_THROW(dataset_images_path("synthetic:classes=2,per-class=1"), InputError);
 }
