@@ -99,15 +99,7 @@ def worker(out_dir, cli):
 
 
 def launch(out_dir, cli):
-    port = str(frameworks.free_port())
-    procs = []
-    for r in range(W):
-        env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=port, RANK=str(r),
-                   WORLD_SIZE=str(W), LOCAL_RANK=str(r), LOCAL_WORLD_SIZE=str(W),
-                   OMP_NUM_THREADS="1")
-        procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker",
-                                       out_dir, cli], env=env, stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, text=True))
+    procs = frameworks.rank_processes(__file__, W, [out_dir, cli])
     logs = [p.communicate(timeout=240)[0] for p in procs]
     if any(p.returncode for p in procs):
         raise AssertionError("the Accelerate processes failed: %s" % [g[-2000:] for g in logs])

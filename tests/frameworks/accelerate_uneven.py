@@ -137,15 +137,7 @@ def worker(out_dir, cli):
 
 
 def launch(out_dir, cli):
-    port = str(frameworks.free_port())
-    procs = []
-    for r in range(W):
-        env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=port, RANK=str(r),
-                   WORLD_SIZE=str(W), LOCAL_RANK=str(r), LOCAL_WORLD_SIZE=str(W),
-                   OMP_NUM_THREADS="1")
-        procs.append(subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker",
-                                       out_dir, cli], env=env, stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, text=True))
+    procs = frameworks.rank_processes(__file__, W, [out_dir, cli])
     results = [os.path.join(out_dir, "rank%d.json" % r) for r in range(W)]
     deadline = time.time() + 180
     while not all(os.path.exists(p) for p in results):

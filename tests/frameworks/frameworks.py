@@ -54,6 +54,22 @@ def lightning_worker(script, args, cli, timeout=400):
                           timeout=timeout, env=env)
 
 
+def rank_processes(script, world, args):
+    """Starts WORLD processes of `SCRIPT --worker ARGS...` as torchrun would (RANK,
+    WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, a free loopback MASTER_PORT, one thread each),
+    their output piped (text, stderr into stdout). Returns the Popen objects, rank order."""
+    port = str(free_port())
+    procs = []
+    for r in range(world):
+        env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=port, RANK=str(r),
+                   WORLD_SIZE=str(world), LOCAL_RANK=str(r), LOCAL_WORLD_SIZE=str(world),
+                   OMP_NUM_THREADS="1")
+        procs.append(subprocess.Popen([sys.executable, os.path.abspath(script), "--worker",
+                                       *args], env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True))
+    return procs
+
+
 def free_port():
     """A loopback port for MASTER_PORT, outside the kernel's ephemeral range: a port taken
     from that range (bind to 0) can be handed out again as the source port of another test's
