@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "core/dataset/dense_synthetic.h"
+#include "core/io/class_hierarchy.h"
 #include "core/io/csv.h"
 #include "core/io/files.h"
 #include "core/io/idx.h"
@@ -61,7 +62,7 @@ std::vector<int64_t> synthetic_class_counts(const Spec& spec) {
   const std::string flag = "--dataset";
   spec_allow_only(spec,
                   {"classes", "per-class", "counts", "n", "zipf", "layout", "layout-seed", "names",
-                   "first", "indices"},
+                   "hierarchy", "first", "indices"},
                   flag);
   std::vector<int64_t> counts;
   if (spec.options.count("counts")) {
@@ -130,7 +131,7 @@ Labels synthetic_labels(const Spec& spec, Progress* progress) {
 
 Labels file_labels(const Spec& spec) {
   const std::string flag = "--dataset";
-  spec_allow_only(spec, {"classes", "names", "first", "indices"}, flag);
+  spec_allow_only(spec, {"classes", "names", "hierarchy", "first", "indices"}, flag);
   const int32_t classes =
       spec.options.count("classes")
           ? static_cast<int32_t>(spec_int(spec, "classes", flag, 1, kMaxClasses))
@@ -229,7 +230,7 @@ std::vector<std::string> spec_files(const std::string& text) {
   const bool file_kind = spec.kind == "idx" || spec.kind == "npy" || spec.kind == "csv" ||
                          (spec.kind == "model" && spec.path != "reference");
   if (file_kind && !spec.path.empty()) files.push_back(spec.path);
-  for (const char* key : {"names", "indices"})
+  for (const char* key : {"names", "hierarchy", "indices"})
     if (spec.options.count(key)) files.push_back(spec.options.at(key));
   return files;
 }
@@ -325,7 +326,7 @@ Labels load_labels(const std::string& text, Progress* progress) {
     }
     const std::string file = fashion_mnist_dir() + "/" + (spec.path == "test" ? "t10k" : "train") +
                              "-labels-idx1-ubyte.gz";
-    spec_allow_only(spec, {"names", "first", "indices"}, "--dataset");
+    spec_allow_only(spec, {"names", "hierarchy", "first", "indices"}, "--dataset");
     labels = labels_from_values(read_idx_labels(file), 10, file);
     labels.class_names = fashion_mnist_class_names();
     labels.source = text;
@@ -346,6 +347,9 @@ Labels load_labels(const std::string& text, Progress* progress) {
                        " class names for " + std::to_string(labels.num_classes) + " classes");
     }
   }
+  if (spec.options.count("hierarchy"))
+    labels.hierarchy = std::make_shared<const ClassHierarchy>(
+        read_class_hierarchy(spec.options.at("hierarchy"), labels.num_classes));
   return labels;
 }
 

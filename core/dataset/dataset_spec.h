@@ -2,8 +2,9 @@
 // Dataset spec strings, as the CLI and scenario files write them:
 //   synthetic:classes=10,per-class=50 | synthetic:counts=3,5,7 |
 //   synthetic:classes=10,n=1000,zipf=1.2 | fashion-mnist:test | fashion-mnist:train |
-//   idx:PATH | npy:PATH | csv:PATH; every kind takes ",names=PATH" (class names)
-//   and ",first=N" or ",indices=FILE.npy" (a subset, indexed from 0 like a torch Subset).
+//   idx:PATH | npy:PATH | csv:PATH; every kind takes ",names=PATH" (class names),
+//   ",hierarchy=PATH" (a parent per class: core/io/class_hierarchy.h) and ",first=N" or
+//   ",indices=FILE.npy" (a subset, indexed from 0 like a torch Subset).
 // Datasets whose samples count many cells (voc2012:val, cityscapes:val, ade20k:val, seg:,
 // conll2003:test, tokens:, coco-multilabel:val, multilabel:) are drawn in
 // core/dataset/dense_synthetic.h.

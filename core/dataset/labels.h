@@ -1,10 +1,12 @@
 #pragma once
 // Dataset labels: the true class of every dataset index.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "core/io/class_hierarchy.h"
 #include "core/vocabulary/huge_pages.h"
 #include "core/vocabulary/progress.h"
 
@@ -18,6 +20,8 @@ struct Labels {
   // A subset of a dataset (",first=N", ",indices=FILE"): the full dataset's index of each
   // sample, so its image is still found. Empty when the labels are the whole dataset.
   std::vector<int64_t> source_indices;
+  // The classes' parents, from the spec's ",hierarchy=FILE"; null without one.
+  std::shared_ptr<const ClassHierarchy> hierarchy;
 
   int64_t size() const { return static_cast<int64_t>(targets.size()); }
   std::vector<int64_t> class_counts() const;

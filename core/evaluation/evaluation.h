@@ -50,6 +50,9 @@ struct Evaluation {
   std::shared_ptr<const ShardPlan> plan;        // optional (see above)
   std::shared_ptr<const DatasetInputs> inputs;  // optional
   std::shared_ptr<const Labels> labels;         // optional
+  // The classes' parents (the dataset's ",hierarchy=FILE"), kept when the samples are
+  // released: the reports and views collapse the matrices to them. Null without one.
+  std::shared_ptr<const ClassHierarchy> class_groups;
 
   std::vector<Matrix> per_rank;    // as accumulated, in the counter dtype
   std::optional<Matrix> synced;    // what was reported

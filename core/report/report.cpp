@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "core/diagnosis/facts_json.h"
+#include "core/report/class_groups.h"
+#include "core/report/confusion_ranking.h"
 #include "core/report/metrics.h"
 #include "core/report/task_metrics.h"
 #include "core/torchsem/accelerate_sampler.h"
@@ -21,6 +23,9 @@ namespace shardlens {
 using nlohmann::json;
 
 namespace {
+
+// Up to this many classes the report prints the matrices themselves.
+constexpr int32_t kPrintedMatrixClasses = 12;
 
 json number(double v) {
   if (std::isfinite(v) && v == std::floor(v) && std::abs(v) < 9e15) {
@@ -52,6 +57,13 @@ void print_matrix(std::ostringstream& out, const std::string& title, const Matri
 }
 
 }  // namespace
+
+std::string count_text(double v) {
+  return fmt(v);
+}
+json count_json(double v) {
+  return number(v);
+}
 
 json matrix_json(const Matrix& m) {
   json rows = json::array();
@@ -137,6 +149,8 @@ json report_json_with(const Evaluation& e, const MatrixJson& matrix) {
               {"verdict", verdict_json(e)},
               {"diagnosis", findings}};
   out["metrics"] = evaluation_metrics_json(e);
+  out["confusion"] = confusion_ranking_json(rank_confusion(e, kReportedConfusions));
+  if (e.class_groups) out["groups"] = class_groups_json(e);
   if (meta.task != Task::Classification) out["task_metrics"] = task_metrics_json(task_metrics(e));
   if (!meta.launcher.empty()) out["launcher"] = meta.launcher;
   out["label"] = evaluation_label(e);
@@ -431,7 +445,11 @@ std::string report_text(const Evaluation& e) {
           << "\n";
     }
   }
-  if (e.classes() <= 12) {
+  // Past the printed matrix, its most confused cells and worst rows instead.
+  if (e.classes() > kPrintedMatrixClasses)
+    out << confusion_ranking_text(e, rank_confusion(e, kReportedConfusions));
+  out << class_groups_text(e);
+  if (e.classes() <= kPrintedMatrixClasses) {
     out << "\n";
     if (e.synced) print_matrix(out, synced_title(e) + ", rows = true class:", *e.synced);
     if (e.expected) print_matrix(out, "Expected matrix (one process, whole dataset):", *e.expected);

@@ -32,6 +32,10 @@ std::string report_title(const Evaluation& e);
 // run's ranks, as the report and the GUI say it; empty when the run does not record it.
 std::string launcher_phrase(const RunMetadata& meta);
 nlohmann::json matrix_json(const Matrix& m);  // integral cells as integers
+// A count as the reports write it: whole numbers as integers, else 4 significant digits
+// (text) or the double, "inf" or "nan" (JSON).
+std::string count_text(double v);
+nlohmann::json count_json(double v);
 nlohmann::json finding_json(const Finding& f);
 
 }  // namespace shardlens

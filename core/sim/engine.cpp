@@ -211,6 +211,7 @@ Evaluation evaluate_with_plan(const Scenario& s, std::shared_ptr<const DatasetIn
   e.inputs = std::move(inputs);
   const DatasetInputs& in = *e.inputs;
   e.labels = in.labels;
+  e.class_groups = in.labels->hierarchy;
   RunMetadata& m = e.meta;
   m.scenario = s;
   m.classes = in.classes();
