@@ -25,7 +25,9 @@
 #include "ui/models/lesson_model.h"
 #include "ui/models/recent_files.h"
 #include "ui/models/shown_source.h"
+#include "ui/panels/confusion_panel.h"
 #include "ui/panels/diagnosis_panel.h"
+#include "ui/panels/groups_panel.h"
 #include "ui/panels/matrix_panel.h"
 #include "ui/panels/metrics_panel.h"
 #include "ui/panels/run_banner.h"
@@ -151,6 +153,12 @@ void MainWindow::buildDocks() {
   m_samples = new SamplePanel(this);
   connect(m_source, &ShownSource::shown, m_samples, &SamplePanel::clear);
   auto* samples = dock(tr("Samples"), "samplesDock", m_samples, Qt::RightDockWidgetArea);
+  m_confusion = new ConfusionPanel(this);
+  connect(m_source, &ShownSource::shown, m_confusion, &ConfusionPanel::setResult);
+  auto* confused = dock(tr("Most confused"), "confusionDock", m_confusion, Qt::RightDockWidgetArea);
+  auto* groups = new GroupsPanel(this);
+  connect(m_source, &ShownSource::shown, groups, &GroupsPanel::setResult);
+  auto* groupsDock = dock(tr("Groups"), "groupsDock", groups, Qt::RightDockWidgetArea);
   // The metrics sit below the diagnosis, whichever tab is raised (split before tabifying: a
   // dock split from a tabbed one would become another tab).
   auto* metrics = new MetricsPanel(this);
@@ -159,6 +167,8 @@ void MainWindow::buildDocks() {
                   Qt::Vertical);
   tabifyDockWidget(diag, charts);
   tabifyDockWidget(charts, samples);
+  tabifyDockWidget(samples, confused);
+  tabifyDockWidget(confused, groupsDock);
   diag->raise();
   resizeDocks({findChild<QDockWidget*>(QStringLiteral("scenarioDock")), diag}, {300, 380},
               Qt::Horizontal);
@@ -234,6 +244,12 @@ void MainWindow::connectControllers() {
   connect(m_matrices, &MatrixPanel::cellActivated, this, [this](const CellRef& cell) {
     m_samples->showCell(m_source->result(), cell);
     if (auto* dock = findChild<QDockWidget*>(QStringLiteral("samplesDock"))) dock->raise();
+  });
+  // A pair or wrong row chosen in the Most confused dock: its samples, and the synced view's
+  // cursor on its cell.
+  connect(m_confusion, &ConfusionPanel::cellActivated, this, [this](const CellRef& cell) {
+    m_samples->showCell(m_source->result(), cell);
+    m_matrices->syncedView()->focusClasses(cell.trueClass, cell.predClass);
   });
   connect(m_matrices, &MatrixPanel::viewCreated, this, &MainWindow::watchView);
   for (HeatmapView* v : m_matrices->allViews()) watchView(v);

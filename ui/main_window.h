@@ -30,6 +30,7 @@ namespace shardlens::ui {
 
 class ChartsPanel;
 class CompareController;
+class ConfusionPanel;
 class DisplayToolbar;
 class ExportController;
 class FollowController;
@@ -145,6 +146,7 @@ class MainWindow : public QMainWindow {
   int m_stripLanes = -1;                 // lanes when the strip was last fitted
   SamplePanel* m_samples = nullptr;
   ChartsPanel* m_charts = nullptr;
+  ConfusionPanel* m_confusion = nullptr;  // the most confused pairs and worst rows
   QPointer<HeatmapView> m_lastView;
 
   // Menus, toolbar and status bar.

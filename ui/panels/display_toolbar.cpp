@@ -22,7 +22,9 @@ DisplayToolbar::DisplayToolbar(QWidget* parent) : QToolBar(tr("Display"), parent
       tr("torchmetrics normalize: rows (true), columns (pred) or total (all)"));
   m_colormap = box("colormap", tr("Colours"), render::colormapNames());
   m_order = box("classOrder", tr("Class order"), render::classOrderNames());
-  m_order->setToolTip(tr("index, name, count (most frequent first), error (wrong rows first)"));
+  m_order->setToolTip(
+      tr("index, name, count (most frequent first), error (wrong rows first), confusion (the "
+         "most confused pairs first, each pair's classes side by side)"));
   m_log = addAction(tr("Log scale"));
   m_log->setCheckable(true);
   m_log->setShortcut(QKeySequence(tr("Ctrl+L")));

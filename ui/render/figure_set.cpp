@@ -10,8 +10,10 @@
 
 #include "core/sim/engine.h"
 #include "core/vocabulary/limits.h"
+#include "ui/render/confusion_figure.h"
 #include "ui/render/drift_figure.h"
 #include "ui/render/figures.h"
+#include "ui/render/group_heatmaps.h"
 #include "ui/render/heatmap_source.h"
 #include "ui/render/shown_text.h"
 
@@ -225,6 +227,10 @@ std::vector<std::pair<QString, Figure>> figureSet(const Evaluation& eval,
     figures.emplace_back(file, std::move(f));
     return true;
   });
+  if (auto confused = mostConfusedFigure(eval, style))
+    figures.emplace_back(QStringLiteral("most-confused"), std::move(*confused));
+  if (auto groups = groupsFigure(eval, style))
+    figures.emplace_back(QStringLiteral("groups"), std::move(*groups));
   return figures;
 }
 
@@ -252,8 +258,13 @@ bool writeFigureSet(const Evaluation& eval, const QString& dir,
     return writeFigureFormats(figure, outputs, dpi, written, error);
   };
   if (!write(QStringLiteral("per-rank"), lazyRankFigure(eval, options, style, set))) return false;
-  return singleFigures(eval, options, style, set,
-                       [&](const QString& file, Figure&& f) { return write(file, f); });
+  if (!singleFigures(eval, options, style, set,
+                     [&](const QString& file, Figure&& f) { return write(file, f); }))
+    return false;
+  const auto confused = mostConfusedFigure(eval, style);
+  if (confused && !write(QStringLiteral("most-confused"), *confused)) return false;
+  const auto groups = groupsFigure(eval, style);
+  return !groups || write(QStringLiteral("groups"), *groups);
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <optional>
 
+#include "core/report/confusion_ranking.h"
 #include "core/report/verdict.h"
 #include "ui/render/shown_text.h"
 
@@ -18,6 +19,8 @@ QString classOrderName(ClassOrder order) {
       return QStringLiteral("count");
     case ClassOrder::Error:
       return QStringLiteral("error");
+    case ClassOrder::Confusion:
+      return QStringLiteral("confusion");
     case ClassOrder::Index:
       break;
   }
@@ -29,11 +32,12 @@ ClassOrder parseClassOrder(const QString& name) {
   if (n == QLatin1String("name")) return ClassOrder::Name;
   if (n == QLatin1String("count")) return ClassOrder::Count;
   if (n == QLatin1String("error")) return ClassOrder::Error;
+  if (n == QLatin1String("confusion")) return ClassOrder::Confusion;
   return ClassOrder::Index;
 }
 
 QStringList classOrderNames() {
-  return {"index", "name", "count", "error"};
+  return {"index", "name", "count", "error", "confusion"};
 }
 
 std::vector<double> trueRowCounts(const Evaluation& e) {
@@ -72,6 +76,10 @@ std::vector<int> classOrder(const Evaluation& e, ClassOrder order) {
     });
   } else if (order == ClassOrder::Error && e.synced) {
     idx.assign(e.row_check.by_error.begin(), e.row_check.by_error.end());
+  } else if (order == ClassOrder::Confusion) {
+    const std::vector<int32_t> by_confusion =
+        e.synced ? order_by_confusion(*e.synced) : order_by_confusion(ranked_matrix(e));
+    if (by_confusion.size() == idx.size()) idx.assign(by_confusion.begin(), by_confusion.end());
   }
   return idx;
 }

@@ -17,6 +17,9 @@ enum class ClassOrder {
   Name,   // alphabetical class name
   Count,  // most frequent class first
   Error,  // largest row-sum error first (the row check's order), so mismatches gather at top
+  // the most confused classes first, each large confusion's two classes side by side
+  // (order_by_confusion, core/report/confusion_ranking.h)
+  Confusion,
 };
 QString classOrderName(ClassOrder order);
 ClassOrder parseClassOrder(const QString& name);  // unknown names give Index

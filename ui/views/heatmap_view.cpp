@@ -8,6 +8,7 @@
 #include <QPainter>
 #include <QToolTip>
 #include <QWheelEvent>
+#include <algorithm>
 #include <cmath>
 
 #include "ui/render/heatmap_painter.h"
@@ -277,6 +278,24 @@ void HeatmapView::keyPressEvent(QKeyEvent* e) {
       break;
   }
   QWidget::keyPressEvent(e);
+}
+
+void HeatmapView::focusClasses(int trueClass, int predClass) {
+  const std::vector<int>& classOf = m_data->classOf;
+  const auto position = [&](int cls) {
+    const auto it = std::find(classOf.begin(), classOf.end(), cls);
+    return it == classOf.end() ? -1 : int(it - classOf.begin());
+  };
+  const Cell cell{position(trueClass), position(predClass)};
+  if (cell.row < 0 || cell.col < 0) return;
+  // At 1000 classes a cell is below a pixel: zoom until it is about 12 px across.
+  constexpr double kReadableCell = 12.0;
+  if (m_view.cellWidth() > 0 && m_view.cellWidth() < kReadableCell) {
+    const double factor =
+        std::min(kReadableCell / m_view.cellWidth(), m_view.maxZoom() / m_view.zoom);
+    if (factor > 1) m_view.zoomAt(m_view.cellRect(cell).center(), factor);
+  }
+  moveCursorTo(cell);
 }
 
 void HeatmapView::moveCursorTo(const Cell& cell) {

@@ -36,6 +36,9 @@ class HeatmapView : public QWidget {
   void resetZoom();
   // The highlighted cell: under the mouse, or the keyboard's cursor.
   std::optional<render::Cell> currentCell() const { return m_hover; }
+  // Puts the cursor on the cell of classes (trueClass, predClass) wherever the class order
+  // shows it, zoomed in until the cell is readable (a pair chosen in the Most confused dock).
+  void focusClasses(int trueClass, int predClass);
 
   // Height at which the square grid is as wide as `width` allows; more height is wasted.
   int idealHeight(int width) const;

@@ -1,0 +1,263 @@
+// The views that read many classes at a glance: the Most confused dock, the "confusion" class
+// order and the most-confused figure, and the Groups dock and figure of a class hierarchy,
+// on matrices worked out by hand and on a 1000-class evaluation.
+#include <QLabel>
+#include <QTableWidget>
+#include <QTreeWidget>
+#include <QtTest>
+
+#include "core/diagnosis/row_check.h"
+#include "core/report/confusion_ranking.h"
+#include "core/sim/engine.h"
+#include "core/sim/lessons.h"
+#include "ui/panels/confusion_panel.h"
+#include "ui/panels/groups_panel.h"
+#include "ui/render/confusion_figure.h"
+#include "ui/render/figures.h"
+#include "ui/render/group_heatmaps.h"
+#include "ui/render/heatmap_source.h"
+#include "ui/views/heatmap_view.h"
+
+using namespace shardlens;
+using namespace shardlens::ui;
+
+namespace {
+
+Matrix matrix(int32_t classes, const std::vector<double>& cells) {
+  Matrix m(classes);
+  m.cells = cells;
+  return m;
+}
+
+// Two ranks, three classes (cat, dog, fox):
+//   rank 0          rank 1          synced (sum)    expected
+//   4 1 0           3 0 0           7 1 0           7 1 0
+//   0 3 0           1 4 0           1 7 0           1 6 0
+//   0 2 5           0 2 4           0 4 9           0 2 8
+// Row sums 8, 8, 13 against true counts 8, 7, 10: dog +1, fox +3. Confusions, largest
+// first: fox->dog 4, cat->dog 1, dog->cat 1; the confusion order is fox, dog, cat.
+ResultPtr handMade() {
+  auto r = std::make_shared<EvaluationResult>();
+  Evaluation& e = r->eval;
+  e.meta.class_names = {"cat", "dog", "fox"};
+  e.meta.class_counts = {8, 7, 10};
+  e.per_rank = {matrix(3, {4, 1, 0, 0, 3, 0, 0, 2, 5}), matrix(3, {3, 0, 0, 1, 4, 0, 0, 2, 4})};
+  e.synced = matrix(3, {7, 1, 0, 1, 7, 0, 0, 4, 9});
+  e.expected = matrix(3, {7, 1, 0, 1, 6, 0, 0, 2, 8});
+  e.row_check = check_rows(*e.synced, e.meta.class_counts);
+  return r;
+}
+
+// Four classes, two groups: dog, wolf (canine) and car, bus (vehicle).
+//   true \ pred  dog wolf car bus      row   true count
+//   dog           5    1   0   0        6        5   (+1)
+//   wolf          0    3   0   0        3        4   (-1)
+//   car           0    0   4   2        6        4   (+2)
+//   bus           0    0   1   3        4        4
+// canine 9 against 9 (the +1 and -1 cancel), vehicle 10 against 8 (+2).
+ResultPtr grouped() {
+  auto r = std::make_shared<EvaluationResult>();
+  Evaluation& e = r->eval;
+  e.meta.class_names = {"dog", "wolf", "car", "bus"};
+  e.meta.class_counts = {5, 4, 4, 4};
+  e.synced = matrix(4, {5, 1, 0, 0, 0, 3, 0, 0, 0, 0, 4, 2, 0, 0, 1, 3});
+  e.per_rank = {*e.synced};
+  e.row_check = check_rows(*e.synced, e.meta.class_counts);
+  e.class_groups = std::make_shared<const ClassHierarchy>(
+      parse_class_hierarchy("0 canine\n1 canine\n2 vehicle\n3 vehicle\n", 4, "h.txt"));
+  return r;
+}
+
+QString text(QTableWidget* t, int row, int col) {
+  return t->item(row, col) ? t->item(row, col)->text() : QString();
+}
+
+}  // namespace
+
+class TestConfusionView : public QObject {
+  Q_OBJECT
+ private slots:
+  void panelListsPairsAndWrongRowsWithTheirRanks() {
+    ConfusionPanel panel;
+    panel.show();
+    panel.setResult(handMade());
+    QTableWidget* pairs = panel.pairsTable();
+    QCOMPARE(pairs->rowCount(), 3);
+    QCOMPARE(text(pairs, 0, 0), QStringLiteral("fox"));
+    QCOMPARE(text(pairs, 0, 1), QStringLiteral("dog"));
+    QCOMPARE(text(pairs, 0, 2), QStringLiteral("4"));
+    QCOMPARE(text(pairs, 0, 3), QStringLiteral("2"));  // expected
+    QCOMPARE(text(pairs, 0, 4), QStringLiteral("r0: 2, r1: 2"));
+    QCOMPARE(text(pairs, 1, 0), QStringLiteral("cat"));
+    QCOMPARE(text(pairs, 1, 4), QStringLiteral("r0: 1"));
+    QTableWidget* rows = panel.rowsTable();
+    QCOMPARE(rows->rowCount(), 2);
+    QCOMPARE(text(rows, 0, 0), QStringLiteral("fox"));
+    QCOMPARE(text(rows, 0, 1), QStringLiteral("13"));
+    QCOMPARE(text(rows, 0, 2), QStringLiteral("10"));
+    QCOMPARE(text(rows, 0, 3), QStringLiteral("+3"));
+    QCOMPARE(text(rows, 0, 4), QStringLiteral("r0: 7, r1: 6"));
+    QCOMPARE(text(rows, 1, 0), QStringLiteral("dog"));
+    QCOMPARE(text(rows, 1, 3), QStringLiteral("+1"));
+  }
+
+  void clickingAPairOrARowActivatesItsCell() {
+    ConfusionPanel panel;
+    panel.show();
+    panel.setResult(handMade());
+    std::vector<CellRef> activated;
+    connect(&panel, &ConfusionPanel::cellActivated,
+            [&](const CellRef& cell) { activated.push_back(cell); });
+    emit panel.pairsTable()->cellClicked(0, 3);
+    QCOMPARE(activated.size(), size_t(1));
+    QVERIFY(activated[0].kind == ViewKind::Synced);
+    QCOMPARE(activated[0].trueClass, 2);
+    QCOMPARE(activated[0].predClass, 1);
+    emit panel.rowsTable()->cellClicked(1, 0);  // dog's row: its diagonal cell
+    QCOMPARE(activated.size(), size_t(2));
+    QCOMPARE(activated[1].trueClass, 1);
+    QCOMPARE(activated[1].predClass, 1);
+  }
+
+  void aCorrectEvaluationHasNoWrongRows() {
+    auto r = std::const_pointer_cast<EvaluationResult>(handMade());
+    r->eval.synced = r->eval.expected;
+    r->eval.meta.class_counts = {8, 7, 10};
+    r->eval.row_check = check_rows(*r->eval.synced, r->eval.meta.class_counts);
+    ConfusionPanel panel;
+    panel.show();
+    panel.setResult(r);
+    QCOMPARE(panel.rowsTable()->rowCount(), 0);
+    QVERIFY(panel.findChildren<QLabel*>().size() >= 2);
+    panel.setResult(nullptr);
+    QCOMPARE(panel.pairsTable()->rowCount(), 0);
+  }
+
+  void confusionOrderPutsEachLargeConfusionsClassesSideBySide() {
+    QVERIFY(render::parseClassOrder(QStringLiteral("confusion")) == render::ClassOrder::Confusion);
+    QCOMPARE(render::classOrderName(render::ClassOrder::Confusion), QStringLiteral("confusion"));
+    QVERIFY(render::classOrderNames().contains(QStringLiteral("confusion")));
+    const ResultPtr result = handMade();
+    const Evaluation& e = result->eval;
+    QCOMPARE(render::classOrder(e, render::ClassOrder::Confusion), (std::vector<int>{2, 1, 0}));
+    render::MatrixOptions o;
+    o.order = render::ClassOrder::Confusion;
+    const render::HeatmapData d = render::syncedHeatmap(e, o);
+    QCOMPARE(d.names[0], QStringLiteral("fox"));
+    QCOMPARE(d.value(0, 1), 4.0);  // fox -> dog beside the diagonal
+    QVERIFY(d.rowWrong[0]);        // fox's +3 stays marked in its new place
+  }
+
+  void focusingClassesPutsTheCursorOnTheirDisplayedCell() {
+    const ResultPtr result = handMade();
+    const Evaluation& e = result->eval;
+    render::MatrixOptions o;
+    o.order = render::ClassOrder::Confusion;  // display: fox, dog, cat
+    HeatmapView view;
+    view.resize(400, 400);
+    view.setData(render::syncedHeatmap(e, o));
+    view.focusClasses(0, 1);  // cat -> dog
+    QVERIFY(view.currentCell());
+    QCOMPARE(view.currentCell()->row, 2);
+    QCOMPARE(view.currentCell()->col, 1);
+    view.focusClasses(7, 1);  // no such class: the cursor stays
+    QCOMPARE(view.currentCell()->row, 2);
+  }
+
+  // At 1000 classes the figure shows the 30 most confused, named, their rows' whole sums.
+  void mostConfusedFigureAtAThousandClasses() {
+    Scenario s = load_preset("padding-duplicates");
+    s.dataset = "synthetic:classes=1000,per-class=5";  // 5,000 samples
+    s.sampler.world_size = 3;                          // 5,000 = 3 x 1,666 + 2: 1 padded
+    const Evaluation e = simulate(s);
+    QVERIFY(!e.row_check.wrong_rows.empty());
+    const render::HeatmapData d = render::mostConfusedHeatmap(e);
+    QCOMPARE(d.classes, render::kConfusionFigureClasses);
+    const std::vector<int32_t> order = order_by_confusion(*e.synced);
+    for (int i = 0; i < d.classes; ++i) {
+      const int c = order[size_t(i)];
+      QCOMPARE(d.classOf[size_t(i)], c);
+      QCOMPARE(d.names[size_t(i)], QString::fromStdString(e.class_name(c)));
+      double row = 0;
+      for (int j = 0; j < e.classes(); ++j) row += e.synced->at(c, j);
+      QCOMPARE(d.rowObserved[size_t(i)], row);  // the whole row, not the 30 columns shown
+      QCOMPARE(d.rowExpected[size_t(i)], double(e.meta.class_counts[size_t(c)]));
+      for (int j = 0; j < d.classes; ++j)
+        QCOMPARE(d.value(i, j), e.synced->at(c, order[size_t(j)]));
+    }
+    const auto figures = render::figureSet(e, {}, render::HeatmapStyle{}, {});
+    QCOMPARE(figures.back().first, QStringLiteral("most-confused"));
+    QVERIFY(figures.back().second.panels.front().title.contains(QStringLiteral("30 of 1000")));
+  }
+
+  void smallEvaluationsHaveNoMostConfusedFigure() {
+    const Evaluation e = simulate(load_preset("padding-duplicates"));  // 10 classes
+    for (const auto& [name, figure] : render::figureSet(e, {}, render::HeatmapStyle{}, {}))
+      QVERIFY(name != QStringLiteral("most-confused"));
+  }
+
+  void groupsHeatmapCollapsesAndChecksEachGroup() {
+    const render::HeatmapData d = render::groupsHeatmap(grouped()->eval);
+    QCOMPARE(d.classes, 2);
+    QCOMPARE(d.names, (std::vector<QString>{QStringLiteral("canine"), QStringLiteral("vehicle")}));
+    QCOMPARE(d.denseValues(), (std::vector<double>{9, 0, 0, 10}));
+    QCOMPARE(d.rowExpected, (std::vector<double>{9, 8}));
+    QCOMPARE(d.rowWrong, (std::vector<bool>{false, true}));
+    const render::HeatmapData vehicle = render::groupMembersHeatmap(grouped()->eval, 1);
+    QCOMPARE(vehicle.names, (std::vector<QString>{QStringLiteral("car"), QStringLiteral("bus")}));
+    QCOMPARE(vehicle.denseValues(), (std::vector<double>{4, 2, 1, 3}));
+    QCOMPARE(vehicle.rowWrong, (std::vector<bool>{true, false}));
+    QCOMPARE(render::groupsHeatmap(handMade()->eval).classes, 0);  // no hierarchy
+  }
+
+  void groupsPanelListsGroupsWorstFirstAndExpandsOnClick() {
+    GroupsPanel panel;
+    panel.resize(500, 700);
+    panel.setResult(grouped());  // hidden: filled when shown
+    QCOMPARE(panel.tree()->topLevelItemCount(), 0);
+    panel.show();
+    QTreeWidget* tree = panel.tree();
+    QCOMPARE(tree->topLevelItemCount(), 2);
+    QTreeWidgetItem* vehicle = tree->topLevelItem(0);  // +2 first
+    QCOMPARE(vehicle->text(0), QStringLiteral("⚠ vehicle"));
+    QCOMPARE(vehicle->text(1), QStringLiteral("10"));
+    QCOMPARE(vehicle->text(2), QStringLiteral("8"));
+    QCOMPARE(vehicle->text(3), QStringLiteral("+2"));
+    QCOMPARE(vehicle->childCount(), 2);
+    QCOMPARE(vehicle->child(0)->text(0), QStringLiteral("⚠ car"));
+    QCOMPARE(tree->topLevelItem(1)->text(0), QStringLiteral("canine"));  // right as a group
+    QCOMPARE(tree->topLevelItem(1)->child(1)->text(3), QStringLiteral("-1"));
+    QCOMPARE(panel.heatmap()->data().classes, 2);  // the groups
+    emit tree->itemClicked(vehicle, 0);
+    QCOMPARE(panel.expandedGroup(), 1);
+    QVERIFY(vehicle->isExpanded());
+    QCOMPARE(panel.heatmap()->data().names.front(), QStringLiteral("car"));
+    panel.expandGroup(-1);
+    QCOMPARE(panel.heatmap()->data().classes, 2);
+    emit panel.heatmap()->cellClicked(0, 1);  // canine's row of the collapsed matrix
+    QCOMPARE(panel.expandedGroup(), 0);
+    QCOMPARE(panel.heatmap()->data().names.front(), QStringLiteral("dog"));
+  }
+
+  void groupsPanelWithoutAHierarchySaysHowToGiveOne() {
+    GroupsPanel panel;
+    panel.show();
+    panel.setResult(handMade());
+    QCOMPARE(panel.tree()->topLevelItemCount(), 0);
+    bool said = false;
+    for (const QLabel* l : panel.findChildren<QLabel*>())
+      said = said || l->text().contains(QStringLiteral("hierarchy=FILE"));
+    QVERIFY(said);
+  }
+
+  void figureSetHasTheGroupsFigureWithAHierarchy() {
+    QStringList names;
+    for (const auto& [name, figure] :
+         render::figureSet(grouped()->eval, {}, render::HeatmapStyle{}, {}))
+      names << name;
+    QVERIFY2(names.contains(QStringLiteral("groups")), qPrintable(names.join(',')));
+  }
+};
+
+QTEST_MAIN(TestConfusionView)
+#include "test_confusion_view.moc"
