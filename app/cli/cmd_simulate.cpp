@@ -88,7 +88,9 @@ void register_simulate(CLI::App& app) {
 void register_diagnose(CLI::App& app) {
   auto args = std::make_shared<SimulateArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "diagnose", "Check a simulated scenario or a run file; exit 1 when the matrix is wrong");
+      "diagnose",
+      "Check a simulated scenario or a run file; exit 1 when the matrix, or the accuracy "
+      "it logged, is wrong");
   add_engine_flags(*cmd, args->engine);
   cmd->add_option("--run", args->run_file, "A run file (.slrun) to diagnose instead of simulating");
   cmd->add_option("--like", args->like,

@@ -115,6 +115,65 @@ FindingText batch_limit_subset(const Facts& f) {
            {"PyTorch", "Do not break out of the evaluation loop early."}}};
 }
 
+// What could have left the samples out: a batch limit only where the settings do not rule
+// one out.
+std::string possible_causes(const Facts& f) {
+  return f.batch_limited == false ? "the loader's drop_last or a subset of the dataset"
+                                  : "a batch limit, the loader's drop_last or a subset of the "
+                                    "dataset";
+}
+
+// Where the missing samples lie, as far as the records show it.
+std::string where_missing(const Facts& f) {
+  std::string out;
+  if (f.samples_per_rank)
+    out += " Every rank evaluated " + std::to_string(*f.samples_per_rank) + " samples.";
+  if (!f.missing_at_end || !f.missing || !f.dataset_size || *f.missing <= 0) return out;
+  const std::string range =
+      std::to_string(*f.dataset_size - *f.missing) + "-" + std::to_string(*f.dataset_size - 1);
+  if (*f.missing_at_end)
+    return out + " They are the dataset's last indices (" + range +
+           "), which an unshuffled sampler deals last: every rank stopped before the end of its "
+           "share, as " +
+           (f.batch_limited == false ? "the loader's drop_last does."
+                                     : "a batch limit or the loader's drop_last does.");
+  return out +
+         " They are not the dataset's last indices: with an unshuffled sampler that points to a "
+         "subset of the dataset; a shuffled order hides where each rank stopped.";
+}
+
+// Samples missing with no setting to tell why: every cause the records are consistent with,
+// and the evidence that would decide, never one cause asserted.
+FindingText never_evaluated(const Facts& f) {
+  std::string specifics;
+  if (f.missing) {
+    specifics = counted(*f.missing, "sample") + " never evaluated";
+    if (f.dataset_size) specifics += " (of " + std::to_string(*f.dataset_size) + ")";
+    specifics += ": consistent with " + possible_causes(f) + "." + where_missing(f);
+  }
+  const std::string general =
+      specifics.empty()
+          ? "Some samples were never evaluated, consistent with " + possible_causes(f) +
+                ": their rows fall short of the class counts. The records alone cannot tell "
+                "which; the run's settings, or which sample ids are missing, decide."
+          : "Their rows fall short of the class counts. The records alone cannot tell which "
+            "cause it was; the run's settings, or which sample ids are missing, decide.";
+  return {"Samples never evaluated",
+          explained(specifics, general),
+          {{"ShardLens",
+            "Record the run's settings with the recorder (ShardLensCallback, or "
+            "settings_json with batch_size, drop_last and limit_batches in the dumps) and "
+            "import again; or look at which sample ids are missing: a trailing block of "
+            "each rank's order points to the loader's drop_last or a batch limit, ids spread "
+            "over the dataset to a subset."},
+           {"Lightning",
+            "For the numbers you report, limit_val_batches=1.0 (the float) and loaders with "
+            "drop_last=False."},
+           {"PyTorch",
+            "Use drop_last=False on evaluation DataLoaders and do not break out of the "
+            "evaluation loop early."}}};
+}
+
 // Which samples the order decides, as far as the facts show: those left out (within a limit
 // of batches when one is measured), those padded, or in general whichever are.
 std::string what_the_order_decides(const Facts& f) {
@@ -140,18 +199,33 @@ std::string shuffled_specifics(const Facts& f) {
   const int64_t padding = f.padding_records.value_or(f.tail_repeats.value_or(0));
   if (padding > 0) out += (out.empty() ? "" : ", ") + counted(padding, "padding record");
   if (out.empty()) return "";
-  return "The evaluation order is shuffled, so the samples behind this evaluation's counts (" +
-         out + ") change every epoch.";
+  if (f.reshuffled_each_epoch == true)
+    return "The evaluation order is shuffled, so the samples behind this evaluation's counts (" +
+           out + ") change every epoch.";
+  return "The evaluation order is shuffled, so the order decides the samples behind this "
+         "evaluation's counts (" +
+         out + ").";
+}
+
+// The per-epoch claim only where the sampler is known to reshuffle each epoch; one evaluation
+// of a run shows one order, not how it changes.
+std::string shuffled_general(const Facts& f) {
+  if (f.reshuffled_each_epoch == true)
+    return "The evaluation loader shuffles, and set_epoch changes the order every epoch: " +
+           what_the_order_decides(f) +
+           " changes from epoch to epoch, so the rows drift while the total stays constant.";
+  std::string decides = what_the_order_decides(f);
+  if (decides.back() == ',') decides.pop_back();  // "..., if any are," ends a clause
+  return "The evaluation order is shuffled: it decides " + decides +
+         ". A DistributedSampler(shuffle=True) whose set_epoch is called (Lightning calls it) "
+         "draws another order every epoch, so the rows would drift while the total stays "
+         "constant; one evaluation shows one order only: record several epochs to see whether "
+         "this run's changes.";
 }
 
 FindingText shuffled_eval(const Facts& f) {
   return {"Shuffled evaluation order",
-          explained(shuffled_specifics(f),
-                    "The evaluation loader shuffles, and set_epoch changes the order every "
-                    "epoch: " +
-                        what_the_order_decides(f) +
-                        " changes from epoch to epoch, so the rows drift while the total stays "
-                        "constant."),
+          explained(shuffled_specifics(f), shuffled_general(f)),
           {{"Lightning", "Use shuffle=False for val/test loaders (Lightning only warns)."},
            {"PyTorch", "DistributedSampler(shuffle=False) for evaluation."}}};
 }
@@ -163,8 +237,10 @@ FindingText rank_overlap(const Facts& f) {
                     "samples are evaluated by several ranks and others by none. The total can be "
                     "right while rows are wrong."),
           {{"PyTorch",
-            "Give DistributedSampler the same seed on every rank (seed_everything before "
-            "building loaders) and call set_epoch with the same epoch."},
+            "Pass the same seed to DistributedSampler(dataset, seed=SEED) on every rank (never "
+            "one derived from the rank) and call sampler.set_epoch(epoch) with the same epoch "
+            "on every rank; torch.manual_seed(SEED) on every rank before building the loaders "
+            "keeps any other draw alike."},
            {"Lightning",
             "Call seed_everything(seed, workers=True) identically on all ranks; do not "
             "seed with the rank."}}};
@@ -220,6 +296,7 @@ std::vector<CatalogueEntry> coverage_entries() {
       {Pattern::SamplerDropLast, "sampler-drop-last", Headline::Wrong, sampler_drop_last},
       {Pattern::LoaderDropLast, "loader-drop-last", Headline::Wrong, loader_drop_last},
       {Pattern::BatchLimitSubset, "batch-limit-subset", Headline::Wrong, batch_limit_subset},
+      {Pattern::NeverEvaluated, "never-evaluated", Headline::Wrong, never_evaluated},
       {Pattern::ShuffledEval, "shuffled-eval", Headline::Wrong, shuffled_eval},
       {Pattern::RankOverlap, "rank-overlap", Headline::Wrong, rank_overlap},
       {Pattern::NoDistributedSampler, "no-distributed-sampler", Headline::Wrong,

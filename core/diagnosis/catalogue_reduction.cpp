@@ -1,5 +1,8 @@
 // The catalogue's reduction and counting patterns: the reported matrix against the ranks'
 // own, and each rank's counter against its records; plus the runs nothing can be checked of.
+#include <iomanip>
+#include <sstream>
+
 #include "core/diagnosis/catalogue_entry.h"
 #include "core/diagnosis/wording.h"
 
@@ -50,7 +53,11 @@ FindingText unsynced(const Facts& f) {
   return {"Not synchronized",
           explained(unsynced_specifics(f), general),
           {{"torchmetrics", "Keep sync_on_compute=True and read the result of compute()."},
-           {"Lightning", "Log the metric object (self.log(name, metric)) or use sync_dist=True."},
+           {"Lightning",
+            "Read the matrix from the metric object's compute() (it syncs every rank's counts "
+            "when sync_on_compute=True) and log only scalars derived from it; sync_dist=True is "
+            "no fix for a confusion matrix: self.log takes scalars, and its mean over the ranks "
+            "gives 1/W of the summed counts."},
            {"PyTorch", "dist.all_reduce(matrix, op=SUM) before reading it."}}};
 }
 
@@ -179,6 +186,47 @@ FindingText gather_for_metrics_mismatch(const Facts& f) {
             "it."}}};
 }
 
+// An accuracy as reports print it: 0.6250.
+std::string fraction(double v) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(4) << v;
+  return s.str();
+}
+
+std::string logged_specifics(const Facts& f) {
+  if (!f.logged_accuracy || !f.accuracy) return "";
+  std::string shares;
+  for (int64_t n : f.rank_samples) shares += (shares.empty() ? "" : ", ") + std::to_string(n);
+  const std::string ranks = shares.empty() ? "" : " The ranks evaluated " + shares + " samples.";
+  if (f.logged_per_batch == true)
+    return "Logged per batch with sync_dist=True: " + fraction(*f.logged_accuracy) +
+           ", where the accuracy is " + fraction(*f.accuracy) + "." + ranks;
+  return "Each rank's accuracy logged with sync_dist=True averages to " +
+         fraction(*f.logged_accuracy) + ", where the accuracy is " + fraction(*f.accuracy) + "." +
+         ranks;
+}
+
+FindingText logged_accuracy(const Facts& f) {
+  const std::string general =
+      f.logged_per_batch == true
+          ? "Lightning's sync_dist averages over the ranks each rank's sum of batch accuracy x "
+            "batch size and each rank's sample count, the count's mean truncated in its int64 "
+            "tensor: the logged value is not the accuracy unless the records divide by the "
+            "world size. The matrix itself can be right."
+          : "self.log(name, value, sync_dist=True) averages the ranks' own values with equal "
+            "weights: a rank of fewer samples weighs as much as one of more, so with uneven "
+            "shards the logged accuracy is not the accuracy of the evaluated samples. The "
+            "matrix itself can be right.";
+  return {"Logged accuracy is not the accuracy",
+          explained(logged_specifics(f), general),
+          {{"Lightning",
+            "Log a torchmetrics metric object (self.log(\"val_acc\", self.val_acc) with "
+            "self.val_acc = MulticlassAccuracy(...)), or sum the hits and the counts across "
+            "ranks and divide after the sync."},
+           {"torchmetrics",
+            "MulticlassAccuracy(average=\"micro\") syncs its counts, not the ranks' ratios."}}};
+}
+
 FindingText incomplete_run(const Facts& f) {
   const std::string stopped = f.stopped_by ? " (" + *f.stopped_by + ")" : "";
   return {"Incomplete run: nothing was synchronized",
@@ -216,6 +264,7 @@ std::vector<CatalogueEntry> reduction_entries() {
       {Pattern::IgnoredTargets, "ignored-targets", Headline::Wrong, ignored_targets},
       {Pattern::GatherForMetricsMismatch, "gather-for-metrics-mismatch", Headline::Wrong,
        gather_for_metrics_mismatch},
+      {Pattern::LoggedAccuracy, "logged-accuracy", Headline::Wrong, logged_accuracy},
       {Pattern::IncompleteRun, "incomplete-run", Headline::Wrong, incomplete_run},
       {Pattern::UnexplainedDifference, "unexplained-difference", Headline::Wrong,
        unexplained_difference},

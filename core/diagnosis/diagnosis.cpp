@@ -357,6 +357,15 @@ bool every_rank_has(const RecordStats& st, int64_t size) {
   return true;
 }
 
+// Whether the `count` samples never evaluated are the dataset's last indices.
+bool missing_at_end(const Coverage& times, int64_t count) {
+  const auto n = static_cast<int64_t>(times.size());
+  if (count <= 0 || count > n) return false;
+  for (int64_t i = 0; i < n; ++i)
+    if ((times[size_t(i)] == 0) != (i >= n - count)) return false;
+  return true;
+}
+
 // Why samples are missing when no overlap explains it: which drop or limit cut them.
 void classify_missing(Classifier& c, const RecordStats& st, const SampleSet& missing) {
   const DiagnosisInput& in = c.in();
@@ -387,7 +396,17 @@ void classify_missing(Classifier& c, const RecordStats& st, const SampleSet& mis
     return;
   }
   if (b > 0) facts.batch_size = b;  // the double sharding this may turn out to be names it
-  c.add(Pattern::BatchLimitSubset, std::move(facts), &missing);
+  // Only settings that tell of a limit make the limit the cause; without them the records are
+  // consistent with a limit, the loader's drop_last and a subset alike.
+  if (in.batch_limited == true) {
+    c.add(Pattern::BatchLimitSubset, std::move(facts), &missing);
+    return;
+  }
+  facts.batch_limited = in.batch_limited;
+  if (w > 0 && every_rank_has(st, st.rank_sizes.front()))
+    facts.samples_per_rank = st.rank_sizes.front();
+  facts.missing_at_end = missing_at_end(st.times, missing.count);
+  c.add(Pattern::NeverEvaluated, std::move(facts), &missing);
 }
 
 // Whether unflagged repeats within ranks are what a leaked sanity check leaves: the check
@@ -466,6 +485,7 @@ void classify_sampling(Classifier& c, const RecordStats& st, const SampleSet& mi
     // What the order decides: the samples left out, or those padded.
     Facts order = padding;
     if (missing.count > 0) order.missing = missing.count;
+    order.reshuffled_each_epoch = in.reshuffled_each_epoch;
     // A limit the settings tell of, and the batches every rank stopped after.
     const int64_t b = in.batch_size.value_or(0);
     if (missing.count > 0 && in.batch_limited.value_or(false) && b >= 1 && w > 0 &&
@@ -523,7 +543,62 @@ void summarize(const DiagnosisInput& in, const RecordStats& st, const SampleSet&
   }
 }
 
+// What the run logged of the accuracy, where it is not the expected matrix's accuracy: one
+// finding for each way it logged (each rank's epoch value, the batches' values).
+std::vector<Finding> logged_accuracy_findings(const DiagnosisInput& in,
+                                              const std::vector<Matrix>& exact) {
+  std::vector<Finding> out;
+  if (in.logged_accuracy == LoggedAccuracy::None || !in.expected) return out;
+  const double total = in.expected->total();
+  if (total <= 0) return out;
+  const double accuracy = in.expected->diagonal_sum() / total;
+  std::vector<RankTally> ranks;
+  std::vector<int64_t> rank_samples;
+  for (const Matrix& m : exact) {
+    ranks.push_back({m.total(), m.diagonal_sum()});
+    rank_samples.push_back(int64_t(m.total()));
+  }
+  const auto check = [&](bool per_batch, std::optional<double> logged) {
+    if (!logged || std::abs(*logged - accuracy) <= kFractionTolerance) return;
+    Finding f(Pattern::LoggedAccuracy);
+    f.facts.logged_accuracy = logged;
+    f.facts.accuracy = accuracy;
+    f.facts.logged_per_batch = per_batch;
+    f.facts.world_size = int(exact.size());
+    f.facts.rank_samples = rank_samples;
+    out.push_back(std::move(f));
+  };
+  if (logs_rank_mean(in.logged_accuracy)) check(false, logged_rank_mean(ranks));
+  if (logs_per_batch(in.logged_accuracy)) check(true, logged_per_batch(ranks));
+  return out;
+}
+
 }  // namespace
+
+std::optional<double> logged_rank_mean(const std::vector<RankTally>& ranks) {
+  double sum = 0;
+  int counted = 0;
+  for (const RankTally& r : ranks) {
+    if (r.records <= 0) continue;  // a rank with no batch logs nothing
+    sum += r.correct / r.records;
+    ++counted;
+  }
+  if (counted < 2) return std::nullopt;
+  return sum / counted;
+}
+
+std::optional<double> logged_per_batch(const std::vector<RankTally>& ranks) {
+  const double w = double(ranks.size());
+  double correct = 0, records = 0;
+  for (const RankTally& r : ranks) {
+    records += r.records;
+    correct += r.correct;
+  }
+  if (w < 2) return std::nullopt;
+  const double mean_size = std::floor(records / w);  // truncated in its int64 tensor
+  if (mean_size < 1) return std::nullopt;
+  return (correct / w) / mean_size;
+}
 
 Diagnosis diagnose(const DiagnosisInput& in) {
   Diagnosis out;
@@ -539,7 +614,13 @@ Diagnosis diagnose(const DiagnosisInput& in) {
   const Matrix& record_sum = exact_sum ? *exact_sum : rank_sum;
   const SampleSet missing = never_evaluated(in, st);
   summarize(in, st, missing, record_sum, out);
-  if (out.correct) return out;
+  std::vector<Finding> logged = logged_accuracy_findings(in, exact);
+  if (out.correct) {
+    // The matrix is right; a value the run logged of it may still not be.
+    out.correct = logged.empty();
+    out.findings = std::move(logged);
+    return out;
+  }
 
   Classifier c(in, out);
   classify_reduction(c, st, reported, rank_sum);
@@ -558,6 +639,7 @@ Diagnosis diagnose(const DiagnosisInput& in) {
   if (out.findings.empty()) {
     c.add(Pattern::UnexplainedDifference, Facts{}, nullptr, out.mismatched_rows);
   }
+  for (Finding& f : logged) out.findings.push_back(std::move(f));
   return out;
 }
 

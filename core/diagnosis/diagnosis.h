@@ -14,6 +14,7 @@
 #include "core/diagnosis/row_check.h"
 #include "core/diagnosis/stats.h"
 #include "core/torchsem/sampler.h"
+#include "core/torchsem/sync.h"
 #include "core/vocabulary/matrix.h"
 #include "core/vocabulary/records.h"
 
@@ -46,6 +47,12 @@ struct DiagnosisInput {
   // recorder saw). Known absent: a drop that stops where a limit would is not said to be a
   // limit's. Known present: the shuffled order's finding names the limit the records show.
   std::optional<bool> batch_limited;
+  // Whether a shuffled order changes from epoch to epoch, when known (a simulation's sampler
+  // seeds it with seed + epoch). Unknown for a run: one evaluation's records show one order.
+  std::optional<bool> reshuffled_each_epoch;
+  // What the run logged of the accuracy with sync_dist (a simulation's scenario says; a run's
+  // records do not): a logged value other than the expected matrix's accuracy is a finding.
+  LoggedAccuracy logged_accuracy = LoggedAccuracy::None;
   // What each rank reported itself, when recorded: ranks that disagree were not synced.
   const std::vector<std::optional<Matrix>>* reported_per_rank = nullptr;
   int ignore_index = -1;
@@ -80,6 +87,19 @@ struct Diagnosis {
 };
 
 Diagnosis diagnose(const DiagnosisInput& input);
+
+// One rank's records and the correct ones among them: what its own accuracy counts.
+struct RankTally {
+  double records = 0, correct = 0;
+};
+// What self.log("val_acc", acc, sync_dist=True) logs of each rank's epoch accuracy: the mean
+// over the ranks that evaluated something, equal weights. Absent with fewer than two.
+std::optional<double> logged_rank_mean(const std::vector<RankTally>& ranks);
+// What self.log("val_acc", batch_acc, sync_dist=True, batch_size=n) in validation_step logs:
+// each rank sums value x batch size and the batch sizes; sync_dist averages both over the
+// ranks, the sizes' mean truncated in its int64 tensor (Lightning's _sync_ddp): (correct / W)
+// / floor(records / W). Absent with fewer than two ranks or fewer records than ranks.
+std::optional<double> logged_per_batch(const std::vector<RankTally>& ranks);
 
 // The diagnosis of a run that ended before its sync: coverage from the records, and one
 // "incomplete-run" finding saying why no row can be checked (`why`: what stopped the sync).

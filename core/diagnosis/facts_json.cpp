@@ -68,6 +68,9 @@ json facts_json(const Facts& f) {
   put(out, "sanity_records", f.sanity_records);
   put(out, "repeated_prefix", f.repeated_prefix);
   put(out, "samples_per_rank", f.samples_per_rank);
+  put(out, "missing_at_end", f.missing_at_end);
+  put(out, "batch_limited", f.batch_limited);
+  put(out, "reshuffled_each_epoch", f.reshuffled_each_epoch);
   put(out, "reported_total", f.reported_total);
   put(out, "rank_sum_total", f.rank_sum_total);
   put(out, "reporting_rank", f.reporting_rank);
@@ -102,6 +105,9 @@ json facts_json(const Facts& f) {
   put(out, "validations", f.validations);
   put(out, "epoch", f.epoch);
   put(out, "distinct_evaluated", f.distinct_evaluated);
+  put(out, "logged_accuracy", f.logged_accuracy);
+  put(out, "accuracy", f.accuracy);
+  put(out, "logged_per_batch", f.logged_per_batch);
   if (f.lists) out["lists"] = lists_json(*f.lists);
   if (f.draw)
     out["draw"] = {{"draws", f.draw->draws},

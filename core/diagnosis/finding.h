@@ -42,6 +42,8 @@ enum class Pattern : uint8_t {
   NothingRecorded,           // nothing-recorded
   AccelerateDoubleShard,     // accelerate-double-shard
   UnequalLastBatches,        // unequal-last-batches
+  NeverEvaluated,            // never-evaluated: samples missing, the settings unknown
+  LoggedAccuracy,            // logged-accuracy: a sync_dist-logged accuracy that is not it
   UnexplainedDifference,     // unexplained-difference
 };
 
@@ -104,6 +106,15 @@ struct Facts {
   std::optional<int64_t> sanity_records;    // records flagged as the sanity check's
   std::optional<int64_t> repeated_prefix;   // unflagged: samples a rank evaluated again at once
   std::optional<int64_t> samples_per_rank;  // every rank evaluated the same this many
+  // The samples never evaluated are the dataset's last indices [n - missing, n): where an
+  // unshuffled sampler deals them, each rank's stop before the end of its share leaves them.
+  std::optional<bool> missing_at_end;
+  // Whether the settings say a batch limit was in force (a simulation's scenario, the limit
+  // a recorder saw); unknown for dumps imported without settings.
+  std::optional<bool> batch_limited;
+  // Whether the shuffled order changes from epoch to epoch is known (a simulation's sampler
+  // seeds it with seed + epoch); one imported evaluation shows one order only.
+  std::optional<bool> reshuffled_each_epoch;
   // Reduction: how the reported matrix relates to the ranks' own.
   std::optional<double> reported_total;
   std::optional<double> rank_sum_total;
@@ -131,8 +142,12 @@ struct Facts {
   std::optional<int64_t> validations;     // repeated validations of one epoch
   std::optional<int64_t> epoch;
   std::optional<int64_t> distinct_evaluated;
-  std::optional<ListFacts> lists;  // Lightning's wrapper: were the ranks' lists one?
-  std::optional<DrawFacts> draw;   // the one list drawn with replacement
+  // A logged accuracy (self.log with sync_dist) against the expected matrix's accuracy.
+  std::optional<double> logged_accuracy;
+  std::optional<double> accuracy;
+  std::optional<bool> logged_per_batch;  // logged per batch; else each rank's epoch value
+  std::optional<ListFacts> lists;        // Lightning's wrapper: were the ranks' lists one?
+  std::optional<DrawFacts> draw;         // the one list drawn with replacement
 };
 
 struct Finding {

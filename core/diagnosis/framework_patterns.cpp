@@ -138,8 +138,8 @@ void explain_wrapper(const DiagnosisInput& in, Diagnosis& d) {
   // shows it); otherwise a batch limit may also have cut, and its finding stays.
   auto folded = [&](Pattern p) {
     return p == Pattern::RankOverlap || p == Pattern::ShuffledEval ||
-           (list.whole && (p == Pattern::BatchLimitSubset || p == Pattern::SamplerDropLast ||
-                           p == Pattern::LoaderDropLast));
+           (list.whole && (p == Pattern::BatchLimitSubset || p == Pattern::NeverEvaluated ||
+                           p == Pattern::SamplerDropLast || p == Pattern::LoaderDropLast));
   };
   Finding g(Pattern::SamplerWithReplacement);
   g.facts.world_size = w;
@@ -185,6 +185,7 @@ void classify_framework_patterns(const DiagnosisInput& in, Diagnosis& out) {
   if (in.sampler && *in.sampler == SamplerKind::Accelerate && in.accelerate_input &&
       *in.accelerate_input == AccelerateInput::DistributedSampler) {
     refine(out, Pattern::BatchLimitSubset, Pattern::AccelerateDoubleShard);
+    refine(out, Pattern::NeverEvaluated, Pattern::AccelerateDoubleShard);
   }
   if (in.sampler && *in.sampler == SamplerKind::LightningWrapper) {
     drop_within_rank_sanity_leak(in, out);

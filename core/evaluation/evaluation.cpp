@@ -56,6 +56,9 @@ void describe_sampler(const Evaluation& e, DiagnosisInput& d) {
   if (e.scenario_recorded()) {
     const SamplerConfig& s = e.scenario().sampler;
     d.sampler = s.kind;
+    // A simulated shuffling sampler draws each epoch's order anew (seed + epoch, or the
+    // loader's next iteration); a run's one evaluation cannot show that.
+    d.reshuffled_each_epoch = s.shuffle;
     d.accelerate_input = s.accelerate_input;
     if (s.kind != SamplerKind::LightningWrapper) return;
     if (s.inner.kind != InnerSampler::Kind::Recorded)
@@ -144,6 +147,10 @@ std::string evaluation_label(const Evaluation& e) {
   return label;
 }
 
+LoggedAccuracy logged_accuracy(const Evaluation& e) {
+  return e.scenario_recorded() ? e.scenario().logged_accuracy : LoggedAccuracy::None;
+}
+
 void release_samples(Evaluation& e) {
   e.records.reset();
   e.plan.reset();
@@ -198,6 +205,7 @@ void complete_evaluation(Evaluation& e, Progress* progress, std::optional<Record
     d.distinct = &e.expected_distinct;
     d.batch_size = e.meta.batch_size;
     d.batch_limited = batch_limited(e);
+    d.logged_accuracy = logged_accuracy(e);
     d.reported_per_rank = e.reported_per_rank.empty() ? nullptr : &e.reported_per_rank;
     d.ignore_index = e.meta.ignore_index;
     d.stats = &*stats;

@@ -106,6 +106,10 @@ void release_samples(Evaluation& e);
 // evaluation from the others of its run, as the CLI's reports, JSON and the GUI name it.
 std::string evaluation_label(const Evaluation& e);
 
+// What the evaluation logged of the accuracy with sync_dist: its scenario's setting, when
+// recorded; None for a run whose records do not say (no logged value is then shown).
+LoggedAccuracy logged_accuracy(const Evaluation& e);
+
 // One name per class: the given names, or each class's number.
 std::vector<std::string> class_names_or_numbers(const std::vector<std::string>& names,
                                                 int32_t classes);

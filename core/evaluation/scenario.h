@@ -26,6 +26,8 @@ struct Scenario {
   bool pad_across_processes = false;
   CounterDtype dtype = CounterDtype::Int64;
   int ignore_index = -1;  // torchmetrics ignore_index; -1 = none
+  // What the run logs of the accuracy with self.log(..., sync_dist=True), beside the matrix.
+  LoggedAccuracy logged_accuracy = LoggedAccuracy::None;
   // Lightning's val_check_interval: validations in one epoch (each one evaluation).
   int validations_per_epoch = 1;
 };

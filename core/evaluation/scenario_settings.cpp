@@ -376,9 +376,29 @@ void add_metric_settings(std::vector<ScenarioSetting>& t) {
       [](auto& x) -> auto& { return x.dtype; }, parse_counter_dtype,
       {{"int64", "torchmetrics' state (precision='16-mixed' does not change it)"},
        {"float32", "a hand-made float buffer: exact up to 2^24"},
-       {"float16", "a hand-made half buffer: stalls at 2048"},
-       {"bfloat16", "a hand-made bfloat16 buffer: stalls at 256"}},
+       {"float16",
+        "a hand-made half buffer: exact up to 2048, then each addition rounds up or down"},
+       {"bfloat16",
+        "a hand-made bfloat16 buffer: exact up to 256, then each addition rounds up or down"}},
       "Counter dtype of the metric state"));
+  {
+    // Written only when the run logs something: scenarios that log nothing keep their JSON.
+    ScenarioSetting s = choice_row<LoggedAccuracy>(
+        {"logged_accuracy", "logged_accuracy", "--logged-accuracy", kMetric, "Logged accuracy"},
+        [](auto& x) -> auto& { return x.logged_accuracy; }, parse_logged_accuracy,
+        {{"none", "the run logs no accuracy of its own (the matrix only)"},
+         {"rank-mean",
+          "self.log(\"val_acc\", acc, sync_dist=True) of each rank's epoch accuracy: the "
+          "ranks' mean, equal weights"},
+         {"per-batch",
+          "self.log(\"val_acc\", batch_acc, sync_dist=True, batch_size=len(y)) in "
+          "validation_step: the ranks' weighted sums over their truncated mean batch count"},
+         {"both", "rank-mean and per-batch, under two names"}},
+        "What the run logs of the accuracy with Lightning's self.log(..., sync_dist=True), "
+        "checked against the accuracy of the expected matrix");
+    s.written = [](const Scenario& x) { return x.logged_accuracy != LoggedAccuracy::None; };
+    t.push_back(s);
+  }
   {
     ScenarioSetting s =
         row({"torch_version", "torch_version", "--torch-version", kMetric, "Torch version"},

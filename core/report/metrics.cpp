@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -16,6 +17,9 @@ namespace {
 double safe_divide(double a, double b) {
   return b == 0 ? 0.0 : a / b;
 }
+
+// Below this a metric's difference is the floating-point noise of summing in another order.
+constexpr double kDifferenceNoise = 1e-12;
 
 std::string number_text(double v) {
   std::ostringstream s;
@@ -82,40 +86,24 @@ namespace {
 
 // Each rank's (total, correct): complete_evaluation's, else counted here (an evaluation
 // assembled by hand).
-std::vector<std::pair<double, double>> rank_sums(const Evaluation& e) {
-  std::vector<std::pair<double, double>> out;
+std::vector<RankTally> rank_sums(const Evaluation& e) {
+  std::vector<RankTally> out;
   const bool stored =
       e.rank_totals.size() == e.per_rank.size() && e.rank_correct.size() == e.per_rank.size();
   for (size_t r = 0; r < e.per_rank.size(); ++r)
-    out.emplace_back(stored ? e.rank_totals[r] : e.per_rank[r].total(),
-                     stored ? e.rank_correct[r] : e.per_rank[r].diagonal_sum());
+    out.push_back({stored ? e.rank_totals[r] : e.per_rank[r].total(),
+                   stored ? e.rank_correct[r] : e.per_rank[r].diagonal_sum()});
   return out;
 }
 
 }  // namespace
 
 std::optional<double> rank_mean_accuracy(const Evaluation& e) {
-  double sum = 0;
-  int ranks = 0;
-  for (const auto& [total, correct] : rank_sums(e)) {
-    if (total <= 0) continue;  // a rank with no batch logs nothing
-    sum += correct / total;
-    ++ranks;
-  }
-  if (ranks < 2) return std::nullopt;
-  return sum / ranks;
+  return logged_rank_mean(rank_sums(e));
 }
 
 std::optional<double> batch_logged_accuracy(const Evaluation& e) {
-  const double ranks = double(e.per_rank.size());
-  double correct = 0, records = 0;
-  for (const auto& [total, right] : rank_sums(e)) {
-    records += total;
-    correct += right;
-  }
-  const double mean_size = std::floor(records / ranks);  // truncated in its int64 tensor
-  if (ranks < 2 || mean_size < 1) return std::nullopt;
-  return (correct / ranks) / mean_size;
+  return logged_per_batch(rank_sums(e));
 }
 
 json evaluation_metrics_json(const Evaluation& e) {
@@ -132,6 +120,16 @@ json evaluation_metrics_json(const Evaluation& e) {
       {"batch_logged_accuracy", batch_logged ? json(*batch_logged) : json(nullptr)}};
 }
 
+std::string difference_text(double v) {
+  std::ostringstream s;
+  if (std::abs(v) <= kDifferenceNoise) return "0.0000";
+  if (std::abs(v) < 5e-5)
+    s << std::showpos << std::scientific << std::setprecision(1) << v;
+  else
+    s << std::showpos << std::fixed << std::setprecision(4) << v;
+  return s.str();
+}
+
 std::vector<MetricRow> metric_rows(const Evaluation& e) {
   std::vector<MetricRow> rows;
   if (!e.expected) return rows;
@@ -143,7 +141,10 @@ std::vector<MetricRow> metric_rows(const Evaluation& e) {
     row.name = name;
     row.expected = expected;
     row.reported = reported;
-    if (reported) row.difference = *reported - expected;
+    // Two sums of the same counts in another order may differ in the last bit: no change.
+    if (reported)
+      row.difference =
+          std::abs(*reported - expected) <= kDifferenceNoise ? 0.0 : *reported - expected;
     rows.push_back(std::move(row));
   };
   auto opt = [&](auto member) -> std::optional<double> {
@@ -151,9 +152,11 @@ std::vector<MetricRow> metric_rows(const Evaluation& e) {
     return (*got).*member;
   };
   add("accuracy", want.accuracy, opt(&Metrics::accuracy));
-  // What a user logging a per-batch value with sync_dist=True sees, against the truth.
-  if (const auto logged = rank_mean_accuracy(e)) add(kRankMeanAccuracyName, want.accuracy, logged);
-  if (const auto logged = batch_logged_accuracy(e))
+  // What the run logged with sync_dist=True, against the truth; only what it logged.
+  const LoggedAccuracy logged_as = logged_accuracy(e);
+  if (const auto logged = rank_mean_accuracy(e); logged && logs_rank_mean(logged_as))
+    add(kRankMeanAccuracyName, want.accuracy, logged);
+  if (const auto logged = batch_logged_accuracy(e); logged && logs_per_batch(logged_as))
     add(kBatchLoggedAccuracyName, want.accuracy, logged);
   add("macro F1", want.macro_f1, opt(&Metrics::macro_f1));
   add("weighted F1", want.weighted_f1, opt(&Metrics::weighted_f1));
@@ -193,9 +196,10 @@ std::string metrics_csv(const Evaluation& e) {
     return ((*m).*member)[i];
   };
   line("accuracy", "", field(got, &Metrics::accuracy), field(want, &Metrics::accuracy));
-  if (const auto logged = rank_mean_accuracy(e))
+  const LoggedAccuracy logged_as = logged_accuracy(e);
+  if (const auto logged = rank_mean_accuracy(e); logged && logs_rank_mean(logged_as))
     line("accuracy_rank_mean", "", logged, field(want, &Metrics::accuracy));
-  if (const auto logged = batch_logged_accuracy(e))
+  if (const auto logged = batch_logged_accuracy(e); logged && logs_per_batch(logged_as))
     line("accuracy_batch_logged", "", logged, field(want, &Metrics::accuracy));
   line("macro_f1", "", field(got, &Metrics::macro_f1), field(want, &Metrics::macro_f1));
   line("weighted_f1", "", field(got, &Metrics::weighted_f1), field(want, &Metrics::weighted_f1));

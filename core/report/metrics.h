@@ -52,8 +52,14 @@ struct MetricRow {
   std::optional<double> difference;
 };
 
+// A metric's difference as reports print it: "+0.0125", "-0.0500"; one within rounding noise
+// of zero (a negative zero, 1e-17) is "0.0000", unsigned; one that rounds to 0.0000 but is a
+// real change (one duplicated sample among 30,000) keeps its size: "-3.3e-05".
+std::string difference_text(double v);
+
 // Every metric of the reported and the expected matrix, the largest |difference| first
-// (overall metrics before per-class ones on ties). Empty when the expected matrix is unknown.
+// (overall metrics before per-class ones on ties); a difference within rounding noise of zero
+// is stored as 0 and sorts as one. Empty when the expected matrix is unknown.
 std::vector<MetricRow> metric_rows(const Evaluation& e);
 
 // {"reported": {...} | null, "expected": {...} | null, "difference": {...} | null,

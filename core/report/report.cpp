@@ -326,15 +326,31 @@ void print_row_sums(std::ostringstream& out, const Evaluation& e) {
     out << "  ... " << rows.observed.size() - shown << " more classes\n";
 }
 
+// A finding's classes on one readable line: every name up to kListedClasses; more than that as
+// a range when they are consecutive ("1000 classes (0–999)"), else the first ones and how
+// many more.
+constexpr size_t kListedClasses = 20;
+
+std::string class_list(const Evaluation& e, const std::vector<int32_t>& classes) {
+  const auto name = [&](int32_t c) { return e.meta.class_names[size_t(c)]; };
+  std::string out;
+  if (classes.size() > kListedClasses &&
+      classes.back() - classes.front() + 1 == int32_t(classes.size()))
+    return std::to_string(classes.size()) + " classes (" + name(classes.front()) + "–" +
+           name(classes.back()) + ")";
+  for (size_t i = 0; i < std::min(classes.size(), kListedClasses); ++i)
+    out += (i ? " " : "") + name(classes[i]);
+  if (classes.size() > kListedClasses)
+    out += " and " + std::to_string(classes.size() - kListedClasses) + " more (" +
+           std::to_string(classes.size()) + " classes)";
+  return out;
+}
+
 void print_finding(std::ostringstream& out, const Evaluation& e, const Finding& f) {
   const FindingText text = describe(f);
   out << "\n* " << text.title << " [" << pattern_id(f.pattern) << "]\n  " << text.explanation
       << "\n";
-  if (!f.classes.empty()) {
-    out << "  classes:";
-    for (int32_t c : f.classes) out << " " << e.meta.class_names[size_t(c)];
-    out << "\n";
-  }
+  if (!f.classes.empty()) out << "  classes: " << class_list(e, f.classes) << "\n";
   if (!f.samples.empty()) {
     out << "  " << sample_word(e.meta.task) << "s (" << f.sample_count << "):";
     for (size_t i = 0; i < std::min<size_t>(f.samples.size(), 12); ++i) out << " " << f.samples[i];
@@ -365,8 +381,7 @@ void print_metrics(std::ostringstream& out, const Evaluation& e) {
   auto print = [&](const MetricRow& r) {
     out << "  " << std::left << std::setw(40) << r.name << std::right << std::setw(10)
         << value(r.reported) << std::setw(10) << value(r.expected);
-    if (r.difference)
-      out << "   (" << (*r.difference >= 0 ? "+" : "") << value(r.difference) << ")";
+    if (r.difference) out << "   (" << difference_text(*r.difference) << ")";
     out << "\n";
   };
   for (const char* name :

@@ -1,5 +1,7 @@
 #include "core/report/verdict.h"
 
+#include <algorithm>
+
 #include "core/diagnosis/catalogue.h"
 
 namespace shardlens {
@@ -101,9 +103,26 @@ std::string synced_description(const Evaluation& e) {
   return "the synced matrix stored in the run file";
 }
 
+namespace {
+
+// Whether every finding is about a value the run logged, none about the matrix.
+bool only_logged_values_wrong(const Diagnosis& d) {
+  return !d.findings.empty() && std::all_of(d.findings.begin(), d.findings.end(), [](auto& f) {
+    return f.pattern == Pattern::LoggedAccuracy;
+  });
+}
+
+}  // namespace
+
 Verdict verdict_of(const Evaluation& e) {
   const Diagnosis& d = e.diagnosis;
   const int64_t rows = int64_t(d.mismatched_rows.size());
+  if (rows == 0 && e.synced && only_logged_values_wrong(d))
+    return {VerdictKind::Wrong,
+            "WRONG LOGGED VALUE: " + judged(e) +
+                " equals the expected one, but the accuracy the run logged with sync_dist is "
+                "not its accuracy.",
+            "⚠ Logged accuracy wrong (the matrix is right)"};
   const bool sum_only = synced_origin_of(e.meta) == SyncedOrigin::SumOfRanks;
   // Never "equals the expected one" over a row that misses its class count (summarize in
   // core/diagnosis/diagnosis.cpp holds it too): such a row is wrong, whatever says otherwise.

@@ -199,6 +199,27 @@ std::string sync_strategy_choices(const std::string& separator) {
   return out;
 }
 
+std::string to_string(LoggedAccuracy l) {
+  switch (l) {
+    case LoggedAccuracy::None:
+      return "none";
+    case LoggedAccuracy::RankMean:
+      return "rank-mean";
+    case LoggedAccuracy::PerBatch:
+      return "per-batch";
+    case LoggedAccuracy::Both:
+      return "both";
+  }
+  return "none";
+}
+
+LoggedAccuracy parse_logged_accuracy(const std::string& text) {
+  for (LoggedAccuracy l : kLoggedAccuracies)
+    if (to_string(l) == text) return l;
+  throw InputError("--logged-accuracy: '" + text +
+                   "' is not one of none, rank-mean, per-batch, both");
+}
+
 bool per_step_collective(SyncStrategy s) {
   return s == SyncStrategy::Gather || s == SyncStrategy::GatherForMetrics;
 }

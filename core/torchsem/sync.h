@@ -42,6 +42,24 @@ SyncStrategy parse_sync_strategy(const std::string& text);  // throws InputError
 // "all-reduce | local | ... | gather": what --sync accepts, from kSyncStrategies.
 std::string sync_strategy_choices(const std::string& separator = " | ");
 
+// What the run logs of the accuracy beside the matrix, with Lightning's
+// self.log(name, value, sync_dist=True): nothing; each rank's epoch accuracy, which sync_dist
+// averages over the ranks with equal weights; each batch's accuracy with batch_size=len(y),
+// whose weighted sums and sample counts sync_dist averages; or both.
+enum class LoggedAccuracy { None, RankMean, PerBatch, Both };
+
+inline constexpr LoggedAccuracy kLoggedAccuracies[] = {
+    LoggedAccuracy::None, LoggedAccuracy::RankMean, LoggedAccuracy::PerBatch, LoggedAccuracy::Both};
+
+std::string to_string(LoggedAccuracy l);                        // "none", "rank-mean", ...
+LoggedAccuracy parse_logged_accuracy(const std::string& text);  // throws InputError
+inline bool logs_rank_mean(LoggedAccuracy l) {
+  return l == LoggedAccuracy::RankMean || l == LoggedAccuracy::Both;
+}
+inline bool logs_per_batch(LoggedAccuracy l) {
+  return l == LoggedAccuracy::PerBatch || l == LoggedAccuracy::Both;
+}
+
 struct SyncInputs {
   const std::vector<Matrix>* per_rank = nullptr;  // as accumulated on each rank
   const RecordSource* records = nullptr;          // for the gather strategies

@@ -218,7 +218,7 @@ TEST(Evaluation, PatternIdsRoundTrip) {
   EXPECT_EQ(pattern_from_id("padding-duplicates"), Pattern::PaddingDuplicates);
   EXPECT_FALSE(pattern_from_id("no-such-pattern").has_value());
   EXPECT_EQ(pattern_from_id("accelerate-double-shard"), Pattern::AccelerateDoubleShard);
-  EXPECT_EQ(all_patterns().size(), 25u);
+  EXPECT_EQ(all_patterns().size(), 27u);
   EXPECT_FALSE(describe_pattern(Pattern::IncompleteRun).fixes.empty());
 }
 
@@ -344,6 +344,26 @@ TEST(Evaluation, ReleasedSamplesLeaveTheReportAlone) {
   EXPECT_FALSE(e.front().inputs);
   EXPECT_TRUE(e.front().times_evaluated.empty());
   EXPECT_EQ(reports_json(e).dump(2), before);
+}
+
+// A finding over 1000 classes reads on one short line: a run of consecutive classes as its
+// range, never the 1000 ids one after another.
+TEST(Evaluation, AThousandClassesAreSummarisedInTheReport) {
+  Scenario s;
+  s.dataset = "synthetic:classes=1000,per-class=3";
+  s.predictor = "perfect";
+  s.sampler.world_size = 4;
+  s.loader.batch_size = 8;
+  s.loader.limit = BatchLimit::parse("1");  // 32 of 3000 evaluated: every class misses some
+  const Evaluation e = simulate(s);
+  const std::string text = report_text(e);
+  EXPECT_NE(text.find("classes: 1000 classes (0–999)"), std::string::npos) << text.substr(0, 3000);
+  size_t longest = 0, start = 0;
+  for (size_t end = text.find('\n'); end != std::string::npos; end = text.find('\n', start)) {
+    if (text.compare(start, 10, "  classes:") == 0) longest = std::max(longest, end - start);
+    start = end + 1;
+  }
+  EXPECT_LT(longest, 200u);
 }
 
 }  // namespace

@@ -13,6 +13,8 @@
 #include "core/dataset/labels.h"
 #include "core/io/npy.h"
 #include "core/io/npz.h"
+#include "core/report/metrics.h"
+#include "core/report/report.h"
 #include "core/runfile/import.h"
 #include "core/runfile/run_evaluation.h"
 #include "core/sim/specs.h"
@@ -587,4 +589,41 @@ TEST_F(ImportTest, MalformedMultiEpochRunFiles) {
   write_npz(path("missing.slrun"), missing);
   expect_error([&] { load_run_epochs(path("missing.slrun")); }, "missing.slrun: epoch 5",
                "meta.json");
+}
+
+// CSV dumps of a loader drop_last evaluation (20 samples on 2 ranks, batches of 4: each rank's
+// 2 full batches kept, its last 2 samples dropped), imported with the dataset but without
+// settings: the records cannot tell drop_last from a batch limit or a subset, so the finding
+// names every cause and the evidence that decides; the unknown expected matrix gives no
+// metrics table.
+TEST_F(ImportTest, MissingSamplesWithoutSettingsAreNotABatchLimit) {
+  const std::string dataset = "synthetic:classes=2,per-class=10";
+  const Labels labels = load_labels(dataset);
+  std::string csv = "rank,index,target,prediction\n";
+  for (int rank = 0; rank < 2; ++rank)
+    for (int k = 0; k < 8; ++k) {  // DistributedSampler: rank r's k-th sample is r + 2k
+      const int64_t i = rank + 2 * k;
+      csv += std::to_string(rank) + "," + std::to_string(i) + "," +
+             std::to_string(labels.targets[size_t(i)]) + "," +
+             std::to_string(labels.targets[size_t(i)]) + "\n";
+    }
+  ImportOptions options;
+  options.dataset = dataset;
+  const Evaluation e =
+      evaluation_from_run(import_dumps({write_text("drop.csv", csv)}, options), "drop");
+  ASSERT_FALSE(e.diagnosis.correct);
+  EXPECT_EQ(e.diagnosis.missing_samples, 4);
+  ASSERT_EQ(e.diagnosis.findings.size(), 1u);
+  EXPECT_EQ(std::string(pattern_id(e.diagnosis.findings[0].pattern)), "never-evaluated");
+  const std::string text = report_text(e);
+  EXPECT_EQ(text.find("Batch limit evaluates a subset"), std::string::npos) << text;
+  EXPECT_NE(text.find("4 samples never evaluated (of 20): consistent with a batch limit, "
+                      "the loader's drop_last or a subset"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("last indices (16-19)"), std::string::npos) << text;
+  // No expected matrix: no metrics table and no metric row.
+  EXPECT_FALSE(e.expected.has_value());
+  EXPECT_TRUE(metric_rows(e).empty());
+  EXPECT_EQ(text.find("Metrics (reported vs expected"), std::string::npos) << text;
 }

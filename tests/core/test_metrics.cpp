@@ -2,6 +2,7 @@
 // numpy comparison over many simulations is tests/oracle/framework_oracle.py --only metrics).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -72,4 +73,76 @@ TEST(Metrics, ReportJsonExportAndRows) {
   EXPECT_TRUE(std::filesystem::exists(dir / "metrics.csv"));
   EXPECT_TRUE(std::filesystem::exists(dir / "metrics.json"));
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+bool has_row(const std::vector<MetricRow>& rows, const std::string& name) {
+  for (const MetricRow& r : rows)
+    if (r.name == name) return true;
+  return false;
+}
+
+// 10 samples on 4 ranks of an uneven sampler (3, 3, 2, 2): the ranks' mean accuracy is not
+// the accuracy, so a logged row would differ from it.
+Scenario uneven_ranks() {
+  Scenario s;
+  s.dataset = "synthetic:classes=5,per-class=2";
+  s.predictor = "noisy:accuracy=0.6,seed=2";
+  s.sampler.kind = SamplerKind::Unrepeated;
+  s.sampler.world_size = 4;
+  s.loader.batch_size = 2;
+  return s;
+}
+
+}  // namespace
+
+// A logged value is a row of the metrics only where the run logged it: a run that logged
+// nothing has no "mean of ranks" in its reported column.
+TEST(Metrics, LoggedRowsOnlyWhenTheRunLoggedThem) {
+  Scenario s = uneven_ranks();
+  const Evaluation quiet = simulate(s);
+  EXPECT_FALSE(has_row(metric_rows(quiet), kRankMeanAccuracyName));
+  EXPECT_FALSE(has_row(metric_rows(quiet), kBatchLoggedAccuracyName));
+  EXPECT_EQ(metrics_csv(quiet).find("accuracy_rank_mean"), std::string::npos);
+  EXPECT_EQ(report_text(quiet).find("mean of ranks"), std::string::npos);
+
+  s.logged_accuracy = LoggedAccuracy::RankMean;
+  const Evaluation logged = simulate(s);
+  EXPECT_TRUE(has_row(metric_rows(logged), kRankMeanAccuracyName));
+  EXPECT_FALSE(has_row(metric_rows(logged), kBatchLoggedAccuracyName));
+  EXPECT_NE(metrics_csv(logged).find("accuracy_rank_mean"), std::string::npos);
+
+  s.logged_accuracy = LoggedAccuracy::Both;
+  const auto both = metric_rows(simulate(s));
+  EXPECT_TRUE(has_row(both, kRankMeanAccuracyName));
+  EXPECT_TRUE(has_row(both, kBatchLoggedAccuracyName));
+}
+
+// A difference within rounding noise of zero prints and sorts as 0, never "-0.0000" first.
+TEST(Metrics, DifferenceOfZeroIsUnsignedAndSortsAsZero) {
+  EXPECT_EQ(difference_text(-0.0), "0.0000");
+  EXPECT_EQ(difference_text(-1e-17), "0.0000");
+  EXPECT_EQ(difference_text(0.0125), "+0.0125");
+  EXPECT_EQ(difference_text(-0.05), "-0.0500");
+  // A real change too small for four decimals keeps its sign and size.
+  EXPECT_EQ(difference_text(-3.3e-5), "-3.3e-05");
+  // Padding duplicates on 4 ranks (13 samples): whatever the rows, none says "-0.0000", and
+  // every zero difference sorts after every non-zero one.
+  Scenario s;
+  s.dataset = "synthetic:counts=10,3";
+  s.predictor = "noisy:accuracy=0.7,seed=5";
+  s.sampler.world_size = 4;
+  const Evaluation e = simulate(s);
+  EXPECT_EQ(report_text(e).find("-0.0000"), std::string::npos);
+  bool zero_seen = false;
+  for (const MetricRow& r : metric_rows(e)) {
+    ASSERT_TRUE(r.difference.has_value());
+    if (*r.difference == 0) {
+      zero_seen = true;
+      EXPECT_FALSE(std::signbit(*r.difference)) << r.name;
+    } else {
+      EXPECT_FALSE(zero_seen) << r.name << " sorts after a zero difference";
+    }
+  }
 }

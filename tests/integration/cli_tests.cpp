@@ -224,6 +224,19 @@ TEST(Cli, DiagnoseExitCodes) {
   EXPECT_EQ(run("diagnose --preset padding-duplicates --world-size 2").code, 0);
 }
 
+// The lesson of a right matrix and a wrongly logged accuracy: the logged values are findings,
+// and diagnose fails as for any other; logging nothing, the same evaluation passes.
+TEST(Cli, DiagnoseReportsAWronglyLoggedAccuracy) {
+  const Result r = run("diagnose --preset logged-accuracy-mean");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("[logged-accuracy]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0.6250"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("accuracy, mean of ranks (sync_dist)"), std::string::npos) << r.out;
+  const Result quiet = run("diagnose --preset logged-accuracy-mean --logged-accuracy none");
+  EXPECT_EQ(quiet.code, 0) << quiet.out << quiet.err;
+  EXPECT_EQ(quiet.out.find("mean of ranks"), std::string::npos) << quiet.out;
+}
+
 TEST(Cli, LessonsListsEveryPreset) {
   const Result r = run("lessons --format json");
   ASSERT_EQ(r.code, 0);
@@ -421,6 +434,45 @@ TEST(Cli, ExportFiguresRanksAndRange) {
   EXPECT_NE(free_svg.find(">" + std::to_string(top) + "<"), std::string::npos);
   EXPECT_EQ(free_svg.find(">100<"), std::string::npos);
   EXPECT_NE(fixed_svg.find(">100<"), std::string::npos);
+}
+
+// The SVG's document title: the figure's title, as written by the renderer.
+std::string svg_title(const fs::path& svg) {
+  const std::string text = shardlens::read_file_bytes(svg.string());
+  const size_t open = text.find("<title>"), close = text.find("</title>");
+  if (open == std::string::npos || close == std::string::npos) return {};
+  return text.substr(open + 7, close - open - 7);
+}
+
+// Every figure's title and the report say the settings the evaluation had: the padding
+// lesson on 64 ranks is no longer "510 samples on 4 ranks", and a shuffled evaluation names
+// its epoch, the first one too.
+TEST(Cli, ExportedTitlesFollowTheSettings) {
+  const fs::path wide = temp_dir() / "figs-64-ranks";
+  const Result r = run("export --preset padding-duplicates --world-size 64 --formats svg --out " +
+                       wide.string());
+  if (!figures_built(r)) return;
+  for (const char* figure : {"synced", "expected", "difference", "per-rank"}) {
+    const std::string title = svg_title(wide / (std::string(figure) + ".svg"));
+    EXPECT_NE(title.find("padding-duplicates (modified: World size 64)"), std::string::npos)
+        << figure << ": " << title;
+    EXPECT_EQ(title.find("4 ranks"), std::string::npos) << figure << ": " << title;
+    EXPECT_EQ(title.find("epoch"), std::string::npos) << figure << ": " << title;
+  }
+  const Result report = run("simulate --preset padding-duplicates --world-size 64");
+  ASSERT_EQ(report.code, 0) << report.err;
+  EXPECT_EQ(report.out.substr(0, report.out.find('\n')),
+            "padding-duplicates (modified: World size 64) — epoch 0");
+  // Shuffled and limited, epoch 0: the order is that epoch's, and the titles say so.
+  const fs::path shuffled = temp_dir() / "figs-shuffled";
+  ASSERT_EQ(run("export --preset padding-duplicates --shuffle --limit-batches 2 --formats svg "
+                "--out " +
+                shuffled.string())
+                .code,
+            0);
+  const std::string title = svg_title(shuffled / "synced.svg");
+  EXPECT_NE(title.find(" — epoch 0"), std::string::npos) << title;
+  EXPECT_NE(title.find("Limit batches 2"), std::string::npos) << title;
 }
 
 // The epochs of a run share one colour range: the seed lesson's difference jumps from one

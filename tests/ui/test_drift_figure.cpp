@@ -10,6 +10,7 @@
 #include "core/sim/lessons.h"
 #include "ui/render/colormap.h"
 #include "ui/render/drift_figure.h"
+#include "ui/render/heatmap_painter.h"
 
 using namespace shardlens;
 using namespace shardlens::render;
@@ -132,6 +133,49 @@ class TestDriftFigure : public QObject {
           coloured += (image.pixel(x, y) & 0xffffff) != 0xffffff;
       QVERIFY(coloured > 0);
     }
+  }
+
+  // In a narrow Charts dock the title breaks between words instead of being cut, and the
+  // rows' axis is named upright at the left, whole.
+  void narrowFigureKeepsItsTitleAndNamesTheRows() {
+    const std::vector<Evaluation> runs = epochsOf(load_preset("seed-lesson"), 3);
+    DriftFigure f;
+    f.drift = row_drift(pointers(runs));
+    const HeatmapStyle style;
+    QFont titleFont = heatmapFont(style, true);
+    titleFont.setPixelSize(style.fontPixels + 2);
+    const QFontMetricsF titleMetrics(titleFont);
+    const QString title =
+        QStringLiteral("Row sum − true count, by class and epoch (0: the row is right)");
+    for (const double width : {240.0, 320.0, 480.0, 900.0}) {
+      const QRectF bounds(0, 0, width, 300);
+      const DriftParts parts = driftLayout(f, style, bounds);
+      const QStringList lines = driftTitleLines(f, style, parts.title.width());
+      QCOMPARE(lines.join(QLatin1Char(' ')), title);
+      for (const QString& line : lines)
+        QVERIFY2(titleMetrics.horizontalAdvance(line) <= parts.title.width(), qPrintable(line));
+      QVERIFY(parts.title.height() >= lines.size() * titleMetrics.height());
+      QVERIFY(parts.grid.top() > parts.title.bottom());
+      // The upright axis title: inside the figure, left of the names, as tall as its words.
+      QVERIFY(bounds.contains(parts.yTitle));
+      QVERIFY(parts.yTitle.right() <= parts.names.left());
+      QVERIFY(parts.yTitle.height() >=
+              QFontMetricsF(heatmapFont(style)).horizontalAdvance(kDriftYTitle));
+      QVERIFY(parts.yTitle.width() >= QFontMetricsF(heatmapFont(style)).height());
+    }
+    QCOMPARE(driftTitleLines(f, style, 240).size() > 1, true);
+    QCOMPARE(driftTitleLines(f, style, 900).size(), 1);
+    // Something is drawn where the axis title goes.
+    QImage image(320, 300, QImage::Format_RGB32);
+    image.fill(Qt::white);
+    QPainter p(&image);
+    paintDrift(p, f, style, QRectF(0, 0, 320, 300));
+    p.end();
+    const QRect yTitle = driftLayout(f, style, QRectF(0, 0, 320, 300)).yTitle.toRect();
+    int ink = 0;
+    for (int y = yTitle.top(); y <= yTitle.bottom(); ++y)
+      for (int x = yTitle.left(); x <= yTitle.right(); ++x) ink += qGray(image.pixel(x, y)) < 128;
+    QVERIFY(ink > 20);
   }
 };
 

@@ -36,11 +36,41 @@ QString columnLabel(const RowDrift& d, size_t k) {
   return epochColumns(d) ? label.mid(6) : label;
 }
 
-struct Parts {
-  QRectF title, names, grid, columns, xTitle, bar;
-};
+QString titleOf(const DriftFigure& f) {
+  return f.title.isEmpty()
+             ? QStringLiteral("Row sum − true count, by class and epoch (0: the row is right)")
+             : f.title;
+}
 
-Parts layout(const DriftFigure& f, const HeatmapStyle& s, const QRectF& bounds) {
+QFont titleFont(const HeatmapStyle& s) {
+  QFont font = heatmapFont(s, true);
+  font.setPixelSize(s.fontPixels + 2);
+  return font;
+}
+
+}  // namespace
+
+QStringList driftTitleLines(const DriftFigure& f, const HeatmapStyle& s, double width) {
+  // Broken between words as a caption is, so a narrow Charts dock shows the whole title; a
+  // word wider than the figure alone is elided.
+  const QFontMetricsF fm(titleFont(s));
+  QStringList lines;
+  QString current;
+  for (const QString& word : titleOf(f).split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+    const QString joined = current.isEmpty() ? word : current + QLatin1Char(' ') + word;
+    if (current.isEmpty() || fm.horizontalAdvance(joined) <= width) {
+      current = joined;
+      continue;
+    }
+    lines << current;
+    current = word;
+  }
+  if (!current.isEmpty()) lines << current;
+  for (QString& l : lines) l = fm.elidedText(l, Qt::ElideRight, width);
+  return lines;
+}
+
+DriftParts driftLayout(const DriftFigure& f, const HeatmapStyle& s, const QRectF& bounds) {
   const QFontMetricsF fm(heatmapFont(s));
   const QFontMetricsF bold(heatmapFont(s, true));
   const double line = fm.height(), margin = 6, gap = 6;
@@ -49,16 +79,22 @@ Parts layout(const DriftFigure& f, const HeatmapStyle& s, const QRectF& bounds) 
   names = std::min(names, 14.0 * s.fontPixels) + 8;
   const HeatmapData bar = barData(f);
   const double barWidth = layoutMetrics(bar, s).colorBar;
-  Parts p;
-  p.title = QRectF(bounds.left() + margin, bounds.top() + margin, bounds.width() - 2 * margin,
-                   1.6 * line);
+  DriftParts p;
+  const double titleWidth = bounds.width() - 2 * margin;
+  const double titleLine = QFontMetricsF(titleFont(s)).height();
+  const auto titleLines = double(driftTitleLines(f, s, titleWidth).size());
+  p.title = QRectF(bounds.left() + margin, bounds.top() + margin, titleWidth,
+                   titleLines * titleLine + 0.4 * line);
   const double top = p.title.bottom() + gap;
   const double bottom = bounds.bottom() - margin - 2 * line - gap;  // column labels, x title
-  const double left = bounds.left() + margin + names;
+  // The y axis title, upright at the far left as on the heatmaps, then the class names.
+  p.yTitle = QRectF(bounds.left() + margin, top, line, std::max(1.0, bottom - top));
+  const double namesLeft = p.yTitle.right() + 2;
+  const double left = namesLeft + names;
   const double room = bounds.right() - margin - barWidth - gap - left;
   const double width =
       std::clamp(kMaxColumnWidth * double(f.drift.columns.size()), std::min(room, 40.0), room);
-  p.names = QRectF(bounds.left() + margin, top, names - 4, bottom - top);
+  p.names = QRectF(namesLeft, top, names - 4, bottom - top);
   p.grid = QRectF(left, top, std::max(1.0, width), std::max(1.0, bottom - top));
   p.columns = QRectF(left, p.grid.bottom() + 2, p.grid.width(), line);
   p.xTitle = QRectF(left, p.columns.bottom(), p.grid.width(), line);
@@ -66,11 +102,7 @@ Parts layout(const DriftFigure& f, const HeatmapStyle& s, const QRectF& bounds) 
   return p;
 }
 
-QString titleOf(const DriftFigure& f) {
-  return f.title.isEmpty()
-             ? QStringLiteral("Row sum − true count, by class and epoch (0: the row is right)")
-             : f.title;
-}
+namespace {
 
 QString signedCount(double v) {
   if (v == 0) return QStringLiteral("0");
@@ -122,7 +154,7 @@ QImage driftImage(const DriftFigure& f, int pixelRows) {
 }
 
 QRectF driftGrid(const DriftFigure& f, const HeatmapStyle& s, const QRectF& bounds) {
-  return layout(f, s, bounds).grid;
+  return driftLayout(f, s, bounds).grid;
 }
 
 QSizeF driftSizePoints(const DriftFigure& f, const HeatmapStyle& s) {
@@ -130,26 +162,22 @@ QSizeF driftSizePoints(const DriftFigure& f, const HeatmapStyle& s) {
   const double line = QFontMetricsF(heatmapFont(s)).height();
   const double rows = std::clamp(double(f.drift.classes) * line, 12 * line, 40 * line);
   // Laid out on a wide page, the grid takes its columns' width and the bar follows it.
-  const Parts p = layout(f, s, QRectF(0, 0, 4000, 4000));
-  QFont titleFont = heatmapFont(s, true);
-  titleFont.setPixelSize(s.fontPixels + 2);
-  const double titleWidth = QFontMetricsF(titleFont).horizontalAdvance(titleOf(f)) + 12;
+  const DriftParts p = driftLayout(f, s, QRectF(0, 0, 4000, 4000));
+  const double titleWidth = QFontMetricsF(titleFont(s)).horizontalAdvance(titleOf(f)) + 12;
   return {std::max(p.bar.right() + 6, titleWidth), rows + 6 * line};
 }
 
 void paintDrift(QPainter& p, const DriftFigure& f, const HeatmapStyle& s, const QRectF& bounds) {
   const RowDrift& d = f.drift;
-  const Parts parts = layout(f, s, bounds);
+  const DriftParts parts = driftLayout(f, s, bounds);
   const QFont font = heatmapFont(s);
   const QFont bold = heatmapFont(s, true);
   const QFontMetricsF fm(font);
   p.save();
-  QFont titleFont = bold;
-  titleFont.setPixelSize(s.fontPixels + 2);
-  p.setFont(titleFont);
+  p.setFont(titleFont(s));
   p.setPen(Qt::black);
   p.drawText(parts.title, Qt::AlignLeft | Qt::AlignVCenter,
-             QFontMetricsF(titleFont).elidedText(titleOf(f), Qt::ElideRight, parts.title.width()));
+             driftTitleLines(f, s, parts.title.width()).join(QLatin1Char('\n')));
   const int columns = int(d.columns.size());
   if (d.classes <= 0 || columns <= 0) {
     p.restore();
@@ -208,6 +236,13 @@ void paintDrift(QPainter& p, const DriftFigure& f, const HeatmapStyle& s, const 
                Qt::AlignCenter | Qt::TextDontClip, columnLabel(d, size_t(k)));
   p.drawText(parts.xTitle, Qt::AlignCenter,
              epochColumns(d) ? QStringLiteral("epoch") : QStringLiteral("evaluation"));
+  p.save();
+  p.translate(parts.yTitle.center());
+  p.rotate(-90);
+  p.drawText(QRectF(-parts.yTitle.height() / 2, -parts.yTitle.width() / 2, parts.yTitle.height(),
+                    parts.yTitle.width()),
+             Qt::AlignCenter, kDriftYTitle);
+  p.restore();
   paintColorBar(p, barData(f), s, parts.bar);
   p.restore();
 }

@@ -7,6 +7,7 @@
 #include <QImage>
 #include <QPainter>
 #include <QString>
+#include <QStringList>
 #include <vector>
 
 #include "core/report/row_drift.h"
@@ -32,6 +33,19 @@ std::vector<int> driftNamedRows(const DriftFigure& f, double rowHeight, double l
 // One pixel per column and per `pixelRows` rows: each pixel the largest |deviation| among
 // the classes it covers, so one wrong class among 1000 still shows.
 QImage driftImage(const DriftFigure& f, int pixelRows);
+
+// The y axis: a row is a class by its true label, as on the heatmaps.
+inline const QString kDriftYTitle = QStringLiteral("true class");
+
+// Where each part of the figure goes inside `bounds`.
+struct DriftParts {
+  QRectF title;   // as many lines as driftTitleLines() gives at its width
+  QRectF yTitle;  // upright, left of the class names
+  QRectF names, grid, columns, xTitle, bar;
+};
+DriftParts driftLayout(const DriftFigure& f, const HeatmapStyle& s, const QRectF& bounds);
+// The title broken into lines of at most `width` pixels (a narrow Charts dock), whole words.
+QStringList driftTitleLines(const DriftFigure& f, const HeatmapStyle& s, double width);
 
 // Where the cells are inside `bounds` (for hit tests: row = class, column = evaluation).
 QRectF driftGrid(const DriftFigure& f, const HeatmapStyle& s, const QRectF& bounds);
