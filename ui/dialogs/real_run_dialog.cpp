@@ -49,7 +49,8 @@ RealRunDialog::RealRunDialog(const Scenario& scenario, EvaluationRunner* runner,
       m_rankRows(new QVBoxLayout),
       m_run(new QPushButton(tr("&Run"), this)),
       m_cancel(new QPushButton(tr("Close"), this)),
-      m_job(new RealRunJob(runner, this)) {
+      m_job(new RealRunJob(runner, this)),
+      m_buildRefusal(realRunBuildRefusal()) {
   setWindowTitle(tr("Run for real"));
   setMinimumWidth(760);  // room for a run file's path
   m_model->setObjectName(QStringLiteral("realRunModel"));
@@ -66,10 +67,11 @@ RealRunDialog::RealRunDialog(const Scenario& scenario, EvaluationRunner* runner,
   m_status->setTextFormat(Qt::PlainText);
   m_status->setObjectName(QStringLiteral("realRunStatus"));
   m_status->setWordWrap(true);
-  m_status->setText(
-      tr("The ranks run as processes of shardlens-cli; the run is then shown "
-         "beside the simulation of the same settings with the model's "
-         "predictions."));
+  m_status->setText(m_buildRefusal.isEmpty()
+                        ? tr("The ranks run as processes of shardlens-cli; the run is then shown "
+                             "beside the simulation of the same settings with the model's "
+                             "predictions.")
+                        : m_buildRefusal);  // said before any click, with Run disabled (setRunning)
 
   connect(m_browseModel, &QPushButton::clicked, this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, tr("TorchScript model"),
@@ -110,6 +112,7 @@ RealRunDialog::RealRunDialog(const Scenario& scenario, EvaluationRunner* runner,
     setRunning(false);
     emit jobFinished(m_job);
   });
+  setRunning(false);
 }
 
 void RealRunDialog::setScenario(const Scenario& scenario) {
@@ -180,7 +183,9 @@ void RealRunDialog::onRankProgress(int rank, const QString& stage, double fracti
 }
 
 void RealRunDialog::setRunning(bool running) {
-  m_run->setEnabled(!running);
+  // A build that cannot run models never enables Run: the reason is in the status line.
+  m_run->setEnabled(!running && m_buildRefusal.isEmpty());
+  m_run->setToolTip(m_buildRefusal);
   m_model->setEnabled(!running);
   m_backend->setEnabled(!running);
   m_out->setEnabled(!running);

@@ -66,6 +66,7 @@ class RealRunDialog : public QDialog {
   QPushButton* m_run;
   QPushButton* m_cancel;
   RealRunJob* m_job;
+  const QString m_buildRefusal;  // why this build cannot run models, or empty
 };
 
 }  // namespace shardlens::ui

@@ -27,14 +27,20 @@ constexpr int kCancelKillMs = 15000;
 
 }  // namespace
 
-QString realRunRefusal(const RealRunRequest& r) {
+QString realRunBuildRefusal() {
   std::string why_not;
   if (!torch_plugin(&why_not)) {
-    return QCoreApplication::translate("RealRun",
-                                       "This build of ShardLens cannot run models: %1.\n\nReal "
-                                       "runs need ShardLens built with LibTorch.")
-        .arg(QString::fromStdString(why_not));
+    // The plugin's own words say what is missing and how to get it, once ("this build of
+    // ShardLens has no LibTorch support (...)"): only capitalised into a sentence here.
+    QString why = QString::fromStdString(why_not);
+    if (!why.isEmpty()) why[0] = why[0].toUpper();
+    return why + QLatin1Char('.');
   }
+  return {};
+}
+
+QString realRunRefusal(const RealRunRequest& r) {
+  if (QString why = realRunBuildRefusal(); !why.isEmpty()) return why;
   try {
     if (!dataset_has_inputs(r.scenario.dataset)) {
       return QCoreApplication::translate(

@@ -28,6 +28,9 @@ struct RealRunRequest {
   QString out;  // the run file to write
 };
 
+// Why this build cannot run models at all (no LibTorch plugin), or empty: the dialog says so
+// when it opens and keeps Run disabled.
+QString realRunBuildRefusal();
 // Why a request cannot start (the dialog says so before anything runs), or empty: no
 // LibTorch plugin, a dataset without inputs, a model file that is missing.
 QString realRunRefusal(const RealRunRequest& request);
