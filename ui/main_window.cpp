@@ -240,6 +240,12 @@ void MainWindow::connectControllers() {
     rememberScenario();
   });
   connect(m_panel, &ScenarioPanel::error, this, &MainWindow::showError);
+  // The window's title and the panel's "(modified: ...)" note say what the views show: the
+  // settings that took effect, from the result on screen.
+  connect(m_source, &ShownSource::shown, this, [this](const ResultPtr& result) {
+    updateTitle();
+    if (result && !m_source->showingRun()) m_panel->setShownScenario(result->eval.scenario());
+  });
   connect(m_samples, &SamplePanel::error, this, &MainWindow::showError);
   connect(m_matrices, &MatrixPanel::cellActivated, this, [this](const CellRef& cell) {
     m_samples->showCell(m_source->result(), cell);

@@ -1,5 +1,6 @@
 #pragma once
 // Every setting of a simulation. Lesson presets are scenarios saved as JSON.
+#include <memory>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
@@ -30,6 +31,12 @@ struct Scenario {
   LoggedAccuracy logged_accuracy = LoggedAccuracy::None;
   // Lightning's val_check_interval: validations in one epoch (each one evaluation).
   int validations_per_epoch = 1;
+  // The settings `title` and `description` were written for: the scenario as its file (a
+  // lesson's, a scenario JSON's) was loaded. A title is the scenario's only while its
+  // settings are still these (core/evaluation/caption.h); edited, it is named by what
+  // changed. Null for a scenario made in code or recorded with a run: its title is its own.
+  // Not written to JSON.
+  std::shared_ptr<const Scenario> titled;
 };
 
 // The scenario JSON, written and read through the setting table

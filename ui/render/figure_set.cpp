@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 
+#include "core/evaluation/caption.h"
 #include "core/sim/engine.h"
 #include "core/vocabulary/limits.h"
 #include "ui/render/confusion_figure.h"
@@ -49,21 +50,14 @@ void ensureGuiApp() {
 
 }  // namespace
 
+// Both from core's one caption policy (core/evaluation/caption.h), as the GUI and the
+// reports say it.
 QString figureEvaluationLabel(const Evaluation& eval) {
-  const bool oneOfSeveral = eval.provenance.epochs > 1 || eval.validation() >= 0 ||
-                            eval.dataloader() >= 0 ||
-                            (!eval.meta.stage.empty() && eval.meta.stage != "validate");
-  if (!oneOfSeveral && eval.epoch() == 0) return {};
-  return shownText(evaluation_label(eval));
+  return shownText(evaluation_which(eval));
 }
 
 QString figureTitle(const Evaluation& eval, const QString& view) {
-  const QString name =
-      shownText(eval.scenario().title.empty() ? eval.scenario().name : eval.scenario().title);
-  QString title = name.isEmpty() ? view : name + QStringLiteral(" — ") + view;
-  const QString which = figureEvaluationLabel(eval);
-  if (!which.isEmpty()) title += QStringLiteral(" — ") + which;
-  return title;
+  return shownText(figure_caption(eval, view.toStdString()));
 }
 
 int rankFigureColumns(int panels) {
@@ -320,9 +314,9 @@ int write_drift_figure(const std::vector<const Evaluation*>& epochs, const std::
     DriftFigure f;
     f.drift = row_drift(epochs);
     f.classNames = classNames(*epochs.front());
-    const QString name = shownText(epochs.front()->scenario().name);
-    if (!name.isEmpty())
-      f.title = name + QStringLiteral(" — row sum − true count, by class and epoch");
+    // The same caption as the epochs' other figures, with no epoch: it shows them all.
+    f.title = shownText(scenario_title(epochs.front()->scenario()) +
+                        " — row sum − true count, by class and epoch");
     return writeDriftFigure(f, QString::fromStdString(out_dir), fmts, dpi, paths, error);
   });
 }
