@@ -3,8 +3,10 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <exception>
+#include <memory>
 #include <nlohmann/json.hpp>
 
+#include "core/evaluation/caption.h"
 #include "core/io/output_text.h"
 #include "shardlens/config.h"
 #include "ui/controllers/follow_controller.h"
@@ -61,7 +63,18 @@ void MainWindow::restoreSession() {
   const QString last = Settings::lastScenario();
   if (!last.isEmpty()) {
     try {
-      setScenario(scenario_from_json(nlohmann::json::parse(last.toStdString()), "saved settings"));
+      Scenario s = scenario_from_json(nlohmann::json::parse(last.toStdString()), "saved settings");
+      // Its title describes it as saved; a lesson's is the lesson's, for the lesson's
+      // settings, so an edited lesson restored shows as modified still.
+      if (const Lesson* l =
+              m_lessons->lesson(m_lessons->findByName(QString::fromStdString(s.name)))) {
+        s.title = l->scenario.title;
+        s.description = l->scenario.description;
+        s.titled = l->scenario.titled;
+      } else {
+        s.titled = std::make_shared<const Scenario>(s);
+      }
+      setScenario(s);
       return;
     } catch (const std::exception&) {
       // A stale or broken saved scenario falls back to the seed lesson.
@@ -90,7 +103,8 @@ void MainWindow::writeSettings() const {
 }
 
 void MainWindow::rememberScenario() const {
-  Settings::setLastScenario(QString::fromStdString(json_text(to_json(m_source->scenario()))));
+  Settings::setLastScenario(
+      QString::fromStdString(json_text(to_json(retitled(m_source->scenario())))));
 }
 
 void MainWindow::about() {

@@ -6,6 +6,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "core/evaluation/caption.h"
 #include "core/evaluation/scenario_settings.h"
 #include "core/io/files.h"
 #include "core/io/json_fields.h"
@@ -175,11 +176,14 @@ Scenario load_scenario_file(const std::string& path) {
     throw InputError(path + ": not valid JSON " +
                      (what.rfind("at ", 0) == 0 ? what : "(" + what + ")"));
   }
-  return scenario_from_json(j, path);
+  Scenario s = scenario_from_json(j, path);
+  s.titled = std::make_shared<const Scenario>(s);  // what its title and description describe
+  return s;
 }
 
 void save_scenario_file(const Scenario& s, const std::string& path) {
-  write_file_atomic(path, json_text(to_json(s), 2) + "\n");
+  // An edited lesson is saved under what it is now, not under the lesson's title.
+  write_file_atomic(path, json_text(to_json(retitled(s)), 2) + "\n");
 }
 
 }  // namespace shardlens

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/evaluation/caption.h"
 #include "core/io/csv.h"
 #include "core/io/files.h"
 #include "core/io/npy.h"
@@ -111,7 +112,6 @@ std::vector<std::string> export_data(const Evaluation& e, const std::string& dir
   std::filesystem::create_directories(dir, ec);
   if (ec) throw InputError(dir + ": cannot create output directory (" + ec.message() + ")");
   const auto matrices = exported_matrices(e);
-  const std::string title = report_title(e);
   std::vector<std::string> written;
   AtomicFileSet files;  // all or none, with one sync for every rank's files
   auto write = [&](const std::string& name, const std::string& bytes) {
@@ -126,7 +126,7 @@ std::vector<std::string> export_data(const Evaluation& e, const std::string& dir
       else if (format == "npy")
         write(name + ".npy", npy_of(m));
       else if (format == "latex")
-        write(name + ".tex", matrix_latex(m, e.meta.class_names, title + ": " + name));
+        write(name + ".tex", matrix_latex(m, e.meta.class_names, figure_caption(e, name)));
       else
         write(name + ".json", json_text(matrix_json(m)) + "\n");
     }

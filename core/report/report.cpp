@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/diagnosis/facts_json.h"
+#include "core/evaluation/caption.h"
 #include "core/report/class_groups.h"
 #include "core/report/confusion_ranking.h"
 #include "core/report/metrics.h"
@@ -90,8 +91,7 @@ json finding_json(const Finding& f) {
 }
 
 std::string report_title(const Evaluation& e) {
-  const Scenario& s = e.scenario();
-  return !s.title.empty() ? s.title : !s.name.empty() ? s.name : "ShardLens evaluation";
+  return scenario_title(e.scenario());
 }
 
 namespace {
@@ -126,7 +126,7 @@ json report_json_with(const Evaluation& e, const MatrixJson& matrix) {
   json findings = json::array();
   for (const Finding& f : e.diagnosis.findings) findings.push_back(finding_json(f));
   const RunMetadata& meta = e.meta;
-  json out = {{"title", report_title(e)},
+  json out = {{"title", report_caption(e)},
               {"epoch", e.epoch()},
               {"source", meta.source},
               {"backend", meta.backend},
@@ -409,11 +409,22 @@ std::string launcher_phrase(const RunMetadata& meta) {
   return "ranks started by " + meta.launcher;
 }
 
+namespace {
+
+// Characters, not bytes: the underline of a title with a "—" is as long as the title.
+size_t code_points(const std::string& text) {
+  return size_t(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  }));
+}
+
+}  // namespace
+
 std::string report_text(const Evaluation& e) {
   std::ostringstream out;
   const Diagnosis& d = e.diagnosis;
-  const std::string title = report_title(e);
-  out << title << "\n" << std::string(title.size(), '=') << "\n";
+  const std::string title = report_caption(e);
+  out << title << "\n" << std::string(code_points(title), '=') << "\n";
   if (const std::string estimate = estimate_note(e); !estimate.empty()) out << estimate << "\n";
   if (e.is_run()) {
     out << "run: " << e.meta.source << ", backend " << e.meta.backend

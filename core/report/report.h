@@ -25,7 +25,8 @@ nlohmann::json reports_json(const std::vector<Evaluation>& epochs);
 // Writes reports_json(epochs).dump(2), byte for byte, without building the matrices' json
 // or the whole string: they are streamed to `out` (no newline after).
 void write_reports_json(std::ostream& out, const std::vector<Evaluation>& epochs);
-// The title of an evaluation's report and figures: the scenario's title, else its name.
+// What the evaluation's scenario is called (scenario_title, core/evaluation/caption.h),
+// without its epoch: the reports' and figures' titles add it.
 std::string report_title(const Evaluation& e);
 
 // "ranks started by slurm", "ranks started from RANK/WORLD_SIZE" ...: who started a real

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/evaluation/caption.h"
 #include "core/io/files.h"
 #include "core/io/json_fields.h"
 #include "core/io/npy.h"
@@ -208,7 +209,8 @@ const std::vector<MetaField>& meta_fields() {
       text("backend", &RunMetadata::backend),
       text("torch_version", &RunMetadata::torch_version),
       {"scenario", Presence::Nullable, [](const RunMetadata& m) { return m.scenario.has_value(); },
-       [](const RunMetadata& m) { return to_json(*m.scenario); },
+       // Recorded under what it is: an edited lesson's title would no longer be true.
+       [](const RunMetadata& m) { return to_json(retitled(*m.scenario)); },
        [](const json& j, RunMetadata& m, const std::string& origin) {
          m.scenario = scenario_from_json(j.at("scenario"), origin + ": meta.json scenario");
        }},

@@ -14,6 +14,7 @@
 #include <QtTest>
 #include <fstream>
 
+#include "core/sim/lessons.h"
 #include "tests/ui/ui_test_util.h"
 #include "ui/controllers/export_controller.h"
 #include "ui/main_window.h"
@@ -157,8 +158,12 @@ class TestWindowTools : public QObject {
     part<ScenarioPanel>(w)->findChild<QSpinBox*>(QStringLiteral("worldSize"))->setValue(3);
     QVERIFY(shown.wait(30000) || shown.count() > 0);
     QVERIFY(part<ScenarioPanel>(w)->lessonModified());
-    QVERIFY(QString::fromStdString(w.scenario().title).endsWith(QStringLiteral("(modified)")));
-    QVERIFY(w.windowTitle().contains(QStringLiteral("(modified)")));
+    // The window says what is shown now: the lesson by name, modified, on 3 ranks; never the
+    // lesson's "510 samples on 4 ranks".
+    QVERIFY2(w.windowTitle().startsWith(
+                 QStringLiteral("padding-duplicates (modified: World size 3) — epoch 1")),
+             qPrintable(w.windowTitle()));
+    QVERIFY2(!w.windowTitle().contains(QStringLiteral("4 ranks")), qPrintable(w.windowTitle()));
     // The explanation stays, marked as the lesson's, with the change named.
     QVERIFY2(text->text().startsWith(QStringLiteral("(modified: World size 4 → 3)")),
              qPrintable(text->text()));
@@ -166,7 +171,31 @@ class TestWindowTools : public QObject {
     QVERIFY(text->text().contains(QStringLiteral("Look for:")));
     QVERIFY(showLesson(w, QStringLiteral("padding-duplicates")));
     QVERIFY(!part<ScenarioPanel>(w)->lessonModified());
-    QVERIFY(!QString::fromStdString(w.scenario().title).contains(QStringLiteral("modified")));
+    const QString lessonTitle = QString::fromStdString(load_preset("padding-duplicates").title);
+    QCOMPARE(w.windowTitle(), lessonTitle + QStringLiteral(" — ShardLens"));
+  }
+
+  // An opened scenario file is titled as a lesson is: its own title while its settings are
+  // the file's, what changed once edited (its "8 ranks" never stays at 64).
+  void editedScenarioFileIsMarkedModified() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("mine.json"));
+    std::ofstream(path.toStdString())
+        << R"({"name": "mine", "title": "Mine: 8 ranks", "description": "Eight ranks.",)"
+        << R"( "dataset": "synthetic:classes=5,per-class=20", "world_size": 8})";
+    MainWindow w;
+    showQuietly(w);
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    QVERIFY(w.openScenario(path));
+    QVERIFY(shown.wait(30000) || shown.count() > 0);
+    QCOMPARE(w.windowTitle(), QStringLiteral("Mine: 8 ranks — ShardLens"));
+    shown.clear();
+    part<ScenarioPanel>(w)->findChild<QSpinBox*>(QStringLiteral("worldSize"))->setValue(64);
+    QVERIFY(shown.wait(30000) || shown.count() > 0);
+    QCOMPARE(w.windowTitle(), QStringLiteral("mine (modified: World size 64) — ShardLens"));
+    auto* text = part<ScenarioPanel>(w)->findChild<QLabel*>(QStringLiteral("lessonText"));
+    QVERIFY2(text->text().contains(QStringLiteral("(modified: World size 8 → 64)")),
+             qPrintable(text->text()));
   }
 
   // Closing "What you are looking at" gives its height to the heatmaps, not to a gap.

@@ -2,6 +2,9 @@
 
 #include <QFileInfo>
 
+#include "core/evaluation/caption.h"
+#include "ui/render/shown_text.h"
+
 namespace shardlens::ui {
 
 ShownSource::ShownSource(QObject* parent) : QObject(parent) {
@@ -52,8 +55,14 @@ QString ShownSource::shownName() const {
 
 QString ShownSource::title() const {
   if (showingRun()) return QFileInfo(m_runPath).fileName();
-  const std::string& name = m_scenario.title.empty() ? m_scenario.name : m_scenario.title;
-  return name.empty() ? tr("Untitled scenario") : QString::fromStdString(name);
+  // The one caption policy (core/evaluation/caption.h), of what the views show: this
+  // scenario's simulation on screen, with the settings and epoch it actually had; the
+  // scenario alone before its first (or after a run was left).
+  const bool simulated =
+      m_result && !m_result->eval.is_run() && m_result->eval.scenario().name == m_scenario.name;
+  const Scenario& s = simulated ? m_result->eval.scenario() : m_scenario;
+  if (s.title.empty() && s.name.empty() && !title_is_stale(s)) return tr("Untitled scenario");
+  return shownText(simulated ? evaluation_title(m_result->eval) : scenario_title(s));
 }
 
 QString ShownSource::filePath() const {

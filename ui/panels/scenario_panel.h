@@ -6,6 +6,7 @@
 #include <QTimer>
 #include <QWidget>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "core/evaluation/scenario.h"
@@ -31,6 +32,9 @@ class ScenarioPanel : public QWidget {
   bool playing() const;
   // Whether the scenario names a lesson but its settings (the epoch aside) were edited.
   bool lessonModified() const;
+  // The scenario of the simulation on screen: the "(modified: ...)" note lists what took
+  // effect there, never a value that was refused.
+  void setShownScenario(const Scenario& s);
   void setPlaying(bool on);
   void stepEpoch(int delta);
 
@@ -45,11 +49,13 @@ class ScenarioPanel : public QWidget {
   void commit();  // emit changed() for the current m_scenario
   void applyLesson(int row);
   void updateLessonText();
+  const Scenario& effectiveScenario() const;  // m_shown when it is this scenario's
   QWidget* lessonsBox();
   QLayout* epochRow(QWidget* epoch, QWidget* parent);  // the epoch with step and play
 
   LessonModel* m_lessons;
   Scenario m_scenario;
+  std::optional<Scenario> m_shown;  // setShownScenario()
   bool m_loading = false;
   QTimer m_play;
 

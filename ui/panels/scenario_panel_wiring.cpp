@@ -9,7 +9,10 @@
 #include <QSpinBox>
 #include <QToolButton>
 #include <exception>
+#include <memory>
+#include <vector>
 
+#include "core/evaluation/caption.h"
 #include "core/vocabulary/types.h"
 #include "ui/models/lesson_model.h"
 #include "ui/panels/scenario_panel.h"
@@ -52,31 +55,26 @@ void ScenarioPanel::wire() {
 
 namespace {
 
-// Whether `s` still has the lesson's settings. The epoch does not count: stepping it is
-// what several lessons ask for.
-bool sameSettings(Scenario s, Scenario lesson) {
-  for (Scenario* x : {&s, &lesson}) {
-    x->name.clear();
-    x->title.clear();
-    x->description.clear();
-    x->sampler.epoch = 0;
-  }
-  return to_json(s) == to_json(lesson);
+// What differs in `s` from the lesson's settings (the epoch aside: stepping it is what
+// several lessons ask for), by the one caption policy (core/evaluation/caption.h).
+std::vector<SettingChange> changesFromLesson(const Scenario& s, const Lesson& lesson) {
+  Scenario x = s;
+  x.titled = std::make_shared<const Scenario>(lesson.scenario);
+  return changed_settings(x);
 }
 
 }  // namespace
 
 void ScenarioPanel::commit() {
-  // A lesson whose settings were edited is no longer the lesson: its title says so (the
-  // window, the figures) and its text no longer claims to describe what is shown.
-  const int row = m_lessons ? m_lessons->findByName(QString::fromStdString(m_scenario.name)) : -1;
-  if (const Lesson* l = m_lessons ? m_lessons->lesson(row) : nullptr) {
-    const bool modified = !sameSettings(m_scenario, l->scenario);
-    m_scenario.title = modified ? l->scenario.title + " (modified)" : l->scenario.title;
-    m_scenario.description = modified ? std::string() : l->scenario.description;
-  }
+  // The title stays the lesson's (or the file's): the captions name the scenario by what
+  // changed once its settings are no longer those the title was written for.
   updateLessonText();
   emit changed(m_scenario);
+}
+
+void ScenarioPanel::setShownScenario(const Scenario& s) {
+  m_shown = s;
+  updateLessonText();
 }
 
 void ScenarioPanel::updatePredictorChoices() {
@@ -108,7 +106,12 @@ void ScenarioPanel::updatePredictorChoices() {
 bool ScenarioPanel::lessonModified() const {
   const int row = m_lessons ? m_lessons->findByName(QString::fromStdString(m_scenario.name)) : -1;
   const Lesson* l = m_lessons ? m_lessons->lesson(row) : nullptr;
-  return l && !sameSettings(m_scenario, l->scenario);
+  return l && !changesFromLesson(m_scenario, *l).empty();
+}
+
+const Scenario& ScenarioPanel::effectiveScenario() const {
+  // The simulation on screen has what took effect; until the first one, what was committed.
+  return m_shown && m_shown->name == m_scenario.name ? *m_shown : m_scenario;
 }
 
 void ScenarioPanel::setScenario(const Scenario& s) {
@@ -140,36 +143,40 @@ void ScenarioPanel::applyLesson(int row) {
 
 void ScenarioPanel::updateLessonText() {
   const Lesson* l = m_lessons ? m_lessons->lesson(m_lesson->currentIndex()) : nullptr;
+  // Settings named as changed are those of the evaluation on screen: a value refused (by
+  // validate() or by the simulation) never took effect and is not listed.
+  const Scenario& shown = effectiveScenario();
   if (!l) {
-    // A custom scenario: its own description, if it has one.
-    const QString title = shownText(m_scenario.title);
-    const QString text = shownText(m_scenario.description);
-    m_lessonText->setText(!m_lessons || m_lessons->rowCount() == 0
-                              ? tr("No lessons found.")
-                              : tr("Custom scenario%1.%2")
-                                    .arg(title.isEmpty() ? QString() : QStringLiteral(": ") + title)
-                                    .arg(text.isEmpty() ? QString() : QStringLiteral("\n") + text));
+    // A custom scenario: its own description, if it has one; once edited, its title says what
+    // changed and the description is marked as the file's.
+    const QString title = shownText(
+        shown.title.empty() && shown.name.empty() ? std::string() : scenario_title(shown));
+    const std::vector<SettingChange> changes = changed_settings(shown);
+    const QString text = shownText(shown.description);
+    const QString described =
+        text.isEmpty() || changes.empty()
+            ? text
+            : tr("(modified: %1) The description below is of the file's own settings.\n%2")
+                  .arg(shownText(changes_text(changes)), text);
+    m_lessonText->setText(
+        !m_lessons || m_lessons->rowCount() == 0
+            ? tr("No lessons found.")
+            : tr("Custom scenario%1.%2")
+                  .arg(title.isEmpty() ? QString() : QStringLiteral(": ") + title)
+                  .arg(described.isEmpty() ? QString() : QStringLiteral("\n") + described));
     return;
   }
   // The explanation belongs to the lesson only while its scenario is the one shown.
   const bool current = l->scenario.name == m_scenario.name;
-  if (current && lessonModified()) {
+  const std::vector<SettingChange> changes =
+      current ? changesFromLesson(shown, *l) : std::vector<SettingChange>{};
+  if (!changes.empty()) {
     // The explanation stays while a student experiments, marked as the lesson's, with what
     // was changed named.
-    QStringList changes;
-    for (const ScenarioSetting& row : scenario_settings()) {
-      if (row.key == "epoch" || row.gui_label.empty()) continue;
-      const std::string was = setting_text(row, l->scenario), now = setting_text(row, m_scenario);
-      if (was != now)
-        changes << tr("%1 %2 → %3")
-                       .arg(QString::fromStdString(row.gui_label),
-                            QString::fromStdString(was.empty() ? "(none)" : was),
-                            QString::fromStdString(now.empty() ? "(none)" : now));
-    }
     m_lessonText->setText(
         tr("(modified: %1) The lesson's explanation below describes its own settings; the "
            "diagnosis describes what is shown. Choose the lesson again to restore them.\n\n%2")
-            .arg(changes.join(QStringLiteral(", ")), shownText(l->scenario.description)));
+            .arg(shownText(changes_text(changes)), shownText(l->scenario.description)));
     return;
   }
   m_lessonText->setText(shownText(l->scenario.description) +
