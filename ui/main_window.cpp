@@ -5,9 +5,12 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QMessageBox>
+#include <QScreen>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QStyle>
+#include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
 
@@ -40,6 +43,13 @@
 #include "ui/views/shard_strip.h"
 
 namespace shardlens::ui {
+
+namespace {
+// The narrowest the docks become to leave the heatmaps room (makeRoomForViews): the
+// Metrics dock's numbers and the Scenario panel's fields still whole.
+constexpr int kNarrowRightDock = 280;
+constexpr int kNarrowLeftDock = 250;
+}  // namespace
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
@@ -86,6 +96,10 @@ void MainWindow::buildCentre() {
   connect(m_source, &ShownSource::shown, m_matrices, &MatrixPanel::setResult);
   connect(m_source, &ShownSource::shown, m_strip, &ShardStrip::setResult);
   connect(m_source, &ShownSource::shown, this, &MainWindow::capStripHeight);
+  connect(m_strip, &ShardStrip::heightHintChanged, this, &MainWindow::capStripHeight);
+  // Another matrix (1000 classes' wider labels and sums) may need a wider centre.
+  connect(m_source, &ShownSource::shown, this,
+          [this] { QTimer::singleShot(0, this, &MainWindow::makeRoomForViews); });
   m_centre = new QSplitter(Qt::Vertical);
   m_centre->setObjectName(QStringLiteral("centreSplitter"));
   auto* scroll = new QScrollArea(m_centre);
@@ -375,6 +389,59 @@ void MainWindow::capStripHeight() {
     const int total = std::max(sizes.value(0) + sizes.value(1), m_centre->height());
     if (total > wanted) m_centre->setSizes({total - wanted, wanted});
   }
+}
+
+void MainWindow::showOnScreen() {
+  const QRect room = screen() ? screen()->availableGeometry() : QRect();
+  if (room.isEmpty() || (width() <= room.width() && height() <= room.height())) {
+    show();
+    return;
+  }
+  resize(size().boundedTo(room.size()));
+  move(room.topLeft());
+  showMaximized();
+}
+
+void MainWindow::resizeEvent(QResizeEvent* e) {
+  QMainWindow::resizeEvent(e);
+  // After the layout has given the centre its new width.
+  QTimer::singleShot(0, this, &MainWindow::makeRoomForViews);
+}
+
+void MainWindow::makeRoomForViews() {
+  // The centre's width at which the synced view and the expected and difference views stand
+  // side by side, each readable, with a vertical scroll bar beside them.
+  const int wanted =
+      m_matrices->sideBySideWidth() + style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 4;
+  const int missing = wanted - m_centre->width();
+  if (missing <= 0) return;
+  // The docks give way down to widths that still read (the Metrics dock's numbers, the
+  // panel's fields), the right-hand tabs first; what they cannot give, the matrices take by
+  // stacking their views.
+  // The dock shown in an area (of tabbed ones, the raised tab: the others are not laid out).
+  const auto shownIn = [this](Qt::DockWidgetArea area) -> QDockWidget* {
+    QDockWidget* shown = nullptr;
+    for (QDockWidget* d : findChildren<QDockWidget*>())
+      if (d->isVisible() && !d->isFloating() && dockWidgetArea(d) == area &&
+          !d->visibleRegion().isEmpty() && (!shown || d->width() > shown->width()))
+        shown = d;
+    return shown;
+  };
+  QList<QDockWidget*> docks;
+  QList<int> widths;
+  int stillMissing = missing;
+  for (const auto& [area, narrowest] : {std::pair{Qt::RightDockWidgetArea, kNarrowRightDock},
+                                        std::pair{Qt::LeftDockWidgetArea, kNarrowLeftDock}}) {
+    QDockWidget* d = shownIn(area);
+    if (!d || stillMissing <= 0) continue;
+    const int give =
+        std::clamp(d->width() - std::max(narrowest, d->minimumSizeHint().width()), 0, stillMissing);
+    if (give == 0) continue;
+    docks << d;
+    widths << d->width() - give;
+    stillMissing -= give;
+  }
+  if (!docks.isEmpty()) resizeDocks(docks, widths, Qt::Horizontal);
 }
 
 HeatmapView* MainWindow::currentView() const {

@@ -83,6 +83,9 @@ class MainWindow : public QMainWindow {
   const QString& lastError() const { return m_lastError; }
   // Errors open a window-modal dialog unless turned off (tests read lastError()).
   void setErrorDialogs(bool on) { m_errorDialogs = on; }
+  // Shows the window within its screen: one smaller than the window (1280 x 800 on the first
+  // start) gets it maximised, not cut at the edges.
+  void showOnScreen();
 
  signals:
   // A result is on screen, every view showing it (after ShownSource::shown()).
@@ -95,6 +98,7 @@ class MainWindow : public QMainWindow {
 
  protected:
   void closeEvent(QCloseEvent* e) override;
+  void resizeEvent(QResizeEvent* e) override;
 
  private:
   void buildCentre();
@@ -121,6 +125,9 @@ class MainWindow : public QMainWindow {
   void watchView(HeatmapView* v);
   void exportView(const HeatmapView* view);  // File > Export view, with its proposed name
   void capStripHeight();
+  // Narrows the docks (down to readable widths) when the views in the centre would be
+  // squeezed below theirs: a small screen or a narrowed window keeps readable heatmaps.
+  void makeRoomForViews();
 
   // The job runner, what is shown, and the controllers.
   EvaluationRunner* m_runner;

@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   parser.process(app);
 
   shardlens::ui::MainWindow window;
-  window.show();
+  window.showOnScreen();
   const QStringList files = parser.positionalArguments();
   // A file given: a scenario, or a run file by its .slrun suffix. One that cannot be read
   // is a dialog over the last scenario (a run file's failure arrives later: MainWindow).

@@ -1,7 +1,9 @@
 #include "ui/panels/matrix_panel.h"
 
+#include <QEvent>
 #include <QGridLayout>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "ui/render/heatmap_painter.h"
 
@@ -24,19 +26,15 @@ MatrixPanel::MatrixPanel(QWidget* parent)
   wire(m_synced, ViewKind::Synced, 0);
   wire(m_expected, ViewKind::Expected, 0);
   wire(m_difference, ViewKind::Difference, 0);
-  // The reported matrix gets the most room; expected and difference stack beside it.
-  auto* top = new QGridLayout;
-  m_top = top;
-  top->addWidget(m_synced, 0, 0, 2, 1);
-  top->addWidget(m_expected, 0, 1);
-  top->addWidget(m_difference, 1, 1);
-  top->setColumnStretch(0, 3);
-  top->setColumnStretch(1, 2);
+  // The reported matrix gets the most room; expected and difference stack beside it, or
+  // below it where the panel is too narrow for both readable (arrange()).
+  m_top = new QGridLayout;
+  placeTopViews(false);
   m_rankTitle->setText(tr("<b>Per rank</b> (as accumulated on each rank, one colour range)"));
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   // fitHeights sets the views' heights; the stretch takes what they leave.
-  layout->addLayout(top);
+  layout->addLayout(m_top);
   layout->addWidget(m_rankTitle);
   layout->addLayout(m_rankGrid);
   layout->addStretch(1);
@@ -44,14 +42,95 @@ MatrixPanel::MatrixPanel(QWidget* parent)
 
 void MatrixPanel::resizeEvent(QResizeEvent* e) {
   QWidget::resizeEvent(e);
+  arrange();
   fitHeights();
+}
+
+bool MatrixPanel::event(QEvent* e) {
+  // In a scroll area the panel is never narrower than its minimum, so the room to arrange
+  // for is the viewport's: watch it.
+  if (e->type() == QEvent::ParentAboutToChange && parentWidget())
+    parentWidget()->removeEventFilter(this);
+  if (e->type() == QEvent::ParentChange && parentWidget()) parentWidget()->installEventFilter(this);
+  return QWidget::event(e);
+}
+
+bool MatrixPanel::eventFilter(QObject* watched, QEvent* e) {
+  if (watched == parentWidget() && e->type() == QEvent::Resize) arrange();
+  return QWidget::eventFilter(watched, e);
+}
+
+int MatrixPanel::roomWidth() const {
+  return parentWidget() ? parentWidget()->width() : width();
+}
+
+void MatrixPanel::placeTopViews(bool stacked) {
+  for (HeatmapView* v : {m_synced, m_expected, m_difference}) m_top->removeWidget(v);
+  if (stacked) {
+    m_top->addWidget(m_synced, 0, 0);
+    m_top->addWidget(m_expected, 1, 0);
+    m_top->addWidget(m_difference, 2, 0);
+    m_top->setColumnStretch(0, 1);
+    m_top->setColumnStretch(1, 0);
+  } else {
+    m_top->addWidget(m_synced, 0, 0, 2, 1);
+    m_top->addWidget(m_expected, 0, 1);
+    m_top->addWidget(m_difference, 1, 1);
+    m_top->setColumnStretch(0, 3);
+    m_top->setColumnStretch(1, 2);
+  }
+  m_stacked = stacked;
+}
+
+int MatrixPanel::sideMinimumWidth() const {
+  return std::max(m_expected->minimumSizeHint().width(), m_difference->minimumSizeHint().width());
+}
+
+int MatrixPanel::sideBySideWidth() const {
+  return m_synced->minimumSizeHint().width() + sideMinimumWidth() + 6 + 8;  // spacing, margins
+}
+
+void MatrixPanel::arrange() {
+  // Side by side while both columns keep a readable grid; else one above the other, each
+  // the panel's width (the panel scrolls down to them).
+  const int room = roomWidth() - 8;
+  const bool stacked = roomWidth() < sideBySideWidth();
+  if (stacked != m_stacked) placeTopViews(stacked);
+  // As many rank columns as fit whole, up to four: never a rank cut at the right edge.
+  const int rankWidth = m_ranks.empty() ? 1 : m_ranks.front()->minimumSizeHint().width() + 6;
+  const int columns = std::clamp((room + 6) / rankWidth, 1, kMaxRankColumns);
+  if (columns != m_rankColumns) {
+    m_rankColumns = columns;
+    placeRankViews();
+  }
+}
+
+void MatrixPanel::placeRankViews() {
+  for (HeatmapView* v : m_ranks) m_rankGrid->removeWidget(v);
+  const int columns = rankColumns();
+  for (int r = 0; r < int(m_ranks.size()); ++r)
+    m_rankGrid->addWidget(m_ranks[size_t(r)], r / columns, r % columns);
+}
+
+int MatrixPanel::rankColumns() const {
+  return std::clamp(std::min(int(m_ranks.size()), m_rankColumns), 1, kMaxRankColumns);
 }
 
 // Square grids are limited by width; capping each view's height at what its width can use
 // leaves no blank band inside the views, and the spare height goes below them.
 void MatrixPanel::fitHeights() {
   const int w = width() - 8;
-  const int columns = std::clamp(int(m_ranks.size()), 1, 4);
+  const int columns = rankColumns();
+  if (m_stacked) {
+    // One view above the other at the panel's width: each as tall as its square grid needs.
+    for (HeatmapView* v : {m_synced, m_expected, m_difference})
+      v->setFixedHeight(std::max(v->minimumSizeHint().height(), v->idealHeight(w)));
+    for (HeatmapView* v : m_ranks)
+      v->setFixedHeight(std::max(v->minimumSizeHint().height(), v->idealHeight(w / columns - 6)));
+    return;
+  }
+  // Side by side the expected and difference views take what height the layout gives them.
+  for (HeatmapView* v : {m_expected, m_difference}) v->setMinimumHeight(0);
   // Height the per-rank grid and its title need; what is left is the synced view's.
   int ranksHeight = m_rankTitle->sizeHint().height() + 12;
   if (!m_ranks.empty()) {
@@ -63,18 +142,28 @@ void MatrixPanel::fitHeights() {
   // Spare height (a closed welcome panel, a tall window) widens the synced view, whose
   // square grid is limited by its width, instead of leaving an empty band below the views.
   // The expected and difference views keep a readable width.
-  constexpr int kMinSideColumn = 280;
+  const int minSide = std::max(280, sideMinimumWidth());
   int share = 60;  // percent of the width for the synced view
-  while (share < 70 && w * (100 - share - 2) / 100 >= kMinSideColumn &&
+  while (share < 70 && w * (100 - share - 2) / 100 >= minSide &&
          m_synced->idealHeight(w * (share + 2) / 100 - 6) <= height() - ranksHeight)
     share += 2;
   m_top->setColumnStretch(0, share);
   m_top->setColumnStretch(1, 100 - share);
+  // The widths the layout gives: the side column never below its readable minimum.
+  const int sideWidth = std::max(sideMinimumWidth(), w * (100 - share) / 100 - 6);
+  const int syncedWidth = std::max(m_synced->minimumSizeHint().width(), w - sideWidth - 6);
   const int big =
-      std::max(m_synced->minimumSizeHint().height(), m_synced->idealHeight(w * share / 100 - 6));
+      std::max(m_synced->minimumSizeHint().height(), m_synced->idealHeight(syncedWidth));
+  // Each side view at most its square and, together, about the synced view's height; never
+  // below its readable minimum (then the side column is the taller).
   for (HeatmapView* v : {m_expected, m_difference})
-    v->setMaximumHeight(std::clamp(v->idealHeight(w * (100 - share) / 100 - 6),
-                                   v->minimumSizeHint().height(), big / 2));
+    v->setMaximumHeight(
+        std::max(v->minimumSizeHint().height(), std::min(v->idealHeight(sideWidth), big / 2)));
+  // A side column taller than the synced view (a narrow centre, both at their minimums): the
+  // synced view stays at the top beside them rather than centred in the column's height.
+  const int sideHeight =
+      m_expected->minimumSizeHint().height() + m_difference->minimumSizeHint().height() + 6;
+  m_top->setAlignment(m_synced, sideHeight > big ? Qt::AlignTop : Qt::Alignment());
   const int rows = m_ranks.empty() ? 1 : (int(m_ranks.size()) + columns - 1) / columns;
   const int perRow = (height() - big - m_rankTitle->sizeHint().height() - 24) / rows - 6;
   const bool roomy = height() - ranksHeight - 8 >= big;
@@ -152,10 +241,8 @@ void MatrixPanel::ensureRankViews(int world) {
     m_ranks.push_back(view);
     emit viewCreated(view);
   }
-  // Four columns at most: beyond that the small multiples get too small to read.
-  const int columns = std::clamp(world, 1, 4);
-  for (int r = 0; r < world; ++r)
-    m_rankGrid->addWidget(m_ranks[size_t(r)], r / columns, r % columns);
+  placeRankViews();
+  arrange();
 }
 
 void MatrixPanel::setRunner(EvaluationRunner* runner) {
@@ -280,6 +367,7 @@ void MatrixPanel::show(render::ViewSetPtr views) {
   m_expected->setData(m_views->expected);
   m_difference->setData(m_views->difference);
   for (size_t r = 0; r < m_views->ranks.size(); ++r) m_ranks[r]->setData(m_views->ranks[r]);
+  arrange();  // the views' minimums follow their data (labels, sums)
   fitHeights();
   if (m_refix && m_views->request.sameData(m_request)) {
     m_refix = false;

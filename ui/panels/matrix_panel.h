@@ -38,6 +38,10 @@ class MatrixPanel : public QWidget {
   const ResultPtr& result() const { return m_result; }
   const render::ViewRequest& viewRequest() const { return m_request; }
 
+  // The width at which the synced view and the expected and difference views fit side by
+  // side, each with a readable grid; narrower, they stack.
+  int sideBySideWidth() const;
+
   HeatmapView* syncedView() const { return m_synced; }
   HeatmapView* expectedView() const { return m_expected; }
   HeatmapView* differenceView() const { return m_difference; }
@@ -57,8 +61,19 @@ class MatrixPanel : public QWidget {
 
  protected:
   void resizeEvent(QResizeEvent* e) override;
+  bool event(QEvent* e) override;
+  bool eventFilter(QObject* watched, QEvent* e) override;
 
  private:
+  // Four rank columns at most: beyond that the small multiples get too small to read.
+  static constexpr int kMaxRankColumns = 4;
+  // Chooses side by side or stacked views and the rank columns for the room there is.
+  void arrange();
+  void placeTopViews(bool stacked);
+  void placeRankViews();
+  int rankColumns() const;
+  int roomWidth() const;  // the scroll area's viewport, where the panel is shown
+  int sideMinimumWidth() const;
   void fitHeights();
   void show(render::ViewSetPtr views);
   // A new request: the runner's next jobs prepare for it, and the result shown is prepared
@@ -87,7 +102,9 @@ class MatrixPanel : public QWidget {
   HeatmapView* m_difference;
   std::vector<HeatmapView*> m_ranks;
   QGridLayout* m_rankGrid;
-  QGridLayout* m_top = nullptr;  // synced | expected over difference
+  QGridLayout* m_top = nullptr;  // synced | expected over difference, or all stacked
+  bool m_stacked = false;
+  int m_rankColumns = kMaxRankColumns;
   QLabel* m_rankTitle;
 };
 

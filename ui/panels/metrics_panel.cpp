@@ -99,6 +99,9 @@ QVariant MetricsModel::data(const QModelIndex& index, int role) const {
                 "sync_dist=True) logs of a per-rank value, not the metric")
           .arg(QString::fromStdString(r.name));
     if (!r.reported) return tr("Nothing was reported: the metric cannot be computed");
+    // The name column may be narrower than a long name: its tooltip names it whole.
+    if (index.column() == Metric && !changed)
+      return tr("%1: unchanged").arg(QString::fromStdString(r.name));
     return changed ? tr("%1 changed by %2 against a single process on the whole dataset")
                          .arg(QString::fromStdString(r.name), value(r.difference, true))
                    : tr("Unchanged");
@@ -131,8 +134,15 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QTableView(parent), m_model(new Me
   setWordWrap(false);
   setSelectionBehavior(QAbstractItemView::SelectRows);
   verticalHeader()->hide();
-  horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
-  horizontalHeader()->setSectionResizeMode(MetricsModel::Metric, QHeaderView::ResizeToContents);
+  // Numbers and their headers are never cut: each value column as wide as its widest value
+  // and its header ("Difference", "+0.1124"); the metric's name takes what is left (whole in a
+  // tooltip), and a dock narrower than the numbers scrolls sideways rather than eliding them.
+  horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  horizontalHeader()->setSectionResizeMode(MetricsModel::Metric, QHeaderView::Stretch);
+  horizontalHeader()->setMinimumSectionSize(
+      fontMetrics().horizontalAdvance(QStringLiteral("recall 0")) + 12);
+  setTextElideMode(Qt::ElideRight);
+  setHorizontalScrollMode(QAbstractItemView::ScrollPerPixel);
   m_classificationTip =
       tr("Accuracy, macro and weighted F1 and per-class precision, recall and F1 "
          "(torchmetrics conventions, zero division as 0) of the reported and the "
@@ -146,11 +156,6 @@ void MetricsPanel::setResult(const ResultPtr& result) {
   m_model->setEvaluation(result ? &result->eval : nullptr);
   const bool task = m_model->taskMetrics();
   setColumnHidden(MetricsModel::PerRankMean, !task);
-  // Five columns in a narrow dock: each as wide as its values ("+0.1124"), scrolled
-  // sideways when the dock is narrower, rather than values cut to "+0.11…".
-  for (int c = MetricsModel::Reported; c < MetricsModel::ColumnCount; ++c)
-    horizontalHeader()->setSectionResizeMode(
-        c, task ? QHeaderView::ResizeToContents : QHeaderView::Stretch);
   if (task)
     setToolTip(tr("The task's metrics over %1 (torchmetrics conventions: mIoU the mean over the "
                   "classes present, ignore_index left out, zero division as 0) of the reported "

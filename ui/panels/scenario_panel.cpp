@@ -58,17 +58,20 @@ void ScenarioPanel::build() {
     if (!form) {
       auto* box = new QGroupBox(tr(row.gui_group.c_str()), this);
       form = new QFormLayout(box);
+      // In a narrow dock (a 1280 x 800 screen) a long field goes below its label instead of
+      // holding the dock, and with it the heatmaps' room, at label + field.
+      form->setRowWrapPolicy(QFormLayout::WrapLongRows);
       layout->addWidget(box);
     }
     QWidget* box = form->parentWidget();
     QWidget* control = makeSettingControl(row, box);
     m_controls[row.key] = control;
-    const QString label =
-        row.kind == SettingKind::Bool ? QString() : tr(row.gui_label.c_str());  // its own text
-    if (row.key == "epoch")
-      form->addRow(label, epochRow(control, box));
+    if (row.kind == SettingKind::Bool)
+      form->addRow(static_cast<QWidget*>(nullptr), control);  // a check box says its own text
+    else if (row.key == "epoch")
+      form->addRow(tr(row.gui_label.c_str()), epochRow(control, box));
     else
-      form->addRow(label, control);
+      form->addRow(tr(row.gui_label.c_str()), control);
   }
   layout->addStretch();
 }

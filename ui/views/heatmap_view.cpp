@@ -39,6 +39,7 @@ void HeatmapView::setData(std::shared_ptr<const HeatmapData> data) {
   if (!sameShape) m_view.reset();
   m_hover.reset();
   relayout();
+  updateGeometry();  // the minimum follows the labels and sums
   update();
 }
 
@@ -51,6 +52,7 @@ void HeatmapView::setStyle(const HeatmapStyle& style) {
   m_metrics[0].reset();
   m_metrics[1].reset();
   relayout();
+  updateGeometry();
   update();
 }
 
@@ -78,7 +80,17 @@ QSize HeatmapView::sizeHint() const {
   return m_style.compact ? QSize(240, 240) : QSize(400, 400);
 }
 QSize HeatmapView::minimumSizeHint() const {
-  return m_style.compact ? QSize(140, 140) : QSize(200, 200);
+  // Everything around the grid whole (class numbers for labels, as relayout() falls back to)
+  // plus a grid that still reads: below this the panel scrolls rather than shrinking the
+  // grid to a sliver under a cut "Predicted".
+  const LayoutMetrics& m = metrics(true);
+  const auto g = [&m](double size) { return size > 0 ? size + m.gap : 0.0; };
+  const double grid = m_style.compact ? kMinCompactGrid : kMinGrid;
+  const double w =
+      2 * m.margin + g(m.axisTitle) + g(m.rowLabels) + g(m.rowSums) + g(m.colorBar) + grid;
+  const double h =
+      2 * m.margin + g(m.title) + g(m.colSums) + g(m.colLabels) + g(m.axisTitle) + grid;
+  return {int(std::ceil(w)), int(std::ceil(h))};
 }
 
 int HeatmapView::idealHeight(int width) const {

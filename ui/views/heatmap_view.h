@@ -40,6 +40,11 @@ class HeatmapView : public QWidget {
   // shows it, zoomed in until the cell is readable (a pair chosen in the Most confused dock).
   void focusClasses(int trueClass, int predClass);
 
+  // The smallest grid a view is given (pixels a side), the small multiples' smaller: 11 and
+  // 8 px a cell at 10 classes, and "Predicted" and "True" whole along the axes.
+  static constexpr int kMinGrid = 110;
+  static constexpr int kMinCompactGrid = 80;
+
   // Height at which the square grid is as wide as `width` allows; more height is wasted.
   int idealHeight(int width) const;
   QSize sizeHint() const override;

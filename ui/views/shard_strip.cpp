@@ -37,11 +37,25 @@ ShardStrip::ShardStrip(QWidget* parent) : QWidget(parent) {
 
 QSize ShardStrip::sizeHint() const {
   const int lanes = m_lanes.isNull() ? 6 : m_lanes.height();
-  return {800, int(kHeader) + 16 * lanes + 8};
+  return {800, headerHeight() + 16 * lanes + 8};
 }
 QSize ShardStrip::minimumSizeHint() const {
   const int lanes = m_lanes.isNull() ? 6 : m_lanes.height();
-  return {300, int(kHeader) + 10 * lanes + 8};
+  return {300, headerHeight() + 10 * lanes + 8};
+}
+
+int ShardStrip::headerHeight() const {
+  const int lines = int(headerLines(width()).size());
+  return std::max(int(kHeader), lines * fontMetrics().height() + 4);
+}
+
+void ShardStrip::resizeEvent(QResizeEvent* e) {
+  QWidget::resizeEvent(e);
+  const int lines = int(headerLines(width()).size());
+  if (lines == m_headerLineCount) return;
+  m_headerLineCount = lines;
+  updateGeometry();
+  emit heightHintChanged();
 }
 
 void ShardStrip::setResult(const ResultPtr& result) {
@@ -66,8 +80,9 @@ void ShardStrip::setResult(const ResultPtr& result) {
 }
 
 QRectF ShardStrip::lanesRect() const {
-  return QRectF(kLabelWidth, kHeader, std::max(10.0, width() - kLabelWidth - 8),
-                std::max(10.0, height() - kHeader - 4));
+  const double header = headerHeight();
+  return QRectF(kLabelWidth, header, std::max(10.0, width() - kLabelWidth - 8),
+                std::max(10.0, height() - header - 4));
 }
 
 double ShardStrip::laneHeight() const {
@@ -85,6 +100,25 @@ bool ShardStrip::hit(const QPoint& p, int* lane, int* bucket) const {
 }
 
 QString ShardStrip::headerText() const {
+  return headerParts().join(QStringLiteral("   "));
+}
+
+QStringList ShardStrip::headerLines(int width) const {
+  const QStringList parts = headerParts();
+  const QFontMetrics fm = fontMetrics();
+  const int room = width - 8;
+  QStringList lines;
+  for (const QString& part : parts) {
+    if (!lines.isEmpty() &&
+        fm.horizontalAdvance(lines.back() + QStringLiteral("   ") + part) <= room)
+      lines.back() += QStringLiteral("   ") + part;
+    else
+      lines << part;
+  }
+  return lines;
+}
+
+QStringList ShardStrip::headerParts() const {
   if (!m_result) return {};
   const Evaluation& e = m_result->eval;
   const Scenario& sc = e.scenario();
@@ -95,11 +129,9 @@ QString ShardStrip::headerText() const {
   const QString along = render::countsCells(e)
                             ? tr("%1 (dataset index)").arg(render::samplesWord(e))
                             : tr("dataset index");
-  return tr("Shard strip — %1 0 … %2 →   %3%4   (hatched: padding duplicates)")
-      .arg(along)
-      .arg(m_result->shards.n - 1)
-      .arg(which)
-      .arg(sc.sampler.shuffle ? tr(", shuffled") : QString());
+  return {tr("Shard strip — %1 0 … %2 →").arg(along).arg(m_result->shards.n - 1),
+          which + (sc.sampler.shuffle ? tr(", shuffled") : QString()),
+          tr("(hatched: padding duplicates)")};
 }
 
 void ShardStrip::paintEvent(QPaintEvent*) {
@@ -111,7 +143,11 @@ void ShardStrip::paintEvent(QPaintEvent*) {
     return;
   }
   const ShardSummary& s = m_result->shards;
-  p.drawText(QRectF(4, 0, width() - 8, kHeader), Qt::AlignLeft | Qt::AlignVCenter, headerText());
+  const QStringList header = headerLines(width());
+  const int line = fontMetrics().height();
+  for (int i = 0; i < header.size(); ++i)
+    p.drawText(QRectF(4, 2 + i * line, width() - 8, line), Qt::AlignLeft | Qt::AlignVCenter,
+               header[i]);
   const QRectF lanes = lanesRect();
   const double lh = laneHeight();
   p.drawImage(lanes, m_lanes);

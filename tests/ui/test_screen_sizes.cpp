@@ -1,0 +1,168 @@
+// The window at the sizes of small laptop screens (1280 x 800, 1366 x 768) and of larger
+// ones (1600 x 1000, 1920 x 1080), at 10 and at 1000 classes: every heatmap keeps a readable
+// grid with its axis titles whole, every rank's view can be scrolled to and is not cut at the
+// edge, the Metrics dock shows its headers and numbers whole and the shard strip its header.
+// Each case grabs the window (a screenshot, written to $SHARDLENS_TEST_SHOTS when it is set).
+#include <QDir>
+#include <QHeaderView>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSignalSpy>
+#include <QtTest>
+
+#include "tests/ui/ui_test_util.h"
+#include "ui/main_window.h"
+#include "ui/panels/matrix_panel.h"
+#include "ui/panels/metrics_panel.h"
+#include "ui/render/heatmap_painter.h"
+#include "ui/views/heatmap_view.h"
+#include "ui/views/shard_strip.h"
+
+using namespace shardlens;
+using namespace shardlens::ui;
+using shardlens::ui::test::part;
+
+namespace {
+
+// A grid this wide still shows 10 classes as cells of 10 px; below it a view reads as a
+// sliver (the 30 px views at 1280 x 800).
+constexpr double kReadableGrid = 100;
+// The small multiples of the ranks: 7 px a cell at 10 classes.
+constexpr double kReadableRankGrid = 70;
+
+Scenario tenClasses() {
+  Scenario s = test::syntheticScenario("ten", 10, 50, 4, 10);
+  s.sampler.shuffle = true;
+  s.loader.limit = BatchLimit::parse("10");
+  return s;
+}
+
+Scenario thousandClasses() {
+  Scenario s = test::syntheticScenario("thousand", 1000, 20, 8, 32);
+  s.sampler.shuffle = true;
+  s.loader.limit = BatchLimit::parse("10");
+  return s;
+}
+
+QString where(const QString& what, const QRectF& r) {
+  return QStringLiteral("%1 at %2,%3 %4x%5")
+      .arg(what)
+      .arg(r.x())
+      .arg(r.y())
+      .arg(r.width())
+      .arg(r.height());
+}
+
+}  // namespace
+
+class TestScreenSizes : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+  void layoutHolds_data() {
+    QTest::addColumn<QSize>("size");
+    QTest::addColumn<bool>("thousand");
+    for (const QSize size :
+         {QSize(1280, 800), QSize(1366, 768), QSize(1600, 1000), QSize(1920, 1080)})
+      for (const bool thousand : {false, true})
+        QTest::addRow("%dx%d, %d classes", size.width(), size.height(), thousand ? 1000 : 10)
+            << size << thousand;
+  }
+
+  void layoutHolds() {
+    QFETCH(QSize, size);
+    QFETCH(bool, thousand);
+    MainWindow w;
+    w.setErrorDialogs(false);
+    w.resize(size);
+    w.show();
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    w.setScenario(thousand ? thousandClasses() : tenClasses());
+    QVERIFY(shown.wait(60000) || shown.count() > 0);
+    QTest::qWait(100);         // the docks make room after the layout (a queued step)
+    QCOMPARE(w.size(), size);  // the window's minimum fits the screen
+
+    const QImage shot = w.grab().toImage();
+    QCOMPARE(shot.size(), size);
+    if (const QString dir = qEnvironmentVariable("SHARDLENS_TEST_SHOTS"); !dir.isEmpty()) {
+      QDir().mkpath(dir);
+      shot.save(QDir(dir).filePath(QStringLiteral("window-%1x%2-%3-classes.png")
+                                       .arg(size.width())
+                                       .arg(size.height())
+                                       .arg(thousand ? 1000 : 10)));
+    }
+
+    auto* matrices = part<MatrixPanel>(w);
+    auto* scroll = qobject_cast<QScrollArea*>(matrices->parentWidget()->parentWidget());
+    QVERIFY(scroll);
+    // Nothing of the matrices lies past the right edge: they scroll down, never sideways.
+    QVERIFY2(matrices->width() <= scroll->viewport()->width(),
+             qPrintable(QStringLiteral("panel %1 px in a viewport of %2 px")
+                            .arg(matrices->width())
+                            .arg(scroll->viewport()->width())));
+
+    // The three large views: a readable grid, "Predicted" and "True" whole beside it.
+    const QFontMetricsF fm(render::heatmapFont(matrices->syncedView()->style()));
+    for (HeatmapView* v :
+         {matrices->syncedView(), matrices->expectedView(), matrices->differenceView()}) {
+      const render::HeatmapLayout& l = v->layoutRects();
+      const QString name = v->objectName();
+      QVERIFY2(l.grid.width() >= kReadableGrid && l.grid.height() >= kReadableGrid,
+               qPrintable(where(name + QStringLiteral(" grid"), l.grid)));
+      QVERIFY(!v->data().xLabel.isEmpty() && !v->data().yLabel.isEmpty());
+      QVERIFY2(l.xTitle.width() >= fm.horizontalAdvance(v->data().xLabel),
+               qPrintable(where(name + QStringLiteral(" x title"), l.xTitle)));
+      QVERIFY2(l.yTitle.height() >= fm.horizontalAdvance(v->data().yLabel),
+               qPrintable(where(name + QStringLiteral(" y title"), l.yTitle)));
+      for (const QRectF& piece : {l.xTitle, l.yTitle, l.grid})
+        QVERIFY2(QRectF(v->rect()).contains(piece), qPrintable(where(name, piece)));
+      QVERIFY2(v->geometry().right() < matrices->width(), qPrintable(name));
+    }
+
+    // Every rank's view: scrolled to, it is shown whole.
+    const auto& ranks = matrices->rankViews();
+    QCOMPARE(int(ranks.size()), thousand ? 8 : 4);
+    for (HeatmapView* v : ranks) {
+      scroll->ensureWidgetVisible(v, 0, 0);
+      QCoreApplication::processEvents();
+      QVERIFY2(v->layoutRects().grid.width() >= kReadableRankGrid, qPrintable(v->objectName()));
+      const QRect onScreen = QRect(v->mapTo(scroll->viewport(), QPoint(0, 0)), v->size());
+      QVERIFY2(scroll->viewport()->rect().contains(onScreen),
+               qPrintable(where(v->objectName(), onScreen)));
+    }
+
+    // The Metrics dock: each header and each number whole in its column.
+    auto* metrics = part<MetricsPanel>(w);
+    QVERIFY(metrics->isVisible());
+    const QHeaderView* header = metrics->horizontalHeader();
+    const QFontMetrics headerFm(header->font());
+    const QFontMetrics cellFm(metrics->font());
+    QVERIFY(metrics->model()->rowCount() > 0);
+    for (int c = MetricsModel::Reported; c < MetricsModel::ColumnCount; ++c) {
+      if (metrics->isColumnHidden(c)) continue;
+      const QString title = metrics->model()->headerData(c, Qt::Horizontal).toString();
+      QVERIFY2(header->sectionSize(c) >= headerFm.horizontalAdvance(title) + 8,
+               qPrintable(QStringLiteral("%1: %2 px").arg(title).arg(header->sectionSize(c))));
+      for (int r = 0; r < metrics->model()->rowCount(); ++r) {
+        const QString text = metrics->model()->index(r, c).data().toString();
+        QVERIFY2(
+            metrics->columnWidth(c) >= cellFm.horizontalAdvance(text) + 6,
+            qPrintable(
+                QStringLiteral("%1 in %2 (%3 px)").arg(text, title).arg(metrics->columnWidth(c))));
+      }
+    }
+
+    // The shard strip's header: every line within the strip.
+    auto* strip = part<ShardStrip>(w);
+    const QStringList lines = strip->headerLines(strip->width());
+    QCOMPARE(lines.join(QStringLiteral("   ")), strip->headerText());
+    for (const QString& line : lines)
+      QVERIFY2(strip->fontMetrics().horizontalAdvance(line) <= strip->width() - 8,
+               qPrintable(line));
+    QVERIFY(strip->lanesRect().top() >= lines.size() * strip->fontMetrics().height());
+  }
+};
+
+QTEST_MAIN(TestScreenSizes)
+#include "test_screen_sizes.moc"
