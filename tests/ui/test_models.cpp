@@ -120,8 +120,13 @@ class TestModels : public QObject {
     s.sync = SyncStrategy::Gather;
     const Evaluation e = simulate(s);
     model.setEvaluation(&e);
-    // accuracy, what self.log with sync_dist logs of it at epoch end and per batch, macro
-    // F1, weighted F1, and 3 per class.
+    // accuracy, macro F1, weighted F1, and 3 per class: no logged value, as the run logs none.
+    QCOMPARE(model.rowCount(), 3 + 3 * 2);
+    // A run that logs its accuracy with sync_dist at epoch end and per batch: both rows too.
+    Scenario logging = s;
+    logging.logged_accuracy = LoggedAccuracy::Both;
+    const Evaluation logged = simulate(logging);
+    model.setEvaluation(&logged);
     QCOMPARE(model.rowCount(), 5 + 3 * 2);
     QCOMPARE(model.columnCount(), int(MetricsModel::ColumnCount));
     // The largest change first.

@@ -24,6 +24,7 @@
 #include "ui/main_window.h"
 #include "ui/models/cell_info.h"
 #include "ui/panels/matrix_panel.h"
+#include "ui/panels/metrics_panel.h"
 #include "ui/panels/run_banner.h"
 #include "ui/panels/scenario_panel.h"
 #include "ui/render/heatmap_painter.h"
@@ -389,8 +390,14 @@ class TestRunFile : public QObject {
     QVERIFY(part<MatrixPanel>(w)->expectedView()->data().emptyText.contains(
         QStringLiteral("1 of 510 samples were never evaluated")));
     QCOMPARE(part<MatrixPanel>(w)->differenceView()->data().classes, 0);
-    // Rows are still checked, against the true class counts.
-    QVERIFY(part<MatrixPanel>(w)->syncedView()->data().mismatchCount() > 0);
+    // No expected matrix, no "rows ≠ expected" badge or row marks; the Metrics table says why
+    // it holds no row instead of showing an empty table.
+    QCOMPARE(part<MatrixPanel>(w)->syncedView()->data().mismatchCount(), 0);
+    QVERIFY(!part<MatrixPanel>(w)->syncedView()->data().hasExpectedRows());
+    MetricsPanel* metrics = w.findChild<MetricsPanel*>();
+    QVERIFY(metrics);
+    QCOMPARE(metrics->metricsModel()->rowCount(), 0);
+    QVERIFY(metrics->emptyText().contains(QStringLiteral("expected matrix is unknown")));
   }
 
   // A run whose rank died before the sync (a real run's partial file) still opens: per-rank

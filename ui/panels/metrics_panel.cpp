@@ -3,14 +3,16 @@
 #include <QBrush>
 #include <QColor>
 #include <QHeaderView>
+#include <QPainter>
 #include <cmath>
 
 namespace shardlens::ui {
 
 namespace {
 
-QString value(const std::optional<double>& v, bool signedValue = false) {
+QString value(std::optional<double> v, bool signedValue = false) {
   if (!v || std::isnan(*v)) return QStringLiteral("–");
+  if (*v == 0) v = 0.0;  // a negative zero reads "0.0000", not "-0.0000"
   // A change below the fourth decimal (one duplicated sentence among 3,453) still shows as
   // one, not as "-0.0000".
   const bool tiny = signedValue && *v != 0 && std::abs(*v) < 5e-5;
@@ -164,6 +166,23 @@ void MetricsPanel::setResult(const ResultPtr& result) {
                    .arg(QString::fromStdString(count_unit(result->eval.meta.task))));
   else
     setToolTip(m_classificationTip);
+  // The metrics compare the reported matrix with the expected one: without it, say so rather
+  // than show an empty table.
+  m_emptyText.clear();
+  if (result && !task && m_model->rowCount() == 0 && !result->eval.expected)
+    m_emptyText = tr("No metrics: they compare the reported matrix with the expected one, and "
+                     "the expected matrix is unknown (%1).")
+                      .arg(QString::fromStdString(result->eval.expected_missing));
+  viewport()->update();
+}
+
+void MetricsPanel::paintEvent(QPaintEvent* event) {
+  QTableView::paintEvent(event);
+  if (m_emptyText.isEmpty() || m_model->rowCount() > 0) return;
+  QPainter p(viewport());
+  p.setPen(palette().color(QPalette::PlaceholderText));
+  p.drawText(viewport()->rect().adjusted(8, 8, -8, -8), Qt::AlignCenter | Qt::TextWordWrap,
+             m_emptyText);
 }
 
 }  // namespace shardlens::ui

@@ -44,11 +44,18 @@ class MetricsPanel : public QTableView {
   explicit MetricsPanel(QWidget* parent = nullptr);
   void setResult(const ResultPtr& result);
   MetricsModel* metricsModel() const { return m_model; }
+  // Why the table holds no metric (the expected matrix is unknown), shown in its place; empty
+  // when there are rows or nothing to explain.
+  QString emptyText() const { return m_emptyText; }
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
 
  private:
   MetricsModel* m_model;
   ResultPtr m_result;  // keeps the evaluation the model was filled from alive
   QString m_classificationTip;
+  QString m_emptyText;
 };
 
 }  // namespace shardlens::ui

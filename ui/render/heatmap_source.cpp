@@ -260,6 +260,9 @@ HeatmapData syncedHeatmap(const Evaluation& e, const MatrixOptions& o, const Cla
   const QString title = shownText(synced_title(e));
   if (!e.synced) return emptyHeatmap(title, syncedMissingText(e));
   HeatmapData d = viewOf(title, *e.synced, o, axis);
+  // Rows are marked "≠ expected" only against a known expected matrix: without one (a run
+  // that never evaluated some samples) the diagnosis says what is missing, the view no more.
+  if (!e.expected) return d;
   d.rowExpected = permuted(trueRowCounts(e), axis.order);
   d.rowWrong = permuted(e.row_check.wrong, axis.order);
   return d;
