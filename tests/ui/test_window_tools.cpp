@@ -6,7 +6,9 @@
 #include <QChart>
 #include <QChartView>
 #include <QClipboard>
+#include <QComboBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QScrollArea>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -173,6 +175,28 @@ class TestWindowTools : public QObject {
     QVERIFY(!part<ScenarioPanel>(w)->lessonModified());
     const QString lessonTitle = QString::fromStdString(load_preset("padding-duplicates").title);
     QCOMPARE(w.windowTitle(), lessonTitle + QStringLiteral(" — ShardLens"));
+  }
+
+  // A dataset that was refused never took effect: the note lists what the views show (the
+  // world size), not the refused dataset, and so does the window's title.
+  void refusedSettingIsNotListedAsAChange() {
+    MainWindow w;
+    QVERIFY(showLesson(w, QStringLiteral("padding-duplicates")));
+    QSignalSpy shown(&w, &MainWindow::resultShown);
+    part<ScenarioPanel>(w)->findChild<QSpinBox*>(QStringLiteral("worldSize"))->setValue(3);
+    QVERIFY(shown.wait(30000) || shown.count() > 0);
+    auto* dataset = part<ScenarioPanel>(w)->findChild<QComboBox*>(QStringLiteral("dataset"));
+    QVERIFY(dataset);
+    dataset->setCurrentText(QStringLiteral("synthetic:classes=10,n=500"));
+    QVERIFY(QMetaObject::invokeMethod(dataset->lineEdit(), "editingFinished"));
+    QTRY_VERIFY(!w.lastError().isEmpty());
+    auto* text = part<ScenarioPanel>(w)->findChild<QLabel*>(QStringLiteral("lessonText"));
+    QVERIFY2(text->text().startsWith(QStringLiteral("(modified: World size 4 → 3)")),
+             qPrintable(text->text()));
+    QVERIFY2(!text->text().contains(QStringLiteral("n=500")), qPrintable(text->text()));
+    QVERIFY2(
+        w.windowTitle().startsWith(QStringLiteral("padding-duplicates (modified: World size 3)")),
+        qPrintable(w.windowTitle()));
   }
 
   // An opened scenario file is titled as a lesson is: its own title while its settings are
