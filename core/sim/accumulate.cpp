@@ -52,16 +52,15 @@ bool for_each_piece(const RankSequence& seq, F&& f) {
   return true;
 }
 
-// int64 counters: exact counts in 32-bit cells (a rank sees < 2^32 samples), widened once.
-// `counts` is the worker's scratch, reused from rank to rank: a fresh C x C buffer per rank
-// costs page faults comparable to the counting itself at C = 1000.
-Matrix count_exact(const RankSequence& seq, const DatasetInputs& in, int ignore_index,
-                   std::vector<uint32_t>& counts, const std::function<bool(int64_t)>& advance) {
-  const int32_t c = in.classes();
-  assign_huge(counts, static_cast<size_t>(c) * c, 0u);
+// Counts every key of a rank's sequence into `counts` (C x C cells), leaving out the keys
+// of the ignored class.
+template <class Cell>
+void count_keys(const RankSequence& seq, const DatasetInputs& in, int ignore_index, Cell* counts,
+                const std::function<bool(int64_t)>& advance) {
+  const auto c = static_cast<uint32_t>(in.classes());
   const uint32_t* keys = in.unsigned_keys();
-  const auto lo = static_cast<uint32_t>(std::max(ignore_index, 0)) * static_cast<uint32_t>(c);
-  const uint32_t hi = ignore_index < 0 ? 0 : lo + static_cast<uint32_t>(c);
+  const auto lo = static_cast<uint32_t>(std::max(ignore_index, 0)) * c;
+  const uint32_t hi = ignore_index < 0 ? 0 : lo + c;
   for_each_piece(seq, [&](const Segment& piece) {
     if (ignore_index < 0) {
       for_each_key(piece, keys, [&](uint32_t key) { ++counts[key]; });
@@ -72,8 +71,28 @@ Matrix count_exact(const RankSequence& seq, const DatasetInputs& in, int ignore_
     }
     return advance(piece.count);
   });
+}
+
+// Matrices up to this many cells count in a 32-bit scratch; larger ones in place.
+constexpr size_t kScratchCells = size_t(1) << 16;
+
+// int64 counters. A small matrix counts in 32-bit cells (a rank sees < 2^32 samples), the
+// worker's `scratch` reused from rank to rank, widened once: runs of one key (a sorted
+// dataset) chain through memory, faster in integers. A large one (C = 1000: 8 MB a rank)
+// counts straight into the matrix, whose doubles hold counts exactly: clearing and copying a
+// C x C scratch cost more than the counting there (64 ranks: 256 MB of memory traffic).
+Matrix count_exact(const RankSequence& seq, const DatasetInputs& in, int ignore_index,
+                   std::vector<uint32_t>& scratch, const std::function<bool(int64_t)>& advance) {
+  const int32_t c = in.classes();
+  const size_t cells = static_cast<size_t>(c) * static_cast<size_t>(c);
   Matrix m(c);
-  std::copy(counts.begin(), counts.end(), m.cells.begin());
+  if (cells > kScratchCells) {
+    count_keys(seq, in, ignore_index, m.cells.data(), advance);
+    return m;
+  }
+  scratch.assign(cells, 0u);
+  count_keys(seq, in, ignore_index, scratch.data(), advance);
+  std::copy(scratch.begin(), scratch.end(), m.cells.begin());
   return m;
 }
 

@@ -204,8 +204,20 @@ void validate(const Scenario& s, const DatasetInputs& in) {
   }
 }
 
+// The exact per-rank counts the diagnosis compares a rounding or ignoring counter with: an
+// earlier evaluation's own per-rank matrices when they were exact on the same plan.
+std::vector<Matrix> exact_counts(const Scenario& s, const DatasetInputs& in, const ShardPlan& plan,
+                                 const Evaluation* earlier) {
+  if (earlier && reusable_plan(*earlier, s, in) && earlier->plan.get() == &plan) {
+    const Scenario& before = earlier->scenario();
+    if (before.dtype == CounterDtype::Int64 && before.ignore_index < 0) return earlier->per_rank;
+  }
+  return accumulate(plan, in, CounterDtype::Int64, -1, nullptr);
+}
+
 Evaluation evaluate_with_plan(const Scenario& s, std::shared_ptr<const DatasetInputs> inputs,
-                              std::shared_ptr<const ShardPlan> plan, Progress* progress) {
+                              std::shared_ptr<const ShardPlan> plan, Progress* progress,
+                              const Evaluation* earlier) {
   validate(s, *inputs);
   Evaluation e;
   e.inputs = std::move(inputs);
@@ -228,7 +240,10 @@ Evaluation evaluate_with_plan(const Scenario& s, std::shared_ptr<const DatasetIn
   e.plan = plan;
   e.records = std::make_shared<SimulatedRecords>(e.inputs, plan);
   step(progress, "accumulating", 0.0);
-  e.per_rank = accumulate(*plan, in, s.dtype, s.ignore_index, progress);
+  if (earlier && earlier->plan == plan && reusable_counts(*earlier, s, in))
+    e.per_rank = earlier->per_rank;  // copied, not every sample counted again
+  else
+    e.per_rank = accumulate(*plan, in, s.dtype, s.ignore_index, progress);
   SyncInputs sync;
   sync.per_rank = &e.per_rank;
   sync.records = e.records.get();
@@ -244,7 +259,7 @@ Evaluation evaluate_with_plan(const Scenario& s, std::shared_ptr<const DatasetIn
   std::optional<RecordStats> stats = stats_from_plan(*plan, in, progress);
   if (stats && (s.dtype != CounterDtype::Int64 || s.ignore_index >= 0)) {
     // The counter rounded or dropped: the diagnosis compares it with the exact counts.
-    stats->exact_per_rank = accumulate(*plan, in, CounterDtype::Int64, -1, nullptr);
+    stats->exact_per_rank = exact_counts(s, in, *plan, earlier);
   }
   complete_evaluation(e, progress, std::move(stats));
   report_framework_hazards(e);  // uneven Accelerate steps: a per-step gather would hang
@@ -254,12 +269,27 @@ Evaluation evaluate_with_plan(const Scenario& s, std::shared_ptr<const DatasetIn
 
 }  // namespace
 
+bool reusable_plan(const Evaluation& earlier, const Scenario& s, const DatasetInputs& inputs) {
+  // A run file's or an import's plan (if any) is not this simulation's.
+  return earlier.plan && earlier.inputs.get() == &inputs && earlier.scenario_recorded() &&
+         !earlier.is_run() && earlier.meta.dataset_size == inputs.size() &&
+         earlier.scenario().sampler == s.sampler && earlier.scenario().loader == s.loader;
+}
+
+bool reusable_counts(const Evaluation& earlier, const Scenario& s, const DatasetInputs& inputs) {
+  return reusable_plan(earlier, s, inputs) && earlier.scenario().dtype == s.dtype &&
+         earlier.scenario().ignore_index == s.ignore_index;
+}
+
 Evaluation evaluate(const Scenario& s, std::shared_ptr<const DatasetInputs> inputs,
-                    Progress* progress) {
+                    Progress* progress, const Evaluation* earlier) {
   check_labels_budget(s, inputs->size(), inputs->classes());
   step(progress, "sharding", 0.0);
-  auto plan = std::make_shared<const ShardPlan>(plan_shards(inputs->size(), s.sampler, s.loader));
-  return evaluate_with_plan(s, std::move(inputs), std::move(plan), progress);
+  std::shared_ptr<const ShardPlan> plan =
+      earlier && reusable_plan(*earlier, s, *inputs)
+          ? earlier->plan
+          : std::make_shared<const ShardPlan>(plan_shards(inputs->size(), s.sampler, s.loader));
+  return evaluate_with_plan(s, std::move(inputs), std::move(plan), progress, earlier);
 }
 
 namespace {
@@ -320,7 +350,7 @@ Evaluation simulate(const Scenario& s, Progress* progress) {
   if (!inputs) inputs = inputs_of(std::move(labels), s, predictor, progress);
   std::shared_ptr<const ShardPlan> plan = planner.wait(progress);
   step(progress, "sharding", 0.0);
-  return evaluate_with_plan(s, std::move(inputs), std::move(plan), progress);
+  return evaluate_with_plan(s, std::move(inputs), std::move(plan), progress, nullptr);
 }
 
 }  // namespace shardlens

@@ -67,8 +67,21 @@ void check_simulation_budget(const Scenario& s, const std::string& dataset_origi
 std::string sampler_list_flag(const Scenario& s);
 
 // Runs the whole pipeline on prepared inputs.
+// `earlier`: an evaluation simulated before on the same inputs (the one shown when a setting
+// changes). What depends on nothing that changed is taken from it instead of recomputed
+// (reusable_plan(), reusable_counts()): a sync strategy, pad_across_processes or a counter
+// dtype toggled re-syncs and re-diagnoses the counts already made. Equal to evaluate(s,
+// inputs) in every field.
 Evaluation evaluate(const Scenario& s, std::shared_ptr<const DatasetInputs> inputs,
-                    Progress* progress = nullptr);
+                    Progress* progress = nullptr, const Evaluation* earlier = nullptr);
+
+// What a setting change leaves unchanged, the one place that says it. The shard plan (every
+// rank's positions, the permutation among them) depends on the dataset size and the sampler
+// and loader settings alone; the per-rank matrices on that plan, the inputs, the counter
+// dtype and ignore_index. The sync strategy, pad_across_processes, the validations' count and
+// the names touch neither.
+bool reusable_plan(const Evaluation& earlier, const Scenario& s, const DatasetInputs& inputs);
+bool reusable_counts(const Evaluation& earlier, const Scenario& s, const DatasetInputs& inputs);
 // Convenience: load inputs from the scenario's specs, then evaluate.
 Evaluation simulate(const Scenario& s, Progress* progress = nullptr);
 

@@ -16,9 +16,12 @@ namespace shardlens {
 // validation -1, when there is one validation). The wrapped sampler of validation v is on its
 // pass epoch * K + v.
 std::vector<Evaluation> simulate_validations(const Scenario& s, Progress* progress = nullptr);
-// The same on prepared inputs (the GUI keeps them between toggles).
+// The same on prepared inputs (the GUI keeps them between toggles). `earlier`: an evaluation
+// simulated before on the same inputs, whose plan and counts are reused where this
+// scenario's validations leave them unchanged (evaluate(), engine.h).
 std::vector<Evaluation> simulate_validations(const Scenario& s,
                                              std::shared_ptr<const DatasetInputs> inputs,
-                                             Progress* progress = nullptr);
+                                             Progress* progress = nullptr,
+                                             const Evaluation* earlier = nullptr);
 
 }  // namespace shardlens

@@ -19,6 +19,7 @@ struct BatchLimit {
   std::string to_string() const;
   // Batches evaluated out of `batches`; throws InputError when a fraction > 0 gives 0.
   int64_t apply(int64_t batches) const;
+  bool operator==(const BatchLimit&) const = default;
 };
 
 struct LoaderConfig {
@@ -27,6 +28,7 @@ struct LoaderConfig {
   BatchLimit limit;
   bool sanity_leak = false;  // sanity-check batches counted into the metric (not reset)
   int sanity_steps = 2;      // num_sanity_val_steps
+  bool operator==(const LoaderConfig&) const = default;
 };
 
 int64_t batches_per_rank(int64_t rank_samples, const LoaderConfig& loader);

@@ -91,6 +91,7 @@ struct SamplerConfig {
   AccelerateShuffle accelerate_shuffle = AccelerateShuffle::GlobalRng;
   InnerSampler inner;            // LightningWrapper: the sampler that is wrapped
   int64_t inner_iteration = -1;  // the wrapped sampler's pass (earlier iterations); -1: epoch
+  bool operator==(const SamplerConfig&) const = default;
 };
 
 // An order of dataset indices: a permutation, or the identity when `perm` is empty.

@@ -1,0 +1,143 @@
+// A setting change recomputes only what it changes (evaluate()'s `earlier`, engine.h): every
+// evaluation made from an earlier one equals the evaluation made from scratch, and the shard
+// plan and per-rank counts are taken over only where nothing they depend on changed.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/sim/engine.h"
+
+using namespace shardlens;
+
+namespace {
+
+// Shuffled, padded (1003 = 4 * 250 + 3) and batch-limited: every part of the plan matters.
+Scenario base() {
+  Scenario s;
+  s.dataset = "synthetic:classes=7,per-class=143";
+  s.predictor = "noisy:accuracy=0.7,seed=5";
+  s.sampler.world_size = 4;
+  s.sampler.shuffle = true;
+  s.sampler.seed = 11;
+  s.loader.batch_size = 16;
+  s.loader.limit = BatchLimit::parse("12");
+  return s;
+}
+
+std::vector<Pattern> patterns(const Diagnosis& d) {
+  std::vector<Pattern> out;
+  for (const Finding& f : d.findings) out.push_back(f.pattern);
+  return out;
+}
+
+// Every field a view, report or diagnosis reads, against the evaluation made from scratch.
+void expect_same(const Evaluation& reused, const Evaluation& fresh, const std::string& step) {
+  SCOPED_TRACE(step);
+  EXPECT_EQ(reused.per_rank, fresh.per_rank);
+  EXPECT_EQ(reused.synced, fresh.synced);
+  EXPECT_EQ(reused.expected, fresh.expected);
+  EXPECT_EQ(reused.expected_distinct, fresh.expected_distinct);
+  EXPECT_EQ(reused.rank_totals, fresh.rank_totals);
+  EXPECT_EQ(reused.rank_correct, fresh.rank_correct);
+  EXPECT_EQ(reused.row_check.wrong, fresh.row_check.wrong);
+  EXPECT_TRUE(reused.times_evaluated == fresh.times_evaluated);
+  EXPECT_EQ(reused.diagnosis.correct, fresh.diagnosis.correct);
+  EXPECT_EQ(reused.diagnosis.mismatched_rows, fresh.diagnosis.mismatched_rows);
+  EXPECT_EQ(patterns(reused.diagnosis), patterns(fresh.diagnosis));
+  ASSERT_EQ(reused.plan->evaluated.size(), fresh.plan->evaluated.size());
+  for (size_t r = 0; r < fresh.plan->evaluated.size(); ++r)
+    EXPECT_EQ(reused.plan->evaluated[r].sequence.indices(),
+              fresh.plan->evaluated[r].sequence.indices());
+}
+
+}  // namespace
+
+// A sequence of toggles as a user clicks them, each evaluated from the one before: the sync
+// strategy, the counter dtype and back, pad_across_processes, the epoch, the world size.
+TEST(EvaluationReuse, EveryToggleEqualsAnEvaluationFromScratch) {
+  Scenario s = base();
+  const auto inputs = load_inputs(s);
+  Evaluation shown = evaluate(s, inputs);
+  const auto toggle = [&](const std::string& step, auto change) {
+    change(s);
+    Evaluation next = evaluate(s, inputs, nullptr, &shown);
+    expect_same(next, evaluate(s, load_inputs(s)), step);
+    shown = std::move(next);
+  };
+  toggle("local sync", [](Scenario& x) { x.sync = SyncStrategy::Local; });
+  toggle("double sync", [](Scenario& x) { x.sync = SyncStrategy::Double; });
+  toggle("float16 counter", [](Scenario& x) { x.dtype = CounterDtype::Float16; });
+  toggle("gather, zero padded", [](Scenario& x) { x.sync = SyncStrategy::GatherZeroPad; });
+  toggle("int64 counter again", [](Scenario& x) { x.dtype = CounterDtype::Int64; });
+  toggle("ignore_index 3", [](Scenario& x) { x.ignore_index = 3; });
+  toggle("pad across processes", [](Scenario& x) { x.pad_across_processes = true; });
+  toggle("all-reduce again", [](Scenario& x) {
+    x.sync = SyncStrategy::AllReduce;
+    x.ignore_index = -1;
+  });
+  toggle("epoch 1", [](Scenario& x) { x.sampler.epoch = 1; });
+  toggle("world size 3", [](Scenario& x) { x.sampler.world_size = 3; });
+  toggle("every batch", [](Scenario& x) { x.loader.limit = BatchLimit(); });
+  toggle("bfloat16 counter", [](Scenario& x) { x.dtype = CounterDtype::BFloat16; });
+  toggle("normalized, then summed", [](Scenario& x) { x.sync = SyncStrategy::NormalizeThenSum; });
+}
+
+// The plan is taken over when only the sync or the counter changes, and drawn anew when
+// the permutation (epoch, seed), the shards (world size) or the loader (batch size) change.
+TEST(EvaluationReuse, ThePlanIsTakenOverOnlyWhenTheSamplerAndLoaderAgree) {
+  const Scenario s = base();
+  const auto inputs = load_inputs(s);
+  const Evaluation first = evaluate(s, inputs);
+  const auto plan_after = [&](auto change) {
+    Scenario next = s;
+    change(next);
+    return evaluate(next, inputs, nullptr, &first).plan;
+  };
+  EXPECT_EQ(plan_after([](Scenario& x) { x.sync = SyncStrategy::Double; }), first.plan);
+  EXPECT_EQ(plan_after([](Scenario& x) { x.dtype = CounterDtype::Float32; }), first.plan);
+  EXPECT_EQ(plan_after([](Scenario& x) { x.pad_across_processes = true; }), first.plan);
+  EXPECT_NE(plan_after([](Scenario& x) { x.sampler.epoch = 1; }), first.plan);
+  EXPECT_NE(plan_after([](Scenario& x) { x.sampler.seed = 12; }), first.plan);
+  EXPECT_NE(plan_after([](Scenario& x) { x.sampler.world_size = 5; }), first.plan);
+  EXPECT_NE(plan_after([](Scenario& x) { x.loader.batch_size = 8; }), first.plan);
+  EXPECT_NE(plan_after([](Scenario& x) { x.loader.sanity_leak = true; }), first.plan);
+}
+
+TEST(EvaluationReuse, CountsAreReusableOnlyForTheSameCounter) {
+  const Scenario s = base();
+  const auto inputs = load_inputs(s);
+  const Evaluation first = evaluate(s, inputs);
+  Scenario synced_twice = s;
+  synced_twice.sync = SyncStrategy::Double;
+  EXPECT_TRUE(reusable_counts(first, synced_twice, *inputs));
+  Scenario rounded = s;
+  rounded.dtype = CounterDtype::Float16;
+  EXPECT_TRUE(reusable_plan(first, rounded, *inputs));
+  EXPECT_FALSE(reusable_counts(first, rounded, *inputs));
+  Scenario ignoring = s;
+  ignoring.ignore_index = 0;
+  EXPECT_FALSE(reusable_counts(first, ignoring, *inputs));
+}
+
+// Inputs loaded again (a dataset file changed on disk and reread) are other inputs, even
+// when they hold the same samples: nothing is taken over.
+TEST(EvaluationReuse, OtherInputsReuseNothing) {
+  const Scenario s = base();
+  const Evaluation first = evaluate(s, load_inputs(s));
+  const auto reloaded = load_inputs(s);
+  EXPECT_FALSE(reusable_plan(first, s, *reloaded));
+  const Evaluation again = evaluate(s, reloaded, nullptr, &first);
+  EXPECT_NE(again.plan, first.plan);
+  expect_same(again, first, "reloaded inputs");
+}
+
+// A run read from a file is no simulation's earlier state, whatever its scenario says.
+TEST(EvaluationReuse, ARunIsNeverTakenOver) {
+  const Scenario s = base();
+  const auto inputs = load_inputs(s);
+  Evaluation run = evaluate(s, inputs);
+  run.provenance.file = "run.slrun";
+  EXPECT_FALSE(reusable_plan(run, s, *inputs));
+  EXPECT_NE(evaluate(s, inputs, nullptr, &run).plan, run.plan);
+}
