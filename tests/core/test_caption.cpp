@@ -151,3 +151,19 @@ TEST(Caption, OnlyAShufflingSamplerMakesTheOrderDependOnTheEpoch) {
   c.inner.kind = InnerSampler::Kind::WeightedRandom;  // draws its list again each pass
   EXPECT_TRUE(order_depends_on_epoch(c));
 }
+
+TEST(Caption, AnEditedLessonIsSavedUnderWhatItIsNow) {
+  TempDir dir;
+  Scenario s = load_lesson_like(dir);
+  s.sampler.world_size = 64;
+  const std::string path = dir.path("saved.json");
+  save_scenario_file(s, path);
+  const Scenario back = load_scenario_file(path);
+  EXPECT_EQ(back.title, "padding (modified: World size 64)");
+  EXPECT_EQ(back.description, "");  // it described 4 ranks
+  EXPECT_EQ(scenario_title(back), back.title);
+  // Unchanged, the lesson's own title and text are saved.
+  save_scenario_file(load_lesson_like(dir), path);
+  EXPECT_EQ(load_scenario_file(path).title, kLessonTitle);
+  EXPECT_EQ(load_scenario_file(path).description, "510 is not a multiple of 4.");
+}

@@ -263,8 +263,8 @@ bool writeDriftFigure(const DriftFigure& f, const QString& dir,
   const auto paint = [&](std::span<QPainter* const> painters) {
     for (QPainter* p : painters) paintDrift(*p, f, style, QRectF(QPointF(0, 0), pts));
   };
-  return writePainted(pts, QStringLiteral("Row sum − true count by class and epoch"), paint,
-                      outputs, dpi, written, error);
+  // The document's title is the painted one (the scenario's caption, from figure_set).
+  return writePainted(pts, titleOf(f), paint, outputs, dpi, written, error);
 }
 
 }  // namespace shardlens::render
