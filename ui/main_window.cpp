@@ -10,6 +10,7 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QStyle>
+#include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -167,12 +168,19 @@ void MainWindow::buildDocks() {
   m_samples = new SamplePanel(this);
   connect(m_source, &ShownSource::shown, m_samples, &SamplePanel::clear);
   auto* samples = dock(tr("Samples"), "samplesDock", m_samples, Qt::RightDockWidgetArea);
-  m_confusion = new ConfusionPanel(this);
+  // Many classes at a glance, one dock (the right-hand tabs are narrow already): the most
+  // confused pairs and worst rows, and the class groups of a hierarchy. Each page fills
+  // only while it is shown.
+  auto* classTabs = new QTabWidget(this);
+  classTabs->setObjectName(QStringLiteral("classTabs"));
+  classTabs->setDocumentMode(true);
+  m_confusion = new ConfusionPanel(classTabs);
   connect(m_source, &ShownSource::shown, m_confusion, &ConfusionPanel::setResult);
-  auto* confused = dock(tr("Most confused"), "confusionDock", m_confusion, Qt::RightDockWidgetArea);
-  auto* groups = new GroupsPanel(this);
+  classTabs->addTab(m_confusion, tr("Most confused"));
+  auto* groups = new GroupsPanel(classTabs);
   connect(m_source, &ShownSource::shown, groups, &GroupsPanel::setResult);
-  auto* groupsDock = dock(tr("Groups"), "groupsDock", groups, Qt::RightDockWidgetArea);
+  classTabs->addTab(groups, tr("Groups"));
+  auto* classes = dock(tr("Classes"), "classesDock", classTabs, Qt::RightDockWidgetArea);
   // The metrics sit below the diagnosis, whichever tab is raised (split before tabifying: a
   // dock split from a tabbed one would become another tab).
   auto* metrics = new MetricsPanel(this);
@@ -181,8 +189,7 @@ void MainWindow::buildDocks() {
                   Qt::Vertical);
   tabifyDockWidget(diag, charts);
   tabifyDockWidget(charts, samples);
-  tabifyDockWidget(samples, confused);
-  tabifyDockWidget(confused, groupsDock);
+  tabifyDockWidget(samples, classes);
   diag->raise();
   resizeDocks({findChild<QDockWidget*>(QStringLiteral("scenarioDock")), diag}, {300, 380},
               Qt::Horizontal);
@@ -265,7 +272,7 @@ void MainWindow::connectControllers() {
     m_samples->showCell(m_source->result(), cell);
     if (auto* dock = findChild<QDockWidget*>(QStringLiteral("samplesDock"))) dock->raise();
   });
-  // A pair or wrong row chosen in the Most confused dock: its samples, and the synced view's
+  // A pair or wrong row chosen in the Most confused tab: its samples, and the synced view's
   // cursor on its cell.
   connect(m_confusion, &ConfusionPanel::cellActivated, this, [this](const CellRef& cell) {
     m_samples->showCell(m_source->result(), cell);

@@ -102,6 +102,33 @@ Matrix ranked_matrix(const Evaluation& e) {
   return sum;
 }
 
+namespace {
+
+// WrongRow::repeated of `rows`, in one walk over the records.
+void attribute_repeats(const Evaluation& e, std::vector<WrongRow>& rows) {
+  if (rows.empty() || !e.records || e.records->cell_table() || e.times_evaluated.empty()) return;
+  const int world = e.records->world_size();
+  int64_t total = 0;
+  for (int k = 0; k < world; ++k) total += e.records->rank_size(k);
+  if (total > kMaxAttributedRecords) return;
+  std::vector<int32_t> slot(size_t(std::max(e.classes(), 0)), -1);
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].row < e.classes()) slot[size_t(rows[i].row)] = int32_t(i);
+  std::vector<std::vector<double>> counts(rows.size(), std::vector<double>(size_t(world), 0.0));
+  for (int k = 0; k < world; ++k)
+    for_each_record(*e.records, k, [&](const Record& r) {
+      if (r.target < 0 || r.target >= e.classes() || slot[size_t(r.target)] < 0) return;
+      const size_t index = size_t(r.index);
+      if (index < e.times_evaluated.size() && e.times_evaluated[index] > 1)
+        counts[size_t(slot[size_t(r.target)])][size_t(k)] += 1;
+    });
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (int k = 0; k < world; ++k)
+      if (counts[i][size_t(k)] != 0) rows[i].repeated.push_back({k, counts[i][size_t(k)]});
+}
+
+}  // namespace
+
 ConfusionRanking rank_confusion(const Evaluation& e, size_t top, double min_count) {
   ConfusionRanking out;
   const Matrix m = ranked_matrix(e);
@@ -135,6 +162,7 @@ ConfusionRanking rank_confusion(const Evaluation& e, size_t top, double min_coun
     }
     out.wrong_rows.push_back(std::move(w));
   }
+  attribute_repeats(e, out.wrong_rows);
   return out;
 }
 
@@ -183,7 +211,9 @@ std::string confusion_ranking_text(const Evaluation& e, const ConfusionRanking& 
     for (const WrongRow& w : ranking.wrong_rows) {
       out << "  !! " << std::left << std::setw(14) << name(w.row) << std::right << std::setw(12)
           << count_text(w.observed) << std::setw(12) << count_text(double(w.truth)) << "   ("
-          << (w.off > 0 ? "+" : "") << count_text(w.off) << ")   " << ranks_text(w.ranks) << "\n";
+          << (w.off > 0 ? "+" : "") << count_text(w.off) << ")   " << ranks_text(w.ranks);
+      if (!w.repeated.empty()) out << "; counted more than once: " << ranks_text(w.repeated);
+      out << "\n";
     }
     if (ranking.wrong_total > ranking.wrong_rows.size())
       out << "  ... " << ranking.wrong_total - ranking.wrong_rows.size() << " more wrong rows\n";
@@ -205,7 +235,8 @@ nlohmann::json confusion_ranking_json(const ConfusionRanking& ranking) {
                     {"observed", count_json(w.observed)},
                     {"expected", w.truth},
                     {"difference", count_json(w.off)},
-                    {"ranks", ranks_json(w.ranks)}});
+                    {"ranks", ranks_json(w.ranks)},
+                    {"repeated", ranks_json(w.repeated)}});
   return {{"most_confused", pairs},
           {"confused_cells", ranking.confused_cells},
           {"wrong_rows", rows},

@@ -43,7 +43,16 @@ struct WrongRow {
   int64_t truth = 0;             // its class's true count
   double off = 0;                // observed - truth
   std::vector<RankCount> ranks;  // each rank's row sum, the non-zero ones by rank
+  // Each rank's records of this row's samples that were counted more than once (padding
+  // duplicates, overlapping shards: both the first count and the repeat), the non-zero ones
+  // by rank. Read from the records when the evaluation holds them (not after
+  // release_samples) and they are one cell each, up to kMaxAttributedRecords; else empty.
+  std::vector<RankCount> repeated;
 };
+
+// Beyond this many records the wrong rows' repeats are not attributed (a walk on the GUI
+// thread when the dock is shown).
+inline constexpr int64_t kMaxAttributedRecords = 20'000'000;
 
 // The off-diagonal cells of `m` holding at least `min_count`, the largest first (ties by true
 // class, then predicted class), at most `top`; NaN cells are left out. Counts only: no ranks.

@@ -57,14 +57,16 @@ ConfusionPanel::ConfusionPanel(QWidget* parent)
                     {tr("True"), tr("Predicted"), tr("Count"), tr("Expected"), tr("Ranks")})),
       m_rowsTitle(new QLabel(this)),
       m_rows(table(this, "wrongRows",
-                   {tr("Class"), tr("Row sum"), tr("Expected"), tr("Difference"), tr("Ranks")})) {
+                   {tr("Class"), tr("Row sum"), tr("Expected"), tr("Difference"), tr("Repeated"),
+                    tr("Ranks")})) {
   setObjectName(QStringLiteral("confusionPanel"));
   m_pairs->setToolTip(
       tr("Off-diagonal cells of the reported matrix, largest first (fastai's most_confused), "
          "with each rank's count of the cell. Click: the cell's samples"));
   m_rows->setToolTip(
       tr("Rows whose sum misses their class's true count, the largest difference first, with "
-         "each rank's row sum. Click: the row's samples"));
+         "Repeated: the ranks holding its samples counted more than once (padding, overlapping "
+         "shards), each with how many; Ranks: each rank's row sum. Click: the row's samples"));
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addWidget(m_pairsTitle);
@@ -147,7 +149,8 @@ void ConfusionPanel::fill() {
     m_rows->setItem(i, 1, item(count(w.observed), true));
     m_rows->setItem(i, 2, item(count(double(w.truth)), true));
     m_rows->setItem(i, 3, item((w.off > 0 ? QStringLiteral("+") : QString()) + count(w.off), true));
-    m_rows->setItem(i, 4, item(ranksText(w.ranks)));
+    m_rows->setItem(i, 4, item(w.repeated.empty() ? QStringLiteral("–") : ranksText(w.repeated)));
+    m_rows->setItem(i, 5, item(ranksText(w.ranks)));
   }
   for (QTableWidget* t : {m_pairs, m_rows}) t->resizeColumnsToContents();
 }

@@ -1,10 +1,10 @@
 #pragma once
-// "Most confused": a thousand classes read at a glance. Two tables beside the diagnosis: the
-// most confused pairs of the reported matrix (true -> predicted, count, expected count, the
-// ranks that counted it) and the wrong rows, worst first (row sum, true count, difference,
-// each rank's row sum), both from core/report/confusion_ranking.h. Clicking a pair shows its
-// cell (its samples, and the synced view's cursor on it); clicking a row shows the row's
-// diagonal cell.
+// "Most confused" (a page of the Classes dock): a thousand classes read at a glance. Two
+// tables: the most confused pairs of the reported matrix (true -> predicted, count, expected
+// count, the ranks that counted it) and the wrong rows, worst first (row sum, true count,
+// difference, the ranks holding its samples counted more than once, each rank's row sum),
+// both from core/report/confusion_ranking.h. Clicking a pair shows its cell (its samples,
+// and the synced view's cursor on it); clicking a row shows the row's diagonal cell.
 #include <QWidget>
 
 #include "ui/jobs/evaluation_runner.h"

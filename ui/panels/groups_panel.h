@@ -1,10 +1,10 @@
 #pragma once
-// "Groups": a matrix of many classes read by the dataset's class hierarchy
-// (",hierarchy=FILE"). A tree of the groups, each with its row sum against the sum of its
-// classes' true counts (marked when wrong) and, expanded, its classes with their own rows
-// checked; beside it the matrix collapsed to the groups. Clicking a group (in the tree or a
-// row of the collapsed matrix) expands it: the heatmap shows its classes, "All groups" goes
-// back. Without a hierarchy it says how to give one.
+// "Groups" (a page of the Classes dock): a matrix of many classes read by the dataset's
+// class hierarchy (",hierarchy=FILE"). A tree of the groups, each with its row sum against
+// the sum of its classes' true counts (marked when wrong) and, expanded, its classes with
+// their own rows checked; below it the matrix collapsed to the groups. Clicking a group (in
+// the tree or a row of the collapsed matrix) expands it: the heatmap shows its classes,
+// "All groups" goes back. Without a hierarchy it says how to give one.
 #include <QWidget>
 
 #include "ui/jobs/evaluation_runner.h"
