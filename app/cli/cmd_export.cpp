@@ -34,19 +34,26 @@ double max_abs(const Matrix& m) {
   return top;
 }
 
-// Figures of several epochs share one colour range each (matrices, difference, ranks), so
-// a colour means the same count in every epoch; --vmax / --vmax-difference override it.
+// Figures of several epochs: each view's colour range is its largest over the epochs
+// (synced, expected, difference, ranks), so a colour means the same count in every epoch
+// while a batch-limited synced matrix keeps its own range; --shared-range puts synced and
+// expected on one; --vmax / --vmax-difference override them.
 FigureFlags shared_range(const std::vector<Evaluation>& all, FigureFlags flags) {
   if (all.size() < 2) return flags;
-  double matrices = 0, difference = 0, ranks = 0;
+  double synced = 0, expected = 0, difference = 0, ranks = 0;
   for (const Evaluation& e : all) {
-    if (e.synced) matrices = std::max(matrices, max_abs(*e.synced));
-    if (e.expected) matrices = std::max(matrices, max_abs(*e.expected));
+    if (e.synced) synced = std::max(synced, max_abs(*e.synced));
+    if (e.expected) expected = std::max(expected, max_abs(*e.expected));
     if (auto d = e.difference()) difference = std::max(difference, max_abs(*d));
     for (const Matrix& m : e.per_rank) ranks = std::max(ranks, max_abs(m));
   }
-  if (flags.vmax <= 0) flags.vmax = matrices;
-  if (flags.vmax_ranks <= 0) flags.vmax_ranks = ranks;
+  if (flags.shared_range) synced = expected = std::max(synced, expected);
+  if (flags.vmax <= 0) {
+    flags.vmax = synced;
+    flags.vmax_expected = expected;
+    flags.vmax_ranks = ranks;
+    flags.over_epochs = true;
+  }
   if (flags.vmax_difference <= 0) flags.vmax_difference = difference;
   return flags;
 }
@@ -105,6 +112,9 @@ void register_export(CLI::App& app) {
   cmd->add_option("--vmax-difference", args->figure.vmax_difference,
                   "Fixed colour range [-V, V] of the difference figure")
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--shared-range", args->figure.shared_range,
+                "Draw the synced and expected figures on one colour range, the larger of "
+                "theirs (default: each figure its own range, as the GUI's views)");
   cmd->callback([cmd, args] {
     require_output(args->out, OutputKind::Directory,
                    engine_inputs(*cmd, args->engine, args->run_file), export_writes);
@@ -113,7 +123,7 @@ void register_export(CLI::App& app) {
     // A run of several epochs: one folder per epoch (epoch<e>/), unless --epoch picks one.
     std::vector<Evaluation> all = evaluations_for(*cmd, args->engine, args->run_file);
     FigureFlags figure = args->figure;
-    if (figure.vmax > 0) figure.vmax_ranks = figure.vmax;
+    if (figure.vmax > 0) figure.vmax_ranks = figure.vmax_expected = figure.vmax;
     figure = shared_range(all, figure);
     // Every file of every format is written into a staging directory and put in place only
     // when all are complete: a failure or a kill leaves the previous export whole.

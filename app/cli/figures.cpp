@@ -20,6 +20,9 @@ std::vector<std::string> write_figures(const Evaluation& e, const std::string& d
   render::FigureSetOptions set;
   set.ranks = flags.ranks;
   set.vmax = flags.vmax;
+  set.vmaxExpected = flags.vmax_expected;
+  set.sharedRange = flags.shared_range;
+  set.rangesOverEpochs = flags.over_epochs;
   set.vmaxDifference = flags.vmax_difference;
   set.vmaxRanks = flags.vmax_ranks;
   std::vector<std::string> written;

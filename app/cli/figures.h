@@ -11,8 +11,12 @@ struct FigureFlags {
   std::vector<int> ranks;  // --ranks: the per-rank figure's ranks; empty: all
   // --vmax / --vmax-difference: fixed colour ranges; <= 0: from the data.
   double vmax = 0;
+  double vmax_expected = 0;  // the expected figure's (--vmax, or shared across epochs)
   double vmax_difference = 0;
   double vmax_ranks = 0;  // the per-rank panels' range (--vmax, or shared across epochs)
+  // --shared-range: synced and expected on one range, the larger (default: each its own).
+  bool shared_range = false;
+  bool over_epochs = false;  // the fixed ranges are the largest of the run's epochs
 };
 
 // Returns the paths written; throws InputError when this build has no figure renderer or a

@@ -233,11 +233,23 @@ class TestGeometry : public QObject {
     const QImage img = buildPooledImage(d, s, 0, 1000, 0, 1000, QSize(100, 100));
     QCOMPARE(img.size(), QSize(100, 100));
     for (int i = 0; i < 100; ++i) QCOMPARE(img.pixel(i, i), colormapColor(s.colormap, 1));
-    QCOMPARE(img.pixel(10, 50), colormapColor(s.colormap, 0));
+    // At 1000 classes zero cells are blank (white), not the map's dark end.
+    const QRgb white = qRgb(255, 255, 255);
+    QCOMPARE(img.pixel(10, 50), white);
     // A sub-range (zoomed in) maps onto its own pixels.
     const QImage part = buildPooledImage(d, s, 500, 200, 500, 200, QSize(50, 50));
     QCOMPARE(part.pixel(0, 0), colormapColor(s.colormap, 1));
-    QCOMPARE(part.pixel(49, 0), colormapColor(s.colormap, 0));
+    QCOMPARE(part.pixel(49, 0), white);
+    // A count of 1 among zeros is still the map's colour, not blank.
+    d.values[size_t(10) * 1000 + 500] = 1;
+    QCOMPARE(buildHeatmapImage(d, s).pixel(500, 10), colormapColor(s.colormap, 1.0 / 5));
+    // Below 100 classes a zero is the map's lowest colour, as the colour bar's foot.
+    HeatmapData small;
+    small.classes = 99;
+    small.values.assign(99 * 99, 0);
+    small.values[0] = 5;
+    small.valueMax = 5;
+    QCOMPARE(buildHeatmapImage(small, s).pixel(1, 0), colormapColor(s.colormap, 0));
   }
 
   void rowMismatch() {

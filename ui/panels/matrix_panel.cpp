@@ -293,6 +293,7 @@ render::FigureSetOptions MatrixPanel::figureRanges() const {
     o.vmax = m_request.fixed->matrices;
     o.vmaxDifference = m_request.fixed->difference;
     o.vmaxRanks = m_request.fixed->ranks;
+    o.vmaxExpected = m_request.fixed->expected;  // the window's two ranges, not one
   }
   return o;
 }

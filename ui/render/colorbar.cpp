@@ -18,6 +18,16 @@ double valueAt(const HeatmapData& d, const HeatmapStyle& s, double t) {
 
 }  // namespace
 
+QString colorBarLabel(const HeatmapData& d) {
+  QString label = d.valueLabel;
+  const auto add = [&label](const QString& part) {
+    if (!part.isEmpty()) label += (label.isEmpty() ? QString() : QStringLiteral(", ")) + part;
+  };
+  add(d.rangeNote);
+  if (zeroIsBlank(d)) add(QStringLiteral("white = 0"));
+  return label;
+}
+
 QString colorBarTickText(const HeatmapData& d, double value) {
   if (!d.diverging || value == 0) return formatValue(value, d.integral);
   // Signs explicit on a difference bar, with a true minus: "+56", "0", "−56".
@@ -52,7 +62,8 @@ void paintColorBar(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, con
   p.setFont(font);
   p.setPen(Qt::black);
   // Tick labels stop where the bar's own label begins.
-  const double labelRight = d.valueLabel.isEmpty() ? r.right() : r.right() - fm.height() - 2;
+  const QString label = colorBarLabel(d);
+  const double labelRight = label.isEmpty() ? r.right() : r.right() - fm.height() - 2;
   const auto tick = [&](double frac, double value) {
     const double y = bar.bottom() - frac * bar.height();
     p.drawLine(QPointF(bar.right(), y), QPointF(bar.right() + kColorBarTick, y));
@@ -71,10 +82,10 @@ void paintColorBar(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, con
     tick(0.5, valueAt(d, s, 0.5));
     tick(1, valueAt(d, s, 1.0));
   }
-  if (!d.valueLabel.isEmpty()) {
+  if (!label.isEmpty()) {
     // The label reads upwards along the bar, in the strip right of the tick labels.
     const double x = r.right() - fm.height() / 2 - 1;
-    const QString text = fm.elidedText(d.valueLabel, Qt::ElideRight, bar.height());
+    const QString text = fm.elidedText(label, Qt::ElideRight, bar.height());
     p.save();
     p.translate(x, bar.center().y());
     p.rotate(-90);

@@ -67,6 +67,11 @@ int rankFigureColumns(int panels) {
 
 namespace {
 
+// A fixed range of the figure set: the user's, or the largest over the run's epochs.
+ColourRange fixedRange(const FigureSetOptions& set) {
+  return set.rangesOverEpochs ? ColourRange::OverEpochs : ColourRange::Fixed;
+}
+
 // The per-rank figure around its panels: title, grid and colour bar for their number.
 void frameRankFigure(Figure& ranks, const Evaluation& eval, const HeatmapStyle& style) {
   ranks.title = figureTitle(eval, QStringLiteral("per-rank matrices"));
@@ -152,6 +157,8 @@ Figure lazyRankFigure(const Evaluation& eval, const MatrixOptions& options,
   for (int r : chosen) {
     ranks.panels.push_back(all[size_t(r)]);
     ranks.panels.back().valueMax = top;
+    noteColourRange(ranks.panels.back(),
+                    set.vmaxRanks > 0 ? fixedRange(set) : ColourRange::SharedByRanks);
   }
   ranks.panelValues = [&eval, options, axis, chosen, stored](size_t i,
                                                              std::vector<double>& values) {
@@ -181,8 +188,21 @@ bool singleFigures(const Evaluation& eval, const MatrixOptions& options, const H
                    const std::function<bool(const QString&, Figure&&)>& sink) {
   auto synced = syncedHeatmap(eval, options);
   auto expected = expectedHeatmap(eval, options);
-  synced.valueMax = expected.valueMax =
-      set.vmax > 0 ? set.vmax : std::max(synced.valueMax, expected.valueMax);
+  // Each its own range (the window's), unless fixed or asked to share one.
+  const bool both = synced.classes > 0 && expected.classes > 0;
+  if (set.vmax > 0) {
+    synced.valueMax = set.vmax;
+    expected.valueMax = set.vmaxExpected > 0 ? set.vmaxExpected : set.vmax;
+    noteColourRange(synced, fixedRange(set));
+    noteColourRange(expected, fixedRange(set));
+  } else if (set.sharedRange && both) {
+    synced.valueMax = expected.valueMax = std::max(synced.valueMax, expected.valueMax);
+    noteColourRange(synced, ColourRange::Shared);
+    noteColourRange(expected, ColourRange::Shared);
+  } else {
+    noteColourRange(synced, ColourRange::Own);
+    noteColourRange(expected, ColourRange::Own);
+  }
   const auto single = [&](const QString& file, HeatmapData d) {
     if (d.classes <= 0) return true;  // e.g. the expected matrix of a run that does not know it
     Figure f;
@@ -196,6 +216,7 @@ bool singleFigures(const Evaluation& eval, const MatrixOptions& options, const H
   if (!single(QStringLiteral("expected"), std::move(expected))) return false;
   auto difference = differenceHeatmap(eval, options);
   if (set.vmaxDifference > 0) difference.valueMax = set.vmaxDifference;
+  noteColourRange(difference, set.vmaxDifference > 0 ? fixedRange(set) : ColourRange::Own);
   return single(QStringLiteral("difference"), std::move(difference));
 }
 
@@ -213,8 +234,10 @@ std::vector<std::pair<QString, Figure>> figureSet(const Evaluation& eval,
   } else {
     for (int r : set.ranks) ranks.panels.push_back(all[size_t(r)]);
   }
-  if (set.vmaxRanks > 0)
-    for (HeatmapData& d : ranks.panels) d.valueMax = set.vmaxRanks;
+  for (HeatmapData& d : ranks.panels) {
+    if (set.vmaxRanks > 0) d.valueMax = set.vmaxRanks;
+    noteColourRange(d, set.vmaxRanks > 0 ? fixedRange(set) : ColourRange::SharedByRanks);
+  }
   frameRankFigure(ranks, eval, style);
   figures.emplace_back(QStringLiteral("per-rank"), std::move(ranks));
   singleFigures(eval, options, style, set, [&](const QString& file, Figure&& f) {

@@ -89,11 +89,22 @@ int rankFigureColumns(int panels);
 // What a figure set shows beyond the view options.
 struct FigureSetOptions {
   std::vector<int> ranks;  // the per-rank figure's ranks, in this order; empty: all
-  // Fixed colour ranges, so figures of two runs or epochs compare: [0, vmax] for the
-  // matrices, [-vmaxDifference, vmaxDifference] for the difference; <= 0: from the data.
+  // Colour ranges. By default each figure has its own, its data's, as the window's views:
+  // a batch-limited synced matrix (counts 0-9) is not drawn dark under the expected one's
+  // range (0-50). The ranks share one range, so their panels compare.
+  // Fixed ranges, so figures of two runs or epochs compare: [0, vmax] for the synced matrix,
+  // [0, vmaxExpected] for the expected one (<= 0: vmax), [-vmaxDifference, vmaxDifference]
+  // for the difference; <= 0: from the data.
   double vmax = 0;
+  double vmaxExpected = 0;
   double vmaxDifference = 0;
   double vmaxRanks = 0;  // the per-rank panels' range
+  // Without a fixed range: the synced and expected figures share the larger of their ranges
+  // (the figures' behaviour before ranges were per view), so their colours compare.
+  bool sharedRange = false;
+  // The fixed ranges are the largest of every epoch of the run (the CLI's export of several
+  // epochs), not the user's: the colour bars say so.
+  bool rangesOverEpochs = false;
 };
 
 struct MatrixOptions;

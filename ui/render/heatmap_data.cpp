@@ -59,7 +59,42 @@ double scaledValue(const HeatmapData& d, const HeatmapStyle& s, double v) {
   return d.diverging && v < 0 ? -t : t;
 }
 
+QString colourRangeText(const HeatmapData& d) {
+  const QString top = formatValue(d.valueMax > 0 ? d.valueMax : 1.0, d.integral);
+  return d.diverging ? QStringLiteral("±") + top : QStringLiteral("0–") + top;
+}
+
+namespace {
+
+// The note of each kind of range, %1 the range.
+const char* rangeNoteFormat(ColourRange kind) {
+  switch (kind) {
+    case ColourRange::Shared:
+      return "shared range %1";
+    case ColourRange::SharedByRanks:
+      return "%1 shared by ranks";
+    case ColourRange::Fixed:
+      return "fixed range %1";
+    case ColourRange::OverEpochs:
+      return "%1 over epochs";
+    case ColourRange::Own:
+      break;
+  }
+  return "%1 per view";
+}
+
+}  // namespace
+
+void noteColourRange(HeatmapData& d, ColourRange kind) {
+  d.rangeNote = QString::fromUtf8(rangeNoteFormat(kind)).arg(colourRangeText(d));
+}
+
+bool zeroIsBlank(const HeatmapData& d) {
+  return !d.diverging && d.classes >= kBlankZeroClasses;
+}
+
 QRgb cellColor(const HeatmapData& d, const HeatmapStyle& s, double v) {
+  if (v == 0 && zeroIsBlank(d)) return kBlankCell;
   const double t = scaledValue(d, s, v);
   return d.diverging ? divergingColor(t) : colormapColor(s.colormap, t);
 }
@@ -75,9 +110,11 @@ struct FastColor {
   double top = d.valueMax > 0 ? d.valueMax : 1.0;
   double unit = d.integral ? 1.0 : top / 1000.0;
   double logTop = std::log1p(top / unit);
+  bool blankZero = zeroIsBlank(d);
 
   QRgb operator()(double value) const {
     if (d.diverging) return cellColor(d, s, value);
+    if (blankZero && value == 0) return kBlankCell;
     const double v = std::isfinite(value) ? std::clamp(value, 0.0, top) : 0.0;
     const double t = s.logScale ? std::log1p(v / unit) / logTop : v / top;
     return table[static_cast<size_t>(t * 255.0 + 0.5)];

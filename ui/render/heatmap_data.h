@@ -40,10 +40,15 @@ struct HeatmapData {
   // differing rows for a difference of two. The only source of the marks: a heatmap never
   // judges its rows itself, and none is marked when it is empty.
   std::vector<bool> rowWrong;
-  // Colour range; heatmaps shown side by side share it so colours compare.
+  // Colour range: each view's own by default (its data's largest magnitude), so a
+  // batch-limited synced matrix is not drawn dark under the expected one's range; fixed or
+  // shared on request (rangeNote says which).
   double valueMax = 0;
   // What the values are ("count", "fraction of true class"): the colour bar's label.
   QString valueLabel;
+  // Which range valueMax is, said after valueLabel on the colour bar of figures ("0–9 per
+  // view", "shared range 0–50", "fixed range 0–60"); empty: not said (the window's views).
+  QString rangeNote;
   // Shown instead of cells when there is no matrix (classes == 0), e.g. why it is unknown.
   QString emptyText;
 
@@ -93,8 +98,27 @@ struct HeatmapStyle {
   double maxAspect = 1.0;  // grid height / width where the view is taller (LayoutMetrics)
 };
 
+// Which range a heatmap's colours span, said on its colour bar (rangeNote): its own data's,
+// one shared with another view (--shared-range), one shared by the ranks, a fixed one (the
+// user's: --vmax, View > Fix colour range) or the largest over a run's epochs.
+enum class ColourRange { Own, Shared, SharedByRanks, Fixed, OverEpochs };
+// The range as numbers, "0–9" or "±7" for a difference.
+QString colourRangeText(const HeatmapData& d);
+// Sets d.rangeNote for its valueMax: "0–9 per view", "shared range 0–50", "0–3 shared by
+// ranks", "fixed range 0–60", "0–12 over epochs".
+void noteColourRange(HeatmapData& d, ColourRange kind);
+
+// From this many classes a sequential heatmap draws its zero cells blank (white) instead of
+// the map's lowest colour: cells are then about a pixel, nearly all of them zero, and in the
+// map's colour (viridis' dark purple) the matrix read as a dark square hiding its few
+// non-zero cells (a batch-limited synced matrix at 1000 classes). The colour bar says so.
+inline constexpr int kBlankZeroClasses = 100;
+bool zeroIsBlank(const HeatmapData& d);
+inline constexpr QRgb kBlankCell = 0xffffffff;
+
 // Maps a value to [0, 1] (sequential) or [-1, 1] (diverging), linear or logarithmic.
 double scaledValue(const HeatmapData& d, const HeatmapStyle& s, double v);
+// The cell's colour: blank for a zero where zeroIsBlank, else the map's at scaledValue.
 QRgb cellColor(const HeatmapData& d, const HeatmapStyle& s, double v);
 
 // One pixel per cell; painted scaled up without smoothing. Rebuilt only when the data or

@@ -76,9 +76,18 @@ bool needsPooling(const HeatmapViewport& v, double devicePixelsPerUnit = 1.0);
 QImage pooledImageFor(const HeatmapData& d, const HeatmapStyle& s, const HeatmapViewport& v,
                       double devicePixelsPerUnit = 1.0);
 // The visible wrong rows that get their own label and sums even where labels are thinned
-// (C > ~30): in order, each line at least `lineHeight` below the previous one kept.
+// (C > ~30): all of them when their lines fit a line apart, else the worst by
+// |row sum − true count| whose lines do not overlap a worse one's; in row order.
+// `unlabelled` receives how many visible wrong rows are left out (the "+k more" note).
 std::vector<int> labelledWrongRows(const HeatmapData& d, const HeatmapViewport& v,
-                                   double lineHeight);
+                                   double lineHeight, int* unlabelled = nullptr);
+// The note under the row labels for the visible wrong rows without a label: "+k more ≠".
+QString moreWrongRowsText(int unlabelled);
+// The font of row labels and row sums: the heatmap's, or a smaller one (down to
+// kSmallestRowFontPixels) where that gives every row a line of its own, so a small view of
+// 10 classes names and marks all its rows instead of every other one; else the heatmap's.
+inline constexpr int kSmallestRowFontPixels = 6;
+QFont rowFont(const HeatmapStyle& s, double rowHeight, bool bold = false);
 // The centre of such a row's line (label and sums): the row's centre, moved just enough to
 // keep the whole line inside the grid's height (row 0 of 1000 is thinner than its text).
 double wrongRowLineCentre(const HeatmapViewport& v, int row, double lineHeight);
@@ -90,6 +99,9 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
 inline constexpr double kColorBarTick = 3, kColorBarTickGap = 3;
 // A colour-bar tick's number: signed explicitly on a difference bar ("+56", "0", "−56").
 QString colorBarTickText(const HeatmapData& d, double value);
+// The colour bar's label along it: what the values are, which range the colours span
+// (rangeNote) and "white = 0" where zero cells are blank: "count, 0–9 per view".
+QString colorBarLabel(const HeatmapData& d);
 void paintColorBar(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const QRectF& r);
 void paintWarningIcon(QPainter& p, const QRectF& r);
 

@@ -39,10 +39,14 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
   if (!s.showSums) return;
   p.save();
   p.setFont(font);
-  const bool readable = ch >= fm.height() * 0.9;
+  // Row sums in the row labels' font: smaller where that fits every row (heatmap_labels).
+  const QFont sumFont = rowFont(s, ch);
+  const QFontMetricsF rowFm(sumFont);
+  const bool readable = ch >= rowFm.height() * 0.9;
   // Rows too thin for their sums: the wrong ones still get theirs, on a line of their own.
+  int unlabelled = 0;
   const std::vector<int> wrongRows =
-      readable ? std::vector<int>{} : labelledWrongRows(d, v, fm.height());
+      readable ? std::vector<int>{} : labelledWrongRows(d, v, rowFm.height(), &unlabelled);
   // Column sums, only when every visible one fits.
   // (Columns narrower than a digit fit none: not measured, which at C = 1000 costs a frame.)
   const bool colSums = l.colSums.height() > 0 && !d.colObserved.empty() &&
@@ -62,9 +66,23 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
                       l.colSums.height());
     p.drawText(left, Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("Σ col"));
   }
+  // The wrong rows left without a label, counted under the row labels where "Σ col" would
+  // be (absent when rows are this thin), from the panel's left edge: the label column of
+  // class numbers is narrower than the note.
+  if (unlabelled > 0 && !colSums && l.colSums.height() > 0) {
+    p.setPen(QColor(kMismatchInk));
+    const QRectF note(l.bounds.left(), l.colSums.top(), l.rowLabels.right() - 3 - l.bounds.left(),
+                      l.colSums.height());
+    // "+k more ≠", or "+k" where the row labels' column is narrower (class numbers).
+    const QString full = moreWrongRowsText(unlabelled);
+    p.drawText(
+        note, Qt::AlignRight | Qt::AlignVCenter,
+        fm.horizontalAdvance(full) <= note.width() ? full : QStringLiteral("+%1").arg(unlabelled));
+  }
   // Row sums.
+  p.setFont(sumFont);
   p.setClipRect(l.rowSums.adjusted(0, -1, 1, 1));
-  const double icon = std::min(fm.height(), std::max(ch - 2, 0.0));
+  const double icon = std::min(rowFm.height(), std::max(ch - 2, 0.0));
   for (int r = vis.firstRow; r <= vis.lastRow; ++r) {
     const QPointF a = v.toScreen(0, r);
     // Tiny rows still get a visible band of at least 2 px when wrong.
@@ -86,25 +104,34 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
     }
     p.setPen(wrong ? QColor(kMismatchInk) : QColor(Qt::black));
     // A line high at least (rows are readable from 0.9 lines), so drawText does not cut it.
-    const double line = std::max(band.height(), fm.height());
+    const double line = std::max(band.height(), rowFm.height());
     const QRectF textBox(band.left() + icon + 4, band.center().y() - line / 2,
                          band.width() - icon - 6, line);
     p.drawText(textBox, Qt::AlignLeft | Qt::AlignVCenter, text);
   }
-  // The wrong rows' sums where rows are thin: a line-high band centred on the row.
+  // The wrong rows' sums where rows are thin: a line-high band centred on the row. Rows of
+  // 3 px and more have their own icon above: the line's text goes beside the icons, without
+  // a band or icon of its own covering the neighbouring rows' marks (10 classes in a small
+  // view showed 4 of 10 marks, overlapping).
+  const bool ownMarks = ch >= 3;
   for (int r : wrongRows) {
-    const double y = wrongRowLineCentre(v, r, fm.height());  // the whole line inside the grid
-    const QRectF band(l.rowSums.left(), y - fm.height() / 2, l.rowSums.width(), fm.height());
-    p.fillRect(band, QColor(kMismatchFill));
-    paintWarningIcon(p, QRectF(band.left() + 1, band.top(), fm.height(), fm.height()));
+    const double h = rowFm.height();
+    const double y = wrongRowLineCentre(v, r, h);  // the whole line inside the grid
+    const QRectF band(l.rowSums.left(), y - h / 2, l.rowSums.width(), h);
+    const double iconWidth = ownMarks ? ch : h;
+    if (!ownMarks) {
+      p.fillRect(band, QColor(kMismatchFill));
+      paintWarningIcon(p, QRectF(band.left() + 1, band.top(), h, h));
+    }
     const QString obs = formatValue(d.rowObserved[size_t(r)], false);
     const QString text =
         s.compact ? obs
                   : obs + QStringLiteral(" ≠ ") + formatValue(d.rowExpected[size_t(r)], false);
     p.setPen(QColor(kMismatchInk));
-    p.drawText(band.adjusted(fm.height() + 4, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
+    p.drawText(band.adjusted(iconWidth + 4, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
   }
   p.setClipping(false);
+  p.setFont(font);
   if (colSums) {
     // Grey as their "Σ col" header where the class numbers below read across too: a row of
     // sums, not of labels.

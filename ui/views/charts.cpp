@@ -11,6 +11,8 @@
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "ui/render/task_words.h"
 
@@ -30,7 +32,9 @@ QChartView* makeView(QWidget* parent) {
   return view;
 }
 
-void setAxes(QChart* chart, QAbstractSeries* series, const QStringList& categories, double top) {
+// Returns where the value axis starts, after its rounding to nice numbers.
+double setAxes(QChart* chart, QAbstractSeries* series, const QStringList& categories, double top,
+               double bottom = 0) {
   for (QAbstractAxis* a : chart->axes()) {
     chart->removeAxis(a);
     delete a;
@@ -39,13 +43,24 @@ void setAxes(QChart* chart, QAbstractSeries* series, const QStringList& categori
   x->append(categories);
   x->setLabelsAngle(categories.size() > 12 ? -90 : 0);
   auto* y = new QValueAxis;
-  y->setRange(0, std::max(1.0, top * 1.05));
+  y->setRange(bottom, std::max(bottom + 1.0, top + (top - bottom) * 0.05));
   y->setLabelFormat(QStringLiteral("%.0f"));
   y->applyNiceNumbers();  // round ticks (0, 20, 40, ...), not fractions of the maximum
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   series->attachAxis(x);
   series->attachAxis(y);
+  return y->min();
+}
+
+// Where the row-sum chart's axis starts: 0, unless the largest difference between a bar pair
+// would be under a twentieth of the axis (a row sum of 49 against 50 draws two equal bars):
+// then an axis from the data, a span of about 20 differences below the top, so a difference
+// of 1 is a step of 5% of the plot. The chart's title says where the axis starts.
+double rowSumAxisBottom(double lowest, double top, double largestDifference) {
+  if (largestDifference <= 0 || largestDifference * 20 >= top) return 0;
+  const double bottom = std::min(lowest - 2 * largestDifference, top - 20 * largestDifference);
+  return bottom > 0 ? std::floor(bottom) : 0.0;
 }
 
 // Classes to show: all when few, else the ones with the largest row-sum error.
@@ -136,21 +151,25 @@ void ChartsPanel::setResult(const ResultPtr& result) {
     expected->setColor(QColor(0x9e, 0x9e, 0x9e));
     observed->setColor(QColor(0x21, 0x91, 0x8c));
     QStringList categories;
-    double top = 0;
+    double top = 0, lowest = std::numeric_limits<double>::infinity(), largestDifference = 0;
     for (int c : classes) {
       const double truth = double(rows.truth[size_t(c)]), sum = rows.observed[size_t(c)];
       *expected << truth;
       *observed << sum;
       top = std::max({top, truth, sum});
+      lowest = std::min({lowest, truth, sum});
+      largestDifference = std::max(largestDifference, std::abs(sum - truth));
       categories << QString::fromStdString(e.class_name(c));
     }
+    const double bottom = rowSumAxisBottom(lowest, top, largestDifference);
     auto* series = new QBarSeries;
     series->append(expected);
     series->append(observed);
     chart->addSeries(series);
     // Rows of a pixel (token) matrix sum pixels: said in the title, as the axis is bare.
-    chart->setTitle(classesNow.title);
-    setAxes(chart, series, categories, top);
+    const double from = setAxes(chart, series, categories, top, bottom);
+    chart->setTitle(from > 0 ? classesNow.title + tr(" — axis from %1").arg(from)
+                             : classesNow.title);
     fitCategoryLabels(m_classes);
   }
   Shown ranksNow;
