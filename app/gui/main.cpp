@@ -3,10 +3,12 @@
 #include <QCommandLineParser>
 #include <QIcon>
 
+#include "core/vocabulary/huge_pages.h"
 #include "shardlens/config.h"
 #include "ui/main_window.h"
 
 int main(int argc, char** argv) {
+  shardlens::keep_freed_blocks();  // each setting change makes and frees C x C matrices
   QApplication app(argc, argv);
   QApplication::setOrganizationName(QStringLiteral("ShardLens"));
   QApplication::setApplicationName(QStringLiteral("shardlens"));

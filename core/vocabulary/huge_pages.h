@@ -13,6 +13,15 @@ namespace shardlens {
 // refusals are ignored.
 void advise_huge_pages(void* data, size_t bytes);
 
+// For a long-lived process that makes and frees matrices of the same sizes again and again
+// (the GUI: each setting change builds C x C matrices per rank, 8 MB each at C = 1000, and
+// frees the last result's): blocks up to 32 MB are kept by the allocator when freed and
+// handed out again, instead of going back to the kernel, which zero-fills every page anew on
+// first touch. At 1000 classes and 8 ranks those page faults were half of a setting
+// change's engine time. Call once at the start of main(), before any thread; the process
+// then keeps its peak memory (glibc; elsewhere nothing changes).
+void keep_freed_blocks();
+
 // v.reserve(count), with the new storage advised before anything touches it.
 template <class T>
 void reserve_huge(std::vector<T>& v, size_t count) {

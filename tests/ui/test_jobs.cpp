@@ -12,6 +12,7 @@
 
 #include "core/dataset/dataset_spec.h"
 #include "core/realrun/model_predictions.h"
+#include "core/sim/engine.h"
 #include "core/sim/specs.h"
 #include "core/vocabulary/types.h"
 #include "shardlens/config.h"
@@ -251,6 +252,42 @@ class TestJobs : public QObject {
     QVERIFY(!job.simulation());
     QVERIFY(!job.running());
     QTRY_COMPARE(runner.tasksRunning(), 0);
+  }
+
+  // A setting change takes over what it leaves unchanged from the simulation still shown
+  // (the plan, the counts, the shard summary), and only while it is shown; the matrices are
+  // a simulation's from scratch either way.
+  void aToggleReusesTheResultShownOnlyWhileItIsShown() {
+    EvaluationRunner runner;
+    QSignalSpy finished(&runner, &EvaluationRunner::finished);
+    const auto run = [&](const Scenario& s) {
+      finished.clear();
+      runner.start(s);
+      return finished.wait(60000) ? finished.takeFirst().at(0).value<ResultPtr>() : ResultPtr();
+    };
+    Scenario s = test::syntheticScenario("toggles", 5, 41, 3, 8);
+    s.sampler.shuffle = true;
+    const ResultPtr shown = run(s);
+    QVERIFY(shown);
+    s.sync = SyncStrategy::Double;
+    ResultPtr next = run(s);
+    QVERIFY(next);
+    QCOMPARE(next->eval.plan, shown->eval.plan);
+    QCOMPARE(next->shards.neverTotal, shown->shards.neverTotal);
+    const Evaluation fresh = simulate(s);
+    QVERIFY(next->eval.per_rank == fresh.per_rank);
+    QVERIFY(next->eval.synced == fresh.synced);
+    QVERIFY(next->eval.synced != shown->eval.synced);  // summed twice
+    // Nothing shows the last result any more: the next toggle draws its plan anew.
+    const std::shared_ptr<const ShardPlan> plan = next->eval.plan;
+    const std::weak_ptr<const EvaluationResult> gone = next;
+    next.reset();
+    QTRY_VERIFY(gone.expired());  // the worker's own reference ends with its thread's task
+    s.dtype = CounterDtype::Float32;
+    const ResultPtr third = run(s);
+    QVERIFY(third);
+    QVERIFY(third->eval.plan != plan);
+    QVERIFY(third->eval.per_rank == simulate(s).per_rank);
   }
 
  private:

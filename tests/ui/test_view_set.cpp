@@ -195,6 +195,83 @@ class TestViewSet : public QObject {
       }
   }
 
+  // A sync strategy toggled keeps the per-rank matrices: the rank views prepared before are
+  // taken over (the same objects), and equal those built from scratch; another
+  // normalization, class order or a fixed range builds them anew.
+  void rankViewsOfTheSameCountsAreTakenOver() {
+    Scenario s = imagenet(8, 50);
+    const auto inputs = load_inputs(s);
+    const Evaluation before = evaluate(s, inputs);
+    s.sync = SyncStrategy::Double;
+    const Evaluation after = evaluate(s, inputs, nullptr, &before);
+    ViewRequest request;
+    request.matrix = {Normalization::None, ClassOrder::Index};
+    const ViewSetPtr shown = prepareViews(before, request);
+    QVERIFY(shown);
+    const ViewSetPtr next = prepareViews(after, request, {}, shown.get());
+    QVERIFY(next);
+    QCOMPARE(int(next->ranks.size()), 8);
+    const auto fresh = rankHeatmaps(after, request.matrix);
+    for (size_t r = 0; r < next->ranks.size(); ++r) {
+      QCOMPARE(next->ranks[r], shown->ranks[r]);
+      QCOMPARE(next->ranks[r]->denseValues(), fresh[r].denseValues());
+      QCOMPARE(next->ranks[r]->valueMax, fresh[r].valueMax);
+    }
+    QCOMPARE(next->ranges.ranks, fresh[0].valueMax);
+    // The synced view is the new sync's.
+    QCOMPARE(next->synced->denseValues(), syncedHeatmap(after, request.matrix).denseValues());
+    QVERIFY(next->synced->valueMax > shown->synced->valueMax);
+    for (const MatrixOptions& other : {MatrixOptions{Normalization::True, ClassOrder::Index},
+                                       MatrixOptions{Normalization::None, ClassOrder::Count}}) {
+      ViewRequest changed = request;
+      changed.matrix = other;
+      const ViewSetPtr anew = prepareViews(after, changed, {}, shown.get());
+      QVERIFY(anew);
+      QVERIFY(anew->ranks[0] != shown->ranks[0]);
+      QCOMPARE(anew->ranks[0]->denseValues(), rankHeatmaps(after, other)[0].denseValues());
+    }
+    ViewRequest fixed = request;
+    fixed.fixed = ViewRanges{10, 10, 10, 3};
+    const ViewSetPtr fixedSet = prepareViews(after, fixed, {}, shown.get());
+    QVERIFY(fixedSet->ranks[0] != shown->ranks[0]);
+    QCOMPARE(fixedSet->ranks[0]->valueMax, 3.0);
+  }
+
+  // At 1000 classes and 32 ranks the maps of ranks off screen wait: only those shown are
+  // made with the result, in the range of every rank's cells; the others, made when scrolled
+  // to, equal the maps built from scratch, in the same shared (or fixed) range.
+  void offScreenRanksWaitAndEqualTheBuilders() {
+    const Evaluation& e = m_cases.back().eval;
+    QCOMPARE(int(e.per_rank.size()), 32);
+    QVERIFY(deferRanks(e));
+    QVERIFY(!deferRanks(m_cases[m_cases.size() - 2].eval));  // 8 ranks: every map at once
+    for (const bool fixed : {false, true}) {
+      ViewRequest request;
+      request.matrix = {Normalization::True, ClassOrder::Count};
+      if (fixed) request.fixed = ViewRanges{10, 10, 10, 0.25};
+      request.shownRanks = std::vector<int>{0, 5};
+      const ViewSetPtr set = prepareViews(e, request);
+      QVERIFY(set);
+      const auto fresh = rankHeatmaps(e, request.matrix);
+      QCOMPARE(set->ranges.ranks, fresh[0].valueMax);
+      for (int r = 0; r < 32; ++r) QCOMPARE(bool(set->ranks[size_t(r)]), r == 0 || r == 5);
+      const ViewSetPtr later = prepareRanks(e, *set, {1, 5, 31});
+      QVERIFY(later);
+      QCOMPARE(later->ranks[5], set->ranks[5]);  // made already: kept
+      for (const int r : {0, 1, 5, 31}) {
+        QCOMPARE(later->ranks[size_t(r)]->denseValues(), fresh[size_t(r)].denseValues());
+        QCOMPARE(later->ranks[size_t(r)]->title, fresh[size_t(r)].title);
+        QCOMPARE(later->ranks[size_t(r)]->valueMax, fixed ? 0.25 : fresh[size_t(r)].valueMax);
+      }
+      QVERIFY(!later->ranks[2]);
+    }
+    ViewRequest noneShown;
+    noneShown.shownRanks = std::vector<int>{};
+    const ViewSetPtr bare = prepareViews(e, noneShown);
+    QVERIFY(bare && !bare->ranks[3]);
+    QVERIFY(!prepareRanks(e, *bare, {3}, [] { return true; }));  // cancelled: nothing
+  }
+
   void cancelledPreparationGivesNothing() {
     QVERIFY(!prepareViews(m_cases.back().eval, {}, [] { return true; }));
   }

@@ -43,11 +43,12 @@ std::shared_ptr<const DatasetInputs> EvaluationRunner::inputsFor(const Scenario&
 
 namespace {
 
+// `sameCounts`: views of an evaluation with the same per-rank matrices, or null.
 render::ViewSetPtr viewsOf(const Evaluation& e, const render::ViewRequest& request,
-                           JobProgress* progress) {
+                           JobProgress* progress, const render::ViewSet* sameCounts = nullptr) {
   step(progress, "preparing the views", 0.0);
-  render::ViewSetPtr views =
-      render::prepareViews(e, request, [progress] { return progress->cancelled(); });
+  render::ViewSetPtr views = render::prepareViews(
+      e, request, [progress] { return progress->cancelled(); }, sameCounts);
   if (!views) throw Cancelled();
   return views;
 }
@@ -55,12 +56,18 @@ render::ViewSetPtr viewsOf(const Evaluation& e, const render::ViewRequest& reque
 }  // namespace
 
 quint64 EvaluationRunner::start(const Scenario& s) {
-  return launch([this, s, request = m_viewRequest](JobProgress* prog) {
+  ResultPtr earlier = m_lastSimulation.lock();
+  return launch([this, s, request = m_viewRequest, earlier](JobProgress* prog) {
     auto r = std::make_shared<EvaluationResult>();
+    const Evaluation* before = earlier ? &earlier->eval : nullptr;
     // Several validations per epoch: the epoch's last one, with what they share.
-    r->eval = std::move(simulate_validations(s, inputsFor(s, prog), prog).back());
-    r->shards = summarizeShards(r->eval, prog);
-    r->views = viewsOf(r->eval, request, prog);
+    r->eval = std::move(simulate_validations(s, inputsFor(s, prog), prog, before).back());
+    // The shard strip reads the plan's records alone; the rank views the per-rank counts.
+    const bool samePlan = before && r->eval.plan == before->plan;
+    r->shards = samePlan ? earlier->shards : summarizeShards(r->eval, prog);
+    const bool sameCounts =
+        samePlan && reusable_counts(*before, r->eval.scenario(), *r->eval.inputs);
+    r->views = viewsOf(r->eval, request, prog, sameCounts ? earlier->views.get() : nullptr);
     return r;
   });
 }
@@ -147,12 +154,14 @@ void EvaluationRunner::deliver(quint64 job, ResultPtr result, const QString& err
   if (m_running == 0) m_poll.stop();
   if (job != m_latest) return;  // stale: a newer job owns the views
   m_current.reset();
-  if (wasCancelled)
+  if (wasCancelled) {
     emit cancelled(job);
-  else if (!error.isEmpty())
+  } else if (!error.isEmpty()) {
     emit failed(job, error);
-  else
+  } else {
+    if (!result->eval.is_run()) m_lastSimulation = result;
     emit finished(result);
+  }
 }
 
 quint64 EvaluationRunner::launchTask(QObject* context, const QString& stage, TaskWork work,
@@ -207,6 +216,7 @@ void EvaluationRunner::cancelTask(quint64 task) {
 void EvaluationRunner::clearCache() {
   std::lock_guard lock(m_cacheMutex);
   m_cache.clear();
+  m_lastSimulation.reset();
 }
 
 void EvaluationRunner::cancel() {

@@ -118,6 +118,11 @@ class EvaluationRunner : public QObject {
   // sync setting does not reload or re-predict.
   std::mutex m_cacheMutex;
   std::map<std::pair<std::string, std::string>, std::shared_ptr<const DatasetInputs>> m_cache;
+  // The last simulation delivered, while the window still shows it: the next start() takes
+  // over what its setting change leaves unchanged (the plan, the per-rank counts, the shard
+  // summary), so a sync or counter toggle does not count every sample again. Weak: it
+  // holds no matrices the window has let go.
+  std::weak_ptr<const EvaluationResult> m_lastSimulation;
 };
 
 template <class Compute, class Deliver>

@@ -2,6 +2,7 @@
 
 #include <QEvent>
 #include <QGridLayout>
+#include <QTimer>
 #include <QVBoxLayout>
 #include <algorithm>
 
@@ -42,6 +43,7 @@ MatrixPanel::MatrixPanel(QWidget* parent)
 
 void MatrixPanel::resizeEvent(QResizeEvent* e) {
   QWidget::resizeEvent(e);
+  scheduleShownRanks();
   arrange();
   fitHeights();
 }
@@ -291,9 +293,9 @@ render::FigureSetOptions MatrixPanel::figureRanges() const {
   render::FigureSetOptions o;
   if (m_request.fixed) {
     o.vmax = m_request.fixed->matrices;
+    o.vmaxExpected = m_request.fixed->expected;  // the window's two ranges, not one
     o.vmaxDifference = m_request.fixed->difference;
     o.vmaxRanks = m_request.fixed->ranks;
-    o.vmaxExpected = m_request.fixed->expected;  // the window's two ranges, not one
   }
   return o;
 }
@@ -363,17 +365,91 @@ void MatrixPanel::setResult(ResultPtr result) {
 
 void MatrixPanel::show(render::ViewSetPtr views) {
   m_views = std::move(views);
+  ++m_viewsShown;
+  m_ranksPreparing.clear();
   ensureRankViews(int(m_views->ranks.size()));
   m_synced->setData(m_views->synced);
   m_expected->setData(m_views->expected);
   m_difference->setData(m_views->difference);
-  for (size_t r = 0; r < m_views->ranks.size(); ++r) m_ranks[r]->setData(m_views->ranks[r]);
+  for (size_t r = 0; r < m_views->ranks.size(); ++r) {
+    // A map left for later (off screen when the result came): said so until it is made.
+    m_ranks[r]->setData(m_views->ranks[r]
+                            ? m_views->ranks[r]
+                            : std::make_shared<const render::HeatmapData>(render::emptyHeatmap(
+                                  tr("Rank %1").arg(r), tr("Prepared when scrolled to"))));
+  }
+  scheduleShownRanks();
   arrange();  // the views' minimums follow their data (labels, sums)
   fitHeights();
   if (m_refix && m_views->request.sameData(m_request)) {
     m_refix = false;
     setFixedRange(true);
   }
+}
+
+void MatrixPanel::moveEvent(QMoveEvent* e) {
+  QWidget::moveEvent(e);
+  scheduleShownRanks();
+}
+
+void MatrixPanel::showEvent(QShowEvent* e) {
+  QWidget::showEvent(e);
+  scheduleShownRanks();
+}
+
+void MatrixPanel::scheduleShownRanks() {
+  if (m_shownRanksScheduled) return;
+  m_shownRanksScheduled = true;
+  QTimer::singleShot(0, this, [this] {
+    m_shownRanksScheduled = false;
+    prepareShownRanks();
+  });
+}
+
+void MatrixPanel::prepareShownRanks() {
+  std::vector<int> shown;
+  for (size_t r = 0; r < m_ranks.size(); ++r)
+    if (m_ranks[r]->isVisible() && !m_ranks[r]->visibleRegion().isEmpty()) shown.push_back(int(r));
+  if (shown != m_request.shownRanks) {
+    m_request.shownRanks = shown;
+    if (m_runner) m_runner->setViewRequest(m_request);
+  }
+  if (!m_views || !m_result) return;
+  std::vector<int> missing;
+  for (int r : shown)
+    if (size_t(r) < m_views->ranks.size() && !m_views->ranks[size_t(r)] &&
+        m_ranksPreparing.insert(r).second)
+      missing.push_back(r);
+  if (missing.empty()) return;
+  const ResultPtr result = m_result;
+  const render::ViewSetPtr base = m_views;
+  auto work = [result, base, missing](JobProgress* progress) {
+    return render::prepareRanks(result->eval, *base, missing,
+                                [progress] { return progress && progress->cancelled(); });
+  };
+  const quint64 shownNow = m_viewsShown;
+  // Whatever ends the task, its ranks may be asked for again while these views are shown.
+  const auto release = [this, shownNow, missing] {
+    if (shownNow != m_viewsShown) return;
+    for (int r : missing) m_ranksPreparing.erase(r);
+  };
+  const auto done = [this, shownNow, missing, release](render::ViewSetPtr filled) {
+    release();
+    if (!filled || shownNow != m_viewsShown) return;  // other views shown meanwhile
+    auto merged = std::make_shared<render::ViewSet>(*m_views);
+    for (int r : missing) {
+      merged->ranks[size_t(r)] = filled->ranks[size_t(r)];
+      m_ranks[size_t(r)]->setData(merged->ranks[size_t(r)]);
+    }
+    m_views = std::move(merged);
+  };
+  if (!m_runner) {
+    done(work(nullptr));
+    return;
+  }
+  m_runner->startTask(
+      this, tr("Preparing the ranks' views"), std::move(work), done,
+      [release](const QString&) { release(); }, release);
 }
 
 void MatrixPanel::repaintAll() {

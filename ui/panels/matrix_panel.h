@@ -5,6 +5,7 @@
 #include <QWidget>
 #include <functional>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "ui/jobs/evaluation_runner.h"
@@ -61,6 +62,10 @@ class MatrixPanel : public QWidget {
 
  protected:
   void resizeEvent(QResizeEvent* e) override;
+  // Scrolled (the scroll area moves the panel) or shown: rank views that came on screen get
+  // their maps (render::deferRanks()).
+  void moveEvent(QMoveEvent* e) override;
+  void showEvent(QShowEvent* e) override;
   bool event(QEvent* e) override;
   bool eventFilter(QObject* watched, QEvent* e) override;
 
@@ -81,6 +86,11 @@ class MatrixPanel : public QWidget {
   void request(const render::ViewRequest& request);
   void delivered(quint64 ticket, render::ViewSetPtr views);
   void ensureRankViews(int world);
+  // The rank views on screen: the runner's next jobs prepare their maps, and those of the
+  // views shown that were left for later (off screen when the result came) are made now in a
+  // runner task. Scheduled once per turn of the event loop.
+  void scheduleShownRanks();
+  void prepareShownRanks();
   void wire(HeatmapView* view, ViewKind kind, int rank);
   render::HeatmapStyle compactStyle() const;
 
@@ -102,6 +112,11 @@ class MatrixPanel : public QWidget {
   HeatmapView* m_difference;
   std::vector<HeatmapView*> m_ranks;
   QGridLayout* m_rankGrid;
+  bool m_shownRanksScheduled = false;
+  // Counts show(): a rank task's maps for views no longer shown are dropped.
+  quint64 m_viewsShown = 0;
+  // The ranks whose maps a task makes for the views shown.
+  std::set<int> m_ranksPreparing;
   QGridLayout* m_top = nullptr;  // synced | expected over difference, or all stacked
   bool m_stacked = false;
   int m_rankColumns = kMaxRankColumns;

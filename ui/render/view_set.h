@@ -29,6 +29,11 @@ struct ViewRequest {
   std::optional<ViewRanges> fixed;
   // Fonts the views lay their labels out in: measured with the data, off the GUI thread.
   std::vector<QFont> labelFonts;
+  // The ranks whose views are on screen (MatrixPanel keeps it current). Where the ranks' maps
+  // are large (deferRanks()), only these are prepared with a result, the others when their
+  // views are scrolled to (prepareRanks()). Unset (figures, tests): every rank. Not the
+  // data: it makes no view other.
+  std::optional<std::vector<int>> shownRanks;
   bool sameData(const ViewRequest& o) const { return matrix == o.matrix && fixed == o.fixed; }
 };
 
@@ -37,13 +42,27 @@ using HeatmapPtr = std::shared_ptr<const HeatmapData>;
 struct ViewSet {
   ViewRequest request;
   HeatmapPtr synced, expected, difference;
-  std::vector<HeatmapPtr> ranks;
-  ViewRanges ranges;  // of the data, before any fixing
+  std::vector<HeatmapPtr> ranks;  // null: not prepared yet, its view off screen (deferRanks())
+  ViewRanges ranges;              // of the data, before any fixing; ranks: of every rank
 };
 using ViewSetPtr = std::shared_ptr<const ViewSet>;
 
 // `cancelled` (may be empty) is polled between views; true abandons the work (returns null).
+// `sameCounts` (may be null): views prepared before for an evaluation with the same per-rank
+// matrices (a sync strategy toggled); its rank heatmaps are taken over where they were made
+// for the same data request and class order, instead of a pass over every rank's C x C cells.
 ViewSetPtr prepareViews(const Evaluation& e, const ViewRequest& request,
+                        const std::function<bool()>& cancelled = {},
+                        const ViewSet* sameCounts = nullptr);
+
+// Whether the ranks' maps of `e` wait until their views are shown: at 1000 classes and more
+// than 16 ranks, where preparing every rank's map was most of a setting change's time. Their
+// range is known from the start (one pass over each rank's cells), so the colours do not
+// change when they are made.
+bool deferRanks(const Evaluation& e);
+// `views` (prepared from `e`) with the maps of `ranks` made, in its shared or fixed range;
+// those made already are kept. Null when cancelled.
+ViewSetPtr prepareRanks(const Evaluation& e, const ViewSet& views, const std::vector<int>& ranks,
                         const std::function<bool()>& cancelled = {});
 
 }  // namespace shardlens::render

@@ -30,6 +30,9 @@ void HeatmapView::setData(HeatmapData data) {
 }
 
 void HeatmapView::setData(std::shared_ptr<const HeatmapData> data) {
+  // The same prepared data again (a rank's map kept through a sync toggle): its cached
+  // images, zoom and hover stay.
+  if (data == m_data) return;
   const bool sameShape = data->classes == m_data->classes;
   m_data = std::move(data);
   m_image = QImage();
