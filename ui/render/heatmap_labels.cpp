@@ -69,7 +69,8 @@ std::vector<int> labelledWrongRows(const HeatmapData& d, const HeatmapViewport& 
 }
 
 QString moreWrongRowsText(int unlabelled) {
-  return QStringLiteral("+%1 more ≠").arg(unlabelled);
+  return unlabelled == 1 ? QStringLiteral("+1 more wrong row, not named")
+                         : QStringLiteral("+%1 more wrong rows, not named").arg(unlabelled);
 }
 
 void paintLabels(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const HeatmapLayout& l,

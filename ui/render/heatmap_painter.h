@@ -81,7 +81,8 @@ QImage pooledImageFor(const HeatmapData& d, const HeatmapStyle& s, const Heatmap
 // `unlabelled` receives how many visible wrong rows are left out (the "+k more" note).
 std::vector<int> labelledWrongRows(const HeatmapData& d, const HeatmapViewport& v,
                                    double lineHeight, int* unlabelled = nullptr);
-// The note under the row labels for the visible wrong rows without a label: "+k more ≠".
+// The note under the grid for the visible wrong rows without a label: "+k more wrong rows,
+// not named".
 QString moreWrongRowsText(int unlabelled);
 // The font of row labels and row sums: the heatmap's, or a smaller one (down to
 // kSmallestRowFontPixels) where that gives every row a line of its own, so a small view of

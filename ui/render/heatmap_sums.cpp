@@ -66,18 +66,14 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
                       l.colSums.height());
     p.drawText(left, Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("Σ col"));
   }
-  // The wrong rows left without a label, counted under the row labels where "Σ col" would
-  // be (absent when rows are this thin), from the panel's left edge: the label column of
-  // class numbers is narrower than the note.
+  // The wrong rows left without a label, counted on the column-sum row (empty when rows
+  // are this thin: columns are too), from under the row labels along the grid's foot.
   if (unlabelled > 0 && !colSums && l.colSums.height() > 0) {
     p.setPen(QColor(kMismatchInk));
-    const QRectF note(l.bounds.left(), l.colSums.top(), l.rowLabels.right() - 3 - l.bounds.left(),
+    const QRectF note(l.rowLabels.left(), l.colSums.top(), l.grid.right() - l.rowLabels.left(),
                       l.colSums.height());
-    // "+k more ≠", or "+k" where the row labels' column is narrower (class numbers).
-    const QString full = moreWrongRowsText(unlabelled);
-    p.drawText(
-        note, Qt::AlignRight | Qt::AlignVCenter,
-        fm.horizontalAdvance(full) <= note.width() ? full : QStringLiteral("+%1").arg(unlabelled));
+    p.drawText(note, Qt::AlignLeft | Qt::AlignVCenter,
+               fm.elidedText(moreWrongRowsText(unlabelled), Qt::ElideRight, note.width()));
   }
   // Row sums.
   p.setFont(sumFont);
