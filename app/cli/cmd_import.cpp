@@ -55,8 +55,7 @@ void run_import(const ImportArgs& a) {
   progress.finish();
   const std::string kind = dump_kind_text(imported.epochs.front());
   save_run_epochs(imported.epochs, a.out);
-  std::vector<Evaluation> epochs;
-  for (RunFile& run : imported.epochs) epochs.push_back(evaluation_from_run(std::move(run), a.out));
+  std::vector<Evaluation> epochs = evaluations_from_runs(std::move(imported.epochs), a.out);
   for (const std::string& note : imported.notes)
     std::cerr << "shardlens-cli: note: " << note << "\n";
   if (a.format == "verdict") {

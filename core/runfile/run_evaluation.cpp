@@ -67,10 +67,50 @@ Evaluation load_run_evaluation(const std::string& path) {
   return evaluation_from_run(load_run_file(path), path);
 }
 
-std::vector<Evaluation> load_run_evaluations(const std::string& path) {
+namespace {
+
+// Each rank's dataset indices in the order it evaluated them.
+std::vector<std::vector<int64_t>> rank_orders(const Evaluation& e) {
+  std::vector<std::vector<int64_t>> out;
+  if (!e.records) return out;
+  for (int r = 0; r < e.records->world_size(); ++r) {
+    out.emplace_back();
+    for_each_record(*e.records, r, [&](const Record& rec) { out.back().push_back(rec.index); });
+  }
+  return out;
+}
+
+// A shuffled order changes from epoch to epoch only where the run's epochs show it: an
+// evaluation's shuffled-eval finding says so once another epoch of the same stage and loader
+// evaluated its ranks in other orders (one epoch alone shows one order).
+void mark_reshuffled_epochs(std::vector<Evaluation>& epochs) {
+  std::vector<std::vector<std::vector<int64_t>>> orders;
+  for (const Evaluation& e : epochs) orders.push_back(rank_orders(e));
+  for (size_t i = 0; i < epochs.size(); ++i) {
+    bool changed = false;
+    for (size_t j = 0; j < epochs.size() && !changed; ++j)
+      changed = epochs[j].epoch() != epochs[i].epoch() &&
+                epochs[j].meta.stage == epochs[i].meta.stage &&
+                epochs[j].dataloader() == epochs[i].dataloader() && !orders[i].empty() &&
+                orders[j] != orders[i];
+    if (!changed) continue;
+    for (Finding& f : epochs[i].diagnosis.findings)
+      if (f.pattern == Pattern::ShuffledEval) f.facts.reshuffled_each_epoch = true;
+  }
+}
+
+}  // namespace
+
+std::vector<Evaluation> evaluations_from_runs(std::vector<RunFile> runs,
+                                              const std::string& origin) {
   std::vector<Evaluation> out;
-  std::vector<RunFile> runs = load_run_epochs(path);
-  for (RunFile& run : runs) out.push_back(evaluation_from_run(std::move(run), path));
+  for (RunFile& run : runs) out.push_back(evaluation_from_run(std::move(run), origin));
+  mark_reshuffled_epochs(out);
+  return out;
+}
+
+std::vector<Evaluation> load_run_evaluations(const std::string& path) {
+  std::vector<Evaluation> out = evaluations_from_runs(load_run_epochs(path), path);
   for (size_t k = 0; k < out.size(); ++k) {
     out[k].provenance.epochs = out.size();
     out[k].provenance.epoch_index = k;

@@ -21,6 +21,9 @@ std::string attach_dataset_labels(Evaluation& e);
 
 // Reads a run file of one epoch into an Evaluation. Throws InputError "PATH: what is wrong".
 Evaluation load_run_evaluation(const std::string& path);
+// The evaluations of a run's epochs (evaluation_from_run each), whose shuffled-eval findings
+// say the order changes every epoch where another epoch of theirs shows it changed.
+std::vector<Evaluation> evaluations_from_runs(std::vector<RunFile> runs, const std::string& origin);
 // Every epoch of a run file, in epoch order.
 std::vector<Evaluation> load_run_evaluations(const std::string& path);
 // The evaluation of `epoch` among a run's; throws InputError "ORIGIN: holds epochs 0, 1, 2;

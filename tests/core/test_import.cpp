@@ -627,3 +627,44 @@ TEST_F(ImportTest, MissingSamplesWithoutSettingsAreNotABatchLimit) {
   EXPECT_TRUE(metric_rows(e).empty());
   EXPECT_EQ(text.find("Metrics (reported vs expected"), std::string::npos) << text;
 }
+
+// A shuffled order "changes every epoch" only where the epochs show it: two imported epochs in
+// other orders say so; one epoch alone says what its order decides, no change.
+TEST_F(ImportTest, OrderChangeIsClaimedOnlyFromSeveralEpochs) {
+  // 16 of 20 samples on 2 ranks, each rank's order shuffled; epoch 1 in other orders.
+  const std::vector<std::vector<std::vector<int64_t>>> orders = {
+      {{17, 3, 9, 11, 1, 15, 7, 19}, {0, 8, 4, 12, 16, 2, 10, 6}},
+      {{6, 14, 2, 18, 10, 0, 12, 4}, {9, 1, 13, 5, 19, 11, 3, 15}}};
+  const auto csv_of = [](const std::vector<std::vector<int64_t>>& ranks) {
+    std::string csv = "rank,index,target,prediction\n";
+    for (size_t r = 0; r < ranks.size(); ++r)
+      for (int64_t i : ranks[r])
+        csv += std::to_string(r) + "," + std::to_string(i) + "," + std::to_string(i % 2) + "," +
+               std::to_string(i % 2) + "\n";
+    return csv;
+  };
+  ImportOptions options;
+  options.dataset = "synthetic:counts=10,10,layout=interleaved";
+  std::vector<RunFile> epochs;
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    RunFile run = import_dumps(
+        {write_text("e" + std::to_string(epoch) + ".csv", csv_of(orders[size_t(epoch)]))}, options);
+    run.meta.epoch = epoch;
+    epochs.push_back(std::move(run));
+  }
+  const auto shuffled_words = [](const Evaluation& e) {
+    for (const Finding& f : e.diagnosis.findings)
+      if (f.pattern == Pattern::ShuffledEval) return describe(f).explanation;
+    return std::string("(no shuffled-eval finding)");
+  };
+  const std::string one = shuffled_words(evaluation_from_run(epochs[0], "one"));
+  EXPECT_NE(one.find("shuffled"), std::string::npos) << one;
+  EXPECT_EQ(one.find("change every epoch"), std::string::npos) << one;
+  write_npz(path("two.slrun"), run_epochs_members(epochs));
+  const std::vector<Evaluation> both = load_run_evaluations(path("two.slrun"));
+  ASSERT_EQ(both.size(), 2u);
+  for (const Evaluation& e : both) {
+    const std::string words = shuffled_words(e);
+    EXPECT_NE(words.find("change every epoch"), std::string::npos) << words;
+  }
+}
