@@ -129,7 +129,8 @@ void attribute_repeats(const Evaluation& e, std::vector<WrongRow>& rows) {
 
 }  // namespace
 
-ConfusionRanking rank_confusion(const Evaluation& e, size_t top, double min_count) {
+ConfusionRanking rank_confusion(const Evaluation& e, size_t top, double min_count,
+                                Repeats repeats) {
   ConfusionRanking out;
   const Matrix m = ranked_matrix(e);
   out.pairs = most_confused(m, top, min_count);
@@ -162,7 +163,7 @@ ConfusionRanking rank_confusion(const Evaluation& e, size_t top, double min_coun
     }
     out.wrong_rows.push_back(std::move(w));
   }
-  attribute_repeats(e, out.wrong_rows);
+  if (repeats == Repeats::FromRecords) attribute_repeats(e, out.wrong_rows);
   return out;
 }
 
@@ -212,7 +213,6 @@ std::string confusion_ranking_text(const Evaluation& e, const ConfusionRanking& 
       out << "  !! " << std::left << std::setw(14) << name(w.row) << std::right << std::setw(12)
           << count_text(w.observed) << std::setw(12) << count_text(double(w.truth)) << "   ("
           << (w.off > 0 ? "+" : "") << count_text(w.off) << ")   " << ranks_text(w.ranks);
-      if (!w.repeated.empty()) out << "; counted more than once: " << ranks_text(w.repeated);
       out << "\n";
     }
     if (ranking.wrong_total > ranking.wrong_rows.size())
@@ -235,8 +235,7 @@ nlohmann::json confusion_ranking_json(const ConfusionRanking& ranking) {
                     {"observed", count_json(w.observed)},
                     {"expected", w.truth},
                     {"difference", count_json(w.off)},
-                    {"ranks", ranks_json(w.ranks)},
-                    {"repeated", ranks_json(w.repeated)}});
+                    {"ranks", ranks_json(w.ranks)}});
   return {{"most_confused", pairs},
           {"confused_cells", ranking.confused_cells},
           {"wrong_rows", rows},

@@ -45,8 +45,9 @@ struct WrongRow {
   std::vector<RankCount> ranks;  // each rank's row sum, the non-zero ones by rank
   // Each rank's records of this row's samples that were counted more than once (padding
   // duplicates, overlapping shards: both the first count and the repeat), the non-zero ones
-  // by rank. Read from the records when the evaluation holds them (not after
-  // release_samples) and they are one cell each, up to kMaxAttributedRecords; else empty.
+  // by rank. Read from the records (Repeats::FromRecords) when the evaluation holds them (not
+  // after release_samples) and they are one cell each, up to kMaxAttributedRecords; else
+  // empty. The GUI's Most confused page shows it; the reports do not.
   std::vector<RankCount> repeated;
 };
 
@@ -73,9 +74,14 @@ struct ConfusionRanking {
 // The matrix the ranking reads (see above); empty (0 classes) when there is nothing counted.
 Matrix ranked_matrix(const Evaluation& e);
 
+// Whether the wrong rows' repeats (WrongRow::repeated) are read from the records. The reports
+// skip it: what they say must not depend on whether the samples were released first.
+enum class Repeats { Skip, FromRecords };
+
 // The `top` most confused pairs (with at least `min_count`) and the `top` worst wrong rows of
 // `e`, each with the ranks that counted there.
-ConfusionRanking rank_confusion(const Evaluation& e, size_t top, double min_count = 1);
+ConfusionRanking rank_confusion(const Evaluation& e, size_t top, double min_count = 1,
+                                Repeats repeats = Repeats::Skip);
 
 // "Most confused pairs" and "Wrong rows, worst first", as the text report prints them (class
 // names, each pair's expected count, at most 8 ranks a line).

@@ -111,7 +111,7 @@ void ConfusionPanel::fill() {
     return;
   }
   const Evaluation& e = result->eval;
-  const ConfusionRanking ranking = rank_confusion(e, kShown);
+  const ConfusionRanking ranking = rank_confusion(e, kShown, 1, Repeats::FromRecords);
   const auto name = [&](int32_t c) {
     return c < e.classes() ? shownText(e.class_name(c)) : QString::number(c);
   };
