@@ -176,6 +176,12 @@ bool ranks_disagree(Classifier& c, const Matrix& reported, const Matrix& rank_su
 
 bool normalized_then_summed(Classifier& c, const Matrix& reported, const Matrix& rank_sum) {
   const auto& per_rank = *c.in().per_rank;
+  // W fractions of at most 1 sum to at most W in any cell: a larger cell rules it out
+  // before W matrices of C x C cells are normalized (a double sync at 64 ranks).
+  const double most = double(per_rank.size()) * (1 + kFractionTolerance) + kFractionTolerance;
+  if (std::any_of(reported.cells.begin(), reported.cells.end(),
+                  [most](double v) { return v > most; }))
+    return false;
   Matrix normalized_sum(reported.classes);
   for (const Matrix& m : per_rank) normalized_sum += normalize(m, Normalization::True);
   if (!nearly_equal(reported, normalized_sum)) return false;

@@ -125,8 +125,11 @@ Matrix synchronize(SyncStrategy strategy, const SyncInputs& in) {
     case SyncStrategy::Local:
       return per_rank.front();
     case SyncStrategy::Double: {
-      // The second all-reduce sums the already-synced matrix held by every rank.
+      // The second all-reduce sums the already-synced matrix held by every rank: W times it,
+      // exactly, for an int64 counter (not W copies of its C x C cells summed); a float
+      // counter rounds at each of the additions.
       const Matrix once = all_reduce(per_rank, in.dtype);
+      if (in.dtype == CounterDtype::Int64) return once.scaled(double(per_rank.size()));
       return all_reduce(std::vector<Matrix>(per_rank.size(), once), in.dtype);
     }
     case SyncStrategy::GatherZeroPad:
