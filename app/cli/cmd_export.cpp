@@ -115,6 +115,9 @@ void register_export(CLI::App& app) {
   cmd->add_flag("--shared-range", args->figure.shared_range,
                 "Draw the synced and expected figures on one colour range, the larger of "
                 "theirs (default: each figure its own range, as the GUI's views)");
+  cmd->add_flag("--log-scale", args->figure.log_scale,
+                "Colours on a log scale, so the small counts of a sparse matrix (1000 classes) "
+                "show beside its large ones; the colour bars say so");
   cmd->callback([cmd, args] {
     require_output(args->out, OutputKind::Directory,
                    engine_inputs(*cmd, args->engine, args->run_file), export_writes);

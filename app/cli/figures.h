@@ -17,6 +17,7 @@ struct FigureFlags {
   // --shared-range: synced and expected on one range, the larger (default: each its own).
   bool shared_range = false;
   bool over_epochs = false;  // the fixed ranges are the largest of the run's epochs
+  bool log_scale = false;    // --log-scale: colours on a log scale
 };
 
 // Returns the paths written; throws InputError when this build has no figure renderer or a

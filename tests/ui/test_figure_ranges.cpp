@@ -169,6 +169,11 @@ class TestFigureRanges : public QObject {
              qPrintable(top));
     // Most of its 1000 rows are wrong: the ones not named are counted under the grid.
     QVERIFY(own.contains(QStringLiteral(" more wrong rows, not named")));
+    HeatmapStyle log;
+    log.logScale = true;
+    const QString logSvg =
+        svgOf(figureNamed(figureSet(m_limited, {}, log, {}), QStringLiteral("synced")));
+    QVERIFY(logSvg.contains(QStringLiteral("count, 0–%1 per view, log scale, white = 0").arg(top)));
     FigureSetOptions shared;
     shared.sharedRange = true;
     const QString sharedSvg = svgOf(

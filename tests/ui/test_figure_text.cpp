@@ -396,7 +396,7 @@ class TestFigureText : public QObject {
     for (const QString name : {QStringLiteral("per-rank"), QStringLiteral("synced")}) {
       const Figure& f = figureNamed(set, name);
       const auto items = textOf(f);
-      const QStringList turnable{QStringLiteral("True"), colorBarLabel(f.panels.front())};
+      const QStringList turnable{QStringLiteral("True"), colorBarLabel(f.panels.front(), f.style)};
       for (const TextItem& t : items)
         QVERIFY2(!t.rotated || turnable.contains(t.text), qPrintable(name + ": " + t.text));
       // Each class number below the grid as well as beside it: more than one, unturned.

@@ -18,12 +18,13 @@ double valueAt(const HeatmapData& d, const HeatmapStyle& s, double t) {
 
 }  // namespace
 
-QString colorBarLabel(const HeatmapData& d) {
+QString colorBarLabel(const HeatmapData& d, const HeatmapStyle& s) {
   QString label = d.valueLabel;
   const auto add = [&label](const QString& part) {
     if (!part.isEmpty()) label += (label.isEmpty() ? QString() : QStringLiteral(", ")) + part;
   };
   add(d.rangeNote);
+  if (s.logScale) add(QStringLiteral("log scale"));
   if (zeroIsBlank(d)) add(QStringLiteral("white = 0"));
   return label;
 }
@@ -62,7 +63,7 @@ void paintColorBar(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, con
   p.setFont(font);
   p.setPen(Qt::black);
   // Tick labels stop where the bar's own label begins.
-  const QString label = colorBarLabel(d);
+  const QString label = colorBarLabel(d, s);
   const double labelRight = label.isEmpty() ? r.right() : r.right() - fm.height() - 2;
   const auto tick = [&](double frac, double value) {
     const double y = bar.bottom() - frac * bar.height();

@@ -322,10 +322,13 @@ int writeForCli(
 
 int write_figure_set(const Evaluation& eval, const std::string& out_dir,
                      const std::vector<std::string>& formats, int dpi,
-                     std::vector<std::string>* written, const FigureSetOptions& set) {
+                     std::vector<std::string>* written, const FigureSetOptions& set,
+                     bool log_scale) {
+  HeatmapStyle style;
+  style.logScale = log_scale;
   return writeForCli(formats, written, [&](const auto& fmts, QStringList* paths, QString* error) {
-    return writeFigureSet(eval, QString::fromStdString(out_dir), fmts, dpi, MatrixOptions{},
-                          HeatmapStyle{}, set, paths, error);
+    return writeFigureSet(eval, QString::fromStdString(out_dir), fmts, dpi, MatrixOptions{}, style,
+                          set, paths, error);
   });
 }
 

@@ -126,9 +126,12 @@ bool writeFigureSet(const shardlens::Evaluation& eval, const QString& dir,
 // format into out_dir (created if missing). Creates an offscreen QGuiApplication when the
 // process has none. Returns 0 on success, 2 on an unknown format, a rank the evaluation does
 // not have or a write error (message on stderr). `written` receives the paths written.
+// `log_scale`: colours on a log scale (said on the colour bars), so the few small counts of
+// a sparse 1000-class matrix stand out beside its large ones.
 int write_figure_set(const shardlens::Evaluation& eval, const std::string& out_dir,
                      const std::vector<std::string>& formats, int dpi,
-                     std::vector<std::string>* written, const FigureSetOptions& set = {});
+                     std::vector<std::string>* written, const FigureSetOptions& set = {},
+                     bool log_scale = false);
 
 // The CLI's drift figure of a run of several evaluations: drift.EXT per format in out_dir
 // (nothing for a single evaluation). 0, or 2 with the error on stderr.

@@ -47,7 +47,7 @@ LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s, double 
       std::max(fm.horizontalAdvance(colorBarTickText(d, d.valueMax)),
                d.diverging ? fm.horizontalAdvance(colorBarTickText(d, -d.valueMax)) : 0.0);
   m.colorBar = s.showColorBar ? 14 + kColorBarTick + kColorBarTickGap + ticks + 6 +
-                                    (colorBarLabel(d).isEmpty() ? 0 : line + 2)
+                                    (colorBarLabel(d, s).isEmpty() ? 0 : line + 2)
                               : 0;
   m.margin = s.compact ? 3 : 6;
   m.maxAspect = s.maxAspect;

@@ -101,8 +101,9 @@ inline constexpr double kColorBarTick = 3, kColorBarTickGap = 3;
 // A colour-bar tick's number: signed explicitly on a difference bar ("+56", "0", "−56").
 QString colorBarTickText(const HeatmapData& d, double value);
 // The colour bar's label along it: what the values are, which range the colours span
-// (rangeNote) and "white = 0" where zero cells are blank: "count, 0–9 per view".
-QString colorBarLabel(const HeatmapData& d);
+// (rangeNote), "log scale" under one and "white = 0" where zero cells are blank:
+// "count, 0–9 per view".
+QString colorBarLabel(const HeatmapData& d, const HeatmapStyle& s);
 void paintColorBar(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const QRectF& r);
 void paintWarningIcon(QPainter& p, const QRectF& r);
 
