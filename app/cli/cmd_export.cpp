@@ -118,6 +118,11 @@ void register_export(CLI::App& app) {
   cmd->add_flag("--log-scale", args->figure.log_scale,
                 "Colours on a log scale, so the small counts of a sparse matrix (1000 classes) "
                 "show beside its large ones; the colour bars say so");
+  cmd->add_option("--class-order", args->figure.class_order,
+                  "Class order of the figures, as the GUI's: index, name, count (most frequent "
+                  "first), error (wrong rows first), confusion (most confused pairs first)")
+      ->check(CLI::IsMember({"index", "name", "count", "error", "confusion"}))
+      ->capture_default_str();
   cmd->callback([cmd, args] {
     require_output(args->out, OutputKind::Directory,
                    engine_inputs(*cmd, args->engine, args->run_file), export_writes);

@@ -18,6 +18,9 @@ struct FigureFlags {
   bool shared_range = false;
   bool over_epochs = false;  // the fixed ranges are the largest of the run's epochs
   bool log_scale = false;    // --log-scale: colours on a log scale
+  // --class-order: the figures' class order (index, name, count, error, confusion), as the
+  // GUI's Class order
+  std::string class_order = "index";
 };
 
 // Returns the paths written; throws InputError when this build has no figure renderer or a

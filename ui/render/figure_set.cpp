@@ -322,13 +322,15 @@ int writeForCli(
 
 int write_figure_set(const Evaluation& eval, const std::string& out_dir,
                      const std::vector<std::string>& formats, int dpi,
-                     std::vector<std::string>* written, const FigureSetOptions& set,
-                     bool log_scale) {
+                     std::vector<std::string>* written, const FigureSetOptions& set, bool log_scale,
+                     const std::string& class_order) {
   HeatmapStyle style;
   style.logScale = log_scale;
+  MatrixOptions options;
+  options.order = parseClassOrder(QString::fromStdString(class_order));
   return writeForCli(formats, written, [&](const auto& fmts, QStringList* paths, QString* error) {
-    return writeFigureSet(eval, QString::fromStdString(out_dir), fmts, dpi, MatrixOptions{}, style,
-                          set, paths, error);
+    return writeFigureSet(eval, QString::fromStdString(out_dir), fmts, dpi, options, style, set,
+                          paths, error);
   });
 }
 

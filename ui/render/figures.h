@@ -131,7 +131,7 @@ bool writeFigureSet(const shardlens::Evaluation& eval, const QString& dir,
 int write_figure_set(const shardlens::Evaluation& eval, const std::string& out_dir,
                      const std::vector<std::string>& formats, int dpi,
                      std::vector<std::string>* written, const FigureSetOptions& set = {},
-                     bool log_scale = false);
+                     bool log_scale = false, const std::string& class_order = "index");
 
 // The CLI's drift figure of a run of several evaluations: drift.EXT per format in out_dir
 // (nothing for a single evaluation). 0, or 2 with the error on stderr.
