@@ -301,6 +301,10 @@ class TestRunFile : public QObject {
     QVERIFY(!d->comparison().equal);
     QVERIFY(d->summary().contains(QStringLiteral("differ")));
     QCOMPARE(d->currentView()->data().valueMax, d->otherView()->data().valueMax);
+    // Their colour bars say the range is one for both.
+    const QString top = render::formatValue(d->currentView()->data().valueMax, true);
+    QCOMPARE(d->currentView()->data().rangeNote, QStringLiteral("shared range 0–%1").arg(top));
+    QCOMPARE(d->otherView()->data().rangeNote, QStringLiteral("shared range 0–%1").arg(top));
     QCOMPARE(d->differenceView()->data().classes, 10);
     QVERIFY(d->differenceView()->data().diverging);
     // Every differing cell is listed, one line each, with both counts and B - A (computed

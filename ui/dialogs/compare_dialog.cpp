@@ -59,8 +59,10 @@ CompareDialog::CompareDialog(std::shared_ptr<const Evaluation> current, const QS
   m_difference->setObjectName(QStringLiteral("compareDifference"));
   auto a = reported(*m_a, tr("A: %1").arg(currentName));
   auto b = reported(*m_b, tr("B: %1").arg(otherName));
-  // One colour range for both, so equal colours mean equal counts.
+  // One colour range for both, so equal colours mean equal counts; their bars say so.
   a.valueMax = b.valueMax = std::max(a.valueMax, b.valueMax);
+  render::noteColourRange(a, render::ColourRange::Shared);
+  render::noteColourRange(b, render::ColourRange::Shared);
   m_current->setData(std::move(a));
   m_other->setData(std::move(b));
   if (m_comparison.comparable && m_comparison.difference.classes > 0) {
@@ -69,6 +71,7 @@ CompareDialog::CompareDialog(std::shared_ptr<const Evaluation> current, const QS
     d.diverging = true;
     d.rowExpected.assign(size_t(d.classes), 0.0);  // equal rows differ by zero
     d.rowWrong = rowsDiffering(m_comparison, d.classes);
+    render::noteColourRange(d, render::ColourRange::Own);
     m_difference->setData(std::move(d));
   } else {
     m_difference->setData(
