@@ -613,7 +613,9 @@ Diagnosis diagnose(const DiagnosisInput& in) {
   std::optional<RecordStats> walked;
   if (!in.stats) walked = collect_stats(*in.records, in.dataset_size, classes);
   const RecordStats& st = in.stats ? *in.stats : *walked;
-  const Matrix rank_sum = sum_of(*in.per_rank, classes);
+  std::optional<Matrix> summed;  // only when the caller has not summed them
+  if (!st.per_rank_sum) summed = sum_of(*in.per_rank, classes);
+  const Matrix& rank_sum = st.per_rank_sum ? *st.per_rank_sum : *summed;
   const std::vector<Matrix>& exact = st.exact_per_rank.empty() ? *in.per_rank : st.exact_per_rank;
   std::optional<Matrix> exact_sum;  // only when the counter was not exact
   if (!st.exact_per_rank.empty()) exact_sum = sum_of(exact, classes);

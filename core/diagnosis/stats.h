@@ -38,6 +38,9 @@ struct RecordStats {
   // Exact bincount of each rank's records, nothing ignored. Empty when it equals the
   // accumulated per-rank matrices (a simulation's int64 counter with nothing ignored).
   std::vector<Matrix> exact_per_rank;
+  // The accumulated per-rank matrices summed in rank order, when the caller has it already
+  // (a simulation's int64 all-reduce is that sum); else the diagnosis sums them itself.
+  std::optional<Matrix> per_rank_sum;
   // One count per distinct evaluated sample (its first evaluation outside the sanity
   // check); filled by the record walk, where no dataset inputs give it.
   std::optional<Matrix> distinct;

@@ -261,6 +261,10 @@ Evaluation evaluate_with_plan(const Scenario& s, std::shared_ptr<const DatasetIn
     // The counter rounded or dropped: the diagnosis compares it with the exact counts.
     stats->exact_per_rank = exact_counts(s, in, *plan, earlier);
   }
+  // An int64 all-reduce is the ranks' sum the diagnosis compares with: one copy, not W
+  // passes over C x C cells again.
+  if (stats && s.sync == SyncStrategy::AllReduce && s.dtype == CounterDtype::Int64 && e.synced)
+    stats->per_rank_sum = *e.synced;
   complete_evaluation(e, progress, std::move(stats));
   report_framework_hazards(e);  // uneven Accelerate steps: a per-step gather would hang
   step(progress, "done", 1.0);

@@ -141,3 +141,21 @@ TEST(EvaluationReuse, ARunIsNeverTakenOver) {
   EXPECT_FALSE(reusable_plan(run, s, *inputs));
   EXPECT_NE(evaluate(s, inputs, nullptr, &run).plan, run.plan);
 }
+
+// An int64 all-reduce hands the diagnosis its sum of the ranks (RecordStats::per_rank_sum);
+// the diagnosis that sums them itself, from a walk over the records, finds the same.
+TEST(EvaluationReuse, TheAllReduceSumGivenToTheDiagnosisChangesNoFinding) {
+  Scenario s = base();
+  s.loader.limit = BatchLimit();  // every batch: the padding's duplicates are the finding
+  for (const bool shuffle : {false, true}) {
+    s.sampler.shuffle = shuffle;
+    const Evaluation given = evaluate(s, load_inputs(s));
+    ASSERT_FALSE(given.diagnosis.correct);
+    Evaluation walked = given;
+    walked.diagnosis = Diagnosis();
+    complete_evaluation(walked);  // no stats: the records are walked and the ranks summed
+    EXPECT_EQ(patterns(walked.diagnosis), patterns(given.diagnosis));
+    EXPECT_EQ(walked.diagnosis.mismatched_rows, given.diagnosis.mismatched_rows);
+    EXPECT_EQ(walked.diagnosis.duplicated_samples, given.diagnosis.duplicated_samples);
+  }
+}
