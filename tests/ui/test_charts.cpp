@@ -53,7 +53,7 @@ class TestCharts : public QObject {
     QValueAxis* y = valueAxis(panel.classChart());
     QVERIFY(y);
     QVERIFY2(y->min() > 0 && y->min() < 50, qPrintable(QString::number(y->min())));
-    QVERIFY2(1.0 / (y->max() - y->min()) >= 0.03,
+    QVERIFY2(1.0 / (y->max() - y->min()) >= 0.05,
              qPrintable(QStringLiteral("%1..%2").arg(y->min()).arg(y->max())));
     QVERIFY(panel.classChart()->chart()->title().contains(
         QStringLiteral("axis from %1").arg(y->min())));

@@ -54,12 +54,12 @@ double setAxes(QChart* chart, QAbstractSeries* series, const QStringList& catego
 }
 
 // Where the row-sum chart's axis starts: 0, unless the largest difference between a bar pair
-// would be under a twentieth of the axis (a row sum of 49 against 50 draws two equal bars):
-// then an axis from the data, a span of about 20 differences below the top, so a difference
-// of 1 is a step of 5% of the plot. The chart's title says where the axis starts.
+// would be under a tenth of the axis (a row sum of 52 against 51 draws two equal bars):
+// then an axis from the data, a span of about 10 differences below the top, so a difference
+// of 1 is a step of a tenth of the plot. The chart's title says where the axis starts.
 double rowSumAxisBottom(double lowest, double top, double largestDifference) {
-  if (largestDifference <= 0 || largestDifference * 20 >= top) return 0;
-  const double bottom = std::min(lowest - 2 * largestDifference, top - 20 * largestDifference);
+  if (largestDifference <= 0 || largestDifference * 10 >= top) return 0;
+  const double bottom = std::min(lowest - 2 * largestDifference, top - 10 * largestDifference);
   return bottom > 0 ? std::floor(bottom) : 0.0;
 }
 
