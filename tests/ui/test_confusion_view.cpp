@@ -2,16 +2,21 @@
 // order and the most-confused figure, and the Groups dock and figure of a class hierarchy,
 // on matrices worked out by hand and on a 1000-class evaluation.
 #include <QLabel>
+#include <QSignalSpy>
 #include <QTableWidget>
 #include <QTreeWidget>
 #include <QtTest>
 
 #include "core/diagnosis/row_check.h"
 #include "core/report/confusion_ranking.h"
+#include "core/report/metrics.h"
+#include "core/report/report.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
+#include "ui/jobs/evaluation_runner.h"
 #include "ui/panels/confusion_panel.h"
 #include "ui/panels/groups_panel.h"
+#include "ui/panels/metrics_panel.h"
 #include "ui/render/confusion_figure.h"
 #include "ui/render/figures.h"
 #include "ui/render/group_heatmaps.h"
@@ -72,6 +77,31 @@ QString text(QTableWidget* t, int row, int col) {
   return t->item(row, col) ? t->item(row, col)->text() : QString();
 }
 
+// What the dock writes for each rank's share: "r0: 2, r1: 2", "none" when no rank.
+QString ranksOf(const std::vector<RankCount>& ranks) {
+  QStringList parts;
+  for (const RankCount& r : ranks)
+    parts << QStringLiteral("r%1: %2").arg(r.rank).arg(QString::fromStdString(count_text(r.count)));
+  return parts.isEmpty() ? QStringLiteral("none") : parts.join(QStringLiteral(", "));
+}
+
+QString name(const Evaluation& e, int32_t c) {
+  return QString::fromStdString(e.class_name(c));
+}
+
+// A wrong result at 1000 classes computed by the job runner, as the window gets it: 5,000
+// samples on 3 ranks, one padded, so a row sums one too many and its repeat is attributed.
+ResultPtr runnersResult() {
+  Scenario s = load_preset("padding-duplicates");
+  s.dataset = "synthetic:classes=1000,per-class=5";
+  s.sampler.world_size = 3;
+  EvaluationRunner runner;
+  QSignalSpy finished(&runner, &EvaluationRunner::finished);
+  runner.start(s);
+  if (!finished.wait(60000)) return nullptr;
+  return finished.at(0).at(0).value<ResultPtr>();
+}
+
 }  // namespace
 
 class TestConfusionView : public QObject {
@@ -100,6 +130,82 @@ class TestConfusionView : public QObject {
     QCOMPARE(text(rows, 0, 5), QStringLiteral("r0: 7, r1: 6"));
     QCOMPARE(text(rows, 1, 0), QStringLiteral("dog"));
     QCOMPARE(text(rows, 1, 3), QStringLiteral("+1"));
+  }
+
+  // The job ranks the confusions (repeats read from the records) and computes the metrics
+  // with the result; the docks list exactly what the core functions give on that evaluation.
+  void docksListWhatTheCoreComputesOnTheRunnersResult() {
+    const ResultPtr result = runnersResult();
+    QVERIFY(result);
+    QVERIFY(result->tables);  // made in the worker, not by the docks
+    const Evaluation& e = result->eval;
+    const ConfusionRanking direct = rank_confusion(e, 25, 1, Repeats::FromRecords);
+    QVERIFY(!direct.wrong_rows.empty());
+    QVERIFY(!direct.wrong_rows.front().repeated.empty());  // the records walk is covered
+
+    ConfusionPanel panel;
+    panel.show();
+    panel.setResult(result);
+    QTableWidget* pairs = panel.pairsTable();
+    QCOMPARE(pairs->rowCount(), int(direct.pairs.size()));
+    for (int i = 0; i < pairs->rowCount(); ++i) {
+      const ConfusedPair& p = direct.pairs[size_t(i)];
+      QCOMPARE(text(pairs, i, 0), name(e, p.true_class));
+      QCOMPARE(text(pairs, i, 1), name(e, p.predicted));
+      QCOMPARE(text(pairs, i, 2), QString::fromStdString(count_text(p.count)));
+      QCOMPARE(text(pairs, i, 4), ranksOf(p.ranks));
+    }
+    QTableWidget* rows = panel.rowsTable();
+    QCOMPARE(rows->rowCount(), int(direct.wrong_rows.size()));
+    for (int i = 0; i < rows->rowCount(); ++i) {
+      const WrongRow& w = direct.wrong_rows[size_t(i)];
+      QCOMPARE(text(rows, i, 0), name(e, w.row));
+      QCOMPARE(text(rows, i, 1), QString::fromStdString(count_text(w.observed)));
+      QCOMPARE(text(rows, i, 4), w.repeated.empty() ? QStringLiteral("–") : ranksOf(w.repeated));
+      QCOMPARE(text(rows, i, 5), ranksOf(w.ranks));
+    }
+
+    MetricsPanel metrics;
+    metrics.setResult(result);
+    const std::vector<MetricRow> expected = metric_rows(e);
+    const std::vector<MetricRow>& shown = metrics.metricsModel()->rows();
+    QCOMPARE(shown.size(), expected.size());
+    QVERIFY(shown.size() > 3000);  // accuracy, F1s and each class's precision, recall, F1
+    for (size_t i = 0; i < shown.size(); ++i) {
+      QCOMPARE(shown[i].name, expected[i].name);
+      QCOMPARE(shown[i].reported, expected[i].reported);
+      QCOMPARE(shown[i].expected, expected[i].expected);
+      QCOMPARE(shown[i].difference, expected[i].difference);
+    }
+  }
+
+  // Applying a result only fills the tables: the docks list the job's tables and never rank
+  // or compute again (here tables that differ from what the evaluation would give).
+  void docksListTheJobsTablesWithoutComputingAgain() {
+    auto result = std::make_shared<EvaluationResult>(*handMade());
+    auto tables = std::make_shared<ResultTables>();
+    ConfusedPair foxAsCat;
+    foxAsCat.true_class = 2;
+    foxAsCat.predicted = 0;
+    foxAsCat.count = 9;
+    tables->confusion.pairs = {foxAsCat};
+    tables->confusion.confused_cells = 1;
+    tables->metrics.rows = {{"made-up metric", 0.5, 0.25, 0.25}};
+    result->tables = tables;
+
+    ConfusionPanel panel;
+    panel.show();
+    panel.setResult(result);
+    QCOMPARE(panel.pairsTable()->rowCount(), 1);
+    QCOMPARE(text(panel.pairsTable(), 0, 0), QStringLiteral("fox"));
+    QCOMPARE(text(panel.pairsTable(), 0, 1), QStringLiteral("cat"));
+    QCOMPARE(text(panel.pairsTable(), 0, 2), QStringLiteral("9"));
+    QCOMPARE(panel.rowsTable()->rowCount(), 0);  // the evaluation has 2 wrong rows
+
+    MetricsPanel metrics;
+    metrics.setResult(result);
+    QCOMPARE(metrics.metricsModel()->rowCount(), 1);
+    QCOMPARE(metrics.metricsModel()->rows().front().name, std::string("made-up metric"));
   }
 
   void clickingAPairOrARowActivatesItsCell() {

@@ -68,6 +68,7 @@ quint64 EvaluationRunner::start(const Scenario& s) {
     const bool sameCounts =
         samePlan && reusable_counts(*before, r->eval.scenario(), *r->eval.inputs);
     r->views = viewsOf(r->eval, request, prog, sameCounts ? earlier->views.get() : nullptr);
+    r->tables = tablesOf(r->eval, prog);
     return r;
   });
 }
@@ -99,6 +100,7 @@ quint64 EvaluationRunner::startRun(const QString& path) {
       // Images and subsets need the dataset's labels; a run opened elsewhere does without.
       attach_dataset_labels(r.eval);
       r.shards = summarizeShards(r.eval, prog);
+      r.tables = tablesOf(r.eval, prog);
       r.runPath = path;
       r.epochIndex = k;
       set->views.push_back(ResultPtr(ResultPtr(), &r));

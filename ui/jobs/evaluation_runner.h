@@ -19,6 +19,7 @@
 #include "core/runfile/runfile.h"
 #include "core/sim/engine.h"
 #include "ui/jobs/job_progress.h"
+#include "ui/jobs/result_tables.h"
 #include "ui/render/view_set.h"
 
 namespace shardlens::ui {
@@ -38,6 +39,9 @@ struct EvaluationResult {
   // The heatmaps for the view request current when the job started (the shown epoch's only):
   // prepared here so the GUI thread only swaps them in.
   render::ViewSetPtr views;
+  // What the Most confused and Metrics docks list, prepared here too (every epoch's): the GUI
+  // thread only fills their tables. Null in a result made without the runner (tests).
+  ResultTablesPtr tables;
 };
 using ResultPtr = std::shared_ptr<const EvaluationResult>;
 

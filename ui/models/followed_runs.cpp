@@ -22,6 +22,7 @@ FollowedFile loadFollowedFile(const QString& path, JobProgress* progress) {
     // Images and subsets need the dataset's labels; a run opened elsewhere does without.
     attach_dataset_labels(r->eval);
     r->shards = summarizeShards(r->eval, progress);
+    r->tables = tablesOf(r->eval, progress);
     r->runPath = path;
     file.results.push_back(std::move(r));
   }

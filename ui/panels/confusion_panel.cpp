@@ -111,7 +111,9 @@ void ConfusionPanel::fill() {
     return;
   }
   const Evaluation& e = result->eval;
-  const ConfusionRanking ranking = rank_confusion(e, kShown, 1, Repeats::FromRecords);
+  // The job ranked them (result->tables); a result made without the runner is ranked now.
+  const ResultTablesPtr tables = tablesFor(*result);
+  const ConfusionRanking& ranking = tables->confusion;
   const auto name = [&](int32_t c) {
     return c < e.classes() ? shownText(e.class_name(c)) : QString::number(c);
   };

@@ -18,12 +18,10 @@ namespace shardlens::ui {
 class ConfusionPanel : public QWidget {
   Q_OBJECT
  public:
-  // How many pairs and wrong rows the tables list.
-  static constexpr int kShown = 25;
-
   explicit ConfusionPanel(QWidget* parent = nullptr);
-  // Filled at once while the panel is visible, else when it is next shown (a dock tab not
-  // raised costs nothing: at 1000 classes the ranking reads a million cells).
+  // Lists the ranking the job made with the result (result->tables: at most
+  // kConfusionsShown pairs and wrong rows). Filled at once while the panel is visible, else
+  // when it is next shown (a dock tab not raised fills no table).
   void setResult(const ResultPtr& result);
   QTableWidget* pairsTable() const { return m_pairs; }
   QTableWidget* rowsTable() const { return m_rows; }

@@ -24,40 +24,18 @@ QString value(std::optional<double> v, bool signedValue = false) {
 
 MetricsModel::MetricsModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void MetricsModel::setEvaluation(const Evaluation* e) {
+void MetricsModel::setTable(const MetricsTable* table) {
   beginResetModel();
-  m_task = e ? e->meta.task : Task::Classification;
-  m_perRankMean.clear();
-  if (e && e->meta.task != Task::Classification)
-    setTaskMetrics(*e);
-  else
-    m_rows = e ? metric_rows(*e) : std::vector<MetricRow>{};
+  m_task = table ? table->task : Task::Classification;
+  m_rows = table ? table->rows : std::vector<MetricRow>{};
+  m_perRankMean = table ? table->perRankMean : std::vector<std::optional<double>>{};
   endResetModel();
 }
 
-void MetricsModel::setTaskMetrics(const Evaluation& e) {
-  m_rows.clear();
-  const TaskMetrics t = task_metrics(e);
-  const auto add = [this](std::string name, std::optional<double> reported,
-                          std::optional<double> truth, std::optional<double> perRank) {
-    std::optional<double> difference;
-    if (reported && truth) difference = *reported - *truth;
-    m_rows.push_back({std::move(name), reported, truth.value_or(std::nan("")), difference});
-    m_perRankMean.push_back(perRank);
-  };
-  // The headline (mIoU, token accuracy, macro F1) first, as a report states it.
-  for (const TaskMetric& m : t.overall) add(m.name, m.reported, m.truth, m.per_rank_mean);
-  // Then the classes (labels) the errors moved most, by the task's first per-class metric.
-  if (t.per_class.empty()) return;
-  const PerClassMetric& first = t.per_class.front();
-  constexpr size_t kClassRows = 10;
-  for (const ClassDifference& d : largest_differences(first, kClassRows)) {
-    const size_t c = size_t(d.index);
-    const std::string name = c < t.names.size() ? t.names[c] : std::to_string(c);
-    add(first.name + " " + name, d.reported, d.truth,
-        c < first.per_rank_mean.size() ? std::optional<double>(first.per_rank_mean[c])
-                                       : std::nullopt);
-  }
+void MetricsModel::setEvaluation(const Evaluation* e) {
+  if (!e) return setTable(nullptr);
+  const MetricsTable table = metricsTable(*e);
+  setTable(&table);
 }
 
 int MetricsModel::rowCount(const QModelIndex& parent) const {
@@ -155,7 +133,9 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QTableView(parent), m_model(new Me
 
 void MetricsPanel::setResult(const ResultPtr& result) {
   m_result = result;
-  m_model->setEvaluation(result ? &result->eval : nullptr);
+  // The job computed the rows (result->tables); a result made without the runner gets them now.
+  const ResultTablesPtr tables = result ? tablesFor(*result) : nullptr;
+  m_model->setTable(tables ? &tables->metrics : nullptr);
   const bool task = m_model->taskMetrics();
   setColumnHidden(MetricsModel::PerRankMean, !task);
   if (task)

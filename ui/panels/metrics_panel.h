@@ -12,6 +12,7 @@
 #include "core/report/metrics.h"
 #include "core/report/task_metrics.h"
 #include "ui/jobs/evaluation_runner.h"
+#include "ui/jobs/result_tables.h"
 
 namespace shardlens::ui {
 
@@ -21,7 +22,10 @@ class MetricsModel : public QAbstractTableModel {
   // PerRankMean: each rank's own value averaged (tasks of many counts only; else hidden).
   enum Column { Metric, Reported, Expected, Difference, PerRankMean, ColumnCount };
   explicit MetricsModel(QObject* parent = nullptr);
-  void setEvaluation(const Evaluation* e);  // nullptr clears
+  // The rows the job computed with the result (ResultTables::metrics); nullptr clears.
+  void setTable(const MetricsTable* table);
+  // The rows of `e`, computed now (tests); nullptr clears.
+  void setEvaluation(const Evaluation* e);
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
@@ -31,8 +35,6 @@ class MetricsModel : public QAbstractTableModel {
   bool taskMetrics() const { return m_task != Task::Classification; }
 
  private:
-  void setTaskMetrics(const Evaluation& e);
-
   std::vector<MetricRow> m_rows;                     // expected NaN: unknown
   std::vector<std::optional<double>> m_perRankMean;  // by row, task metrics only
   Task m_task = Task::Classification;
