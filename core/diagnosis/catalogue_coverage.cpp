@@ -1,5 +1,7 @@
 // The catalogue's coverage patterns: samples counted twice, never, or in a changing order.
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "core/diagnosis/catalogue_entry.h"
 #include "core/diagnosis/wording.h"
@@ -115,12 +117,28 @@ FindingText batch_limit_subset(const Facts& f) {
            {"PyTorch", "Do not break out of the evaluation loop early."}}};
 }
 
-// What could have left the samples out: a batch limit only where the settings do not rule
-// one out.
+// "a, b or c": the causes in a list.
+std::string one_of(const std::vector<std::string>& causes) {
+  std::string out;
+  for (size_t i = 0; i < causes.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == causes.size() ? " or " : ", ") + causes[i];
+  return out;
+}
+
+// What could have stopped every rank before the end of its share: a batch limit and the
+// loader's drop_last, each only where the settings do not rule it out.
+std::vector<std::string> possible_stops(const Facts& f) {
+  std::vector<std::string> out;
+  if (f.batch_limited != false) out.push_back("a batch limit");
+  if (f.loader_drop_last != false) out.push_back("the loader's drop_last");
+  return out;
+}
+
+// What could have left the samples out: the stops the settings leave open, or a subset.
 std::string possible_causes(const Facts& f) {
-  return f.batch_limited == false ? "the loader's drop_last or a subset of the dataset"
-                                  : "a batch limit, the loader's drop_last or a subset of the "
-                                    "dataset";
+  std::vector<std::string> causes = possible_stops(f);
+  causes.push_back("a subset of the dataset");
+  return one_of(causes);
 }
 
 // Where the missing samples lie, as far as the records show it.
@@ -131,15 +149,29 @@ std::string where_missing(const Facts& f) {
   if (!f.missing_at_end || !f.missing || !f.dataset_size || *f.missing <= 0) return out;
   const std::string range =
       std::to_string(*f.dataset_size - *f.missing) + "-" + std::to_string(*f.dataset_size - 1);
+  const std::string stops = one_of(possible_stops(f));
   if (*f.missing_at_end)
     return out + " They are the dataset's last indices (" + range +
            "), which an unshuffled sampler deals last: every rank stopped before the end of its "
-           "share, as " +
-           (f.batch_limited == false ? "the loader's drop_last does."
-                                     : "a batch limit or the loader's drop_last does.");
+           "share" +
+           (stops.empty() ? "." : ", as " + stops + " does.");
   return out +
          " They are not the dataset's last indices: with an unshuffled sampler that points to a "
          "subset of the dataset; a shuffled order hides where each rank stopped.";
+}
+
+// What would decide between the causes: the settings the recorder keeps, or the missing ids.
+std::string where_to_look(const Facts& f) {
+  const std::vector<std::string> stops = possible_stops(f);
+  const std::string ids =
+      stops.empty() ? "look at which sample ids are missing: ids spread over the dataset point "
+                      "to a subset."
+                    : "look at which sample ids are missing: a trailing block of each rank's "
+                      "order points to " +
+                          one_of(stops) + ", ids spread over the dataset to a subset.";
+  return "Record the run's settings with the recorder (ShardLensCallback, or settings_json "
+         "with batch_size, drop_last and limit_batches in the dumps) and import again; or " +
+         ids;
 }
 
 // Samples missing with no setting to tell why: every cause the records are consistent with,
@@ -160,12 +192,7 @@ FindingText never_evaluated(const Facts& f) {
             "cause it was; the run's settings, or which sample ids are missing, decide.";
   return {"Samples never evaluated",
           explained(specifics, general),
-          {{"ShardLens",
-            "Record the run's settings with the recorder (ShardLensCallback, or "
-            "settings_json with batch_size, drop_last and limit_batches in the dumps) and "
-            "import again; or look at which sample ids are missing: a trailing block of "
-            "each rank's order points to the loader's drop_last or a batch limit, ids spread "
-            "over the dataset to a subset."},
+          {{"ShardLens", where_to_look(f)},
            {"Lightning",
             "For the numbers you report, limit_val_batches=1.0 (the float) and loaders with "
             "drop_last=False."},

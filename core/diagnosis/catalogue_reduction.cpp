@@ -193,17 +193,68 @@ std::string fraction(double v) {
   return s.str();
 }
 
+// The metric the run logged: the accuracy unless the facts name the task's ("mIoU", ...).
+std::string logged_metric(const Facts& f) {
+  return f.logged_metric.value_or("accuracy");
+}
+
+bool logged_accuracy_itself(const Facts& f) {
+  return logged_metric(f) == "accuracy";
+}
+
 std::string logged_specifics(const Facts& f) {
-  if (!f.logged_accuracy || !f.accuracy) return "";
+  if (!f.logged_value || !f.true_value) return "";
+  const std::string metric = logged_metric(f);
+  const std::string where = ", where the " + metric + " is " + fraction(*f.true_value) + ".";
+  if (f.logged_per_batch == true)
+    return "Logged per batch with sync_dist=True: " + fraction(*f.logged_value) + where;
+  std::string out = "Each rank's " + metric + " logged with sync_dist=True averages to " +
+                    fraction(*f.logged_value) + where;
+  if (f.rank_value_range && !logged_accuracy_itself(f))
+    out += " The ranks' own values lie between " + fraction(f.rank_value_range->first) + " and " +
+           fraction(f.rank_value_range->second) + ".";
+  // A classification's shares, in samples: what weighs the ranks' accuracies unevenly.
   std::string shares;
   for (int64_t n : f.rank_samples) shares += (shares.empty() ? "" : ", ") + std::to_string(n);
-  const std::string ranks = shares.empty() ? "" : " The ranks evaluated " + shares + " samples.";
-  if (f.logged_per_batch == true)
-    return "Logged per batch with sync_dist=True: " + fraction(*f.logged_accuracy) +
-           ", where the accuracy is " + fraction(*f.accuracy) + "." + ranks;
-  return "Each rank's accuracy logged with sync_dist=True averages to " +
-         fraction(*f.logged_accuracy) + ", where the accuracy is " + fraction(*f.accuracy) + "." +
-         ranks;
+  if (logged_accuracy_itself(f) && !shares.empty())
+    out += " The ranks evaluated " + shares + " samples.";
+  return out;
+}
+
+// A metric that is not the mean of per-sample values (an IoU's ratio of summed counts)
+// differs from the mean of the ranks' values even over equal shards.
+std::string rank_mean_general(const Facts& f) {
+  if (logged_accuracy_itself(f))
+    return "self.log(name, value, sync_dist=True) averages the ranks' own values with equal "
+           "weights: a rank of fewer samples weighs as much as one of more, so with uneven "
+           "shards the logged accuracy is not the accuracy of the evaluated samples. The "
+           "matrix itself can be right.";
+  const std::string metric = logged_metric(f);
+  return "The " + metric +
+         " computed on each rank's own matrix and logged with self.log(name, value, "
+         "sync_dist=True), or averaged by hand, is the mean of the ranks' values: a ratio of "
+         "counts summed over the whole dataset is not the mean of its ranks' ratios, even "
+         "over equal shards, so the logged value is not the " +
+         metric + ". The matrix itself can be right.";
+}
+
+std::vector<Fix> logged_fixes(const Facts& f) {
+  if (logged_accuracy_itself(f))
+    return {{"Lightning",
+             "Log a torchmetrics metric object (self.log(\"val_acc\", self.val_acc) with "
+             "self.val_acc = MulticlassAccuracy(...)), or sum the hits and the counts across "
+             "ranks and divide after the sync."},
+            {"torchmetrics",
+             "MulticlassAccuracy(average=\"micro\") syncs its counts, not the ranks' ratios."}};
+  const std::string metric = logged_metric(f);
+  return {{"torchmetrics",
+           "Compute the " + metric +
+               " once from the synced confusion matrix: keep the metric's state synced "
+               "(MulticlassJaccardIndex, MulticlassAccuracy, MulticlassF1Score with "
+               "sync_on_compute=True, the default) and log the metric object "
+               "(self.log(\"val_metric\", self.val_metric)), not a value computed per rank."},
+          {"PyTorch", "dist.all_reduce(confmat, op=dist.ReduceOp.SUM), then compute the " + metric +
+                          " from the summed matrix (IoU = tp / (tp + fp + fn) per class)."}};
 }
 
 FindingText logged_accuracy(const Facts& f) {
@@ -213,18 +264,10 @@ FindingText logged_accuracy(const Facts& f) {
             "batch size and each rank's sample count, the count's mean truncated in its int64 "
             "tensor: the logged value is not the accuracy unless the records divide by the "
             "world size. The matrix itself can be right."
-          : "self.log(name, value, sync_dist=True) averages the ranks' own values with equal "
-            "weights: a rank of fewer samples weighs as much as one of more, so with uneven "
-            "shards the logged accuracy is not the accuracy of the evaluated samples. The "
-            "matrix itself can be right.";
-  return {"Logged accuracy is not the accuracy",
-          explained(logged_specifics(f), general),
-          {{"Lightning",
-            "Log a torchmetrics metric object (self.log(\"val_acc\", self.val_acc) with "
-            "self.val_acc = MulticlassAccuracy(...)), or sum the hits and the counts across "
-            "ranks and divide after the sync."},
-           {"torchmetrics",
-            "MulticlassAccuracy(average=\"micro\") syncs its counts, not the ranks' ratios."}}};
+          : rank_mean_general(f);
+  const std::string metric = logged_metric(f);
+  return {"Logged " + metric + " is not the " + metric, explained(logged_specifics(f), general),
+          logged_fixes(f)};
 }
 
 FindingText incomplete_run(const Facts& f) {

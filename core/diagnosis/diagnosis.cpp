@@ -8,6 +8,7 @@
 #include "core/diagnosis/precision.h"
 #include "core/torchsem/sampler.h"
 #include "core/torchsem/sync.h"
+#include "core/torchsem/task_scores.h"
 
 namespace shardlens {
 
@@ -409,6 +410,7 @@ void classify_missing(Classifier& c, const RecordStats& st, const SampleSet& mis
     return;
   }
   facts.batch_limited = in.batch_limited;
+  facts.loader_drop_last = in.loader_drop_last;
   if (w > 0 && every_rank_has(st, st.rank_sizes.front()))
     facts.samples_per_rank = st.rank_sizes.front();
   facts.missing_at_end = missing_at_end(st.times, missing.count);
@@ -549,48 +551,61 @@ void summarize(const DiagnosisInput& in, const RecordStats& st, const SampleSet&
   }
 }
 
-// What the run logged of the accuracy, where it is not the expected matrix's accuracy: one
-// finding for each way it logged (each rank's epoch value, the batches' values).
-std::vector<Finding> logged_accuracy_findings(const DiagnosisInput& in,
-                                              const std::vector<Matrix>& exact) {
+// What the run logged of its metric (the task's headline: accuracy, mIoU, token accuracy,
+// macro F1), where it is not the expected matrix's value: one finding for each way it logged
+// (each rank's epoch value; the batches' values, for a classification's accuracy only: a
+// dense metric's per-batch value depends on each batch's matrix, which no record keeps).
+std::vector<Finding> logged_metric_findings(const DiagnosisInput& in,
+                                            const std::vector<Matrix>& exact) {
   std::vector<Finding> out;
   if (in.logged_accuracy == LoggedAccuracy::None || !in.expected) return out;
-  const double total = in.expected->total();
-  if (total <= 0) return out;
-  const double accuracy = in.expected->diagonal_sum() / total;
+  if (in.expected->total() <= 0) return out;
+  const double truth = headline_metric(*in.expected, in.task, in.ignore_index);
+  if (std::isnan(truth)) return out;
   std::vector<RankTally> ranks;
   std::vector<int64_t> rank_samples;
+  std::vector<double> rank_values;  // of the ranks that evaluated something: they log
   for (const Matrix& m : exact) {
     ranks.push_back({m.total(), m.diagonal_sum()});
     rank_samples.push_back(int64_t(m.total()));
+    if (m.total() > 0) rank_values.push_back(headline_metric(m, in.task, in.ignore_index));
   }
   const auto check = [&](bool per_batch, std::optional<double> logged) {
-    if (!logged || std::abs(*logged - accuracy) <= kFractionTolerance) return;
+    if (!logged || std::abs(*logged - truth) <= kFractionTolerance) return;
     Finding f(Pattern::LoggedAccuracy);
-    f.facts.logged_accuracy = logged;
-    f.facts.accuracy = accuracy;
+    f.facts.logged_metric = headline_metric_name(in.task);
+    f.facts.logged_value = logged;
+    f.facts.true_value = truth;
     f.facts.logged_per_batch = per_batch;
     f.facts.world_size = int(exact.size());
     f.facts.rank_samples = rank_samples;
+    if (!per_batch && !rank_values.empty()) {
+      const auto [low, high] = std::minmax_element(rank_values.begin(), rank_values.end());
+      f.facts.rank_value_range = std::make_pair(*low, *high);
+    }
     out.push_back(std::move(f));
   };
-  if (logs_rank_mean(in.logged_accuracy)) check(false, logged_rank_mean(ranks));
-  if (logs_per_batch(in.logged_accuracy)) check(true, logged_per_batch(ranks));
+  if (logs_rank_mean(in.logged_accuracy)) check(false, logged_rank_mean_of(rank_values));
+  if (logs_per_batch(in.logged_accuracy) && in.task == Task::Classification)
+    check(true, logged_per_batch(ranks));
   return out;
 }
 
 }  // namespace
 
-std::optional<double> logged_rank_mean(const std::vector<RankTally>& ranks) {
+std::optional<double> logged_rank_mean_of(const std::vector<double>& rank_values) {
+  if (rank_values.size() < 2) return std::nullopt;
   double sum = 0;
-  int counted = 0;
-  for (const RankTally& r : ranks) {
-    if (r.records <= 0) continue;  // a rank with no batch logs nothing
-    sum += r.correct / r.records;
-    ++counted;
-  }
-  if (counted < 2) return std::nullopt;
-  return sum / counted;
+  for (double v : rank_values) sum += v;
+  return sum / double(rank_values.size());
+}
+
+std::optional<double> logged_rank_mean(const std::vector<RankTally>& ranks) {
+  std::vector<double> values;
+  for (const RankTally& r : ranks)
+    if (r.records > 0)
+      values.push_back(r.correct / r.records);  // a rank with no batch logs nothing
+  return logged_rank_mean_of(values);
 }
 
 std::optional<double> logged_per_batch(const std::vector<RankTally>& ranks) {
@@ -622,7 +637,7 @@ Diagnosis diagnose(const DiagnosisInput& in) {
   const Matrix& record_sum = exact_sum ? *exact_sum : rank_sum;
   const SampleSet missing = never_evaluated(in, st);
   summarize(in, st, missing, record_sum, out);
-  std::vector<Finding> logged = logged_accuracy_findings(in, exact);
+  std::vector<Finding> logged = logged_metric_findings(in, exact);
   if (out.correct) {
     // The matrix is right; a value the run logged of it may still not be.
     out.correct = logged.empty();

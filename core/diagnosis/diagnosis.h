@@ -17,6 +17,7 @@
 #include "core/torchsem/sync.h"
 #include "core/vocabulary/matrix.h"
 #include "core/vocabulary/records.h"
+#include "core/vocabulary/sample_cells.h"
 
 namespace shardlens {
 
@@ -47,12 +48,18 @@ struct DiagnosisInput {
   // recorder saw). Known absent: a drop that stops where a limit would is not said to be a
   // limit's. Known present: the shuffled order's finding names the limit the records show.
   std::optional<bool> batch_limited;
+  // Whether the evaluation loader dropped its last incomplete batch, when known (a
+  // simulation's scenario, the drop_last a recorder saw). Known false: samples never
+  // evaluated are not said to be consistent with it.
+  std::optional<bool> loader_drop_last;
   // Whether a shuffled order changes from epoch to epoch, when known (a simulation's sampler
   // seeds it with seed + epoch). Unknown for a run: one evaluation's records show one order.
   std::optional<bool> reshuffled_each_epoch;
-  // What the run logged of the accuracy with sync_dist (a simulation's scenario says; a run's
-  // records do not): a logged value other than the expected matrix's accuracy is a finding.
+  // What the run logged of its metric with sync_dist (a simulation's scenario says; a run's
+  // records do not): the task's headline metric (torchsem/task_scores.h: accuracy, mIoU,
+  // token accuracy, macro F1); a logged value other than the expected matrix's is a finding.
   LoggedAccuracy logged_accuracy = LoggedAccuracy::None;
+  Task task = Task::Classification;  // which metric that is
   // What each rank reported itself, when recorded: ranks that disagree were not synced.
   const std::vector<std::optional<Matrix>>* reported_per_rank = nullptr;
   int ignore_index = -1;
@@ -92,8 +99,10 @@ Diagnosis diagnose(const DiagnosisInput& input);
 struct RankTally {
   double records = 0, correct = 0;
 };
-// What self.log("val_acc", acc, sync_dist=True) logs of each rank's epoch accuracy: the mean
-// over the ranks that evaluated something, equal weights. Absent with fewer than two.
+// What self.log(name, value, sync_dist=True) logs of each rank's epoch value: the mean of
+// the values of the ranks that evaluated something, equal weights. Absent with fewer than two.
+std::optional<double> logged_rank_mean_of(const std::vector<double>& rank_values);
+// The same of each rank's epoch accuracy (self.log("val_acc", acc, sync_dist=True)).
 std::optional<double> logged_rank_mean(const std::vector<RankTally>& ranks);
 // What self.log("val_acc", batch_acc, sync_dist=True, batch_size=n) in validation_step logs:
 // each rank sums value x batch size and the batch sizes; sync_dist averages both over the

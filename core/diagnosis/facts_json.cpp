@@ -70,6 +70,7 @@ json facts_json(const Facts& f) {
   put(out, "samples_per_rank", f.samples_per_rank);
   put(out, "missing_at_end", f.missing_at_end);
   put(out, "batch_limited", f.batch_limited);
+  put(out, "loader_drop_last", f.loader_drop_last);
   put(out, "reshuffled_each_epoch", f.reshuffled_each_epoch);
   put(out, "reported_total", f.reported_total);
   put(out, "rank_sum_total", f.rank_sum_total);
@@ -105,8 +106,11 @@ json facts_json(const Facts& f) {
   put(out, "validations", f.validations);
   put(out, "epoch", f.epoch);
   put(out, "distinct_evaluated", f.distinct_evaluated);
-  put(out, "logged_accuracy", f.logged_accuracy);
-  put(out, "accuracy", f.accuracy);
+  put(out, "logged_metric", f.logged_metric);
+  put(out, "logged_value", f.logged_value);
+  put(out, "true_value", f.true_value);
+  if (f.rank_value_range)
+    out["rank_value_range"] = {f.rank_value_range->first, f.rank_value_range->second};
   put(out, "logged_per_batch", f.logged_per_batch);
   if (f.lists) out["lists"] = lists_json(*f.lists);
   if (f.draw)

@@ -43,7 +43,7 @@ enum class Pattern : uint8_t {
   AccelerateDoubleShard,     // accelerate-double-shard
   UnequalLastBatches,        // unequal-last-batches
   NeverEvaluated,            // never-evaluated: samples missing, the settings unknown
-  LoggedAccuracy,            // logged-accuracy: a sync_dist-logged accuracy that is not it
+  LoggedAccuracy,            // logged-accuracy: a sync_dist-logged metric that is not it
   UnexplainedDifference,     // unexplained-difference
 };
 
@@ -112,6 +112,8 @@ struct Facts {
   // Whether the settings say a batch limit was in force (a simulation's scenario, the limit
   // a recorder saw); unknown for dumps imported without settings.
   std::optional<bool> batch_limited;
+  // Whether the settings say the loader dropped its last incomplete batch; unknown likewise.
+  std::optional<bool> loader_drop_last;
   // Whether the shuffled order changes from epoch to epoch is known (a simulation's sampler
   // seeds it with seed + epoch); one imported evaluation shows one order only.
   std::optional<bool> reshuffled_each_epoch;
@@ -142,9 +144,13 @@ struct Facts {
   std::optional<int64_t> validations;     // repeated validations of one epoch
   std::optional<int64_t> epoch;
   std::optional<int64_t> distinct_evaluated;
-  // A logged accuracy (self.log with sync_dist) against the expected matrix's accuracy.
-  std::optional<double> logged_accuracy;
-  std::optional<double> accuracy;
+  // A logged metric (self.log with sync_dist) against the expected matrix's value of it: the
+  // metric's name ("accuracy", "mIoU", ...), both values, and the ranks' lowest and highest own
+  // values where each rank's was logged.
+  std::optional<std::string> logged_metric;
+  std::optional<double> logged_value;
+  std::optional<double> true_value;
+  std::optional<std::pair<double, double>> rank_value_range;
   std::optional<bool> logged_per_batch;  // logged per batch; else each rank's epoch value
   std::optional<ListFacts> lists;        // Lightning's wrapper: were the ranks' lists one?
   std::optional<DrawFacts> draw;         // the one list drawn with replacement

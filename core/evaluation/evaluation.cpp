@@ -96,6 +96,14 @@ void describe_sampler(const Evaluation& e, DiagnosisInput& d) {
   }
 }
 
+// Whether the evaluation DataLoader dropped its last incomplete batch, when known: the
+// scenario's loader, or the drop_last a recorder saw.
+std::optional<bool> loader_drop_last(const Evaluation& e) {
+  if (e.scenario_recorded()) return e.scenario().loader.drop_last;
+  if (!e.meta.recorded) return std::nullopt;
+  return e.meta.recorded->loader_drop_last;
+}
+
 // Whether a batch limit cut the evaluation, when known: the scenario's limit, or the one a
 // recorder saw (1.0 and "all" evaluate every batch).
 std::optional<bool> batch_limited(const Evaluation& e) {
@@ -205,7 +213,9 @@ void complete_evaluation(Evaluation& e, Progress* progress, std::optional<Record
     d.distinct = &e.expected_distinct;
     d.batch_size = e.meta.batch_size;
     d.batch_limited = batch_limited(e);
+    d.loader_drop_last = loader_drop_last(e);
     d.logged_accuracy = logged_accuracy(e);
+    d.task = e.meta.task;
     d.reported_per_rank = e.reported_per_rank.empty() ? nullptr : &e.reported_per_rank;
     d.ignore_index = e.meta.ignore_index;
     d.stats = &*stats;

@@ -388,11 +388,12 @@ void add_metric_settings(std::vector<ScenarioSetting>& t) {
         [](auto& x) -> auto& { return x.logged_accuracy; }, parse_logged_accuracy,
         {{"none", "the run logs no accuracy of its own (the matrix only)"},
          {"rank-mean",
-          "self.log(\"val_acc\", acc, sync_dist=True) of each rank's epoch accuracy: the "
-          "ranks' mean, equal weights"},
+          "self.log(\"val_acc\", acc, sync_dist=True) of each rank's epoch accuracy (of a "
+          "dense task its mIoU, token accuracy or macro F1): the ranks' mean, equal weights"},
          {"per-batch",
           "self.log(\"val_acc\", batch_acc, sync_dist=True, batch_size=len(y)) in "
-          "validation_step: the ranks' weighted sums over their truncated mean batch count"},
+          "validation_step: the ranks' weighted sums over their truncated mean batch count "
+          "(classification only)"},
          {"both", "rank-mean and per-batch, under two names"}},
         "What the run logs of the accuracy with Lightning's self.log(..., sync_dist=True), "
         "checked against the accuracy of the expected matrix");

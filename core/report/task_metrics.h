@@ -5,21 +5,7 @@
 // averaged over the ranks (what `self.log(name, per_rank_value, sync_dist=True)` logs: the
 // per-rank-mean mistake).
 //
-// Conventions, from torchmetrics' code (functional/classification/jaccard.py, stat_scores.py,
-// accuracy.py, precision_recall.py, f_beta.py, utilities/compute.py):
-//   - a per-class ratio whose denominator is 0 is 0 (zero_division=0);
-//   - mIoU, MulticlassJaccardIndex(average="macro"): the mean of the IoUs of the classes
-//     whose row or column holds a count, leaving out ignore_index when it is a class; NaN
-//     when no class counts (torchmetrics divides by a zero weight sum there, unguarded);
-//   - macro precision / recall / F1 and mean class accuracy (Multiclass*, average="macro"):
-//     the mean over classes with tp + fp + fn > 0 (ignore_index left in: only its row is
-//     empty), 0 when none;
-//   - multilabel (Multilabel*, average="macro"): the mean over EVERY label, a label that
-//     never occurs counting 0; accuracy is MultilabelAccuracy(average="micro"), the fraction
-//     of label decisions right;
-//   - pixel / token accuracy: MulticlassAccuracy(average="micro"), trace / total.
-// Ignored pixels and tokens are not in the matrices (sample_cells.h), as torchmetrics drops
-// them before counting.
+// The scores of one matrix, and torchmetrics' conventions for them, are torchsem/task_scores.h's.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -29,27 +15,11 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/evaluation/evaluation.h"
+#include "core/torchsem/task_scores.h"
 #include "core/vocabulary/matrix.h"
 #include "core/vocabulary/sample_cells.h"
 
 namespace shardlens {
-
-// Every metric of one matrix. Per-class vectors have one value per class (segmentation,
-// tokens) or per label (multilabel: L = classes / 2); `iou` is empty for multilabel.
-struct TaskScores {
-  std::vector<double> iou;                    // MulticlassJaccardIndex(average=None)
-  std::vector<double> precision, recall, f1;  // average=None
-  double miou = 0;                            // NaN when no class counts (see above)
-  // Two classes: class 1's IoU, what BinaryJaccardIndex reports of the same masks (tp / (tp
-  // + fp + fn) of the positive class, ignored pixels left out); NaN with another count.
-  double binary_iou = 0;
-  double accuracy = 0;             // pixel / token / label-decision accuracy
-  double mean_class_accuracy = 0;  // MulticlassAccuracy(average="macro")
-  double macro_precision = 0, macro_recall = 0, macro_f1 = 0;
-};
-
-// `ignore_index` as the run gave it (negative or past the classes: no class is ignored).
-TaskScores task_scores(const Matrix& m, Task task, int ignore_index);
 
 // One metric three ways. Absent where its matrix is unknown: no synced matrix (the run
 // ended before its sync), no expected one, fewer than two ranks that counted anything.

@@ -117,12 +117,13 @@ bool only_logged_values_wrong(const Diagnosis& d) {
 Verdict verdict_of(const Evaluation& e) {
   const Diagnosis& d = e.diagnosis;
   const int64_t rows = int64_t(d.mismatched_rows.size());
-  if (rows == 0 && e.synced && only_logged_values_wrong(d))
+  if (rows == 0 && e.synced && only_logged_values_wrong(d)) {
+    const std::string metric = d.findings.front().facts.logged_metric.value_or("accuracy");
     return {VerdictKind::Wrong,
-            "WRONG LOGGED VALUE: " + judged(e) +
-                " equals the expected one, but the accuracy the run logged with sync_dist is "
-                "not its accuracy.",
-            "⚠ Logged accuracy wrong (the matrix is right)"};
+            "WRONG LOGGED VALUE: " + judged(e) + " equals the expected one, but the " + metric +
+                " the run logged with sync_dist is not its " + metric + ".",
+            "⚠ Logged " + metric + " wrong (the matrix is right)"};
+  }
   const bool sum_only = synced_origin_of(e.meta) == SyncedOrigin::SumOfRanks;
   // Never "equals the expected one" over a row that misses its class count (summarize in
   // core/diagnosis/diagnosis.cpp holds it too): such a row is wrong, whatever says otherwise.

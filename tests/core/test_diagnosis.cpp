@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 #include "core/diagnosis/diagnosis.h"
 #include "core/diagnosis/facts_json.h"
 #include "core/diagnosis/precision.h"
 #include "core/report/metrics.h"
+#include "core/report/verdict.h"
 #include "core/sim/engine.h"
 #include "core/sim/lessons.h"
 #include "core/sim/validations.h"
@@ -55,9 +57,11 @@ struct HandRun {
   }
 
   Diagnosis run(std::optional<int64_t> batch = {}, std::optional<bool> limited = {},
-                std::optional<bool> reshuffled = {}) const {
+                std::optional<bool> reshuffled = {},
+                std::optional<bool> loader_drop_last = {}) const {
     DiagnosisInput in;
     in.batch_limited = limited;
+    in.loader_drop_last = loader_drop_last;
     in.reshuffled_each_epoch = reshuffled;
     in.records = &records;
     in.per_rank = &per_rank;
@@ -161,6 +165,38 @@ TEST(Diagnosis, MissingSamplesWithoutSettingsNameEveryPossibleCause) {
   EXPECT_NE(unlimited.find("consistent with the loader's drop_last or a subset"), std::string::npos)
       << unlimited;
   EXPECT_EQ(unlimited.find("consistent with a batch limit"), std::string::npos) << unlimited;
+}
+
+// Settings that say the loader kept its last batch rule drop_last out of the causes, and with
+// no limit either only a subset is left; the fixes then point at the ids, not at either.
+TEST(Diagnosis, MissingSamplesNameNoCauseTheSettingsRuleOut) {
+  HandRun run(10, {{0, 2, 4, 6}, {1, 3, 5, 7}});
+  const FindingText kept = describe(run.run({}, {}, {}, false).findings.at(0));
+  EXPECT_NE(kept.explanation.find("consistent with a batch limit or a subset of the dataset."),
+            std::string::npos)
+      << kept.explanation;
+  EXPECT_EQ(kept.explanation.find("drop_last"), std::string::npos) << kept.explanation;
+  EXPECT_NE(kept.explanation.find("as a batch limit does."), std::string::npos) << kept.explanation;
+
+  const Diagnosis neither = run.run({}, false, {}, false);
+  ASSERT_EQ(patterns(neither), std::vector<std::string>{"never-evaluated"});
+  const FindingText subset = describe(neither.findings.at(0));
+  EXPECT_NE(subset.explanation.find("2 samples never evaluated (of 10): consistent with a subset "
+                                    "of the dataset."),
+            std::string::npos)
+      << subset.explanation;
+  EXPECT_EQ(subset.explanation.find("drop_last"), std::string::npos) << subset.explanation;
+  EXPECT_EQ(subset.explanation.find("batch limit"), std::string::npos) << subset.explanation;
+  EXPECT_NE(subset.explanation.find("stopped before the end of its share."), std::string::npos)
+      << subset.explanation;
+  for (const Fix& f : subset.fixes)
+    if (f.framework == "ShardLens")
+      EXPECT_EQ(f.text.find("points to the loader's drop_last"), std::string::npos) << f.text;
+
+  // Settings that say the loader did drop its last batch leave drop_last among the causes.
+  const std::string dropped = describe(run.run({}, false, {}, true).findings.at(0)).explanation;
+  EXPECT_NE(dropped.find("consistent with the loader's drop_last or a subset"), std::string::npos)
+      << dropped;
 }
 
 TEST(Diagnosis, MissingSamplesSpreadOverTheDatasetAreNotTheLastIndices) {
@@ -527,8 +563,8 @@ std::string lesson_pattern(const std::string& name) {
   if (name == "seed-lesson") return "shuffled-eval";
   if (name == "sorted-val-limit") return "batch-limit-subset";
   if (name == "mnist-padding-3-gpus") return "padding-duplicates";
-  if (name == kMetricLesson) return "logged-accuracy";  // a right matrix, a wrong logged value
-  if (name == kRankMeanLesson) return "";               // the same, of the mIoU
+  if (name == kMetricLesson) return "logged-accuracy";    // a right matrix, a wrong logged value
+  if (name == kRankMeanLesson) return "logged-accuracy";  // the same, of the mIoU
   if (name == "voc-padding-miou") return "padding-duplicates";
   if (name == "ade20k-batch-limit") return "batch-limit-subset";
   if (name == "voc-unsynced") return "unsynced";
@@ -587,10 +623,6 @@ TEST_P(EachLesson, IsDiagnosedAsItsPattern) {
   // Several validations per epoch: the last one (each is its own evaluation).
   const Evaluation e = simulate_validations(lesson.scenario).back();
   const std::string want = lesson_pattern(lesson.name);
-  if (lesson.name == kRankMeanLesson) {
-    EXPECT_TRUE(e.diagnosis.correct) << lesson.name;
-    return;
-  }
   if (lesson.name == kMetricLesson) {
     // The matrix is right; the mean of the ranks' accuracies (what self.log with sync_dist
     // averages) is not the accuracy: 1/3, 2/3, 2/2 and 1/2 of 3, 3, 2, 2 samples. Both
@@ -741,4 +773,99 @@ TEST(Lessons, CounterPrecisionQuotesItsOwnSimulation) {
   EXPECT_NE(text.find(with_commas(int64_t(synced.largest.exact)) + " becomes " +
                       with_commas(int64_t(synced.largest.observed))),
             std::string::npos);
+}
+
+namespace {
+
+// A segmentation matrix's mIoU written out here, as torchmetrics' MulticlassJaccardIndex
+// (average="macro", no ignore_index) computes it: tp / (row + column - tp) of each class,
+// averaged over the classes whose row or column holds a count.
+double hand_miou(const Matrix& m) {
+  double sum = 0;
+  int present = 0;
+  for (int32_t c = 0; c < m.classes; ++c) {
+    double row = 0, column = 0;
+    for (int32_t k = 0; k < m.classes; ++k) {
+      row += m.at(c, k);
+      column += m.at(k, c);
+    }
+    if (row + column == 0) continue;
+    sum += m.at(c, c) / (row + column - m.at(c, c));
+    ++present;
+  }
+  return sum / present;
+}
+
+std::string four_places(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f", v);
+  return text;
+}
+
+}  // namespace
+
+// ade20k-rank-mean-miou logs the mean of its 8 ranks' own mIoUs: the matrix is right, the
+// logged mIoU is not, and the finding names both values, the ranks' range and the fix.
+TEST(LoggedMetric, RankMeanMiouOfTheAde20kLessonIsAFinding) {
+  const LessonInfo lesson = find_lesson(load_lessons().lessons, kRankMeanLesson);
+  ASSERT_EQ(lesson.scenario.logged_accuracy, LoggedAccuracy::RankMean);
+  const Evaluation e = simulate_validations(lesson.scenario).back();
+  EXPECT_EQ(*e.synced, *e.expected);
+  EXPECT_TRUE(e.diagnosis.mismatched_rows.empty());
+  EXPECT_FALSE(e.diagnosis.correct);
+  ASSERT_EQ(patterns(e.diagnosis), std::vector<std::string>{"logged-accuracy"});
+
+  std::vector<double> ranks;
+  for (const Matrix& m : e.per_rank) ranks.push_back(hand_miou(m));
+  ASSERT_EQ(ranks.size(), 8u);
+  double mean = 0;
+  for (double v : ranks) mean += v / double(ranks.size());
+  const double truth = hand_miou(*e.expected);
+  // The values the lesson's text quotes, measured with torchmetrics 1.9.
+  EXPECT_NEAR(mean, 0.6469, 5e-5);
+  EXPECT_NEAR(truth, 0.6456, 5e-5);
+
+  const Finding& f = e.diagnosis.findings.front();
+  EXPECT_EQ(f.facts.logged_metric, "mIoU");
+  EXPECT_NEAR(*f.facts.logged_value, mean, 1e-12);
+  EXPECT_NEAR(*f.facts.true_value, truth, 1e-12);
+  const FindingText text = describe(f);
+  EXPECT_EQ(text.title, "Logged mIoU is not the mIoU");
+  EXPECT_NE(text.explanation.find("mIoU logged with sync_dist=True averages to " +
+                                  four_places(mean) + ", where the mIoU is " + four_places(truth)),
+            std::string::npos)
+      << text.explanation;
+  const auto [low, high] = std::minmax_element(ranks.begin(), ranks.end());
+  EXPECT_NE(text.explanation.find("between " + four_places(*low) + " and " + four_places(*high)),
+            std::string::npos)
+      << text.explanation;
+  bool names_the_synced_confmat = false;
+  for (const Fix& fix : text.fixes)
+    names_the_synced_confmat |= fix.text.find("MulticlassJaccardIndex") != std::string::npos ||
+                                fix.text.find("all_reduce(confmat") != std::string::npos;
+  EXPECT_TRUE(names_the_synced_confmat);
+
+  const Verdict v = verdict_of(e);
+  EXPECT_EQ(v.kind, VerdictKind::Wrong);
+  EXPECT_NE(v.sentence.find("WRONG LOGGED VALUE"), std::string::npos) << v.sentence;
+  EXPECT_NE(v.sentence.find("the mIoU the run logged"), std::string::npos) << v.sentence;
+}
+
+// A dense run that logs nothing of its own, or only per batch (which no record shows of an
+// mIoU), has nothing logged to check: its right matrix is right.
+TEST(LoggedMetric, DenseRunWithoutARankMeanHasNoLoggedFinding) {
+  Scenario s = find_lesson(load_lessons().lessons, kRankMeanLesson).scenario;
+  for (LoggedAccuracy logged : {LoggedAccuracy::None, LoggedAccuracy::PerBatch}) {
+    s.logged_accuracy = logged;
+    const Evaluation e = simulate_validations(s).back();
+    EXPECT_TRUE(e.diagnosis.correct) << to_string(logged);
+    EXPECT_TRUE(e.diagnosis.findings.empty()) << to_string(logged);
+  }
+}
+
+// The mean of the values of the ranks that logged: equal weights, absent under two ranks.
+TEST(LoggedMetric, RankMeanOfValues) {
+  EXPECT_NEAR(*logged_rank_mean_of({0.5, 0.75, 1.0}), 0.75, 1e-15);
+  EXPECT_FALSE(logged_rank_mean_of({0.5}).has_value());
+  EXPECT_FALSE(logged_rank_mean_of({}).has_value());
 }

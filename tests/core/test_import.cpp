@@ -591,26 +591,38 @@ TEST_F(ImportTest, MalformedMultiEpochRunFiles) {
                "meta.json");
 }
 
+namespace {
+
+constexpr const char* kTwoRankDataset = "synthetic:classes=2,per-class=10";
+
+// 16 of kTwoRankDataset's 20 samples on 2 ranks, right predictions: DistributedSampler's
+// unshuffled order (rank r's k-th sample is r + 2k), each rank stopped after 8 (as a loader
+// drop_last with batches of 4 does, or a limit of 2 batches, or a subset).
+std::string two_ranks_stopped_early_csv() {
+  const Labels labels = load_labels(kTwoRankDataset);
+  std::string csv = "rank,index,target,prediction\n";
+  for (int rank = 0; rank < 2; ++rank)
+    for (int k = 0; k < 8; ++k) {
+      const int64_t i = rank + 2 * k;
+      csv += std::to_string(rank) + "," + std::to_string(i) + "," +
+             std::to_string(labels.targets[size_t(i)]) + "," +
+             std::to_string(labels.targets[size_t(i)]) + "\n";
+    }
+  return csv;
+}
+
+}  // namespace
+
 // CSV dumps of a loader drop_last evaluation (20 samples on 2 ranks, batches of 4: each rank's
 // 2 full batches kept, its last 2 samples dropped), imported with the dataset but without
 // settings: the records cannot tell drop_last from a batch limit or a subset, so the finding
 // names every cause and the evidence that decides; the unknown expected matrix gives no
 // metrics table.
 TEST_F(ImportTest, MissingSamplesWithoutSettingsAreNotABatchLimit) {
-  const std::string dataset = "synthetic:classes=2,per-class=10";
-  const Labels labels = load_labels(dataset);
-  std::string csv = "rank,index,target,prediction\n";
-  for (int rank = 0; rank < 2; ++rank)
-    for (int k = 0; k < 8; ++k) {  // DistributedSampler: rank r's k-th sample is r + 2k
-      const int64_t i = rank + 2 * k;
-      csv += std::to_string(rank) + "," + std::to_string(i) + "," +
-             std::to_string(labels.targets[size_t(i)]) + "," +
-             std::to_string(labels.targets[size_t(i)]) + "\n";
-    }
   ImportOptions options;
-  options.dataset = dataset;
-  const Evaluation e =
-      evaluation_from_run(import_dumps({write_text("drop.csv", csv)}, options), "drop");
+  options.dataset = kTwoRankDataset;
+  const Evaluation e = evaluation_from_run(
+      import_dumps({write_text("drop.csv", two_ranks_stopped_early_csv())}, options), "drop");
   ASSERT_FALSE(e.diagnosis.correct);
   EXPECT_EQ(e.diagnosis.missing_samples, 4);
   ASSERT_EQ(e.diagnosis.findings.size(), 1u);
@@ -626,6 +638,33 @@ TEST_F(ImportTest, MissingSamplesWithoutSettingsAreNotABatchLimit) {
   EXPECT_FALSE(e.expected.has_value());
   EXPECT_TRUE(metric_rows(e).empty());
   EXPECT_EQ(text.find("Metrics (reported vs expected"), std::string::npos) << text;
+}
+
+// The same dumps with settings that say the loader kept its last batch and no limit was in
+// force: neither is named among the causes, only a subset of the dataset is left.
+TEST_F(ImportTest, MissingSamplesNameNoCauseTheRecordedSettingsRuleOut) {
+  ImportOptions options;
+  options.dataset = kTwoRankDataset;
+  RunFile run = import_dumps({write_text("kept.csv", two_ranks_stopped_early_csv())}, options);
+  run.meta.recorded =
+      parse_recorded_settings(R"({"loader_drop_last": false, "limit_batches": "all"})", "test");
+  const Evaluation e = evaluation_from_run(run, "kept");
+  ASSERT_EQ(e.diagnosis.findings.size(), 1u);
+  EXPECT_EQ(std::string(pattern_id(e.diagnosis.findings[0].pattern)), "never-evaluated");
+  const std::string text = report_text(e);
+  EXPECT_NE(text.find("4 samples never evaluated (of 20): consistent with a subset of the "
+                      "dataset."),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("consistent with the loader's drop_last"), std::string::npos) << text;
+  EXPECT_EQ(text.find("consistent with a batch limit"), std::string::npos) << text;
+
+  // Only drop_last ruled out: a batch limit stays among the causes.
+  run.meta.recorded = parse_recorded_settings(R"({"loader_drop_last": false})", "test");
+  const std::string limit = report_text(evaluation_from_run(run, "kept"));
+  EXPECT_NE(limit.find("consistent with a batch limit or a subset of the dataset."),
+            std::string::npos)
+      << limit;
 }
 
 // A shuffled order "changes every epoch" only where the epochs show it: two imported epochs in

@@ -237,6 +237,22 @@ TEST(Cli, DiagnoseReportsAWronglyLoggedAccuracy) {
   EXPECT_EQ(quiet.out.find("mean of ranks"), std::string::npos) << quiet.out;
 }
 
+// The segmentation lesson that logs the mean of its ranks' mIoUs: a right matrix, a wrong
+// logged mIoU, and diagnose fails naming both values; logging nothing, it passes.
+TEST(Cli, DiagnoseReportsAWronglyLoggedMiou) {
+  const Result r = run("diagnose --preset ade20k-rank-mean-miou");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("[logged-accuracy]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Logged mIoU is not the mIoU"), std::string::npos) << r.out;
+  // The lesson's values, measured with torchmetrics 1.9 (its text quotes them).
+  EXPECT_NE(r.out.find("averages to 0.6469, where the mIoU is 0.6456"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("between 0.6313 and 0.6573"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("WRONG LOGGED VALUE"), std::string::npos) << r.out;
+  const Result quiet = run("diagnose --preset ade20k-rank-mean-miou --logged-accuracy none");
+  EXPECT_EQ(quiet.code, 0) << quiet.out << quiet.err;
+  EXPECT_EQ(quiet.out.find("[logged-accuracy]"), std::string::npos) << quiet.out;
+}
+
 TEST(Cli, LessonsListsEveryPreset) {
   const Result r = run("lessons --format json");
   ASSERT_EQ(r.code, 0);
