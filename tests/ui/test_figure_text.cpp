@@ -564,6 +564,28 @@ class TestFigureText : public QObject {
     QVERIFY(joined(items).contains(QStringLiteral("count, 0–")));
   }
 
+  // A colour bar too short for its whole label keeps the range note (which range the colours
+  // span, which the ticks cannot say) and drops the quantity's name first, instead of eliding
+  // the note away ("count, 0–50 per…").
+  void shortColourBarKeepsTheRange() {
+    HeatmapData d;
+    d.valueLabel = QStringLiteral("count");
+    d.valueMax = 50;
+    d.integral = true;
+    d.rangeNote = QStringLiteral("0–50 per view");
+    const HeatmapStyle s;
+    const QFontMetricsF fm(heatmapFont(s));
+    const QString whole = QStringLiteral("count, 0–50 per view");
+    QCOMPARE(colorBarLabel(d, s), whole);
+    QCOMPARE(fittedColorBarLabel(d, s, fm, fm.horizontalAdvance(whole) + 1), whole);
+    const double noName = fm.horizontalAdvance(QStringLiteral("0–50 per view"));
+    QCOMPARE(fittedColorBarLabel(d, s, fm, noName + 1), QStringLiteral("0–50 per view"));
+    // Shorter still: elided, and never wider than the bar.
+    const QString tiny = fittedColorBarLabel(d, s, fm, noName / 2);
+    QVERIFY(tiny.endsWith(QChar(0x2026)));
+    QVERIFY(fm.horizontalAdvance(tiny) <= noName / 2);
+  }
+
   void colourBarLabelled() {
     const Evaluation e = paddedEvaluation(3, 3, 4);
     MatrixOptions o;

@@ -29,6 +29,21 @@ QString colorBarLabel(const HeatmapData& d, const HeatmapStyle& s) {
   return label;
 }
 
+// The colour bar's label at most `length` wide: the whole label where it fits, else shorter
+// forms that keep what the ticks cannot say (which range, the scale, blank zeros) before the
+// quantity's name, and only then an elided one: a small view's bar read "count, 0–50 per…".
+QString fittedColorBarLabel(const HeatmapData& d, const HeatmapStyle& s, const QFontMetricsF& fm,
+                            double length) {
+  const QString whole = colorBarLabel(d, s);
+  if (fm.horizontalAdvance(whole) <= length) return whole;
+  HeatmapData unnamed = d;
+  unnamed.valueLabel.clear();
+  const QString withoutName = colorBarLabel(unnamed, s);
+  if (fm.horizontalAdvance(withoutName) <= length) return withoutName;
+  if (fm.horizontalAdvance(d.rangeNote) <= length) return d.rangeNote;
+  return fm.elidedText(withoutName, Qt::ElideRight, length);
+}
+
 QString colorBarTickText(const HeatmapData& d, double value) {
   if (!d.diverging || value == 0) return formatValue(value, d.integral);
   // Signs explicit on a difference bar, with a true minus: "+56", "0", "−56".
@@ -86,7 +101,7 @@ void paintColorBar(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, con
   if (!label.isEmpty()) {
     // The label reads upwards along the bar, in the strip right of the tick labels.
     const double x = r.right() - fm.height() / 2 - 1;
-    const QString text = fm.elidedText(label, Qt::ElideRight, bar.height());
+    const QString text = fittedColorBarLabel(d, s, fm, bar.height());
     p.save();
     p.translate(x, bar.center().y());
     p.rotate(-90);

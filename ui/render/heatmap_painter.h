@@ -3,6 +3,7 @@
 // the cached image, values when they fit, thinned class labels, the row-sum column with
 // mismatches marked in colour and by an icon and text, column sums and a colour bar.
 #include <QFont>
+#include <QFontMetricsF>
 #include <QImage>
 #include <QPainter>
 #include <QStringList>
@@ -104,6 +105,10 @@ QString colorBarTickText(const HeatmapData& d, double value);
 // (rangeNote), "log scale" under one and "white = 0" where zero cells are blank:
 // "count, 0–9 per view".
 QString colorBarLabel(const HeatmapData& d, const HeatmapStyle& s);
+// colorBarLabel shortened to `length` (the bar's height): without the quantity's name, then
+// the range note alone, then elided.
+QString fittedColorBarLabel(const HeatmapData& d, const HeatmapStyle& s, const QFontMetricsF& fm,
+                            double length);
 void paintColorBar(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const QRectF& r);
 void paintWarningIcon(QPainter& p, const QRectF& r);
 
