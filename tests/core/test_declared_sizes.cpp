@@ -57,8 +57,9 @@ TEST(EvaluationMemory, ImageNetSizedRunsFitTheDefaultBudget) {
   // arrays, about 1.2 GB; a machine with 4 GiB or more (a default budget of 2 GiB) takes it.
   const EvaluationSize imagenet{.samples = 10000000, .classes = 1000, .world_size = 64};
   EXPECT_LT(evaluation_memory(imagenet), uint64_t(1300) * kMiB);
-  if (default_load_budget() >= (uint64_t(2) << 30))
+  if (default_load_budget() >= (uint64_t(2) << 30)) {
     EXPECT_NO_THROW(check_evaluation_budget("imagenet.slrun", imagenet));
+  }
   BudgetGuard guard(512 * kMiB);
   EXPECT_INPUT_ERROR(check_evaluation_budget("imagenet.slrun", imagenet), "imagenet.slrun: ",
                      "(an evaluation of 10000000 samples, 1000 classes, 64 ranks), more than the "

@@ -189,9 +189,11 @@ TEST(Diagnosis, MissingSamplesNameNoCauseTheSettingsRuleOut) {
   EXPECT_EQ(subset.explanation.find("batch limit"), std::string::npos) << subset.explanation;
   EXPECT_NE(subset.explanation.find("stopped before the end of its share."), std::string::npos)
       << subset.explanation;
-  for (const Fix& f : subset.fixes)
-    if (f.framework == "ShardLens")
+  for (const Fix& f : subset.fixes) {
+    if (f.framework == "ShardLens") {
       EXPECT_EQ(f.text.find("points to the loader's drop_last"), std::string::npos) << f.text;
+    }
+  }
 
   // Settings that say the loader did drop its last batch leave drop_last among the causes.
   const std::string dropped = describe(run.run({}, false, {}, true).findings.at(0)).explanation;
