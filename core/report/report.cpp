@@ -18,6 +18,7 @@
 #include "core/report/metrics.h"
 #include "core/report/task_metrics.h"
 #include "core/torchsem/accelerate_sampler.h"
+#include "core/torchsem/task_scores.h"
 
 namespace shardlens {
 
@@ -484,6 +485,12 @@ std::string report_text(const Evaluation& e) {
     print_metrics(out, e);
   else
     out << "\n" << task_metrics_text(task_metrics(e));
+  if (e.meta.task != Task::Classification && logs_per_batch(logged_accuracy(e))) {
+    // Said, not skipped in silence: the per-batch value is modelled for an accuracy only.
+    out << "  the " << headline_metric_name(e.meta.task)
+        << " a run logs per batch (--logged-accuracy per-batch) is not checked: ShardLens "
+           "models the per-batch value of a classification's accuracy only\n";
+  }
   out << "\n";
   out << "Verdict: " << verdict_of(e).sentence << "\n";
   if (d.correct) return out.str();

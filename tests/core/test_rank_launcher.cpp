@@ -108,11 +108,12 @@ TEST(RankAssembly, ASyncedMatrixTheRanksContradictIsNamedNotKept) {
     const RunFile run = assemble_run(store, cfg, labels(), 2, {}, "1.13.0");
     EXPECT_EQ(run.meta.complete, !forged);
     EXPECT_EQ(run.has_synced(), !forged);
-    if (forged)
+    if (forged) {
       EXPECT_EQ(run.meta.incomplete_reason,
                 "the synced matrix in the store is not the ranks' (row 0, column 0 holds 2 "
                 "where --sync double of the ranks' matrices gives 4): a process other than "
                 "rank 0 wrote it");
+    }
   }
 }
 

@@ -209,6 +209,18 @@ TEST(TaskMetrics, ReportsShowTheBlockAndClassificationKeepsItsOwn) {
   EXPECT_NE(report_text(classification).find("Metrics (reported vs expected"), std::string::npos);
 }
 
+// A dense run said to log its metric per batch: the report says that value is not checked
+// rather than pass over it (only a classification's per-batch accuracy is modelled).
+TEST(TaskMetrics, PerBatchLoggedDenseMetricIsSaidUnchecked) {
+  Scenario s = two_ranks();
+  const std::string unchecked = "(--logged-accuracy per-batch) is not checked";
+  EXPECT_EQ(report_text(evaluate(s, five_images(Task::Segmentation))).find(unchecked),
+            std::string::npos);
+  s.logged_accuracy = LoggedAccuracy::PerBatch;
+  const std::string text = report_text(evaluate(s, five_images(Task::Segmentation)));
+  EXPECT_NE(text.find("the mIoU a run logs per batch " + unchecked), std::string::npos) << text;
+}
+
 // Tokens: the accuracy is the token accuracy, F1 leads the per-class metrics. One rank only:
 // no per-rank mean (nothing is averaged).
 TEST(TaskMetrics, TokensOnOneRankHaveNoPerRankMean) {
