@@ -216,8 +216,9 @@ std::string what_the_order_decides(const Facts& f) {
   return "which samples are left out or padded, if any are,";
 }
 
-// This evaluation's counts that the order reshuffles.
-std::string shuffled_specifics(const Facts& f) {
+// This evaluation's counts that the order decided: "4 samples left out of 20, 1 padding
+// record", or "" when it decided none.
+std::string shuffled_counts(const Facts& f) {
   std::string out;
   if (f.missing.value_or(0) > 0) {
     out = counted(*f.missing, "sample") + " left out";
@@ -225,17 +226,18 @@ std::string shuffled_specifics(const Facts& f) {
   }
   const int64_t padding = f.padding_records.value_or(f.tail_repeats.value_or(0));
   if (padding > 0) out += (out.empty() ? "" : ", ") + counted(padding, "padding record");
-  if (out.empty()) return "";
-  if (f.reshuffled_each_epoch == true)
-    return "The evaluation order is shuffled, so the samples behind this evaluation's counts (" +
-           out + ") change every epoch.";
-  return "The evaluation order is shuffled, so the order decides the samples behind this "
-         "evaluation's counts (" +
-         out + ").";
+  return out;
 }
 
 // The per-epoch claim only where the sampler is known to reshuffle each epoch; one evaluation
 // of a run shows one order, not how it changes.
+std::string shuffled_specifics(const Facts& f) {
+  const std::string counts = shuffled_counts(f);
+  if (counts.empty() || f.reshuffled_each_epoch != true) return "";
+  return "The evaluation order is shuffled, so the samples behind this evaluation's counts (" +
+         counts + ") change every epoch.";
+}
+
 std::string shuffled_general(const Facts& f) {
   if (f.reshuffled_each_epoch == true)
     return "The evaluation loader shuffles, and set_epoch changes the order every epoch: " +
@@ -243,6 +245,9 @@ std::string shuffled_general(const Facts& f) {
            " changes from epoch to epoch, so the rows drift while the total stays constant.";
   std::string decides = what_the_order_decides(f);
   if (decides.back() == ',') decides.pop_back();  // "..., if any are," ends a clause
+  // The counts once, inside the one sentence that says what the order decided.
+  const std::string counts = shuffled_counts(f);
+  if (!counts.empty()) decides += " (here " + counts + ")";
   return "The evaluation order is shuffled: it decides " + decides +
          ". A DistributedSampler(shuffle=True) whose set_epoch is called (Lightning calls it) "
          "draws another order every epoch, so the rows would drift while the total stays "

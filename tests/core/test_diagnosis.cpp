@@ -288,7 +288,11 @@ TEST(Diagnosis, ShuffledEvalNamesWhatTheOrderDecides) {
   // Records alone: what the order decides, no change claimed.
   const std::string one =
       describe(finding_of(HandRun(20, {a, b}).run(), Pattern::ShuffledEval)).explanation;
-  EXPECT_NE(one.find("it decides which samples are left out."), std::string::npos) << one;
+  EXPECT_NE(one.find("it decides which samples are left out (here 4 samples left out of 20)."),
+            std::string::npos)
+      << one;
+  EXPECT_EQ(one.find("The evaluation order is shuffled", 1), std::string::npos)
+      << "said twice: " << one;
   // Every sample evaluated, 17 on 2 ranks with one padding record: no batch limit at all.
   const std::vector<int64_t> c = {16, 3, 9, 11, 1, 15, 7, 13, 5};
   const std::vector<int64_t> d = {0, 8, 4, 12, 14, 2, 10, 6, 16};
