@@ -50,6 +50,23 @@ void bincount_inputs(const DatasetInputs& in, const Coverage& times, int64_t nev
   }
 }
 
+// A per-rank matrix's total, in eight running sums: its cells are whole counts (in every
+// counter dtype) whose total is below 2^53, or a float counter's +inf, so every order of
+// addition gives Matrix::total()'s value exactly, here without one addition waiting on the
+// last (at 64 ranks and 1000 classes, 64 x 10^6 cells a result).
+double count_total(const Matrix& m) {
+  constexpr size_t kLanes = 8;
+  double lane[kLanes] = {};
+  const double* v = m.cells.data();
+  const size_t n = m.cells.size(), whole = n - n % kLanes;
+  for (size_t i = 0; i < whole; i += kLanes)
+    for (size_t k = 0; k < kLanes; ++k) lane[k] += v[i + k];
+  double total = 0;
+  for (size_t i = whole; i < n; ++i) total += v[i];
+  for (double s : lane) total += s;
+  return total;
+}
+
 // What the sampler tells the diagnosis: a simulation's own scenario and plan, or the settings
 // a recorder saw in the user's run (imported dumps), whose names are the recorder's.
 void describe_sampler(const Evaluation& e, DiagnosisInput& d) {
@@ -229,7 +246,7 @@ void complete_evaluation(Evaluation& e, Progress* progress, std::optional<Record
   e.rank_totals.clear();
   e.rank_correct.clear();
   for (const Matrix& m : e.per_rank) {
-    e.rank_totals.push_back(m.total());
+    e.rank_totals.push_back(count_total(m));
     e.rank_correct.push_back(m.diagonal_sum());
   }
 }

@@ -10,6 +10,7 @@
 #include "core/sim/predictor.h"
 #include "core/sim/specs.h"
 #include "core/torchsem/accelerate_sampler.h"
+#include "core/torchsem/rank_sum.h"
 #include "core/vocabulary/limits.h"
 #include "core/vocabulary/types.h"
 
@@ -240,10 +241,18 @@ Evaluation evaluate_with_plan(const Scenario& s, std::shared_ptr<const DatasetIn
   e.plan = plan;
   e.records = std::make_shared<SimulatedRecords>(e.inputs, plan);
   step(progress, "accumulating", 0.0);
-  if (earlier && earlier->plan == plan && reusable_counts(*earlier, s, in))
+  const bool same_counts = earlier && earlier->plan == plan && reusable_counts(*earlier, s, in);
+  if (same_counts)
     e.per_rank = earlier->per_rank;  // copied, not every sample counted again
   else
     e.per_rank = accumulate(*plan, in, s.dtype, s.ignore_index, progress);
+  const int world = int(e.per_rank.size());
+  // The ranks' int64 sum behind the shown result's reported matrix, when its counts are
+  // these: a sync toggled between all-reduce and double sums no C x C cell again.
+  std::optional<Matrix> rank_sum;
+  if (same_counts && earlier->synced)
+    rank_sum = rank_sum_from_synced(earlier->scenario().sync, earlier->scenario().dtype,
+                                    *earlier->synced, world);
   SyncInputs sync;
   sync.per_rank = &e.per_rank;
   sync.records = e.records.get();
@@ -254,17 +263,18 @@ Evaluation evaluate_with_plan(const Scenario& s, std::shared_ptr<const DatasetIn
   sync.pad_across_processes = s.pad_across_processes;
   sync.ignore_index = s.ignore_index;
   sync.dtype = s.dtype;
-  e.synced = synchronize(s.sync, sync);
+  if (rank_sum) e.synced = synced_from_rank_sum(s.sync, s.dtype, *rank_sum, world);
+  if (!e.synced) e.synced = synchronize(s.sync, sync);
   // The plan gives coverage and duplicates without walking every record.
   std::optional<RecordStats> stats = stats_from_plan(*plan, in, progress);
   if (stats && (s.dtype != CounterDtype::Int64 || s.ignore_index >= 0)) {
     // The counter rounded or dropped: the diagnosis compares it with the exact counts.
     stats->exact_per_rank = exact_counts(s, in, *plan, earlier);
   }
-  // An int64 all-reduce is the ranks' sum the diagnosis compares with: one copy, not W
-  // passes over C x C cells again.
-  if (stats && s.sync == SyncStrategy::AllReduce && s.dtype == CounterDtype::Int64 && e.synced)
-    stats->per_rank_sum = *e.synced;
+  // An int64 all-reduce (or double) gives the ranks' sum the diagnosis compares with: one
+  // copy, not W passes over C x C cells again.
+  if (!rank_sum && e.synced) rank_sum = rank_sum_from_synced(s.sync, s.dtype, *e.synced, world);
+  if (stats && rank_sum) stats->per_rank_sum = std::move(*rank_sum);
   complete_evaluation(e, progress, std::move(stats));
   report_framework_hazards(e);  // uneven Accelerate steps: a per-step gather would hang
   step(progress, "done", 1.0);

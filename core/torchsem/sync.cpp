@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/torchsem/rank_sum.h"
+
 #include "core/vocabulary/types.h"
 
 namespace shardlens {
@@ -129,7 +131,8 @@ Matrix synchronize(SyncStrategy strategy, const SyncInputs& in) {
       // exactly, for an int64 counter (not W copies of its C x C cells summed); a float
       // counter rounds at each of the additions.
       const Matrix once = all_reduce(per_rank, in.dtype);
-      if (in.dtype == CounterDtype::Int64) return once.scaled(double(per_rank.size()));
+      if (auto twice = synced_from_rank_sum(strategy, in.dtype, once, int(per_rank.size())))
+        return std::move(*twice);
       return all_reduce(std::vector<Matrix>(per_rank.size(), once), in.dtype);
     }
     case SyncStrategy::GatherZeroPad:
@@ -161,6 +164,27 @@ Matrix synchronize(SyncStrategy strategy, const SyncInputs& in) {
     }
   }
   return all_reduce(per_rank, in.dtype);
+}
+
+std::optional<Matrix> synced_from_rank_sum(SyncStrategy strategy, CounterDtype dtype,
+                                           const Matrix& rank_sum, int world_size) {
+  if (dtype != CounterDtype::Int64) return std::nullopt;
+  if (strategy == SyncStrategy::AllReduce) return rank_sum;
+  if (strategy == SyncStrategy::Double) return rank_sum.scaled(double(world_size));
+  return std::nullopt;
+}
+
+std::optional<Matrix> rank_sum_from_synced(SyncStrategy strategy, CounterDtype dtype,
+                                           const Matrix& synced, int world_size) {
+  if (dtype != CounterDtype::Int64 || world_size < 1) return std::nullopt;
+  if (strategy == SyncStrategy::AllReduce) return synced;
+  if (strategy != SyncStrategy::Double) return std::nullopt;
+  // A division, not a product with 1 / W (inexact for W = 3): each cell is W times a whole
+  // number, so the quotient is that number exactly.
+  Matrix sum = synced;
+  const double w = double(world_size);
+  for (double& v : sum.cells) v /= w;
+  return sum;
 }
 
 std::string to_string(SyncStrategy s) {

@@ -3,10 +3,12 @@
 // plan and per-rank counts are taken over only where nothing they depend on changed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "core/sim/engine.h"
+#include "core/torchsem/rank_sum.h"
 
 using namespace shardlens;
 
@@ -158,4 +160,66 @@ TEST(EvaluationReuse, TheAllReduceSumGivenToTheDiagnosisChangesNoFinding) {
     EXPECT_EQ(walked.diagnosis.mismatched_rows, given.diagnosis.mismatched_rows);
     EXPECT_EQ(walked.diagnosis.duplicated_samples, given.diagnosis.duplicated_samples);
   }
+}
+
+// A sync toggled between the strategies that sum the ranks (all-reduce, double) takes the
+// ranks' sum from the shown result's reported matrix (core/torchsem/rank_sum.h), and every
+// strategy after them is given that sum for its diagnosis: each step equals the evaluation
+// from scratch, on 3 ranks (a double sync divided back by 3, which 1 / 3 would not give
+// exactly) and on 4, and the diagnosis finds the double sync among the batch limit and
+// padding findings.
+TEST(EvaluationReuse, SyncTogglesBetweenSumsEqualEvaluationsFromScratch) {
+  for (const int world : {3, 4}) {
+    Scenario s = base();
+    s.sampler.world_size = world;
+    const auto inputs = load_inputs(s);
+    Evaluation shown = evaluate(s, inputs);
+    for (const SyncStrategy sync :
+         {SyncStrategy::Double, SyncStrategy::AllReduce, SyncStrategy::Double,
+          SyncStrategy::GatherTrim, SyncStrategy::Double, SyncStrategy::NormalizeThenSum,
+          SyncStrategy::Double, SyncStrategy::Local, SyncStrategy::AllReduce}) {
+      s.sync = sync;
+      Evaluation next = evaluate(s, inputs, nullptr, &shown);
+      const Evaluation fresh = evaluate(s, load_inputs(s));
+      expect_same(next, fresh, std::to_string(world) + " ranks, " + to_string(sync));
+      if (sync == SyncStrategy::Double) {
+        const std::vector<Pattern> found = patterns(next.diagnosis);
+        EXPECT_NE(std::find(found.begin(), found.end(), Pattern::DoubleSync), found.end());
+      }
+      shown = std::move(next);
+    }
+  }
+}
+
+// The two directions of rank_sum.h against synchronize() itself: what all-reduce and double
+// report from the sum, the sum recovered from either, and no answer for a float counter or
+// a strategy that is not a sum of the ranks.
+TEST(EvaluationReuse, RankSumAndTheSyncedMatrixGiveEachOtherExactly) {
+  std::vector<Matrix> ranks(3, Matrix(2));
+  ranks[0].cells = {5, 1, 0, 7};
+  ranks[1].cells = {2, 0, 3, 1};
+  ranks[2].cells = {0, 9, 1, 1};
+  Matrix sum(2);
+  sum.cells = {7, 10, 4, 9};
+  SyncInputs in;
+  in.per_rank = &ranks;
+  for (const SyncStrategy sync : {SyncStrategy::AllReduce, SyncStrategy::Double}) {
+    SCOPED_TRACE(to_string(sync));
+    const Matrix reported = synchronize(sync, in);
+    EXPECT_EQ(synced_from_rank_sum(sync, CounterDtype::Int64, sum, 3), reported);
+    EXPECT_EQ(rank_sum_from_synced(sync, CounterDtype::Int64, reported, 3), sum);
+  }
+  Matrix tripled(2);
+  tripled.cells = {21, 30, 12, 27};
+  EXPECT_EQ(synchronize(SyncStrategy::Double, in), tripled);
+  EXPECT_EQ(rank_sum_from_synced(SyncStrategy::Double, CounterDtype::Float16, tripled, 3),
+            std::nullopt);
+  EXPECT_EQ(synced_from_rank_sum(SyncStrategy::Double, CounterDtype::Float32, sum, 3),
+            std::nullopt);
+  EXPECT_EQ(rank_sum_from_synced(SyncStrategy::Local, CounterDtype::Int64, ranks[0], 3),
+            std::nullopt);
+  EXPECT_EQ(synced_from_rank_sum(SyncStrategy::GatherTrim, CounterDtype::Int64, sum, 3),
+            std::nullopt);
+  EXPECT_EQ(rank_sum_from_synced(SyncStrategy::AllReduce, CounterDtype::Int64, sum, 0),
+            std::nullopt);
 }
