@@ -27,12 +27,82 @@ std::string_view trimmed(std::string_view s) {
 // At most this many missing classes are named in the error; the rest are counted.
 constexpr size_t kNamedMissing = 5;
 
+// The elements of a path (the text after the id), each trimmed, split at every '>' with a
+// space or tab (or the path's end) on both sides: "a>b" stays one name, as in a one-level file
+// written before paths were read, and "> a", "a >" and "a > > b" have an empty element. At
+// most `limit` + 1 elements are returned: enough to refuse a path over the limit without
+// holding millions of them.
+std::vector<std::string_view> path_elements(std::string_view path, size_t limit) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  for (size_t i = 0; i < path.size() && out.size() <= limit; ++i) {
+    if (path[i] != '>') continue;
+    if ((i > 0 && !is_space(path[i - 1])) || (i + 1 < path.size() && !is_space(path[i + 1])))
+      continue;
+    out.push_back(trimmed(path.substr(start, i - start)));
+    start = i + 1;
+  }
+  if (out.size() <= limit) out.push_back(trimmed(path.substr(start)));
+  return out;
+}
+
+std::string where(const std::vector<HierarchyNode>& nodes, int32_t parent) {
+  return parent < 0 ? "at the top" : "under '" + nodes[size_t(parent)].name + "'";
+}
+
+// levels[l]: every class in its ancestor at depth l (its own parent below its path's end),
+// the groups in node order, which is the order the file first names them.
+std::vector<ClassGroups> collapse_levels(const ClassHierarchy& h) {
+  int32_t depth = 0;
+  for (const HierarchyNode& n : h.nodes) depth = std::max(depth, n.depth + 1);
+  std::vector<ClassGroups> levels(static_cast<size_t>(depth));
+  for (int32_t l = depth - 1; l >= 0; --l) {
+    ClassGroups& level = levels[size_t(l)];
+    std::vector<int32_t> node_of(size_t(h.classes()));
+    std::vector<int32_t> index(h.nodes.size(), -1);
+    for (int32_t c = 0; c < h.classes(); ++c) {
+      int32_t n = h.parent_of[size_t(c)];
+      while (h.nodes[size_t(n)].depth > l) n = h.nodes[size_t(n)].parent;
+      node_of[size_t(c)] = n;
+      index[size_t(n)] = 0;
+    }
+    for (size_t n = 0; n < h.nodes.size(); ++n) {
+      if (index[n] < 0) continue;
+      index[n] = level.size();
+      level.groups.push_back(h.nodes[n].name);
+      level.node.push_back(int32_t(n));
+    }
+    level.group_of.reserve(node_of.size());
+    for (int32_t n : node_of) level.group_of.push_back(index[size_t(n)]);
+  }
+  return levels;
+}
+
 }  // namespace
 
-std::vector<int32_t> ClassHierarchy::members(int32_t g) const {
+std::vector<int32_t> ClassGroups::members(int32_t g) const {
   std::vector<int32_t> out;
   for (size_t c = 0; c < group_of.size(); ++c)
     if (group_of[c] == g) out.push_back(int32_t(c));
+  return out;
+}
+
+int32_t ClassGroups::group_of_node(int32_t n) const {
+  const auto it = std::find(node.begin(), node.end(), n);
+  return it == node.end() ? -1 : int32_t(it - node.begin());
+}
+
+std::vector<int32_t> ClassHierarchy::children(int32_t n) const {
+  std::vector<int32_t> out;
+  for (size_t k = 0; k < nodes.size(); ++k)
+    if (nodes[k].parent == n) out.push_back(int32_t(k));
+  return out;
+}
+
+std::vector<int32_t> ClassHierarchy::own_classes(int32_t n) const {
+  std::vector<int32_t> out;
+  for (size_t c = 0; c < parent_of.size(); ++c)
+    if (parent_of[c] == n) out.push_back(int32_t(c));
   return out;
 }
 
@@ -41,9 +111,10 @@ ClassHierarchy parse_class_hierarchy(std::string_view text, int32_t classes,
   if (classes <= 0) fail(origin, "a hierarchy needs a dataset with classes");
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
   ClassHierarchy h;
-  h.group_of.assign(size_t(classes), -1);
+  h.parent_of.assign(size_t(classes), -1);
   std::vector<size_t> line_of(size_t(classes), 0);  // where each class got its parent
-  std::unordered_map<std::string, int32_t> group_index;
+  std::unordered_map<std::string, int32_t> node_index;
+  std::vector<size_t> node_line;  // where each node was first named
   size_t line_no = 0;
   while (!text.empty()) {
     ++line_no;
@@ -72,21 +143,43 @@ ClassHierarchy parse_class_hierarchy(std::string_view text, int32_t classes,
     if (std::any_of(parent.begin(), parent.end(),
                     [](char c) { return uint8_t(c) < 0x20 && c != '\t'; }))
       fail(origin, at + "control character in the parent name");
-    if (parent.size() > kMaxClassNameBytes)
-      fail(origin, at + "parent name of " + std::to_string(parent.size()) +
-                       " bytes, more than the " + std::to_string(kMaxClassNameBytes) +
-                       " a name may have");
     if (line_of[size_t(id)] != 0)
       fail(origin, at + "class " + std::to_string(id) + " is given a parent again (first on line " +
                        std::to_string(line_of[size_t(id)]) + ")");
     line_of[size_t(id)] = line_no;
-    const auto [it, added] = group_index.emplace(std::string(parent), h.size());
-    if (added) h.groups.emplace_back(parent);
-    h.group_of[size_t(id)] = it->second;
+    const std::vector<std::string_view> path = path_elements(parent, kMaxHierarchyLevels);
+    if (path.size() > kMaxHierarchyLevels)
+      fail(origin, at + "a path of more than the " + std::to_string(kMaxHierarchyLevels) +
+                       " levels a hierarchy may have");
+    int32_t above = -1;
+    for (size_t i = 0; i < path.size(); ++i) {
+      const std::string_view name = path[i];
+      const std::string element = path.size() > 1 ? "group " + std::to_string(i + 1) + " of " +
+                                                        std::to_string(path.size()) + " in the path"
+                                                  : "parent name";
+      if (name.empty())
+        fail(origin, at + "empty " + element + " (ancestors are separated by ' > ')");
+      if (name.size() > kMaxClassNameBytes)
+        fail(origin, at + element + " of " + std::to_string(name.size()) +
+                         " bytes, more than the " + std::to_string(kMaxClassNameBytes) +
+                         " a name may have");
+      const auto [it, added] = node_index.emplace(std::string(name), int32_t(h.nodes.size()));
+      if (added) {
+        h.nodes.push_back({std::string(name), above, int32_t(i)});
+        node_line.push_back(line_no);
+      } else if (h.nodes[size_t(it->second)].parent != above) {
+        fail(origin, at + "'" + std::string(name) + "' is " + where(h.nodes, above) + " here but " +
+                         where(h.nodes, h.nodes[size_t(it->second)].parent) + " on line " +
+                         std::to_string(node_line[size_t(it->second)]) +
+                         " (a name is one group: give the two their own names)");
+      }
+      above = it->second;
+    }
+    h.parent_of[size_t(id)] = above;
   }
   std::vector<int32_t> missing;
   for (int32_t c = 0; c < classes; ++c)
-    if (h.group_of[size_t(c)] < 0) missing.push_back(c);
+    if (h.parent_of[size_t(c)] < 0) missing.push_back(c);
   if (!missing.empty()) {
     std::string named;
     for (size_t i = 0; i < std::min(missing.size(), kNamedMissing); ++i)
@@ -98,6 +191,7 @@ ClassHierarchy parse_class_hierarchy(std::string_view text, int32_t classes,
                      " no parent (every class of the dataset needs one line, CLASS_ID PARENT "
                      "NAME)");
   }
+  h.levels = collapse_levels(h);
   return h;
 }
 

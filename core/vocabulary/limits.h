@@ -56,6 +56,10 @@ inline constexpr size_t kMaxFigureStoredCellsBytes = size_t(64) << 20;
 // Bytes of one class name (a names file, a run file's meta.json): longer is no label but a
 // payload (a 100,000-character name took the GUI to an abort measuring it).
 inline constexpr size_t kMaxClassNameBytes = 1024;
+// Levels of a class hierarchy file (",hierarchy=FILE": a path of ancestors per class).
+// WordNet's hypernym paths for ImageNet's classes are about 20 deep; each level is a row
+// check and a figure, so a path of thousands is a wrong file, not a taxonomy.
+inline constexpr size_t kMaxHierarchyLevels = 32;
 
 // A scenario file (every setting of a simulation, a lesson): kilobytes in practice; the
 // largest lists in it (rank seeds, recorded indices) stay far below this.

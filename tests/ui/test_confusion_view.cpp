@@ -1,7 +1,9 @@
 // The views that read many classes at a glance: the Most confused dock, the "confusion" class
 // order and the most-confused figure, and the Groups dock and figure of a class hierarchy,
 // on matrices worked out by hand and on a 1000-class evaluation.
+#include <QComboBox>
 #include <QLabel>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTreeWidget>
@@ -71,6 +73,41 @@ ResultPtr grouped() {
   e.class_groups = std::make_shared<const ClassHierarchy>(
       parse_class_hierarchy("0 canine\n1 canine\n2 vehicle\n3 vehicle\n", 4, "h.txt"));
   return r;
+}
+
+// Six classes, three levels (the core test's, tests/core/test_class_hierarchy.cpp), 4 true
+// samples each; paths of three, two and one group:
+//   dog, wolf animal > mammal > canine; cat animal > mammal > feline; sparrow animal > bird;
+//   car, bus vehicle.
+//   true \ pred   dog wolf cat spar car bus   row   off
+//   dog             4   1    0   0    0   0     5    +1
+//   wolf            0   4    0   0    0   0     4
+//   cat             0   0    2   0    0   0     2    -2
+//   sparrow         0   0    1   4    0   0     5    +1
+//   car             0   0    0   0    4   0     4
+//   bus             0   0    0   0    2   4     6    +2
+// Level 1: animal 16/16 (right), vehicle 10/8. Level 2: mammal 11/12 (-1), bird 5/4 (+1),
+// vehicle 10/8 (+2). Level 3: canine 9/8 (+1), feline 2/4 (-2), bird 5/4, vehicle 10/8.
+ResultPtr threeLevels() {
+  auto r = std::make_shared<EvaluationResult>();
+  Evaluation& e = r->eval;
+  e.meta.class_names = {"dog", "wolf", "cat", "sparrow", "car", "bus"};
+  e.meta.class_counts = {4, 4, 4, 4, 4, 4};
+  e.synced = matrix(6, {4, 1, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0,
+                        0, 0, 1, 4, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 2, 4});
+  e.per_rank = {*e.synced};
+  e.row_check = check_rows(*e.synced, e.meta.class_counts);
+  e.class_groups = std::make_shared<const ClassHierarchy>(
+      parse_class_hierarchy("0 animal > mammal > canine\n1 animal > mammal > canine\n"
+                            "2 animal > mammal > feline\n3 animal > bird\n4 vehicle\n5 vehicle\n",
+                            6, "h.txt"));
+  return r;
+}
+
+QStringList childNames(const QTreeWidgetItem* item) {
+  QStringList out;
+  for (int i = 0; i < item->childCount(); ++i) out << item->child(i)->text(0);
+  return out;
 }
 
 QString text(QTableWidget* t, int row, int col) {
@@ -310,7 +347,7 @@ class TestConfusionView : public QObject {
     QCOMPARE(d.denseValues(), (std::vector<double>{9, 0, 0, 10}));
     QCOMPARE(d.rowExpected, (std::vector<double>{9, 8}));
     QCOMPARE(d.rowWrong, (std::vector<bool>{false, true}));
-    const render::HeatmapData vehicle = render::groupMembersHeatmap(grouped()->eval, 1);
+    const render::HeatmapData vehicle = render::groupChildrenHeatmap(grouped()->eval, 0, 1);
     QCOMPARE(vehicle.names, (std::vector<QString>{QStringLiteral("car"), QStringLiteral("bus")}));
     QCOMPARE(vehicle.denseValues(), (std::vector<double>{4, 2, 1, 3}));
     QCOMPARE(vehicle.rowWrong, (std::vector<bool>{true, false}));
@@ -336,14 +373,124 @@ class TestConfusionView : public QObject {
     QCOMPARE(tree->topLevelItem(1)->child(1)->text(3), QStringLiteral("-1"));
     QCOMPARE(panel.heatmap()->data().classes, 2);  // the groups
     emit tree->itemClicked(vehicle, 0);
-    QCOMPARE(panel.expandedGroup(), 1);
+    QCOMPARE(panel.shownGroup(), 1);
     QVERIFY(vehicle->isExpanded());
     QCOMPARE(panel.heatmap()->data().names.front(), QStringLiteral("car"));
-    panel.expandGroup(-1);
+    QVERIFY(panel.levelBox()->isHidden());  // one level: nothing to choose
+    panel.drillInto(0, -1);
     QCOMPARE(panel.heatmap()->data().classes, 2);
     emit panel.heatmap()->cellClicked(0, 1);  // canine's row of the collapsed matrix
-    QCOMPARE(panel.expandedGroup(), 0);
+    QCOMPARE(panel.shownGroup(), 0);
     QCOMPARE(panel.heatmap()->data().names.front(), QStringLiteral("dog"));
+  }
+
+  void groupsHeatmapsOfEveryLevelAndOfAGroupsChildren() {
+    const ResultPtr result = threeLevels();
+    const Evaluation& e = result->eval;
+    const render::HeatmapData level2 = render::groupsHeatmap(e, 1);
+    QCOMPARE(level2.names, (std::vector<QString>{QStringLiteral("mammal"), QStringLiteral("bird"),
+                                                 QStringLiteral("vehicle")}));
+    QCOMPARE(level2.denseValues(), (std::vector<double>{11, 0, 0, 1, 4, 0, 0, 0, 10}));
+    QCOMPARE(level2.rowExpected, (std::vector<double>{12, 4, 8}));
+    QCOMPARE(level2.rowWrong, (std::vector<bool>{true, true, true}));
+    QVERIFY(level2.title.contains(QStringLiteral("level 2 of 3")));
+    // animal's children on level 2: its cells among them, rows checked over every column.
+    const render::HeatmapData animal = render::groupChildrenHeatmap(e, 0, 0);
+    QCOMPARE(animal.names,
+             (std::vector<QString>{QStringLiteral("mammal"), QStringLiteral("bird")}));
+    QCOMPARE(animal.denseValues(), (std::vector<double>{11, 0, 1, 4}));
+    QCOMPARE(animal.rowObserved, (std::vector<double>{11, 5}));
+    QCOMPARE(animal.rowExpected, (std::vector<double>{12, 4}));
+    QCOMPARE(animal.classOf, (std::vector<int>{0, 1}));
+    const render::HeatmapData mammal = render::groupChildrenHeatmap(e, 1, 0);
+    QCOMPARE(mammal.names,
+             (std::vector<QString>{QStringLiteral("canine"), QStringLiteral("feline")}));
+    QCOMPARE(mammal.denseValues(), (std::vector<double>{9, 0, 0, 2}));
+    QCOMPARE(mammal.rowWrong, (std::vector<bool>{true, true}));
+    // Below the deepest level: the classes.
+    const render::HeatmapData canine = render::groupChildrenHeatmap(e, 2, 0);
+    QCOMPARE(canine.names, (std::vector<QString>{QStringLiteral("dog"), QStringLiteral("wolf")}));
+    QCOMPARE(canine.denseValues(), (std::vector<double>{4, 1, 0, 4}));
+    QCOMPARE(render::groupsHeatmap(e, 3).classes, 0);  // no fourth level
+    QStringList names;
+    for (const auto& [name, figure] : render::figureSet(e, {}, render::HeatmapStyle{}, {}))
+      names << name;
+    QVERIFY2(names.contains(QStringLiteral("groups")) &&
+                 names.contains(QStringLiteral("groups-level-2")) &&
+                 names.contains(QStringLiteral("groups-level-3")) &&
+                 !names.contains(QStringLiteral("groups-level-4")),
+             qPrintable(names.join(',')));
+  }
+
+  void groupsPanelNestsTheTreeByLevelAndDrillsDown() {
+    GroupsPanel panel;
+    panel.resize(500, 700);
+    panel.show();
+    panel.setResult(threeLevels());
+    QTreeWidget* tree = panel.tree();
+    // Worst first on every level: vehicle (+2) before animal (right).
+    QCOMPARE(tree->topLevelItemCount(), 2);
+    QTreeWidgetItem* vehicle = tree->topLevelItem(0);
+    QTreeWidgetItem* animal = tree->topLevelItem(1);
+    QCOMPARE(vehicle->text(0), QStringLiteral("⚠ vehicle"));
+    QCOMPARE(animal->text(0), QStringLiteral("animal"));
+    QCOMPARE(animal->text(1), QStringLiteral("16"));
+    QCOMPARE(animal->text(3), QStringLiteral("0"));
+    // Right as a group, wrong below: mammal -1 and bird +1 (ties in the file's order).
+    QCOMPARE(childNames(animal),
+             (QStringList{QStringLiteral("⚠ mammal"), QStringLiteral("⚠ bird")}));
+    QCOMPARE(animal->child(0)->text(3), QStringLiteral("-1"));
+    QCOMPARE(animal->child(1)->text(3), QStringLiteral("+1"));
+    QTreeWidgetItem* mammal = animal->child(0);
+    QCOMPARE(childNames(mammal),
+             (QStringList{QStringLiteral("⚠ feline"), QStringLiteral("⚠ canine")}));
+    QCOMPARE(childNames(mammal->child(1)),
+             (QStringList{QStringLiteral("⚠ dog"), QStringLiteral("wolf")}));
+    QCOMPARE(childNames(animal->child(1)), QStringList{QStringLiteral("⚠ sparrow")});
+    // A path of one group: vehicle holds its classes directly, worst first.
+    QCOMPARE(childNames(vehicle), (QStringList{QStringLiteral("⚠ bus"), QStringLiteral("car")}));
+
+    QCOMPARE(panel.levelBox()->count(), 3);
+    QVERIFY(panel.levelBox()->isVisible());
+    QCOMPARE(panel.heatmap()->data().classes, 2);  // level 1: animal, vehicle
+    // Tree click: animal's subgroups in the heatmap.
+    emit tree->itemClicked(animal, 0);
+    QCOMPARE(panel.shownLevel(), 0);
+    QCOMPARE(panel.shownGroup(), 0);
+    QCOMPARE(panel.heatmap()->data().names,
+             (std::vector<QString>{QStringLiteral("mammal"), QStringLiteral("bird")}));
+    // Heatmap clicks drill down: mammal, then feline's classes; among classes nothing changes.
+    emit panel.heatmap()->cellClicked(0, 1);
+    QCOMPARE(panel.shownLevel(), 1);
+    QCOMPARE(panel.heatmap()->data().names,
+             (std::vector<QString>{QStringLiteral("canine"), QStringLiteral("feline")}));
+    QVERIFY(mammal->isExpanded());
+    emit panel.heatmap()->cellClicked(1, 0);
+    QCOMPARE(panel.shownLevel(), 2);
+    QCOMPARE(panel.heatmap()->data().names, std::vector<QString>{QStringLiteral("cat")});
+    emit panel.heatmap()->cellClicked(0, 0);
+    QCOMPARE(panel.shownLevel(), 2);
+    // Up, level by level, to the chosen level's groups.
+    auto* up = panel.findChild<QPushButton*>(QStringLiteral("groupUp"));
+    QVERIFY(up && up->isVisible());
+    QCOMPARE(up->text(), QStringLiteral("Up to mammal"));
+    up->click();
+    QCOMPARE(panel.heatmap()->data().names.front(), QStringLiteral("canine"));
+    up->click();
+    QCOMPARE(panel.heatmap()->data().names.front(), QStringLiteral("mammal"));
+    up->click();
+    QCOMPARE(panel.shownGroup(), -1);
+    QCOMPARE(panel.heatmap()->data().classes, 2);
+    QVERIFY(up->isHidden());
+    // The level selector: every group of level 3.
+    panel.showLevel(2);
+    QCOMPARE(panel.heatmap()->data().names,
+             (std::vector<QString>{QStringLiteral("canine"), QStringLiteral("feline"),
+                                   QStringLiteral("bird"), QStringLiteral("vehicle")}));
+    emit panel.heatmap()->cellClicked(3, 3);  // vehicle on the deepest level: its classes
+    QCOMPARE(panel.heatmap()->data().names,
+             (std::vector<QString>{QStringLiteral("car"), QStringLiteral("bus")}));
+    QCOMPARE(up->text(), QStringLiteral("All groups of level 3"));
   }
 
   void groupsPanelWithoutAHierarchySaysHowToGiveOne() {

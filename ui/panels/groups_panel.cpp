@@ -1,11 +1,15 @@
 #include "ui/panels/groups_panel.h"
 
+#include <QComboBox>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTreeWidget>
+#include <QTreeWidgetItemIterator>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "core/report/class_groups.h"
 #include "core/report/report.h"
@@ -17,7 +21,9 @@ namespace shardlens::ui {
 
 namespace {
 
-constexpr int kGroupRole = Qt::UserRole;  // a top-level item's group index
+// A group's item: its level and its index there; a class's item: level -1 and its class id.
+constexpr int kLevelRole = Qt::UserRole;
+constexpr int kIndexRole = Qt::UserRole + 1;
 
 QString count(double v) {
   return QString::fromStdString(count_text(v));
@@ -29,14 +35,26 @@ QString difference(double off) {
 
 // One row of the tree: name, row sum, true count, difference; wrong rows say so in the
 // first column too (greyscale) and are coloured.
-QTreeWidgetItem* checkedItem(const QString& name, double observed, int64_t truth, double off,
-                             bool wrong) {
+QTreeWidgetItem* checkedItem(const QString& name, const RowCheck& check, int32_t row, int level,
+                             int index) {
+  const size_t r = size_t(row);
+  const bool wrong = check.wrong[r];
   auto* item = new QTreeWidgetItem({(wrong ? QStringLiteral("⚠ ") : QString()) + name,
-                                    count(observed), count(double(truth)), difference(off)});
+                                    count(check.observed[r]), count(double(check.truth[r])),
+                                    difference(check.off[r])});
   for (int c = 1; c < 4; ++c) item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
   if (wrong)
     for (int c = 0; c < 4; ++c) item->setForeground(c, QColor(0xc0, 0x20, 0x20));
+  item->setData(0, kLevelRole, level);
+  item->setData(0, kIndexRole, index);
   return item;
+}
+
+// Each row's place in `check`'s worst-first order: sorting by it lists the worst first.
+std::vector<int32_t> worstFirstRank(const RowCheck& check) {
+  std::vector<int32_t> rank(check.by_error.size());
+  for (size_t i = 0; i < check.by_error.size(); ++i) rank[size_t(check.by_error[i])] = int32_t(i);
+  return rank;
 }
 
 }  // namespace
@@ -44,38 +62,54 @@ QTreeWidgetItem* checkedItem(const QString& name, double observed, int64_t truth
 GroupsPanel::GroupsPanel(QWidget* parent)
     : QWidget(parent),
       m_status(new QLabel(this)),
-      m_back(new QPushButton(tr("All groups"), this)),
+      m_levelBox(new QComboBox(this)),
+      m_up(new QPushButton(this)),
       m_tree(new QTreeWidget(this)),
       m_heatmap(new HeatmapView(this)) {
   setObjectName(QStringLiteral("groupsPanel"));
   m_status->setWordWrap(true);
-  m_back->setObjectName(QStringLiteral("allGroups"));
-  m_back->setToolTip(tr("Back from a group's classes to the matrix of all groups"));
+  m_levelBox->setObjectName(QStringLiteral("groupLevel"));
+  m_levelBox->setToolTip(tr("The level of the hierarchy the heatmap collapses the classes to"));
+  m_levelBox->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  m_levelBox->setMinimumContentsLength(12);
+  m_up->setObjectName(QStringLiteral("groupUp"));
+  m_up->setToolTip(tr("Back from a group drilled into to the level above"));
   m_tree->setObjectName(QStringLiteral("groupTree"));
   m_tree->setHeaderLabels({tr("Group / class"), tr("Row sum"), tr("Expected"), tr("Difference")});
   m_tree->setToolTip(
       tr("Each group's row sums its classes' rows and is checked against the sum of their true "
-         "counts; expand a group for its classes, each checked alone. Click a group: its "
-         "classes in the heatmap"));
+         "counts, on every level; expand a group for its subgroups and then its classes, each "
+         "checked alone. Click a group: what it holds, in the heatmap"));
   m_heatmap->setObjectName(QStringLiteral("groupHeatmap"));
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(m_tree);
   split->addWidget(m_heatmap);
   split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 2);
+  auto* controls = new QHBoxLayout;
+  controls->setContentsMargins(0, 0, 0, 0);
+  controls->addWidget(m_levelBox, 1);
+  controls->addWidget(m_up, 1);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addWidget(m_status);
-  layout->addWidget(m_back);
+  layout->addLayout(controls);
   layout->addWidget(split, 1);
-  connect(m_back, &QPushButton::clicked, this, [this] { expandGroup(-1); });
-  connect(m_tree, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem* item, int) {
-    const QTreeWidgetItem* top = item->parent() ? item->parent() : item;
-    expandGroup(top->data(0, kGroupRole).toInt());
-  });
-  // A row of the collapsed matrix expands its group; in a group's classes nothing changes.
+  connect(m_up, &QPushButton::clicked, this, &GroupsPanel::up);
+  connect(m_levelBox, &QComboBox::activated, this, &GroupsPanel::showLevel);
+  connect(m_tree, &QTreeWidget::itemClicked, this,
+          [this](QTreeWidgetItem* item, int) { treeClicked(item); });
+  // A row of a matrix of groups drills into its group; among classes nothing changes.
   connect(m_heatmap, &HeatmapView::cellClicked, this, [this](int row, int) {
-    if (m_expanded < 0) expandGroup(m_heatmap->data().classOf.at(size_t(row)));
+    const Evaluation* e = m_result ? &m_result->eval : nullptr;
+    if (!e || !e->class_groups) return;
+    const int depth = e->class_groups->depth();
+    const std::vector<int>& groupOf = m_heatmap->data().classOf;
+    if (row < 0 || size_t(row) >= groupOf.size()) return;
+    if (m_group < 0)
+      drillInto(m_level, groupOf[size_t(row)]);
+    else if (m_level + 1 < depth)
+      drillInto(m_level + 1, groupOf[size_t(row)]);
   });
   setResult(nullptr);
 }
@@ -94,53 +128,148 @@ void GroupsPanel::showEvent(QShowEvent* e) {
 void GroupsPanel::fill() {
   m_stale = false;
   const ResultPtr& result = m_result;
-  m_expanded = -1;
   m_tree->clear();
+  m_levelBox->clear();
   const Evaluation* e = result ? &result->eval : nullptr;
   if (!e || !e->class_groups) {
     m_status->setText(
         tr("No class groups. Add <b>,hierarchy=FILE</b> to the dataset: one line a class, "
-           "<tt>CLASS_ID PARENT NAME</tt> (e.g. WordNet's parents of ImageNet's classes)."));
-    m_back->hide();
+           "<tt>CLASS_ID PARENT NAME</tt> or <tt>CLASS_ID TOP &gt; ... &gt; PARENT</tt> (e.g. "
+           "WordNet's ancestors of ImageNet's classes)."));
+    m_levelBox->hide();
+    m_up->hide();
+    m_level = m_baseLevel = 0;
+    m_group = -1;
     showHeatmap();
     return;
   }
   const ClassHierarchy& h = *e->class_groups;
-  const RowCheck groups = check_group_rows(*e);
+  const std::vector<RowCheck> checks = check_group_levels(*e);
   const RowCheck& classes = e->row_check;
-  m_status->setText(tr("%1 groups of %2 classes: %3 groups wrong, %4 classes wrong")
-                        .arg(h.size())
-                        .arg(h.group_of.size())
-                        .arg(groups.wrong_rows.size())
-                        .arg(classes.wrong_rows.size()));
-  // Worst group first, as the row check orders rows.
-  for (int32_t g : groups.by_error) {
-    const size_t r = size_t(g);
-    QTreeWidgetItem* top = checkedItem(shownText(h.groups[r]), groups.observed[r], groups.truth[r],
-                                       groups.off[r], groups.wrong[r]);
-    top->setData(0, kGroupRole, g);
-    for (int32_t c : h.members(g)) {
-      if (size_t(c) >= classes.observed.size()) continue;
-      const size_t k = size_t(c);
-      top->addChild(checkedItem(shownText(e->class_name(c)), classes.observed[k], classes.truth[k],
-                                classes.off[k], classes.wrong[k]));
-    }
-    m_tree->addTopLevelItem(top);
+  QStringList wrongPerLevel;
+  for (int l = 0; l < h.depth(); ++l) {
+    const int size = h.levels[size_t(l)].size();
+    const int wrong = int(checks[size_t(l)].wrong_rows.size());
+    wrongPerLevel << QString::number(wrong);
+    m_levelBox->addItem(h.depth() > 1 ? tr("Level %1 of %2: %3 groups, %4 wrong")
+                                            .arg(l + 1)
+                                            .arg(h.depth())
+                                            .arg(size)
+                                            .arg(wrong)
+                                      : tr("%1 groups, %2 wrong").arg(size).arg(wrong));
   }
+  m_levelBox->setVisible(h.depth() > 1);
+  m_status->setText(
+      h.depth() > 1
+          ? tr("%1 levels of groups over %2 classes: %3 groups wrong (top level first), %4 "
+               "classes wrong")
+                .arg(h.depth())
+                .arg(h.classes())
+                .arg(wrongPerLevel.join(QStringLiteral(" / ")))
+                .arg(classes.wrong_rows.size())
+          : tr("%1 groups of %2 classes: %3 groups wrong, %4 classes wrong")
+                .arg(h.levels[0].size())
+                .arg(h.classes())
+                .arg(wrongPerLevel.front())
+                .arg(classes.wrong_rows.size()));
+
+  // The tree as the file nests it, worst first among siblings (every node's own level ranks it).
+  std::vector<std::vector<int32_t>> rank;
+  for (const RowCheck& c : checks) rank.push_back(worstFirstRank(c));
+  const std::vector<int32_t> classRank = worstFirstRank(classes);
+  std::vector<int32_t> groupOfNode(h.nodes.size());
+  std::vector<std::vector<int32_t>> childNodes(h.nodes.size() + 1), ownClasses(h.nodes.size());
+  for (size_t n = 0; n < h.nodes.size(); ++n) {
+    groupOfNode[n] = h.level_of(int32_t(n)).group_of_node(int32_t(n));
+    childNodes[size_t(h.nodes[n].parent + 1)].push_back(int32_t(n));
+  }
+  for (int32_t c = 0; c < h.classes(); ++c) ownClasses[size_t(h.parent_of[size_t(c)])].push_back(c);
+  const auto byRank = [&](std::vector<int32_t>& nodes) {
+    std::sort(nodes.begin(), nodes.end(), [&](int32_t a, int32_t b) {
+      const std::vector<int32_t>& r = rank[size_t(h.nodes[size_t(a)].depth)];
+      return r[size_t(groupOfNode[size_t(a)])] < r[size_t(groupOfNode[size_t(b)])];
+    });
+  };
+  const auto addNode = [&](const auto& self, int32_t n) -> QTreeWidgetItem* {
+    const int level = h.nodes[size_t(n)].depth;
+    QTreeWidgetItem* item = checkedItem(shownText(h.nodes[size_t(n)].name), checks[size_t(level)],
+                                        groupOfNode[size_t(n)], level, groupOfNode[size_t(n)]);
+    std::vector<int32_t>& children = childNodes[size_t(n + 1)];
+    byRank(children);
+    for (int32_t child : children) item->addChild(self(self, child));
+    std::vector<int32_t>& own = ownClasses[size_t(n)];
+    std::sort(own.begin(), own.end(),
+              [&](int32_t a, int32_t b) { return classRank[size_t(a)] < classRank[size_t(b)]; });
+    for (int32_t c : own)
+      if (size_t(c) < classes.observed.size())
+        item->addChild(checkedItem(shownText(e->class_name(c)), classes, c, -1, c));
+    return item;
+  };
+  byRank(childNodes[0]);
+  QList<QTreeWidgetItem*> top;
+  for (int32_t n : childNodes[0]) top << addNode(addNode, n);
+  m_tree->addTopLevelItems(top);
   for (int c = 0; c < 4; ++c) m_tree->resizeColumnToContents(c);
+  m_baseLevel = std::min(m_baseLevel, h.depth() - 1);
+  m_levelBox->setCurrentIndex(m_baseLevel);
+  m_level = m_baseLevel;
+  m_group = -1;
   showHeatmap();
 }
 
-void GroupsPanel::expandGroup(int group) {
+void GroupsPanel::showLevel(int level) {
   if (m_stale) fill();
   const Evaluation* e = m_result ? &m_result->eval : nullptr;
-  if (!e || !e->class_groups || group >= e->class_groups->size()) return;
-  m_expanded = group;
-  for (int i = 0; i < m_tree->topLevelItemCount(); ++i) {
-    QTreeWidgetItem* top = m_tree->topLevelItem(i);
-    top->setExpanded(top->data(0, kGroupRole).toInt() == group);
+  if (!e || !e->class_groups || level < 0 || level >= e->class_groups->depth()) return;
+  m_baseLevel = level;
+  m_levelBox->setCurrentIndex(level);
+  drillInto(level, -1);
+}
+
+void GroupsPanel::drillInto(int level, int group) {
+  if (m_stale) fill();
+  const Evaluation* e = m_result ? &m_result->eval : nullptr;
+  if (!e || !e->class_groups || level < 0 || level >= e->class_groups->depth() ||
+      group >= e->class_groups->levels[size_t(level)].size())
+    return;
+  // A drill from a level above the one chosen moves the choice up with it.
+  if (level < m_baseLevel) {
+    m_baseLevel = level;
+    m_levelBox->setCurrentIndex(level);
+  }
+  m_level = level;
+  m_group = group;
+  if (group >= 0) {
+    // Open the group's branch of the tree, and only it.
+    m_tree->collapseAll();
+    for (QTreeWidgetItemIterator it(m_tree); *it; ++it) {
+      QTreeWidgetItem* item = *it;
+      if (item->data(0, kLevelRole).toInt() != level || item->data(0, kIndexRole).toInt() != group)
+        continue;
+      for (QTreeWidgetItem* p = item; p; p = p->parent()) p->setExpanded(true);
+      m_tree->setCurrentItem(item);
+      m_tree->scrollToItem(item);
+      break;
+    }
   }
   showHeatmap();
+}
+
+void GroupsPanel::up() {
+  const Evaluation* e = m_result ? &m_result->eval : nullptr;
+  if (!e || !e->class_groups || m_group < 0) return;
+  const ClassHierarchy& h = *e->class_groups;
+  if (m_level <= m_baseLevel) return drillInto(m_level, -1);
+  // Every class of the group lies in one group above: its first class's.
+  const std::vector<int32_t> members = h.levels[size_t(m_level)].members(m_group);
+  drillInto(m_level - 1, h.levels[size_t(m_level - 1)].group_of[size_t(members.front())]);
+}
+
+void GroupsPanel::treeClicked(QTreeWidgetItem* item) {
+  // A class: what its parent holds.
+  if (item->data(0, kLevelRole).toInt() < 0 && item->parent()) item = item->parent();
+  const int level = item->data(0, kLevelRole).toInt();
+  if (level >= 0) drillInto(level, item->data(0, kIndexRole).toInt());
 }
 
 void GroupsPanel::showHeatmap() {
@@ -150,10 +279,23 @@ void GroupsPanel::showHeatmap() {
     m_heatmap->hide();
     return;
   }
+  const ClassHierarchy& h = *e->class_groups;
   m_heatmap->show();
-  m_back->setVisible(m_expanded >= 0);
-  m_heatmap->setData(m_expanded >= 0 ? render::groupMembersHeatmap(*e, m_expanded)
-                                     : render::groupsHeatmap(*e));
+  m_up->setVisible(m_group >= 0);
+  if (m_group >= 0) {
+    if (m_level > m_baseLevel) {
+      const std::vector<int32_t> members = h.levels[size_t(m_level)].members(m_group);
+      const ClassGroups& above = h.levels[size_t(m_level - 1)];
+      m_up->setText(
+          tr("Up to %1")
+              .arg(shownText(above.groups[size_t(above.group_of[size_t(members.front())])])));
+    } else {
+      m_up->setText(h.depth() > 1 ? tr("All groups of level %1").arg(m_level + 1)
+                                  : tr("All groups"));
+    }
+  }
+  m_heatmap->setData(m_group >= 0 ? render::groupChildrenHeatmap(*e, m_level, m_group)
+                                  : render::groupsHeatmap(*e, m_level));
   m_heatmap->resetZoom();
 }
 

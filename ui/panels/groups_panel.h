@@ -1,17 +1,21 @@
 #pragma once
 // "Groups" (a page of the Classes dock): a matrix of many classes read by the dataset's
-// class hierarchy (",hierarchy=FILE"). A tree of the groups, each with its row sum against
-// the sum of its classes' true counts (marked when wrong) and, expanded, its classes with
-// their own rows checked; below it the matrix collapsed to the groups. Clicking a group (in
-// the tree or a row of the collapsed matrix) expands it: the heatmap shows its classes,
-// "All groups" goes back. Without a hierarchy it says how to give one.
+// class hierarchy (",hierarchy=FILE"), level by level. A tree of the groups nested as the
+// file nests them (a group expands to its subgroups, then to its classes), each with its row
+// sum against the sum of its classes' true counts, marked when wrong, worst first on every
+// level; below it the matrix collapsed to one level (the level selector). Clicking a group
+// (in the tree, or a row or column of the heatmap) drills into it: the heatmap shows its
+// groups on the level below, or its classes below the deepest level; "Up" goes back a level.
+// Without a hierarchy it says how to give one.
 #include <QWidget>
 
 #include "ui/jobs/evaluation_runner.h"
 
+class QComboBox;
 class QLabel;
 class QPushButton;
 class QTreeWidget;
+class QTreeWidgetItem;
 
 namespace shardlens::ui {
 
@@ -24,9 +28,15 @@ class GroupsPanel : public QWidget {
   // Filled at once while the panel is visible, else when it is next shown (a dock tab not
   // raised costs nothing: at 1000 classes the ranking reads a million cells).
   void setResult(const ResultPtr& result);
-  // Shows group `group`'s classes in the heatmap (and expands it in the tree); -1: all groups.
-  void expandGroup(int group);
-  int expandedGroup() const { return m_expanded; }
+  // The heatmap collapsed to level `level` (0 the top), every group of it.
+  void showLevel(int level);
+  // The heatmap of group `group` of level `level` drilled into (its groups a level down, or
+  // its classes), the group expanded in the tree; group -1: every group of the level.
+  void drillInto(int level, int group);
+  // What the heatmap shows: a level and the group drilled into (-1: the level's groups).
+  int shownLevel() const { return m_level; }
+  int shownGroup() const { return m_group; }
+  QComboBox* levelBox() const { return m_levelBox; }
   QTreeWidget* tree() const { return m_tree; }
   HeatmapView* heatmap() const { return m_heatmap; }
 
@@ -36,12 +46,17 @@ class GroupsPanel : public QWidget {
  private:
   void fill();
   void showHeatmap();
+  void up();
+  void treeClicked(QTreeWidgetItem* item);
 
   ResultPtr m_result;
   bool m_stale = false;  // m_result is not what the tree and heatmap show yet
-  int m_expanded = -1;
+  int m_baseLevel = 0;   // the level chosen in the selector
+  int m_level = 0;
+  int m_group = -1;
   QLabel* m_status;
-  QPushButton* m_back;
+  QComboBox* m_levelBox;
+  QPushButton* m_up;
   QTreeWidget* m_tree;
   HeatmapView* m_heatmap;
 };

@@ -246,8 +246,8 @@ std::vector<std::pair<QString, Figure>> figureSet(const Evaluation& eval,
   });
   if (auto confused = mostConfusedFigure(eval, style))
     figures.emplace_back(QStringLiteral("most-confused"), std::move(*confused));
-  if (auto groups = groupsFigure(eval, style))
-    figures.emplace_back(QStringLiteral("groups"), std::move(*groups));
+  for (auto& [name, figure] : groupsFigures(eval, style))
+    figures.emplace_back(name, std::move(figure));
   return figures;
 }
 
@@ -280,8 +280,12 @@ bool writeFigureSet(const Evaluation& eval, const QString& dir,
     return false;
   const auto confused = mostConfusedFigure(eval, style);
   if (confused && !write(QStringLiteral("most-confused"), *confused)) return false;
-  const auto groups = groupsFigure(eval, style);
-  return !groups || write(QStringLiteral("groups"), *groups);
+  // A figure per level of the hierarchy, each built and written before the next.
+  for (int level = 0; eval.class_groups && level < eval.class_groups->depth(); ++level) {
+    const auto groups = groupsFigure(eval, style, level);
+    if (groups && !write(groupsFigureName(level), *groups)) return false;
+  }
+  return true;
 }
 
 namespace {
