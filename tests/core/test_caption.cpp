@@ -116,6 +116,13 @@ TEST(Caption, AnEditedScenarioFileShowsAsModified) {
   EXPECT_EQ(scenario_title(s), "Mine: 8 ranks");
 }
 
+TEST(Caption, AnotherDatasetIsNamedWhole) {
+  TempDir dir;
+  Scenario s = load_lesson_like(dir);
+  set(s, "dataset", "synthetic:classes=1000,per-class=50");
+  EXPECT_EQ(scenario_title(s), "padding (modified: Dataset synthetic:classes=1000,per-class=50)");
+}
+
 TEST(Caption, ManyChangesNameThreeAndCountTheRest) {
   TempDir dir;
   Scenario s = load_lesson_like(dir);
