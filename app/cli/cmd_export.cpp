@@ -115,9 +115,19 @@ void register_export(CLI::App& app) {
   cmd->add_flag("--shared-range", args->figure.shared_range,
                 "Draw the synced and expected figures on one colour range, the larger of "
                 "theirs (default: each figure its own range, as the GUI's views)");
-  cmd->add_flag("--log-scale", args->figure.log_scale,
-                "Colours on a log scale, so the small counts of a sparse matrix (1000 classes) "
-                "show beside its large ones; the colour bars say so");
+  CLI::Option* scale =
+      cmd->add_option(
+             "--colour-scale", args->figure.colour_scale,
+             "Colour scale of the matrix figures, as the GUI's Scale: auto (log for pixel "
+             "and token counts, which span orders of magnitude; linear otherwise), linear, "
+             "log; the colour bars say a log scale")
+          ->check(CLI::IsMember({"auto", "linear", "log"}))
+          ->capture_default_str();
+  cmd->add_flag_callback(
+         "--log-scale", [args] { args->figure.colour_scale = "log"; },
+         "Colours on a log scale (--colour-scale log), so the small counts of a sparse matrix "
+         "(1000 classes) show beside its large ones")
+      ->excludes(scale);
   cmd->add_option("--class-order", args->figure.class_order,
                   "Class order of the figures, as the GUI's: index, name, count (most frequent "
                   "first), error (wrong rows first), confusion (most confused pairs first)")

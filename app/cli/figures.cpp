@@ -26,7 +26,7 @@ std::vector<std::string> write_figures(const Evaluation& e, const std::string& d
   set.vmaxDifference = flags.vmax_difference;
   set.vmaxRanks = flags.vmax_ranks;
   std::vector<std::string> written;
-  if (render::write_figure_set(e, dir, formats, dpi, &written, set, flags.log_scale,
+  if (render::write_figure_set(e, dir, formats, dpi, &written, set, flags.colour_scale,
                                flags.class_order) != 0) {
     throw InputError(dir + ": could not write the figures");
   }

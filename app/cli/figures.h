@@ -17,7 +17,8 @@ struct FigureFlags {
   // --shared-range: synced and expected on one range, the larger (default: each its own).
   bool shared_range = false;
   bool over_epochs = false;  // the fixed ranges are the largest of the run's epochs
-  bool log_scale = false;    // --log-scale: colours on a log scale
+  // --colour-scale auto|linear|log (--log-scale: log); auto is log for pixel and token counts
+  std::string colour_scale = "auto";
   // --class-order: the figures' class order (index, name, count, error, confusion), as the
   // GUI's Class order
   std::string class_order = "index";

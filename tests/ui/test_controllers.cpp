@@ -99,12 +99,12 @@ class TestControllers : public QObject {
     QVERIFY(Settings::welcomeDismissed());
     Settings::setWelcomeDismissed(false);
     ViewOptions o;
-    o.style.logScale = true;
+    o.style.scale = render::ColourScale::Log;
     o.style.showValues = false;
     o.matrix.normalization = Normalization::True;
     Settings::setViewOptions(o);
     const ViewOptions back = Settings::viewOptions();
-    QVERIFY(back.style.logScale);
+    QCOMPARE(int(back.style.scale), int(render::ColourScale::Log));
     QVERIFY(!back.style.showValues);
     QCOMPARE(int(back.matrix.normalization), int(Normalization::True));
     Settings::setMemoryBudget(QStringLiteral("2G"));

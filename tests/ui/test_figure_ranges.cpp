@@ -12,8 +12,10 @@
 
 #include "core/evaluation/scenario.h"
 #include "core/sim/engine.h"
+#include "core/sim/lessons.h"
 #include "tests/ui/heatmap_test_util.h"
 #include "ui/render/figures.h"
+#include "ui/render/heatmap_geometry.h"
 #include "ui/render/heatmap_painter.h"
 #include "ui/render/heatmap_source.h"
 
@@ -104,6 +106,18 @@ double darkShare(const QImage& image) {
   return double(dark) / (double(image.width()) * image.height());
 }
 
+// The share of dark pixels among a heatmap's cells, painted as a figure paints its panel.
+double darkCellShare(const HeatmapData& d, const HeatmapStyle& s) {
+  const QRectF bounds(0, 0, 1000, 900);
+  QImage image(bounds.size().toSize(), QImage::Format_RGB32);
+  image.fill(Qt::white);
+  QPainter p(&image);
+  paintHeatmap(p, d, s, bounds);
+  p.end();
+  const QRect grid = computeLayout(bounds, panelMetrics(d, s, bounds)).grid.toAlignedRect();
+  return darkShare(image.copy(grid.adjusted(2, 2, -2, -2)));  // inside the frame
+}
+
 }  // namespace
 
 class TestFigureRanges : public QObject {
@@ -149,6 +163,52 @@ class TestFigureRanges : public QObject {
     QVERIFY(luminance(colormapColor(Colormap::Viridis, 0.0)) < 80);
   }
 
+  // ADE20K's pixel counts span eight orders of magnitude (its wall class alone is a quarter
+  // of the pixels): on a linear scale nearly every non-zero cell of the lesson's 150-class
+  // matrix was the map's dark end. The automatic scale is logarithmic for pixel counts, in
+  // the figures as in the window's views (one decision, usesLogScale), and says so.
+  void pixelMatrixIsNotDarkByDefault() {
+    const Evaluation e = simulate_preset("ade20k-batch-limit");
+    QCOMPARE(int(e.meta.task), int(Task::Segmentation));
+    const auto set = figureSet(e, {}, HeatmapStyle{}, {});
+    const Figure& synced = figureNamed(set, QStringLiteral("synced"));
+    const HeatmapData& d = synced.panels.front();
+    QVERIFY(usesLogScale(d, synced.style));
+    const double dark = darkCellShare(d, synced.style);
+    QVERIFY2(dark < 0.1, qPrintable(QString::number(dark)));
+    QVERIFY2(dark > 0.001, qPrintable(QString::number(dark)));  // still a matrix, not blank
+    const QString top = formatValue(largestCell(*e.synced), true);
+    QVERIFY2(svgOf(synced).contains(
+                 QStringLiteral("pixels, 0–%1 per view, log scale, white = 0").arg(top)),
+             qPrintable(top));
+    // The premise, and linear still chosen when asked: then it is a dark square.
+    HeatmapStyle linear = synced.style;
+    linear.scale = ColourScale::Linear;
+    QVERIFY(!usesLogScale(d, linear));
+    const double linearDark = darkCellShare(d, linear);
+    QVERIFY2(linearDark > 0.2 && linearDark > 3 * dark,
+             qPrintable(QStringLiteral("%1 vs %2").arg(linearDark).arg(dark)));
+  }
+
+  // The automatic scale: log for counts of pixels, linear for a classification's counts and
+  // for fractions (a normalized view); a chosen scale holds for every view.
+  void automaticScaleFollowsWhatIsCounted() {
+    const Evaluation ade = simulate_preset("ade20k-batch-limit");
+    const HeatmapStyle automatic;
+    QVERIFY(usesLogScale(syncedHeatmap(ade, {}), automatic));
+    QVERIFY(usesLogScale(differenceHeatmap(ade, {}), automatic));
+    MatrixOptions rows;
+    rows.normalization = Normalization::True;
+    QVERIFY(!usesLogScale(syncedHeatmap(ade, rows), automatic));
+    QVERIFY(!usesLogScale(syncedHeatmap(m_limited, {}), automatic));
+    HeatmapStyle log;
+    log.scale = ColourScale::Log;
+    QVERIFY(usesLogScale(syncedHeatmap(m_limited, {}), log));
+    QCOMPARE(parseColourScale(QStringLiteral("LOG")), ColourScale::Log);
+    QCOMPARE(parseColourScale(QStringLiteral("bogus")), ColourScale::Auto);
+    QCOMPARE(colourScaleName(ColourScale::Linear), QStringLiteral("linear"));
+  }
+
   // --shared-range: synced and expected on the larger range of the two, as figures were.
   void sharedRangeKeepsTheOldBehaviour() {
     FigureSetOptions o;
@@ -170,7 +230,7 @@ class TestFigureRanges : public QObject {
     // Most of its 1000 rows are wrong: the ones not named are counted under the grid.
     QVERIFY(own.contains(QStringLiteral(" more wrong rows, not named")));
     HeatmapStyle log;
-    log.logScale = true;
+    log.scale = ColourScale::Log;
     const QString logSvg =
         svgOf(figureNamed(figureSet(m_limited, {}, log, {}), QStringLiteral("synced")));
     QVERIFY(logSvg.contains(QStringLiteral("count, 0–%1 per view, log scale, white = 0").arg(top)));

@@ -199,12 +199,12 @@ class TestGeometry : public QObject {
     HeatmapStyle s;
     QCOMPARE(scaledValue(d, s, 500), 0.5);
     QCOMPARE(scaledValue(d, s, 2000), 1.0);
-    s.logScale = true;
+    s.scale = ColourScale::Log;
     QCOMPARE(scaledValue(d, s, 0), 0.0);
     QCOMPARE(scaledValue(d, s, 1000), 1.0);
     QVERIFY(scaledValue(d, s, 10) > 0.3);  // log lifts small counts
     d.diverging = true;
-    s.logScale = false;
+    s.scale = ColourScale::Linear;
     QCOMPARE(scaledValue(d, s, -500), -0.5);
   }
 
@@ -268,7 +268,32 @@ class TestGeometry : public QObject {
   void formatting() {
     QCOMPARE(formatValue(12, true), QStringLiteral("12"));
     QCOMPARE(formatValue(0.25, false), QStringLiteral("0.25"));
-    QCOMPARE(formatValue(-3, false), QStringLiteral("-3"));
+    // A true minus, never on a zero ("−0.00" of a rounding error).
+    QCOMPARE(formatValue(-3, false), QStringLiteral("\u22123"));
+    QCOMPARE(formatValue(-0.001, false), QStringLiteral("0.00"));
+    QCOMPARE(formatValue(-0.0, true), QStringLiteral("0"));
+    // A sum of fractions within rounding of a whole number prints as one: "−46", not "−46.0".
+    QCOMPARE(formatValue(-46.000000000001, false), QStringLiteral("\u221246"));
+    QCOMPARE(formatValue(45.95, false), QStringLiteral("46.0"));
+    // Thousands grouped from 10,000: a pixel count reads at a glance, a 4-digit count stays.
+    QCOMPARE(formatValue(9880, true), QStringLiteral("9880"));
+    QCOMPARE(formatValue(19840, true), QStringLiteral("19,840"));
+    QCOMPARE(formatValue(-119082108, true), QStringLiteral("\u2212119,082,108"));
+    QCOMPARE(formatValue(100000, true), QStringLiteral("100,000"));
+  }
+
+  // A difference's texts are signed both ways; other views' only when negative.
+  void signedTexts() {
+    QCOMPARE(signedValueText(7, true), QStringLiteral("+7"));
+    QCOMPARE(signedValueText(-7, true), QStringLiteral("\u22127"));
+    QCOMPARE(signedValueText(0, true), QStringLiteral("0"));
+    QCOMPARE(signedValueText(0.001, false), QStringLiteral("0.00"));
+    HeatmapData d;
+    QCOMPARE(cellText(d, 7), QStringLiteral("7"));
+    QCOMPARE(sumText(d, 12345), QStringLiteral("12,345"));
+    d.diverging = true;
+    QCOMPARE(cellText(d, 7), QStringLiteral("+7"));
+    QCOMPARE(sumText(d, -12345), QStringLiteral("\u221212,345"));
   }
 };
 

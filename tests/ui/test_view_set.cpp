@@ -145,7 +145,7 @@ class TestViewSet : public QObject {
         const HeatmapData full = dense(d);
         for (const bool log : {false, true}) {
           HeatmapStyle s;
-          s.logScale = log;
+          s.scale = log ? ColourScale::Log : ColourScale::Linear;
           QVERIFY2(sameImage(buildHeatmapImage(d, s), buildHeatmapImage(full, s)), c.name.c_str());
           const int n = d.classes;
           for (const QSize px : {QSize(1, 1), QSize(7, 5), QSize(333, 333), QSize(n, n)})

@@ -26,6 +26,7 @@ render::HeatmapData reported(const Evaluation& e, const QString& name) {
   if (!e.synced) return render::emptyHeatmap(name, render::syncedMissingText(e));
   render::HeatmapData d =
       render::makeHeatmap(name, *e.synced, *e.synced, identity(e.classes()), render::classNames(e));
+  render::describeValues(d, e, Normalization::None, false);
   d.rowExpected = render::trueRowCounts(e);
   d.rowWrong = e.row_check.wrong;
   return d;
@@ -69,6 +70,7 @@ CompareDialog::CompareDialog(std::shared_ptr<const Evaluation> current, const QS
     auto d = render::makeHeatmap(tr("B − A"), m_comparison.difference, m_comparison.difference,
                                  identity(m_a->classes()), render::classNames(*m_a));
     d.diverging = true;
+    render::describeValues(d, *m_a, Normalization::None, true);
     d.rowExpected.assign(size_t(d.classes), 0.0);  // equal rows differ by zero
     d.rowWrong = rowsDiffering(m_comparison, d.classes);
     render::noteColourRange(d, render::ColourRange::Own);

@@ -1,5 +1,5 @@
 #pragma once
-// The display toolbar: normalization, colours, class order, log scale, values on cells and
+// The display toolbar: normalization, colours, class order, colour scale, values on cells and
 // the fixed colour range. It shows the ViewOptions it is given and says when the user
 // changes them; the window keeps them (Settings) and applies them to the views.
 #include <QToolBar>
@@ -31,6 +31,7 @@ class DisplayToolbar : public QToolBar {
   QComboBox* m_normalization;
   QComboBox* m_colormap;
   QComboBox* m_order;
+  QComboBox* m_scale;
   QAction* m_log;
   QAction* m_values;
   QAction* m_fixed;

@@ -11,7 +11,7 @@ namespace {
 // Inverse of scaledValue on [0, 1], for tick labels.
 double valueAt(const HeatmapData& d, const HeatmapStyle& s, double t) {
   const double top = d.valueMax > 0 ? d.valueMax : 1.0;
-  if (!s.logScale) return t * top;
+  if (!usesLogScale(d, s)) return t * top;
   const double unit = d.integral ? 1.0 : top / 1000.0;
   return std::expm1(t * std::log1p(top / unit)) * unit;
 }
@@ -24,7 +24,7 @@ QString colorBarLabel(const HeatmapData& d, const HeatmapStyle& s) {
     if (!part.isEmpty()) label += (label.isEmpty() ? QString() : QStringLiteral(", ")) + part;
   };
   add(d.rangeNote);
-  if (s.logScale) add(QStringLiteral("log scale"));
+  if (usesLogScale(d, s)) add(QStringLiteral("log scale"));
   if (zeroIsBlank(d)) add(QStringLiteral("white = 0"));
   return label;
 }
@@ -45,10 +45,8 @@ QString fittedColorBarLabel(const HeatmapData& d, const HeatmapStyle& s, const Q
 }
 
 QString colorBarTickText(const HeatmapData& d, double value) {
-  if (!d.diverging || value == 0) return formatValue(value, d.integral);
   // Signs explicit on a difference bar, with a true minus: "+56", "0", "−56".
-  return (value > 0 ? QStringLiteral("+") : QStringLiteral("\u2212")) +
-         formatValue(std::abs(value), d.integral);
+  return cellText(d, value);
 }
 
 void paintColorBar(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const QRectF& r) {
@@ -88,11 +86,12 @@ void paintColorBar(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, con
     p.drawText(QRectF(x, y - fm.height() / 2, labelRight - x, fm.height()),
                Qt::AlignLeft | Qt::AlignVCenter, colorBarTickText(d, value));
   };
-  if (d.diverging) {
-    const double top = d.valueMax > 0 ? d.valueMax : 1.0;
-    tick(0, -top);
+  if (d.valueMax <= 0) {
+    tick(d.diverging ? 0.5 : 0, 0);  // every value 0: no range to mark
+  } else if (d.diverging) {
+    tick(0, -d.valueMax);
     tick(0.5, 0);
-    tick(1, top);
+    tick(1, d.valueMax);
   } else {
     tick(0, 0);
     tick(0.5, valueAt(d, s, 0.5));

@@ -21,6 +21,7 @@ HeatmapData classesHeatmap(const Evaluation& e, const Matrix& ranked,
     identity[size_t(i)] = i;
   }
   HeatmapData d = makeHeatmap(title, cut, cut, identity, names);
+  describeValues(d, e, Normalization::None, false);
   // Class ids as the whole matrix numbers them, and each row's whole sum and check: a row
   // is wrong or right over all its columns, not the ones cut out.
   d.classOf.assign(classes.begin(), classes.end());
@@ -71,6 +72,7 @@ std::optional<Figure> mostConfusedFigure(const Evaluation& e, const HeatmapStyle
   if (e.classes() < kConfusionFigureFrom) return std::nullopt;
   HeatmapData d = mostConfusedHeatmap(e);
   if (d.classes <= 0) return std::nullopt;
+  noteColourRange(d, ColourRange::Own);  // a figure says its range
   return singleHeatmapFigure(e, std::move(d), style);
 }
 

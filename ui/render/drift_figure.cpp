@@ -21,20 +21,48 @@ HeatmapData barData(const DriftFigure& f) {
   d.integral = true;
   d.valueMax = std::max(1.0, f.drift.worst);
   d.valueLabel = QStringLiteral("row sum − true count");
+  noteColourRange(d, ColourRange::Own);  // the figure says its range
   return d;
 }
 
-// "epoch 3" columns are labelled by their numbers under an "epoch" axis title.
-bool epochColumns(const RowDrift& d) {
-  return std::all_of(d.columns.begin(), d.columns.end(), [](const std::string& c) {
-    return c.rfind("epoch ", 0) == 0 && c.find(',') == std::string::npos;
-  });
+}  // namespace
+
+DriftColumns driftColumns(const RowDrift& d) {
+  DriftColumns out;
+  std::vector<QStringList> parts;
+  for (const std::string& c : d.columns) parts.push_back(shownText(c).split(QStringLiteral(", ")));
+  // The leading parts every column shares ("epoch 1" of one epoch's validations), said once.
+  qsizetype common = 0;
+  const auto sharedAt = [&](qsizetype i) {
+    return std::all_of(parts.begin(), parts.end(), [&](const QStringList& p) {
+      return p.size() > i + 1 && p[i] == parts.front()[i];
+    });
+  };
+  while (!parts.empty() && sharedAt(common)) ++common;
+  for (const QStringList& p : parts) out.labels.push_back(p.mid(common).join(QStringLiteral(", ")));
+  // One word and a number in every label ("validation 2"): numbered under that word.
+  const auto wordOf = [](const QString& label) {
+    const qsizetype space = label.indexOf(QLatin1Char(' '));
+    bool number = false;
+    if (space > 0) label.mid(space + 1).toInt(&number);
+    return number ? label.left(space) : QString();
+  };
+  out.word = out.labels.empty() ? QString() : wordOf(out.labels.front());
+  const bool numbered =
+      !out.word.isEmpty() && std::all_of(out.labels.begin(), out.labels.end(),
+                                         [&](const QString& l) { return wordOf(l) == out.word; });
+  if (numbered) {
+    for (QString& l : out.labels) l = l.mid(out.word.size() + 1);
+  } else {
+    out.word = QStringLiteral("evaluation");
+  }
+  out.axisTitle = out.word;
+  if (common > 0)
+    out.axisTitle += QStringLiteral(" (%1)").arg(parts.front().mid(0, common).join(", "));
+  return out;
 }
 
-QString columnLabel(const RowDrift& d, size_t k) {
-  const QString label = shownText(d.columns[k]);
-  return epochColumns(d) ? label.mid(6) : label;
-}
+namespace {
 
 QString titleOf(const DriftFigure& f) {
   return f.title.isEmpty()
@@ -105,8 +133,7 @@ DriftParts driftLayout(const DriftFigure& f, const HeatmapStyle& s, const QRectF
 namespace {
 
 QString signedCount(double v) {
-  if (v == 0) return QStringLiteral("0");
-  return (v > 0 ? QStringLiteral("+") : QStringLiteral("\u2212")) + formatValue(std::abs(v), true);
+  return signedValueText(v, true);
 }
 
 }  // namespace
@@ -226,16 +253,15 @@ void paintDrift(QPainter& p, const DriftFigure& f, const HeatmapStyle& s, const 
   // Column labels, thinned to fit, and the axis title.
   p.setFont(font);
   p.setPen(Qt::black);
+  const DriftColumns axis = driftColumns(d);
   double widest = 0;
-  for (int k = 0; k < columns; ++k)
-    widest = std::max(widest, fm.horizontalAdvance(columnLabel(d, size_t(k))));
+  for (const QString& label : axis.labels) widest = std::max(widest, fm.horizontalAdvance(label));
   const int step = labelStep(columnWidth, widest + 6);
   for (int k = 0; k < columns; k += step)
     p.drawText(QRectF(g.left() + k * columnWidth, parts.columns.top(), columnWidth,
                       parts.columns.height()),
-               Qt::AlignCenter | Qt::TextDontClip, columnLabel(d, size_t(k)));
-  p.drawText(parts.xTitle, Qt::AlignCenter,
-             epochColumns(d) ? QStringLiteral("epoch") : QStringLiteral("evaluation"));
+               Qt::AlignCenter | Qt::TextDontClip, axis.labels[size_t(k)]);
+  p.drawText(parts.xTitle, Qt::AlignCenter | Qt::TextDontClip, axis.axisTitle);
   p.save();
   p.translate(parts.yTitle.center());
   p.rotate(-90);

@@ -23,6 +23,17 @@ struct DriftFigure {
   int highlight = -1;               // the column shown in the window, outlined
 };
 
+// The evaluation axis: each column's label and the axis title, what the columns share said
+// once. "epoch 0".."epoch 3": labels "0".."3" under "epoch"; one epoch's validations
+// ("epoch 1, validation 0"..): "0".."3" under "validation (epoch 1)"; anything else whole
+// under "evaluation". `word` is the columns' kind ("epoch", "validation", "evaluation").
+struct DriftColumns {
+  std::vector<QString> labels;
+  QString axisTitle;
+  QString word;
+};
+DriftColumns driftColumns(const RowDrift& d);
+
 // At most this many classes are named beside the rows when they do not all fit.
 inline constexpr int kDriftNamedClasses = 12;
 

@@ -326,10 +326,10 @@ int writeForCli(
 
 int write_figure_set(const Evaluation& eval, const std::string& out_dir,
                      const std::vector<std::string>& formats, int dpi,
-                     std::vector<std::string>* written, const FigureSetOptions& set, bool log_scale,
-                     const std::string& class_order) {
+                     std::vector<std::string>* written, const FigureSetOptions& set,
+                     const std::string& colour_scale, const std::string& class_order) {
   HeatmapStyle style;
-  style.logScale = log_scale;
+  style.scale = parseColourScale(QString::fromStdString(colour_scale));
   MatrixOptions options;
   options.order = parseClassOrder(QString::fromStdString(class_order));
   return writeForCli(formats, written, [&](const auto& fmts, QStringList* paths, QString* error) {
@@ -347,8 +347,9 @@ int write_drift_figure(const std::vector<const Evaluation*>& epochs, const std::
     f.drift = row_drift(epochs);
     f.classNames = classNames(*epochs.front());
     // The same caption as the epochs' other figures, with no epoch: it shows them all.
-    f.title = shownText(scenario_title(epochs.front()->scenario()) +
-                        " — row sum − true count, by class and epoch");
+    // "by class and epoch", or "... and validation" for one epoch's validations.
+    f.title = shownText(scenario_title(epochs.front()->scenario())) +
+              QStringLiteral(" — row sum − true count, by class and ") + driftColumns(f.drift).word;
     return writeDriftFigure(f, QString::fromStdString(out_dir), fmts, dpi, paths, error);
   });
 }

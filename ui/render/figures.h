@@ -126,12 +126,14 @@ bool writeFigureSet(const shardlens::Evaluation& eval, const QString& dir,
 // format into out_dir (created if missing). Creates an offscreen QGuiApplication when the
 // process has none. Returns 0 on success, 2 on an unknown format, a rank the evaluation does
 // not have or a write error (message on stderr). `written` receives the paths written.
-// `log_scale`: colours on a log scale (said on the colour bars), so the few small counts of
-// a sparse 1000-class matrix stand out beside its large ones.
+// `colour_scale`: "auto" (log for pixel and token counts, linear otherwise: usesLogScale),
+// "linear" or "log" (so the few small counts of a sparse 1000-class matrix stand out beside
+// its large ones); the colour bars say a log scale.
 int write_figure_set(const shardlens::Evaluation& eval, const std::string& out_dir,
                      const std::vector<std::string>& formats, int dpi,
                      std::vector<std::string>* written, const FigureSetOptions& set = {},
-                     bool log_scale = false, const std::string& class_order = "index");
+                     const std::string& colour_scale = "auto",
+                     const std::string& class_order = "index");
 
 // The CLI's drift figure of a run of several evaluations: drift.EXT per format in out_dir
 // (nothing for a single evaluation). 0, or 2 with the error on stderr.

@@ -45,12 +45,47 @@ double HeatmapData::maxAbsValue() const {
   return m;
 }
 
+QString colourScaleName(ColourScale scale) {
+  switch (scale) {
+    case ColourScale::Linear:
+      return QStringLiteral("linear");
+    case ColourScale::Log:
+      return QStringLiteral("log");
+    case ColourScale::Auto:
+      break;
+  }
+  return QStringLiteral("auto");
+}
+
+ColourScale parseColourScale(const QString& name) {
+  const QString n = name.trimmed().toLower();
+  if (n == QLatin1String("linear")) return ColourScale::Linear;
+  if (n == QLatin1String("log")) return ColourScale::Log;
+  return ColourScale::Auto;
+}
+
+QStringList colourScaleNames() {
+  return {QStringLiteral("auto"), QStringLiteral("linear"), QStringLiteral("log")};
+}
+
+bool usesLogScale(const HeatmapData& d, const HeatmapStyle& s) {
+  switch (s.scale) {
+    case ColourScale::Linear:
+      return false;
+    case ColourScale::Log:
+      return true;
+    case ColourScale::Auto:
+      break;
+  }
+  return d.countsManyPerSample;
+}
+
 double scaledValue(const HeatmapData& d, const HeatmapStyle& s, double v) {
   if (!std::isfinite(v)) return 0;
   const double top = d.valueMax > 0 ? d.valueMax : 1.0;
   const double mag = std::min(std::abs(v), top);
   double t = mag / top;
-  if (s.logScale) {
+  if (usesLogScale(d, s)) {
     // Counts: log(1 + v); fractions: the same curve with 1/1000 of the range as the unit,
     // so a log scale still separates small non-zero cells from zero ones.
     const double unit = d.integral ? 1.0 : top / 1000.0;
@@ -86,7 +121,10 @@ const char* rangeNoteFormat(ColourRange kind) {
 }  // namespace
 
 void noteColourRange(HeatmapData& d, ColourRange kind) {
-  d.rangeNote = QString::fromUtf8(rangeNoteFormat(kind)).arg(colourRangeText(d));
+  // Nothing to span (a difference of equal matrices): said, not a made-up "±1".
+  d.rangeNote = d.valueMax > 0 || kind == ColourRange::Fixed
+                    ? QString::fromUtf8(rangeNoteFormat(kind)).arg(colourRangeText(d))
+                    : QStringLiteral("all 0");
 }
 
 bool zeroIsBlank(const HeatmapData& d) {
@@ -111,12 +149,13 @@ struct FastColor {
   double unit = d.integral ? 1.0 : top / 1000.0;
   double logTop = std::log1p(top / unit);
   bool blankZero = zeroIsBlank(d);
+  bool log = usesLogScale(d, s);
 
   QRgb operator()(double value) const {
     if (d.diverging) return cellColor(d, s, value);
     if (blankZero && value == 0) return kBlankCell;
     const double v = std::isfinite(value) ? std::clamp(value, 0.0, top) : 0.0;
-    const double t = s.logScale ? std::log1p(v / unit) / logTop : v / top;
+    const double t = log ? std::log1p(v / unit) / logTop : v / top;
     return table[static_cast<size_t>(t * 255.0 + 0.5)];
   }
 };
@@ -180,12 +219,55 @@ QImage buildPooledImage(const HeatmapData& d, const HeatmapStyle& s, int firstRo
   return image;
 }
 
+namespace {
+
+constexpr QChar kMinus(0x2212);
+
+// |v| as a whole number, grouped in thousands from 10,000 (a four-digit count stays compact).
+QString wholeNumber(double magnitude) {
+  const qlonglong n = std::llround(magnitude);
+  QString digits = QString::number(n);
+  if (n < 10000) return digits;
+  for (qsizetype i = digits.size() - 3; i > 0; i -= 3) digits.insert(i, QLatin1Char(','));
+  return digits;
+}
+
+// Whether a printed number is not zero: "0.00" of −0.001 gets no sign.
+bool showsNonZero(const QString& text) {
+  return std::any_of(text.begin(), text.end(),
+                     [](QChar c) { return c >= QLatin1Char('1') && c <= QLatin1Char('9'); });
+}
+
+}  // namespace
+
 QString formatValue(double v, bool integral) {
-  if (!std::isfinite(v)) return QStringLiteral("∞");
-  if (integral || v == std::floor(v))
-    return QString::number(static_cast<qlonglong>(std::llround(v)));
-  if (std::abs(v) >= 100) return QString::number(v, 'f', 0);
-  return QString::number(v, 'f', std::abs(v) >= 10 ? 1 : 2);
+  if (!std::isfinite(v)) return v < 0 ? QString(kMinus) + QStringLiteral("∞") : QStringLiteral("∞");
+  const double a = std::abs(v);
+  QString text;
+  // Within rounding of a whole number: a sum of fractions printed "−46", not "−46.0".
+  if (integral || std::abs(a - std::round(a)) <= 1e-9 * std::max(1.0, a)) {
+    text = wholeNumber(a);
+    if (text == QLatin1String("0")) return text;  // never "−0"
+  } else if (a >= 100) {
+    text = QString::number(a, 'f', 0);
+  } else {
+    text = QString::number(a, 'f', a >= 10 ? 1 : 2);
+  }
+  if (v < 0 && showsNonZero(text)) text.prepend(kMinus);
+  return text;
+}
+
+QString signedValueText(double v, bool integral) {
+  const QString text = formatValue(v, integral);
+  return v > 0 && showsNonZero(text) ? QLatin1Char('+') + text : text;
+}
+
+QString cellText(const HeatmapData& d, double v) {
+  return d.diverging ? signedValueText(v, d.integral) : formatValue(v, d.integral);
+}
+
+QString sumText(const HeatmapData& d, double v) {
+  return d.diverging ? signedValueText(v, false) : formatValue(v, false);
 }
 
 }  // namespace shardlens::render

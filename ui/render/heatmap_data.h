@@ -3,6 +3,7 @@
 // Built from an Evaluation by heatmap_source.h; painted by heatmap_painter.h.
 #include <QImage>
 #include <QString>
+#include <QStringList>
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -30,7 +31,11 @@ struct HeatmapData {
   std::vector<int> classOf;    // display position -> class id
   // Widths of `names`, shared by the views of one class axis; null: measured when needed.
   std::shared_ptr<const LabelWidths> nameWidths;
-  bool integral = true;    // values are counts: printed without decimals
+  bool integral = true;  // values are counts: printed without decimals
+  // The values count pixels or tokens (many per sample), whose counts span orders of
+  // magnitude: ADE20K's wall class has 10^8 pixels, a rare class 10^3. The automatic colour
+  // scale is then logarithmic (usesLogScale).
+  bool countsManyPerSample = false;
   bool diverging = false;  // signed values (difference): diverging colours around 0
   // Row and column sums in counts (never normalized): observed, and expected where the
   // view has an expectation.
@@ -84,9 +89,16 @@ void HeatmapData::forEachInRow(int row, int first, int last, F&& f) const {
     f(int(*it), sparseValues[size_t(it - sparseCols.data())]);
 }
 
+// How values map to colours: Auto is logarithmic for counts of pixels or tokens and linear
+// otherwise (usesLogScale); Linear and Log are the user's choice for every view.
+enum class ColourScale { Auto, Linear, Log };
+QString colourScaleName(ColourScale scale);         // "auto", "linear", "log"
+ColourScale parseColourScale(const QString& name);  // unknown names give Auto
+QStringList colourScaleNames();
+
 struct HeatmapStyle {
   Colormap colormap = Colormap::Viridis;
-  bool logScale = false;
+  ColourScale scale = ColourScale::Auto;
   bool showValues = true;    // values on cells, when cells are large enough to read them
   bool vectorCells = false;  // one rectangle per cell (SVG/PDF at small C) instead of an image
   bool compact = false;      // small multiples: no axis titles (unless axisTitles), short row sums
@@ -116,6 +128,11 @@ inline constexpr int kBlankZeroClasses = 100;
 bool zeroIsBlank(const HeatmapData& d);
 inline constexpr QRgb kBlankCell = 0xffffffff;
 
+// Whether a heatmap's colours are on a log scale: the one decision, for the window's views
+// and every figure. Auto: for counts of pixels or tokens (a linear scale drew an ADE20K
+// matrix as a dark square under its wall class), linear for everything else.
+bool usesLogScale(const HeatmapData& d, const HeatmapStyle& s);
+
 // Maps a value to [0, 1] (sequential) or [-1, 1] (diverging), linear or logarithmic.
 double scaledValue(const HeatmapData& d, const HeatmapStyle& s, double v);
 // The cell's colour: blank for a zero where zeroIsBlank, else the map's at scaledValue.
@@ -131,7 +148,14 @@ QImage buildHeatmapImage(const HeatmapData& d, const HeatmapStyle& s);
 QImage buildPooledImage(const HeatmapData& d, const HeatmapStyle& s, int firstRow, int rows,
                         int firstCol, int cols, QSize pixels);
 
-// Text of a value as printed on a cell or in a tooltip.
+// Text of a value as printed on a cell or in a tooltip: a whole number (or one within rounding
+// of it, a sum of fractions) without decimals, grouped in thousands from 10,000
+// ("33,056,078": a pixel count read at a glance), a true minus ("−46").
 QString formatValue(double v, bool integral);
+// The same with an explicit sign, "+3", "0", "−3": a difference's cells, sums and bar ends.
+QString signedValueText(double v, bool integral);
+// A cell's text and a row or column sum's text in a heatmap: signed in a difference view.
+QString cellText(const HeatmapData& d, double v);
+QString sumText(const HeatmapData& d, double v);
 
 }  // namespace shardlens::render

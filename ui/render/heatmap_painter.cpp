@@ -36,7 +36,8 @@ LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s, double 
   m.colLabels = names;
   m.colSums = line;
   // Widest sum text, signs included (the difference view has negative sums).
-  const double widestSum = widestNumberText(heatmapFont(s), {&d.rowObserved, &d.rowExpected});
+  const double widestSum = widestNumberText(heatmapFont(s), {&d.rowObserved, &d.rowExpected}, 0,
+                                            size_t(-1), d.diverging);
   const double icon = line + 2;
   m.rowSums = d.hasExpectedRows() && !s.compact
                   ? icon + 2 * widestSum + fm.horizontalAdvance(QStringLiteral(" ≠ ")) + 8
@@ -150,7 +151,7 @@ void paintCells(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const 
       double best = -1;
       for (int r = vis.firstRow; r <= vis.lastRow; ++r)
         for (int c = vis.firstCol; c <= vis.lastCol; ++c) {
-          const QString t = formatValue(d.value(r, c), d.integral);
+          const QString t = cellText(d, d.value(r, c));
           if (t.size() < widest.size()) continue;
           const double w = probe.horizontalAdvance(t);
           if (w > best) {
@@ -172,12 +173,14 @@ void paintCells(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const 
         for (int c = vis.firstCol; c <= vis.lastCol; ++c) {
           const double val = d.value(r, c);
           p.setPen(textColorOn(cellColor(d, s, val)));
-          p.drawText(v.cellRect({r, c}), Qt::AlignCenter, formatValue(val, d.integral));
+          p.drawText(v.cellRect({r, c}), Qt::AlignCenter, cellText(d, val));
         }
     }
   }
-  // Mismatching rows get a dashed outline: a shape cue on top of the row-sum marker.
-  if (d.hasExpectedRows() && ch >= 4) {
+  // Mismatching rows get a dashed outline: a shape cue on top of the row-sum marker, where
+  // rows are tall enough to show cells inside it. On thinner rows (150 classes) the dashes
+  // of many wrong rows covered the cells; their red labels and sums still mark them.
+  if (d.hasExpectedRows() && ch >= kRowOutlineMinPixels) {
     p.setPen(QPen(QColor(kMismatchInk), std::clamp(ch / 8, 1.0, 2.0), Qt::DashLine));
     p.setBrush(Qt::NoBrush);
     for (int r = vis.firstRow; r <= vis.lastRow; ++r)

@@ -19,6 +19,8 @@ namespace shardlens::render {
 // survives greyscale printing and colour-vision deficiency.
 inline constexpr QRgb kMismatchFill = 0xfff4b6a8;
 inline constexpr QRgb kMismatchInk = 0xffb2182b;
+// Rows this tall (pixels) and taller get the dashed outline of a wrong row.
+inline constexpr double kRowOutlineMinPixels = 12;
 
 QFont heatmapFont(const HeatmapStyle& s, bool bold = false);
 // The widest class label of the heatmap in `font`: its names, or its class numbers.

@@ -8,6 +8,7 @@
 #include "core/report/confusion_ranking.h"
 #include "core/report/verdict.h"
 #include "ui/render/shown_text.h"
+#include "ui/render/task_words.h"
 
 namespace shardlens::render {
 
@@ -152,13 +153,24 @@ HeatmapData makeHeatmap(const QString& title, const Matrix& values, const Matrix
 
 namespace {
 
-// What the colour bar measures, so a figure reads without its caption (row: torchmetrics'
-// normalize="true", column: "pred", total: "all").
-QString valueLabel(Normalization n, bool difference) {
+template <class T>
+std::vector<T> permuted(const std::vector<T>& v, const std::vector<int>& order) {
+  std::vector<T> out(order.size());
+  for (size_t i = 0; i < order.size(); ++i) out[i] = v[size_t(order[i])];
+  return out;
+}
+
+}  // namespace
+
+void describeValues(HeatmapData& d, const Evaluation& e, Normalization n, bool difference) {
   QString what;
   switch (n) {
     case Normalization::None:
-      what = QStringLiteral("count");
+      // Counts in the task's unit ("pixels", "tokens"); a reported matrix of fractions summed
+      // (normalize-then-sum) holds no counts.
+      what = !d.integral      ? QStringLiteral("value")
+             : countsCells(e) ? countsWord(e)
+                              : QStringLiteral("count");
       break;
     case Normalization::True:
       what = QStringLiteral("fraction of row");
@@ -171,17 +183,9 @@ QString valueLabel(Normalization n, bool difference) {
       break;
   }
   // Short: the label runs along the colour bar, which is small in the window's side views.
-  return difference ? QStringLiteral("Δ ") + what : what;
+  d.valueLabel = difference ? QStringLiteral("Δ ") + what : what;
+  d.countsManyPerSample = n == Normalization::None && countsPerSample(e);
 }
-
-template <class T>
-std::vector<T> permuted(const std::vector<T>& v, const std::vector<int>& order) {
-  std::vector<T> out(order.size());
-  for (size_t i = 0; i < order.size(); ++i) out[i] = v[size_t(order[i])];
-  return out;
-}
-
-}  // namespace
 
 ClassAxis classAxis(const Evaluation& e, ClassOrder order) {
   return {classOrder(e, order), classNames(e), std::make_shared<LabelWidths>()};
@@ -198,12 +202,12 @@ struct Displayed {
         matrix(normalized ? &*normalized : &m) {}
 };
 
-HeatmapData viewOf(const QString& title, const Matrix& counts, const MatrixOptions& o,
-                   const ClassAxis& axis) {
+HeatmapData viewOf(const Evaluation& e, const QString& title, const Matrix& counts,
+                   const MatrixOptions& o, const ClassAxis& axis) {
   const Displayed shown(counts, o.normalization);
   HeatmapData d = render::makeHeatmap(title, *shown.matrix, counts, axis.order, axis.names);
   d.nameWidths = axis.nameWidths;
-  d.valueLabel = valueLabel(o.normalization, false);
+  describeValues(d, e, o.normalization, false);
   return d;
 }
 
@@ -227,7 +231,7 @@ HeatmapData rankHeatmap(const Evaluation& e, int rank, const MatrixOptions& o,
                                     : QStringLiteral("Rank %1").arg(rank);
   if (failed && allZero(m))
     return emptyHeatmap(title, QStringLiteral("Nothing arrived: the rank failed first"));
-  return viewOf(title, m, o, axis);
+  return viewOf(e, title, m, o, axis);
 }
 
 HeatmapData rankHeatmap(const Evaluation& e, int rank, const MatrixOptions& o) {
@@ -259,7 +263,7 @@ HeatmapData emptyHeatmap(const QString& title, const QString& why) {
 HeatmapData syncedHeatmap(const Evaluation& e, const MatrixOptions& o, const ClassAxis& axis) {
   const QString title = shownText(synced_title(e));
   if (!e.synced) return emptyHeatmap(title, syncedMissingText(e));
-  HeatmapData d = viewOf(title, *e.synced, o, axis);
+  HeatmapData d = viewOf(e, title, *e.synced, o, axis);
   // Rows are marked "≠ expected" only against a known expected matrix: without one (a run
   // that never evaluated some samples) the diagnosis says what is missing, the view no more.
   if (!e.expected) return d;
@@ -286,7 +290,7 @@ HeatmapData unknown(const Evaluation& e, const QString& title) {
 
 HeatmapData expectedHeatmap(const Evaluation& e, const MatrixOptions& o, const ClassAxis& axis) {
   if (!e.expected) return unknown(e, QStringLiteral("Expected (single process)"));
-  HeatmapData d = viewOf(QStringLiteral("Expected (single process)"), *e.expected, o, axis);
+  HeatmapData d = viewOf(e, QStringLiteral("Expected (single process)"), *e.expected, o, axis);
   d.rowExpected = d.rowObserved;  // the expected matrix's rows are the true counts
   return d;
 }
@@ -308,7 +312,7 @@ HeatmapData differenceHeatmap(const Evaluation& e, const MatrixOptions& o, const
   HeatmapData d = makeHeatmap(title, diff, counts ? *counts : diff, axis.order, axis.names);
   d.nameWidths = axis.nameWidths;
   d.diverging = true;
-  d.valueLabel = valueLabel(o.normalization, true);
+  describeValues(d, e, o.normalization, true);
   // A correct row differs by zero in total; the marks are the synced rows' check.
   d.rowExpected.assign(size_t(d.classes), 0.0);
   d.rowWrong = permuted(e.row_check.wrong, axis.order);

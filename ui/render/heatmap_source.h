@@ -55,6 +55,12 @@ struct ClassAxis {
 };
 ClassAxis classAxis(const Evaluation& e, ClassOrder order);
 
+// What a heatmap of `e`'s matrix in normalization `n` shows, after makeHeatmap: the colour
+// bar's quantity (valueLabel: "count", the task's "pixels" or "tokens", "fraction of row",
+// "Δ ..." for a difference) and whether its values count pixels or tokens
+// (countsManyPerSample, which makes the automatic colour scale logarithmic).
+void describeValues(HeatmapData& d, const Evaluation& e, Normalization n, bool difference);
+
 // A heatmap of `values` (display values) with row/column sums from `counts`; its cells are
 // kept sparse when most are zero.
 HeatmapData makeHeatmap(const QString& title, const Matrix& values, const Matrix& counts,

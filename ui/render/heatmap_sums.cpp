@@ -52,7 +52,7 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
   const bool colSums = l.colSums.height() > 0 && !d.colObserved.empty() &&
                        fm.horizontalAdvance(QStringLiteral("0")) + 2 <= cw &&
                        widestNumberText(font, {&d.colObserved}, size_t(std::max(0, vis.firstCol)),
-                                        size_t(vis.lastCol + 1)) +
+                                        size_t(vis.lastCol + 1), d.diverging) +
                                2 <=
                            cw;
   // Headers of the sum bands, on the column-sum row; never one without values beside it.
@@ -89,10 +89,10 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
       if (wrong && ch >= 3) paintWarningIcon(p, QRectF(band.left(), band.top(), ch, ch));
       continue;
     }
-    const QString obs = formatValue(d.rowObserved[size_t(r)], false);
+    const QString obs = sumText(d, d.rowObserved[size_t(r)]);
     QString text = obs;
     if (wrong) {
-      const QString exp = formatValue(d.rowExpected[size_t(r)], false);
+      const QString exp = sumText(d, d.rowExpected[size_t(r)]);
       text = s.compact ? obs : obs + QStringLiteral(" ≠ ") + exp;
       paintWarningIcon(p, QRectF(band.left() + 1, band.center().y() - icon / 2, icon, icon));
     } else if (d.hasExpectedRows() && !s.compact) {
@@ -119,10 +119,9 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
       p.fillRect(band, QColor(kMismatchFill));
       paintWarningIcon(p, QRectF(band.left() + 1, band.top(), h, h));
     }
-    const QString obs = formatValue(d.rowObserved[size_t(r)], false);
+    const QString obs = sumText(d, d.rowObserved[size_t(r)]);
     const QString text =
-        s.compact ? obs
-                  : obs + QStringLiteral(" ≠ ") + formatValue(d.rowExpected[size_t(r)], false);
+        s.compact ? obs : obs + QStringLiteral(" ≠ ") + sumText(d, d.rowExpected[size_t(r)]);
     p.setPen(QColor(kMismatchInk));
     p.drawText(band.adjusted(iconWidth + 4, 0, -2, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
   }
@@ -135,7 +134,7 @@ void paintSums(QPainter& p, const HeatmapData& d, const HeatmapStyle& s, const H
     for (int c = vis.firstCol; c <= vis.lastCol; ++c) {
       const QRectF box(v.toScreen(c, 0).x(), l.colSums.top(), cw, l.colSums.height());
       if (box.center().x() < l.grid.left() || box.center().x() > l.grid.right()) continue;
-      p.drawText(box, Qt::AlignCenter, formatValue(d.colObserved[size_t(c)], false));
+      p.drawText(box, Qt::AlignCenter, sumText(d, d.colObserved[size_t(c)]));
     }
   }
   p.restore();

@@ -11,18 +11,31 @@ namespace {
 
 constexpr int kSmallestTitlePixels = 7;
 
-// Greedy word wrap at spaces. A word wider than `width` stays whole on its own line; the
-// caller sees it in `fits` and shrinks the font.
+// Greedy word wrap at spaces. A caption's parts ("<scenario> — Synced − expected — epoch
+// 2") are kept whole where they fit a line, so a break never splits "Synced − expected";
+// a part longer than a line breaks between its words. A word wider than `width` stays whole
+// on its own line; the caller sees it in `fits` and shrinks the font.
 QStringList wrapWords(const QString& text, const QFontMetricsF& fm, double width, bool* fits) {
+  static const QString dash = QStringLiteral(" — ");
+  QStringList units;  // what a line may not break inside
+  const QStringList parts = text.split(dash);
+  for (qsizetype i = 0; i < parts.size(); ++i) {
+    const QString part = i + 1 < parts.size() ? parts[i] + QStringLiteral(" —") : parts[i];
+    if (fm.horizontalAdvance(part) <= width)
+      units << part;
+    else
+      units << part.split(QLatin1Char(' '), Qt::SkipEmptyParts);
+  }
   QStringList lines;
   QString line;
-  for (const QString& word : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
-    const QString candidate = line.isEmpty() ? word : line + QLatin1Char(' ') + word;
+  for (const QString& unit : units) {
+    if (unit.isEmpty()) continue;
+    const QString candidate = line.isEmpty() ? unit : line + QLatin1Char(' ') + unit;
     if (line.isEmpty() || fm.horizontalAdvance(candidate) <= width) {
       line = candidate;
     } else {
       lines << line;
-      line = word;
+      line = unit;
     }
     if (fm.horizontalAdvance(line) > width) *fits = false;
   }

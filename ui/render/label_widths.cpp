@@ -24,14 +24,15 @@ double LabelWidths::widest(const QFont& font, const std::vector<QString>& labels
 }
 
 double widestNumberText(const QFont& font, const std::vector<const std::vector<double>*>& sets,
-                        size_t first, size_t last) {
+                        size_t first, size_t last, bool explicitSign) {
   // Shapes of the texts of the two longest lengths (a sign or point is narrower than a
   // digit, so one character fewer can still be wider): every digit as 0, so "1234" and
   // "5678" are measured once.
   std::map<qsizetype, std::set<QString>> shapes;
   for (const std::vector<double>* values : sets)
     for (size_t i = first; i < std::min(last, values->size()); ++i) {
-      QString text = formatValue((*values)[i], false);
+      QString text =
+          explicitSign ? signedValueText((*values)[i], false) : formatValue((*values)[i], false);
       if (!shapes.empty() && text.size() + 1 < shapes.rbegin()->first) continue;
       for (QChar& ch : text)
         if (ch.isDigit()) ch = QLatin1Char('0');

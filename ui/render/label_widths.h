@@ -20,10 +20,10 @@ class LabelWidths {
   mutable std::map<QString, double> m_widths;  // by QFont::key()
 };
 
-// The widest of the numbers as formatValue(v, false) prints them. Measures one text per
-// distinct shape (digits alike) among the longest, not each of the C numbers: digits have
-// one width in the heatmap's font.
+// The widest of the numbers as formatValue(v, false) prints them (signedValueText with
+// `explicitSign`: a difference's sums). Measures one text per distinct shape (digits alike)
+// among the longest, not each of the C numbers: digits have one width in the heatmap's font.
 double widestNumberText(const QFont& font, const std::vector<const std::vector<double>*>& sets,
-                        size_t first = 0, size_t last = size_t(-1));
+                        size_t first = 0, size_t last = size_t(-1), bool explicitSign = false);
 
 }  // namespace shardlens::render

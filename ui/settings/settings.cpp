@@ -14,7 +14,8 @@ const QString kCentreSplitter = QStringLiteral("window/centreSplitter");
 const QString kNormalization = QStringLiteral("view/normalization");
 const QString kOrder = QStringLiteral("view/order");
 const QString kColormap = QStringLiteral("view/colormap");
-const QString kLog = QStringLiteral("view/log");
+const QString kLog = QStringLiteral("view/log");  // before the scale: log or linear
+const QString kScale = QStringLiteral("view/scale");
 const QString kValues = QStringLiteral("view/values");
 const QString kLastScenario = QStringLiteral("lastScenario");
 const QString kExportDir = QStringLiteral("export/dir");
@@ -67,7 +68,10 @@ ViewOptions Settings::viewOptions() {
   }
   o.matrix.order = render::parseClassOrder(s.value(kOrder).toString());
   o.style.colormap = render::parseColormap(s.value(kColormap).toString());
-  o.style.logScale = s.value(kLog, false).toBool();
+  // A log scale chosen before the automatic one stays chosen.
+  o.style.scale = s.contains(kScale) ? render::parseColourScale(s.value(kScale).toString())
+                  : s.value(kLog, false).toBool() ? render::ColourScale::Log
+                                                  : render::ColourScale::Auto;
   o.style.showValues = s.value(kValues, true).toBool();
   return o;
 }
@@ -77,7 +81,7 @@ void Settings::setViewOptions(const ViewOptions& o) {
   s.setValue(kNormalization, QString::fromStdString(to_string(o.matrix.normalization)));
   s.setValue(kOrder, render::classOrderName(o.matrix.order));
   s.setValue(kColormap, render::colormapName(o.style.colormap));
-  s.setValue(kLog, o.style.logScale);
+  s.setValue(kScale, render::colourScaleName(o.style.scale));
   s.setValue(kValues, o.style.showValues);
 }
 

@@ -47,7 +47,7 @@ void HeatmapView::setData(std::shared_ptr<const HeatmapData> data) {
 }
 
 void HeatmapView::setStyle(const HeatmapStyle& style) {
-  if (style.colormap != m_style.colormap || style.logScale != m_style.logScale) {
+  if (style.colormap != m_style.colormap || style.scale != m_style.scale) {
     m_image = QImage();
     ++m_generation;
   }
