@@ -71,7 +71,6 @@ std::string class_groups_text(const Evaluation& e) {
   for (int32_t l = 0; l < h.depth(); ++l) {
     const ClassGroups& level = h.levels[size_t(l)];
     const RowCheck& groups = checks[size_t(l)];
-    const std::vector<int32_t> parent = parents_above(h, l);
     out << "\nGroups (hierarchy";
     if (h.depth() > 1) out << ", level " << l + 1 << " of " << h.depth();
     out << "): " << level.size() << " groups of " << level.group_of.size() << " classes; "
@@ -89,7 +88,10 @@ std::string class_groups_text(const Evaluation& e) {
           << count_text(groups.observed[r]) << std::setw(12) << count_text(double(groups.truth[r]))
           << "   (" << (groups.off[r] > 0 ? "+" : "") << count_text(groups.off[r]) << ")   "
           << wrong_members << " of " << members.size() << " classes wrong";
-      if (parent[r] >= 0) out << ", in " << h.levels[size_t(l - 1)].groups[size_t(parent[r])];
+      // The group it lies in: its node's parent (a group whose path ended a level up is still
+      // in its own parent, not in itself).
+      if (const int32_t above = h.nodes[size_t(level.node[r])].parent; above >= 0)
+        out << ", in " << h.nodes[size_t(above)].name;
       out << "\n";
     }
     if (groups.wrong_rows.size() > shown)

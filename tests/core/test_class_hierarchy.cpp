@@ -323,6 +323,9 @@ TEST(ClassGroups, EveryLevelIsCheckedAndAGroupWrongBelowARightOneIsShown) {
   EXPECT_LT(vehicle, canine);
   EXPECT_LT(canine, bird);
   EXPECT_NE(bird, std::string::npos) << text;
+  // A group whose path ended a level up is in its own parent, never "in" itself.
+  EXPECT_EQ(text.find("in vehicle"), std::string::npos) << text;
+  EXPECT_NE(text.find("(+1)   1 of 1 classes wrong, in animal", level3), std::string::npos) << text;
 
   const nlohmann::json j = class_groups_json(e);
   EXPECT_EQ(j["depth"], 3);

@@ -5,6 +5,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTreeWidget>
 #include <QTreeWidgetItemIterator>
@@ -33,18 +34,23 @@ QString difference(double off) {
   return off == 0 ? QStringLiteral("0") : (off > 0 ? QStringLiteral("+") : QString()) + count(off);
 }
 
-// One row of the tree: name, row sum, true count, difference; wrong rows say so in the
-// first column too (greyscale) and are coloured.
+// One row of the tree: name, "row sum ≠ true count" (= when right, as the heatmaps' row-sum
+// column writes it: one column for the two keeps the names readable in a narrow dock) and the
+// difference; wrong rows say so in the first column too (greyscale) and are coloured.
+constexpr int kColumns = 3;
+
 QTreeWidgetItem* checkedItem(const QString& name, const RowCheck& check, int32_t row, int level,
                              int index) {
   const size_t r = size_t(row);
   const bool wrong = check.wrong[r];
   auto* item = new QTreeWidgetItem({(wrong ? QStringLiteral("⚠ ") : QString()) + name,
-                                    count(check.observed[r]), count(double(check.truth[r])),
+                                    count(check.observed[r]) +
+                                        (wrong ? QStringLiteral(" ≠ ") : QStringLiteral(" = ")) +
+                                        count(double(check.truth[r])),
                                     difference(check.off[r])});
-  for (int c = 1; c < 4; ++c) item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
+  for (int c = 1; c < kColumns; ++c) item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
   if (wrong)
-    for (int c = 0; c < 4; ++c) item->setForeground(c, QColor(0xc0, 0x20, 0x20));
+    for (int c = 0; c < kColumns; ++c) item->setForeground(c, QColor(0xc0, 0x20, 0x20));
   item->setData(0, kLevelRole, level);
   item->setData(0, kIndexRole, index);
   return item;
@@ -75,7 +81,13 @@ GroupsPanel::GroupsPanel(QWidget* parent)
   m_up->setObjectName(QStringLiteral("groupUp"));
   m_up->setToolTip(tr("Back from a group drilled into to the level above"));
   m_tree->setObjectName(QStringLiteral("groupTree"));
-  m_tree->setHeaderLabels({tr("Group / class"), tr("Row sum"), tr("Expected"), tr("Difference")});
+  m_tree->setHeaderLabels({tr("Group / class"), tr("Row sum vs true"), tr("Difference")});
+  // The names take what the counts leave, nested names a short step a level.
+  m_tree->setIndentation(12);
+  m_tree->header()->setStretchLastSection(false);
+  m_tree->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+  for (int c = 1; c < kColumns; ++c)
+    m_tree->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
   m_tree->setToolTip(
       tr("Each group's row sums its classes' rows and is checked against the sum of their true "
          "counts, on every level; expand a group for its subgroups and then its classes, each "
@@ -83,13 +95,20 @@ GroupsPanel::GroupsPanel(QWidget* parent)
   m_heatmap->setObjectName(QStringLiteral("groupHeatmap"));
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(m_tree);
-  split->addWidget(m_heatmap);
+  // Group names are the heatmap's labels (no class numbers to fall back to): where they need
+  // more than the dock has, the heatmap scrolls instead of widening the dock.
+  auto* scroll = m_heatmapScroll = new QScrollArea(this);
+  scroll->setObjectName(QStringLiteral("groupHeatmapScroll"));
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setWidget(m_heatmap);
+  split->addWidget(scroll);
   split->setStretchFactor(0, 1);
-  split->setStretchFactor(1, 2);
+  split->setStretchFactor(1, 1);
   auto* controls = new QHBoxLayout;
   controls->setContentsMargins(0, 0, 0, 0);
   controls->addWidget(m_levelBox, 1);
-  controls->addWidget(m_up, 1);
+  controls->addWidget(m_up);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addWidget(m_status);
@@ -102,15 +121,12 @@ GroupsPanel::GroupsPanel(QWidget* parent)
   // A row of a matrix of groups drills into its group; among classes nothing changes.
   connect(m_heatmap, &HeatmapView::cellClicked, this, [this](int row, int) {
     const Evaluation* e = m_result ? &m_result->eval : nullptr;
-    if (!e || !e->class_groups) return;
-    const int depth = e->class_groups->depth();
-    const std::vector<int>& groupOf = m_heatmap->data().classOf;
-    if (row < 0 || size_t(row) >= groupOf.size()) return;
-    if (m_group < 0)
-      drillInto(m_level, groupOf[size_t(row)]);
-    else if (m_level + 1 < depth)
-      drillInto(m_level + 1, groupOf[size_t(row)]);
+    if (!e || !e->class_groups || row < 0) return;
+    if (m_group < 0) return drillInto(m_level, row);
+    const std::vector<int32_t> children = render::groupChildren(*e->class_groups, m_level, m_group);
+    if (size_t(row) < children.size()) drillInto(m_level + 1, children[size_t(row)]);
   });
+  m_heatmap->setTooltipProvider([this](int row, int col) { return heatmapTooltip(row, col); });
   setResult(nullptr);
 }
 
@@ -209,7 +225,6 @@ void GroupsPanel::fill() {
   QList<QTreeWidgetItem*> top;
   for (int32_t n : childNodes[0]) top << addNode(addNode, n);
   m_tree->addTopLevelItems(top);
-  for (int c = 0; c < 4; ++c) m_tree->resizeColumnToContents(c);
   m_baseLevel = std::min(m_baseLevel, h.depth() - 1);
   m_levelBox->setCurrentIndex(m_baseLevel);
   m_level = m_baseLevel;
@@ -265,6 +280,19 @@ void GroupsPanel::up() {
   drillInto(m_level - 1, h.levels[size_t(m_level - 1)].group_of[size_t(members.front())]);
 }
 
+QString GroupsPanel::heatmapTooltip(int row, int col) const {
+  const render::HeatmapData& d = m_heatmap->data();
+  if (row < 0 || row >= d.classes || col >= d.classes) return {};
+  const QString name = d.names[size_t(row)];
+  if (col >= 0)
+    return tr("True %1, predicted %2: %3")
+        .arg(name, d.names[size_t(col)], count(d.value(row, col)));
+  if (size_t(row) >= d.rowExpected.size()) return {};
+  const double observed = d.rowObserved[size_t(row)], expected = d.rowExpected[size_t(row)];
+  return tr("%1: row sum %2, true count %3 (%4)")
+      .arg(name, count(observed), count(expected), difference(observed - expected));
+}
+
 void GroupsPanel::treeClicked(QTreeWidgetItem* item) {
   // A class: what its parent holds.
   if (item->data(0, kLevelRole).toInt() < 0 && item->parent()) item = item->parent();
@@ -276,11 +304,11 @@ void GroupsPanel::showHeatmap() {
   const Evaluation* e = m_result ? &m_result->eval : nullptr;
   if (!e || !e->class_groups) {
     m_heatmap->setData(render::HeatmapData{});
-    m_heatmap->hide();
+    m_heatmapScroll->hide();
     return;
   }
   const ClassHierarchy& h = *e->class_groups;
-  m_heatmap->show();
+  m_heatmapScroll->show();
   m_up->setVisible(m_group >= 0);
   if (m_group >= 0) {
     if (m_level > m_baseLevel) {
@@ -290,8 +318,7 @@ void GroupsPanel::showHeatmap() {
           tr("Up to %1")
               .arg(shownText(above.groups[size_t(above.group_of[size_t(members.front())])])));
     } else {
-      m_up->setText(h.depth() > 1 ? tr("All groups of level %1").arg(m_level + 1)
-                                  : tr("All groups"));
+      m_up->setText(h.depth() > 1 ? tr("Up to level %1").arg(m_level + 1) : tr("All groups"));
     }
   }
   m_heatmap->setData(m_group >= 0 ? render::groupChildrenHeatmap(*e, m_level, m_group)

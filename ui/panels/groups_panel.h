@@ -14,6 +14,7 @@
 class QComboBox;
 class QLabel;
 class QPushButton;
+class QScrollArea;
 class QTreeWidget;
 class QTreeWidgetItem;
 
@@ -48,6 +49,7 @@ class GroupsPanel : public QWidget {
   void showHeatmap();
   void up();
   void treeClicked(QTreeWidgetItem* item);
+  QString heatmapTooltip(int row, int col) const;
 
   ResultPtr m_result;
   bool m_stale = false;  // m_result is not what the tree and heatmap show yet
@@ -59,6 +61,7 @@ class GroupsPanel : public QWidget {
   QPushButton* m_up;
   QTreeWidget* m_tree;
   HeatmapView* m_heatmap;
+  QScrollArea* m_heatmapScroll = nullptr;
 };
 
 }  // namespace shardlens::ui

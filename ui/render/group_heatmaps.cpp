@@ -36,7 +36,7 @@ HeatmapData cutGroups(const Evaluation& e, const Matrix& ranked, const ClassGrou
     identity[size_t(i)] = i;
   }
   HeatmapData d = makeHeatmap(title, cut, cut, identity, names);
-  d.classOf.assign(groups.begin(), groups.end());
+  d.classOf.clear();  // no class ids: see group_heatmaps.h
   const std::vector<double> cols = collapsed.col_sums();
   d.rowExpected.assign(size_t(k), 0.0);
   d.rowWrong.assign(size_t(k), false);
@@ -86,18 +86,24 @@ HeatmapData groupChildrenHeatmap(const Evaluation& e, int level, int group) {
     return classesHeatmap(
         e, ranked, here.members(group),
         QStringLiteral("%1: its classes (rows checked over all columns)").arg(name));
-  // The groups below whose classes are in `group` (each group below lies in one group here).
+  return cutGroups(e, ranked, h.levels[size_t(level + 1)], groupChildren(h, level, group),
+                   QStringLiteral("%1: its groups on level %2 (rows checked over all columns)")
+                       .arg(name)
+                       .arg(level + 2));
+}
+
+std::vector<int32_t> groupChildren(const ClassHierarchy& h, int level, int group) {
+  if (level < 0 || level + 1 >= h.depth()) return {};
+  // Each group below lies in one group here: the ones holding a class of `group`.
+  const ClassGroups& here = h.levels[size_t(level)];
   const ClassGroups& below = h.levels[size_t(level + 1)];
-  std::vector<bool> inside(size_t(below.size()), false);
+  std::vector<bool> inside(static_cast<size_t>(below.size()), false);
   for (size_t c = 0; c < here.group_of.size(); ++c)
     if (here.group_of[c] == group) inside[size_t(below.group_of[c])] = true;
   std::vector<int32_t> children;
   for (int32_t g = 0; g < below.size(); ++g)
     if (inside[size_t(g)]) children.push_back(g);
-  return cutGroups(e, ranked, below, children,
-                   QStringLiteral("%1: its groups on level %2 (rows checked over all columns)")
-                       .arg(name)
-                       .arg(level + 2));
+  return children;
 }
 
 QString groupsFigureName(int level) {

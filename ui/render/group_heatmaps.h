@@ -6,6 +6,7 @@
 // and columns among themselves, each row's whole sum checked. The Groups dock shows them, and
 // the figure set has each level's collapsed matrix ("groups", "groups-level-2", ...).
 #include <QString>
+#include <cstdint>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -14,19 +15,25 @@
 #include "ui/render/heatmap_data.h"
 
 namespace shardlens {
+struct ClassHierarchy;
 struct Evaluation;
-}
+}  // namespace shardlens
 
 namespace shardlens::render {
 
-// The matrix collapsed to level `level` (0 the top), a group a row and a column (classOf: the
-// group's index in the level); no cells (`emptyText` says why) without a hierarchy, a counted
+// The heatmaps of groups carry their names and no class ids (`classOf` empty): a narrow view
+// then elides the names rather than numbering rows whose numbers mean nothing to a reader.
+// The matrix collapsed to level `level` (0 the top), a group a row and a column in the level's
+// order; no cells (`emptyText` says why) without a hierarchy, a counted
 // matrix or such a level.
 HeatmapData groupsHeatmap(const Evaluation& e, int level = 0);
-// Group `group` of level `level` drilled into: its groups on level `level` + 1 (classOf: their
-// indices there) or, on the deepest level, its classes (classOf: class ids); their cells among
-// themselves, each row's whole sum and check.
+// Group `group` of level `level` drilled into: its groups on level `level` + 1 (in the order of
+// groupChildren) or, on the deepest level, its classes (classOf: their class ids); their cells
+// among themselves, each row's whole sum and check.
 HeatmapData groupChildrenHeatmap(const Evaluation& e, int level, int group);
+// The groups on level `level` + 1 whose classes are in group `group` of level `level`,
+// ascending; empty on the deepest level.
+std::vector<int32_t> groupChildren(const ClassHierarchy& h, int level, int group);
 // The figure file of level `level` (0 the top): "groups" for the top, "groups-level-2",
 // "groups-level-3", ... below (the level numbered from 1, as the report and the GUI say it).
 QString groupsFigureName(int level);
