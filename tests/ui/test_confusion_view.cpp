@@ -340,6 +340,19 @@ class TestConfusionView : public QObject {
       QVERIFY(name != QStringLiteral("most-confused"));
   }
 
+  // A perfect predictor confuses no two classes: no figure titled "most confused" that would
+  // show the first 30 classes by id (counter-precision at 1000 classes did).
+  void noConfusionNoMostConfusedFigure() {
+    Scenario s = load_preset("padding-duplicates");
+    s.dataset = "synthetic:classes=40,per-class=5";  // 200 = 3 x 66 + 2: one padded
+    s.sampler.world_size = 3;
+    s.predictor = "perfect";
+    const Evaluation e = simulate(s);
+    QVERIFY(!e.row_check.wrong_rows.empty());  // padded rows are wrong, yet none confused
+    for (const auto& [name, figure] : render::figureSet(e, {}, render::HeatmapStyle{}, {}))
+      QVERIFY(name != QStringLiteral("most-confused"));
+  }
+
   void groupsHeatmapCollapsesAndChecksEachGroup() {
     const render::HeatmapData d = render::groupsHeatmap(grouped()->eval);
     QCOMPARE(d.classes, 2);

@@ -70,6 +70,9 @@ Figure singleHeatmapFigure(const Evaluation& e, HeatmapData d, const HeatmapStyl
 
 std::optional<Figure> mostConfusedFigure(const Evaluation& e, const HeatmapStyle& style) {
   if (e.classes() < kConfusionFigureFrom) return std::nullopt;
+  // No two classes confused (a perfect predictor): a figure of "the most confused" would
+  // show the first classes by id under a title that says otherwise.
+  if (most_confused(ranked_matrix(e), 1).empty()) return std::nullopt;
   HeatmapData d = mostConfusedHeatmap(e);
   if (d.classes <= 0) return std::nullopt;
   noteColourRange(d, ColourRange::Own);  // a figure says its range

@@ -40,7 +40,7 @@ HeatmapData mostConfusedHeatmap(const Evaluation& e, int shown = kConfusionFigur
 Figure singleHeatmapFigure(const Evaluation& e, HeatmapData d, const HeatmapStyle& style);
 
 // The figure of mostConfusedHeatmap, titled as the set's figures; nothing when the evaluation
-// has too few classes for it or nothing counted.
+// has too few classes for it, nothing counted or no two classes confused.
 std::optional<Figure> mostConfusedFigure(const Evaluation& e, const HeatmapStyle& style);
 
 }  // namespace shardlens::render
