@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/evaluation/counts_reuse.h"
+
 namespace shardlens {
 namespace {
 
@@ -191,7 +193,12 @@ std::optional<Matrix> Evaluation::difference() const {
   return d;
 }
 
-void complete_evaluation(Evaluation& e, Progress* progress, std::optional<RecordStats> stats) {
+namespace {
+
+// complete_evaluation, taking each rank's total and diagonal from `same_counts` (an
+// evaluation whose per-rank matrices these are) when given.
+void complete(Evaluation& e, Progress* progress, std::optional<RecordStats> stats,
+              const Evaluation* same_counts) {
   if (!stats) stats = collect_stats(*e.records, e.meta.dataset_size, e.classes(), progress);
   step(progress, "expected", 0.0);
   const Coverage& times = stats->times;
@@ -243,12 +250,30 @@ void complete_evaluation(Evaluation& e, Progress* progress, std::optional<Record
   for (int r = 0; r < e.records->world_size(); ++r) records += e.records->rank_size(r);
   if (records == 0) e.diagnosis = diagnose_nothing_recorded(e.meta.class_counts);
   e.times_evaluated = std::move(stats->times);
+  const size_t world = e.per_rank.size();
+  if (same_counts && same_counts->per_rank.size() == world &&
+      same_counts->rank_totals.size() == world && same_counts->rank_correct.size() == world) {
+    e.rank_totals = same_counts->rank_totals;
+    e.rank_correct = same_counts->rank_correct;
+    return;
+  }
   e.rank_totals.clear();
   e.rank_correct.clear();
   for (const Matrix& m : e.per_rank) {
     e.rank_totals.push_back(count_total(m));
     e.rank_correct.push_back(m.diagonal_sum());
   }
+}
+
+}  // namespace
+
+void complete_evaluation(Evaluation& e, Progress* progress, std::optional<RecordStats> stats) {
+  complete(e, progress, std::move(stats), nullptr);
+}
+
+void complete_evaluation_with_counts_of(Evaluation& e, const Evaluation& same_counts,
+                                        Progress* progress, std::optional<RecordStats> stats) {
+  complete(e, progress, std::move(stats), &same_counts);
 }
 
 }  // namespace shardlens

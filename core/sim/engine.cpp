@@ -5,6 +5,7 @@
 #include <future>
 
 #include "core/dataset/dataset_spec.h"
+#include "core/evaluation/counts_reuse.h"
 #include "core/evaluation/framework_hazards.h"
 #include "core/sim/dense_inputs.h"
 #include "core/sim/predictor.h"
@@ -275,7 +276,10 @@ Evaluation evaluate_with_plan(const Scenario& s, std::shared_ptr<const DatasetIn
   // copy, not W passes over C x C cells again.
   if (!rank_sum && e.synced) rank_sum = rank_sum_from_synced(s.sync, s.dtype, *e.synced, world);
   if (stats && rank_sum) stats->per_rank_sum = std::move(*rank_sum);
-  complete_evaluation(e, progress, std::move(stats));
+  if (same_counts)
+    complete_evaluation_with_counts_of(e, *earlier, progress, std::move(stats));
+  else
+    complete_evaluation(e, progress, std::move(stats));
   report_framework_hazards(e);  // uneven Accelerate steps: a per-step gather would hang
   step(progress, "done", 1.0);
   return e;

@@ -13,8 +13,20 @@ namespace {
 // Sum over ranks; a float counter rounds after each addition as a float all-reduce would.
 Matrix all_reduce(const std::vector<Matrix>& per_rank, CounterDtype dtype) {
   Matrix sum(per_rank.front().classes);
-  if (dtype == CounterDtype::Int64) {  // exact: a plain sum the compiler vectorizes
-    for (const Matrix& m : per_rank) sum += m;
+  if (dtype == CounterDtype::Int64) {
+    // Exact, in the ranks' order, a block of cells at a time: the block of the sum stays in
+    // the cache while every rank's block is added, instead of W passes over all C x C cells
+    // of the sum (at 64 ranks and 1000 classes, 512 MB more to read and write).
+    constexpr size_t kBlock = 2048;
+    double* out = sum.cells.data();
+    const size_t n = sum.cells.size();
+    for (size_t begin = 0; begin < n; begin += kBlock) {
+      const size_t end = std::min(n, begin + kBlock);
+      for (const Matrix& m : per_rank) {
+        const double* in = m.cells.data();
+        for (size_t i = begin; i < end; ++i) out[i] += in[i];
+      }
+    }
     return sum;
   }
   for (const Matrix& m : per_rank) {
