@@ -33,9 +33,12 @@ class TestLazyRanks : public QObject {
     w.setScenario(s);
     QVERIFY(shown.wait(120000));
     auto* matrices = test::part<MatrixPanel>(w);
-    // The views on screen are known once the window is laid out; the next result defers the
-    // others.
-    QTest::qWait(50);
+    // The views on screen are known once the window is laid out, after the docks settle
+    // around the first result (a fixed wait raced them); the next result defers the others.
+    QTRY_VERIFY_WITH_TIMEOUT(matrices->viewRequest().shownRanks &&
+                                 !matrices->viewRequest().shownRanks->empty() &&
+                                 matrices->viewRequest().shownRanks->size() < 32,
+                             10000);
     shown.clear();
     test::part<ScenarioPanel>(w)->stepEpoch(1);
     QVERIFY(shown.wait(120000));

@@ -5,6 +5,7 @@
 #include <QPointer>
 #include <QThread>
 #include <QtConcurrent>
+#include <future>
 
 #include "core/runfile/run_evaluation.h"
 #include "core/sim/validations.h"
@@ -67,8 +68,11 @@ quint64 EvaluationRunner::start(const Scenario& s) {
     r->shards = samePlan ? earlier->shards : summarizeShards(r->eval, prog);
     const bool sameCounts =
         samePlan && reusable_counts(*before, r->eval.scenario(), *r->eval.inputs);
+    // The docks' tables and the heatmaps read the evaluation alone: on a second core, the
+    // tables while the views are made (a future left by a throw is waited for).
+    auto tables = std::async(std::launch::async, [&r, prog] { return tablesOf(r->eval, prog); });
     r->views = viewsOf(r->eval, request, prog, sameCounts ? earlier->views.get() : nullptr);
-    r->tables = tablesOf(r->eval, prog);
+    r->tables = tables.get();
     return r;
   });
 }
