@@ -4,6 +4,7 @@
 #include <QComboBox>
 #include <QLabel>
 #include <QPushButton>
+#include <QSet>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTreeWidget>
@@ -102,6 +103,30 @@ ResultPtr threeLevels() {
                             "2 animal > mammal > feline\n3 animal > bird\n4 vehicle\n5 vehicle\n",
                             6, "h.txt"));
   return r;
+}
+
+// 1000 classes in three levels: 10 superclasses of 100 classes, each of 5 kinds of 20, each of
+// 4 groups of 5; the last superclass's paths end at its kinds (two levels). As a WordNet file
+// for ImageNet would be read, at a tenth of its depth.
+const char* const kSuperclasses[] = {"animal",     "plant",         "vehicle",  "structure",
+                                     "instrument", "food",          "clothing", "device",
+                                     "container",  "natural object"};
+QString superOf(int c) {
+  return QString::fromLatin1(kSuperclasses[c / 100]);
+}
+QString kindOf(int c) {
+  return superOf(c) + QStringLiteral(", kind %1").arg(c % 100 / 20 + 1);
+}
+std::string thousandInThreeLevels() {
+  std::string text;
+  for (int c = 0; c < 1000; ++c) {
+    QString path = superOf(c) + QStringLiteral(" > ") + kindOf(c);
+    if (c < 900)
+      path +=
+          QStringLiteral(" > %1 %2.%3").arg(superOf(c)).arg(c % 100 / 20 + 1).arg(c % 20 / 5 + 1);
+    text += std::to_string(c) + " " + path.toStdString() + "\n";
+  }
+  return text;
 }
 
 QStringList childNames(const QTreeWidgetItem* item) {
@@ -507,6 +532,56 @@ class TestConfusionView : public QObject {
     QCOMPARE(panel.heatmap()->data().names,
              (std::vector<QString>{QStringLiteral("car"), QStringLiteral("bus")}));
     QCOMPARE(up->text(), QStringLiteral("Up to level 3"));
+  }
+
+  // 1000 classes, 6 ranks padding 4 duplicates (each +1 to its class): on every level the
+  // wrong groups are exactly those holding a wrong class, and a drill from the top reaches it.
+  void groupsPanelAtAThousandClassesInThreeLevels() {
+    Scenario s = load_preset("padding-duplicates");
+    s.dataset = "synthetic:classes=1000,per-class=5";  // 5,000 samples
+    s.sampler.world_size = 6;                          // 6 x 834 = 5,004: 4 padded
+    auto result = std::make_shared<EvaluationResult>();
+    result->eval = simulate(s);
+    result->eval.class_groups = std::make_shared<const ClassHierarchy>(
+        parse_class_hierarchy(thousandInThreeLevels(), 1000, "h.txt"));
+    const std::vector<int32_t>& wrong = result->eval.row_check.wrong_rows;
+    QVERIFY(!wrong.empty());
+    GroupsPanel panel;
+    panel.resize(420, 760);
+    panel.show();
+    panel.setResult(result);
+    QTreeWidget* tree = panel.tree();
+    QCOMPARE(tree->topLevelItemCount(), 10);
+    QCOMPARE(panel.levelBox()->count(), 3);
+    QSet<QString> wrongSupers, markedSupers;
+    for (int32_t c : wrong) wrongSupers << superOf(c);
+    for (int i = 0; i < tree->topLevelItemCount(); ++i) {
+      const QString name = tree->topLevelItem(i)->text(0);
+      if (name.startsWith(QStringLiteral("⚠ "))) markedSupers << name.mid(2);
+      // Worst first: the wrong ones before every right one.
+      QCOMPARE(name.startsWith(QStringLiteral("⚠ ")), i < int(wrongSupers.size()));
+    }
+    QCOMPARE(markedSupers, wrongSupers);
+    // Drill from the top to the first wrong class: superclass, kind, group of five.
+    const int c = wrong.front();
+    panel.drillInto(0, c / 100);  // the file names the superclasses in class order
+    QCOMPARE(panel.heatmap()->data().classes, 5);
+    QCOMPARE(panel.heatmap()->data().names[size_t(c % 100 / 20)], kindOf(c));
+    QVERIFY(panel.heatmap()->data().rowWrong[size_t(c % 100 / 20)]);
+    emit panel.heatmap()->cellClicked(c % 100 / 20, 0);
+    QCOMPARE(panel.shownLevel(), 1);
+    if (c < 900) {  // a kind of four groups, then the group's five classes
+      QCOMPARE(panel.heatmap()->data().classes, 4);
+      emit panel.heatmap()->cellClicked(c % 20 / 5, 0);
+      QCOMPARE(panel.shownLevel(), 2);
+    }
+    const render::HeatmapData& classes = panel.heatmap()->data();
+    const auto at = std::find(classes.classOf.begin(), classes.classOf.end(), c);
+    QVERIFY(at != classes.classOf.end());
+    QVERIFY(classes.rowWrong[size_t(at - classes.classOf.begin())]);
+    // The deepest level: 9 x 5 x 4 groups of five and the 5 kinds of the two-level paths.
+    panel.showLevel(2);
+    QCOMPARE(panel.heatmap()->data().classes, 185);
   }
 
   void groupsPanelWithoutAHierarchySaysHowToGiveOne() {
