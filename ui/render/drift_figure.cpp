@@ -21,7 +21,6 @@ HeatmapData barData(const DriftFigure& f) {
   d.integral = true;
   d.valueMax = std::max(1.0, f.drift.worst);
   d.valueLabel = QStringLiteral("row sum − true count");
-  noteColourRange(d, ColourRange::Own);  // the figure says its range
   return d;
 }
 
