@@ -36,7 +36,8 @@ HeatmapData cutGroups(const Evaluation& e, const Matrix& ranked, const ClassGrou
     identity[size_t(i)] = i;
   }
   HeatmapData d = makeHeatmap(title, cut, cut, identity, names);
-  d.classOf.clear();  // no class ids: see group_heatmaps.h
+  d.classOf.clear();                                 // no class ids: see group_heatmaps.h
+  describeValues(d, e, Normalization::None, false);  // counts, in the task's unit
   const std::vector<double> cols = collapsed.col_sums();
   d.rowExpected.assign(size_t(k), 0.0);
   d.rowWrong.assign(size_t(k), false);
@@ -114,6 +115,7 @@ std::optional<Figure> groupsFigure(const Evaluation& e, const HeatmapStyle& styl
   if (!e.class_groups) return std::nullopt;
   HeatmapData d = groupsHeatmap(e, level);
   if (d.classes <= 0) return std::nullopt;
+  noteColourRange(d, ColourRange::Own);  // a figure says its range
   return singleHeatmapFigure(e, std::move(d), style);
 }
 
