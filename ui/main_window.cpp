@@ -10,6 +10,7 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QStyle>
+#include <QTabBar>
 #include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -183,9 +184,9 @@ void MainWindow::buildDocks() {
   auto* classes = dock(tr("Classes"), "classesDock", classTabs, Qt::RightDockWidgetArea);
   // The metrics sit below the diagnosis, whichever tab is raised (split before tabifying: a
   // dock split from a tabbed one would become another tab).
-  auto* metrics = new MetricsPanel(this);
-  connect(m_source, &ShownSource::shown, metrics, &MetricsPanel::setResult);
-  splitDockWidget(diag, dock(tr("Metrics"), "metricsDock", metrics, Qt::RightDockWidgetArea),
+  m_metrics = new MetricsPanel(this);
+  connect(m_source, &ShownSource::shown, m_metrics, &MetricsPanel::setResult);
+  splitDockWidget(diag, dock(tr("Metrics"), "metricsDock", m_metrics, Qt::RightDockWidgetArea),
                   Qt::Vertical);
   tabifyDockWidget(diag, charts);
   tabifyDockWidget(charts, samples);
@@ -418,13 +419,8 @@ void MainWindow::resizeEvent(QResizeEvent* e) {
 void MainWindow::makeRoomForViews() {
   // The centre's width at which the synced view and the expected and difference views stand
   // side by side, each readable, with a vertical scroll bar beside them.
-  const int wanted =
-      m_matrices->sideBySideWidth() + style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 4;
-  const int missing = wanted - m_centre->width();
-  if (missing <= 0) return;
-  // The docks give way down to widths that still read (the Metrics dock's numbers, the
-  // panel's fields), the right-hand tabs first; what they cannot give, the matrices take by
-  // stacking their views.
+  const int scrollBar = style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 4;
+  const int wanted = m_matrices->sideBySideWidth() + scrollBar;
   // The dock shown in an area (of tabbed ones, the raised tab: the others are not laid out).
   const auto shownIn = [this](Qt::DockWidgetArea area) -> QDockWidget* {
     QDockWidget* shown = nullptr;
@@ -434,21 +430,53 @@ void MainWindow::makeRoomForViews() {
         shown = d;
     return shown;
   };
+  QDockWidget* right = shownIn(Qt::RightDockWidgetArea);
+  QDockWidget* left = shownIn(Qt::LeftDockWidgetArea);
+  const auto widthOf = [](const QDockWidget* d) { return d ? d->width() : 0; };
+  // The narrowest each dock reads at.
+  const int rightMin =
+      right
+          ? std::max({kNarrowRightDock, right->minimumSizeHint().width(), readableRightDockWidth()})
+          : 0;
+  const int leftMin = left ? std::max(kNarrowLeftDock, left->minimumSizeHint().width()) : 0;
+  const int total = m_centre->width() + widthOf(right) + widthOf(left);
+  // A right-hand dock narrower than it reads (cut tab titles or metrics) widens first...
+  int r = std::max(widthOf(right), rightMin);
+  int l = widthOf(left);
+  // ...then, where the centre misses width, the docks give it down to their readable widths,
+  // the right-hand tabs first.
+  if (const int missing = wanted - (total - r - l); missing > 0) {
+    const int fromRight = std::min(missing, r - rightMin);
+    r -= fromRight;
+    l -= std::clamp(missing - fromRight, 0, std::max(0, l - leftMin));
+  }
+  // Views that stack whatever the docks give keep their readable width: the right-hand dock
+  // widens only as far as they allow.
+  if (const int squeezed = m_matrices->minimumSizeHint().width() + scrollBar - (total - r - l);
+      squeezed > 0 && r > widthOf(right))
+    r = std::max(widthOf(right), r - squeezed);
   QList<QDockWidget*> docks;
   QList<int> widths;
-  int stillMissing = missing;
-  for (const auto& [area, narrowest] : {std::pair{Qt::RightDockWidgetArea, kNarrowRightDock},
-                                        std::pair{Qt::LeftDockWidgetArea, kNarrowLeftDock}}) {
-    QDockWidget* d = shownIn(area);
-    if (!d || stillMissing <= 0) continue;
-    const int give =
-        std::clamp(d->width() - std::max(narrowest, d->minimumSizeHint().width()), 0, stillMissing);
-    if (give == 0) continue;
-    docks << d;
-    widths << d->width() - give;
-    stillMissing -= give;
+  if (right && r != right->width()) {
+    docks << right;
+    widths << r;
+  }
+  if (left && l != left->width()) {
+    docks << left;
+    widths << l;
   }
   if (!docks.isEmpty()) resizeDocks(docks, widths, Qt::Horizontal);
+}
+
+int MainWindow::readableRightDockWidth() const {
+  int width = m_metrics->isVisible() ? m_metrics->readableWidth() : 0;
+  // The tab bar of the right-hand docks, each title whole (QTabBar::sizeHint spans the
+  // unelided tabs).
+  const int centreRight = centralWidget()->geometry().right();
+  for (const QTabBar* bar : findChildren<QTabBar*>(QString(), Qt::FindDirectChildrenOnly))
+    if (bar->isVisible() && bar->geometry().left() >= centreRight)
+      width = std::max(width, bar->sizeHint().width());
+  return width;
 }
 
 HeatmapView* MainWindow::currentView() const {

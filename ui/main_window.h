@@ -38,6 +38,7 @@ class HeatmapView;
 class ImportController;
 class LessonModel;
 class MatrixPanel;
+class MetricsPanel;
 class RealRunController;
 class RecentFiles;
 class RunBanner;
@@ -125,9 +126,14 @@ class MainWindow : public QMainWindow {
   void watchView(HeatmapView* v);
   void exportView(const HeatmapView* view);  // File > Export view, with its proposed name
   void capStripHeight();
-  // Narrows the docks (down to readable widths) when the views in the centre would be
-  // squeezed below theirs: a small screen or a narrowed window keeps readable heatmaps.
+  // Narrows the docks, never below the widths they read at, when the views in the centre
+  // would stand side by side with more room (or stack less squeezed); widens a right-hand dock
+  // narrower than it reads where the views can spare it. A small screen keeps readable
+  // heatmaps, tab titles and metrics.
   void makeRoomForViews();
+  // The narrowest the right-hand docks read at: every tab title whole, the Metrics table's
+  // numbers whole and its names on at most two lines.
+  int readableRightDockWidth() const;
 
   // The job runner, what is shown, and the controllers.
   EvaluationRunner* m_runner;
@@ -154,6 +160,7 @@ class MainWindow : public QMainWindow {
   SamplePanel* m_samples = nullptr;
   ChartsPanel* m_charts = nullptr;
   ConfusionPanel* m_confusion = nullptr;  // the most confused pairs and worst rows
+  MetricsPanel* m_metrics = nullptr;
   QPointer<HeatmapView> m_lastView;
 
   // Menus, toolbar and status bar.

@@ -2,13 +2,23 @@
 // ones (1600 x 1000, 1920 x 1080), at 10 and at 1000 classes: every heatmap keeps a readable
 // grid with its axis titles whole, every rank's view can be scrolled to and is not cut at the
 // edge, the Metrics dock shows its headers and numbers whole and the shard strip its header.
+// The synced view uses the height beside the expected and difference views rather than
+// leaving a blank band below it, and the right-hand dock tabs read their titles whole. Two
+// lessons join the synthetic cases: counter-precision's five-digit counts and VOC's
+// pixel counts and task metrics, whose wide matrices stack the views.
 // Each case grabs the window (a screenshot, written to $SHARDLENS_TEST_SHOTS when it is set).
 #include <QDir>
+#include <QDockWidget>
 #include <QHeaderView>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSignalSpy>
+#include <QStyle>
+#include <QTabBar>
 #include <QtTest>
+#include <algorithm>
+
+#include "core/sim/lessons.h"
 
 #include "tests/ui/ui_test_util.h"
 #include "ui/main_window.h"
@@ -44,6 +54,13 @@ Scenario thousandClasses() {
   return s;
 }
 
+// "10" and "1000": synthetic scenarios; else a lesson of resources/lessons.
+Scenario scenarioNamed(const QString& name) {
+  if (name == QLatin1String("10")) return tenClasses();
+  if (name == QLatin1String("1000")) return thousandClasses();
+  return load_preset(SHARDLENS_LESSON_DIR "/" + name.toStdString() + ".json");
+}
+
 QString where(const QString& what, const QRectF& r) {
   return QStringLiteral("%1 at %2,%3 %4x%5")
       .arg(what)
@@ -62,23 +79,24 @@ class TestScreenSizes : public QObject {
 
   void layoutHolds_data() {
     QTest::addColumn<QSize>("size");
-    QTest::addColumn<bool>("thousand");
+    QTest::addColumn<QString>("scenario");
     for (const QSize size :
          {QSize(1280, 800), QSize(1366, 768), QSize(1600, 1000), QSize(1920, 1080)})
-      for (const bool thousand : {false, true})
-        QTest::addRow("%dx%d, %d classes", size.width(), size.height(), thousand ? 1000 : 10)
-            << size << thousand;
+      for (const char* scenario : {"10", "1000", "counter-precision", "voc-padding-miou"})
+        QTest::addRow("%dx%d, %s", size.width(), size.height(), scenario) << size << scenario;
   }
 
   void layoutHolds() {
     QFETCH(QSize, size);
-    QFETCH(bool, thousand);
+    QFETCH(QString, scenario);
+    const bool thousand = scenario == QLatin1String("1000");
+    const Scenario shownScenario = scenarioNamed(scenario);
     MainWindow w;
     w.setErrorDialogs(false);
     w.resize(size);
     w.show();
     QSignalSpy shown(&w, &MainWindow::resultShown);
-    w.setScenario(thousand ? thousandClasses() : tenClasses());
+    w.setScenario(shownScenario);
     QVERIFY(shown.wait(60000) || shown.count() > 0);
     QTest::qWait(100);         // the docks make room after the layout (a queued step)
     QCOMPARE(w.size(), size);  // the window's minimum fits the screen
@@ -87,10 +105,10 @@ class TestScreenSizes : public QObject {
     QCOMPARE(shot.size(), size);
     if (const QString dir = qEnvironmentVariable("SHARDLENS_TEST_SHOTS"); !dir.isEmpty()) {
       QDir().mkpath(dir);
-      shot.save(QDir(dir).filePath(QStringLiteral("window-%1x%2-%3-classes.png")
+      shot.save(QDir(dir).filePath(QStringLiteral("window-%1x%2-%3.png")
                                        .arg(size.width())
                                        .arg(size.height())
-                                       .arg(thousand ? 1000 : 10)));
+                                       .arg(scenario)));
     }
 
     auto* matrices = part<MatrixPanel>(w);
@@ -120,9 +138,25 @@ class TestScreenSizes : public QObject {
       QVERIFY2(v->geometry().right() < matrices->width(), qPrintable(name));
     }
 
+    // Side by side, the synced view reaches down beside the expected and difference views
+    // (no blank band below it over a quarter of their height), unless it already stretched
+    // upright as far as it may (its grid twice as tall as wide).
+    HeatmapView* synced = matrices->syncedView();
+    const QRect side =
+        matrices->expectedView()->geometry().united(matrices->differenceView()->geometry());
+    if (side.left() > synced->geometry().right()) {
+      const QRectF grid = synced->layoutRects().grid;
+      const int blank = side.bottom() - synced->geometry().bottom();
+      QVERIFY2(blank <= side.height() / 4 || grid.height() >= 1.9 * grid.width(),
+               qPrintable(QStringLiteral("%1 px blank below the synced view (%2), beside %3 px")
+                              .arg(blank)
+                              .arg(where(QStringLiteral("grid"), grid))
+                              .arg(side.height())));
+    }
+
     // Every rank's view: scrolled to, it is shown whole.
     const auto& ranks = matrices->rankViews();
-    QCOMPARE(int(ranks.size()), thousand ? 8 : 4);
+    QCOMPARE(int(ranks.size()), int(shownScenario.sampler.world_size));
     for (HeatmapView* v : ranks) {
       scroll->ensureWidgetVisible(v, 0, 0);
       QCoreApplication::processEvents();
@@ -139,19 +173,55 @@ class TestScreenSizes : public QObject {
     const QFontMetrics headerFm(header->font());
     const QFontMetrics cellFm(metrics->font());
     QVERIFY(metrics->model()->rowCount() > 0);
-    for (int c = MetricsModel::Reported; c < MetricsModel::ColumnCount; ++c) {
+    // Nothing past the right edge: every column is whole in the dock, none scrolled to.
+    QCOMPARE(metrics->horizontalScrollBar()->maximum(), 0);
+    for (int c = MetricsModel::Metric; c < MetricsModel::ColumnCount; ++c) {
       if (metrics->isColumnHidden(c)) continue;
       const QString title = metrics->model()->headerData(c, Qt::Horizontal).toString();
       QVERIFY2(header->sectionSize(c) >= headerFm.horizontalAdvance(title) + 8,
                qPrintable(QStringLiteral("%1: %2 px").arg(title).arg(header->sectionSize(c))));
       for (int r = 0; r < metrics->model()->rowCount(); ++r) {
         const QString text = metrics->model()->index(r, c).data().toString();
-        QVERIFY2(
-            metrics->columnWidth(c) >= cellFm.horizontalAdvance(text) + 6,
-            qPrintable(
-                QStringLiteral("%1 in %2 (%3 px)").arg(text, title).arg(metrics->columnWidth(c))));
+        const QString what =
+            QStringLiteral("%1 in %2 (%3 px)").arg(text, title).arg(metrics->columnWidth(c));
+        // A name may break onto more lines (wrapped rows), each word whole, all in the row;
+        // never before its class number ("precision 770" on one line).
+        bool numbered = false;
+        text.section(QLatin1Char(' '), -1).toInt(&numbered);
+        if (c == MetricsModel::Metric && metrics->wordWrap() && !numbered) {
+          const QRect lines = cellFm.boundingRect(QRect(0, 0, metrics->columnWidth(c) - 6, 1000),
+                                                  Qt::TextWordWrap, text);
+          QVERIFY2(lines.width() <= metrics->columnWidth(c) - 6, qPrintable(what));
+          QVERIFY2(lines.height() <= metrics->rowHeight(r), qPrintable(what));
+          continue;
+        }
+        QVERIFY2(metrics->columnWidth(c) >= cellFm.horizontalAdvance(text) + 6, qPrintable(what));
       }
     }
+
+    // The right-hand dock tabs: each its dock's title, whole (as wide as the title and the
+    // style's tab padding), none past the bar's end.
+    int bars = 0;
+    for (const QTabBar* bar : w.findChildren<QTabBar*>(QString(), Qt::FindDirectChildrenOnly)) {
+      if (!bar->isVisible()) continue;
+      ++bars;
+      const int padding = bar->style()->pixelMetric(QStyle::PM_TabBarTabHSpace, nullptr, bar);
+      for (int i = 0; i < bar->count(); ++i) {
+        const QString title = bar->tabText(i);
+        const auto docks = w.findChildren<QDockWidget*>();
+        QVERIFY2(std::any_of(docks.begin(), docks.end(),
+                             [&title](const QDockWidget* d) { return d->windowTitle() == title; }),
+                 qPrintable(title));
+        const int needed = bar->fontMetrics().horizontalAdvance(title) + padding;
+        QVERIFY2(bar->tabRect(i).width() >= needed,
+                 qPrintable(QStringLiteral("tab \"%1\" %2 px, its title needs %3")
+                                .arg(title)
+                                .arg(bar->tabRect(i).width())
+                                .arg(needed)));
+        QVERIFY2(bar->tabRect(i).right() <= bar->rect().right(), qPrintable(title));
+      }
+    }
+    QCOMPARE(bars, 1);  // the right-hand docks' tabs
 
     // The shard strip's header: every line within the strip.
     auto* strip = part<ShardStrip>(w);

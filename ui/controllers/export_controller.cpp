@@ -85,6 +85,7 @@ void ExportController::exportView(const HeatmapView* view, const ResultPtr& show
   f.style.compact = false;
   f.style.showColorBar = true;
   f.style.indexLabels = false;  // a figure has room for the names
+  f.style.maxAspect = 1.0;      // square cells, however upright the view stretched
   m_runner->startTask(
       this, tr("Writing %1").arg(QFileInfo(path).fileName()),
       [f, path, format, dpi](JobProgress*) {

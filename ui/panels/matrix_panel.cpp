@@ -12,6 +12,10 @@ namespace shardlens::ui {
 
 namespace {
 constexpr double kRankMaxAspect = 2.0;  // how upright a per-rank view may stretch
+// How upright the synced view may stretch beside a side column taller than its square (a
+// narrow centre, 1280 x 800): its rows spread down the column instead of leaving a blank
+// band below it.
+constexpr double kSyncedMaxAspect = 2.0;
 }  // namespace
 
 MatrixPanel::MatrixPanel(QWidget* parent)
@@ -166,14 +170,20 @@ void MatrixPanel::fitHeights() {
   const int sideHeight =
       m_expected->minimumSizeHint().height() + m_difference->minimumSizeHint().height() + 6;
   m_top->setAlignment(m_synced, sideHeight > big ? Qt::AlignTop : Qt::Alignment());
+  // Beside a taller side column the synced view stretches upright, down to its bottom, up to
+  // kSyncedMaxAspect (its grid ~ 3/4 of its square height, as the ranks' below).
+  const int sideColumn = m_expected->maximumHeight() + m_difference->maximumHeight() + 6;
+  const int tallest = big + int((kSyncedMaxAspect - 1) * 0.75 * big);
+  const int synced = std::clamp(sideColumn, big, tallest);
   const int rows = m_ranks.empty() ? 1 : (int(m_ranks.size()) + columns - 1) / columns;
-  const int perRow = (height() - big - m_rankTitle->sizeHint().height() - 24) / rows - 6;
-  const bool roomy = height() - ranksHeight - 8 >= big;
+  const int top = std::max(synced, sideColumn);
+  const int perRow = (height() - top - m_rankTitle->sizeHint().height() - 24) / rows - 6;
+  const bool roomy = height() - ranksHeight - 8 >= top;
   if (!roomy) {
     // Short of room (many ranks, a small window): the layout shares what there is, each
     // view capped at its square; the panel scrolls past the minimums.
     m_synced->setMinimumHeight(m_synced->minimumSizeHint().height());
-    m_synced->setMaximumHeight(big);
+    m_synced->setMaximumHeight(synced);
     for (HeatmapView* v : m_ranks) {
       v->setMinimumHeight(v->minimumSizeHint().height());
       v->setMaximumHeight(std::max(v->minimumSizeHint().height(), v->idealHeight(w / columns - 6)));
@@ -183,7 +193,7 @@ void MatrixPanel::fitHeights() {
   // Room to spare (a closed welcome panel, a tall window): heights are set, not left to the
   // layout's stretch. The synced view takes its square, and the per-rank row what is left
   // (up to kRankMaxAspect times as tall as its grid is wide), so no empty band stays below.
-  m_synced->setFixedHeight(big);
+  m_synced->setFixedHeight(synced);
   for (HeatmapView* v : m_ranks) {
     const int square = std::max(v->minimumSizeHint().height(), v->idealHeight(w / columns - 6));
     const int upright = square + int((kRankMaxAspect - 1) * 0.75 * square);  // grid ~ 3/4
@@ -255,7 +265,9 @@ void MatrixPanel::setRunner(EvaluationRunner* runner) {
 void MatrixPanel::setOptions(const render::MatrixOptions& matrix,
                              const render::HeatmapStyle& style) {
   m_style = style;
-  m_synced->setStyle(style);
+  render::HeatmapStyle synced = style;
+  synced.maxAspect = kSyncedMaxAspect;  // a square grid unless stretched upright (fitHeights)
+  m_synced->setStyle(synced);
   m_expected->setStyle(style);
   m_difference->setStyle(style);
   for (HeatmapView* v : m_ranks) v->setStyle(compactStyle());

@@ -4,6 +4,8 @@
 #include <QColor>
 #include <QHeaderView>
 #include <QPainter>
+#include <QScrollBar>
+#include <algorithm>
 #include <cmath>
 
 namespace shardlens::ui {
@@ -129,6 +131,28 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QTableView(parent), m_model(new Me
          "expected matrix, the largest change first");
   setToolTip(m_classificationTip);
   setColumnHidden(MetricsModel::PerRankMean, true);
+  m_lineRowHeight = verticalHeader()->defaultSectionSize();
+  connect(horizontalHeader(), &QHeaderView::sectionResized, this,
+          [this](int column, int, int width) {
+            if (column == MetricsModel::Metric) fitNames(width);
+          });
+}
+
+void MetricsPanel::resizeEvent(QResizeEvent* event) {
+  QTableView::resizeEvent(event);
+  fitNames(columnWidth(MetricsModel::Metric));
+}
+
+void MetricsPanel::fitNames(int nameWidth) {
+  const int room = nameWidth - 6;  // the item's text margins
+  const QFontMetrics fm(font());
+  bool wrap = false;
+  for (int r = 0; r < m_model->rowCount() && !wrap; ++r)
+    wrap = fm.horizontalAdvance(m_model->index(r, MetricsModel::Metric).data().toString()) > room;
+  if (wrap == wordWrap()) return;
+  setWordWrap(wrap);
+  verticalHeader()->setDefaultSectionSize(wrap ? std::max(m_lineRowHeight, 2 * fm.lineSpacing() + 6)
+                                               : m_lineRowHeight);
 }
 
 void MetricsPanel::setResult(const ResultPtr& result) {
@@ -148,12 +172,42 @@ void MetricsPanel::setResult(const ResultPtr& result) {
     setToolTip(m_classificationTip);
   // The metrics compare the reported matrix with the expected one: without it, say so rather
   // than show an empty table.
+  fitNames(columnWidth(MetricsModel::Metric));
   m_emptyText.clear();
   if (result && !task && m_model->rowCount() == 0 && !result->eval.expected)
     m_emptyText = tr("No metrics: they compare the reported matrix with the expected one, and "
                      "the expected matrix is unknown (%1).")
                       .arg(QString::fromStdString(result->eval.expected_missing));
   viewport()->update();
+}
+
+int MetricsPanel::readableWidth() const {
+  // A scroll bar's width always: with more rows than fit, one appears beside the numbers.
+  int width = 2 * frameWidth() + verticalScrollBar()->sizeHint().width();
+  for (int c = 0; c < MetricsModel::ColumnCount; ++c)
+    if (!isColumnHidden(c) && c != MetricsModel::Metric)
+      width += std::max(sizeHintForColumn(c), horizontalHeader()->sectionSizeHint(c));
+  // The names at most two lines (fitNames wraps them), each word whole, a class number on
+  // the line of its measure ("precision 770" is not broken).
+  const QFontMetrics fm(font());
+  const auto isNumber = [](const QString& word) {
+    bool ok = false;
+    word.toLongLong(&ok);
+    return ok;
+  };
+  int names = horizontalHeader()->sectionSizeHint(MetricsModel::Metric);
+  for (int r = 0; r < m_model->rowCount(); ++r) {
+    const QStringList words =
+        m_model->index(r, MetricsModel::Metric).data().toString().split(QLatin1Char(' '));
+    int best = fm.horizontalAdvance(words.join(QLatin1Char(' ')));
+    for (qsizetype k = 1; k < words.size(); ++k)
+      if (!isNumber(words[k]))
+        best =
+            std::min(best, std::max(fm.horizontalAdvance(words.first(k).join(QLatin1Char(' '))),
+                                    fm.horizontalAdvance(words.sliced(k).join(QLatin1Char(' ')))));
+    names = std::max(names, best + 6);  // the item's text margins
+  }
+  return width + names + MetricsModel::ColumnCount;  // and the grid lines
 }
 
 void MetricsPanel::paintEvent(QPaintEvent* event) {

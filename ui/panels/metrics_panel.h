@@ -49,11 +49,21 @@ class MetricsPanel : public QTableView {
   // Why the table holds no metric (the expected matrix is unknown), shown in its place; empty
   // when there are rows or nothing to explain.
   QString emptyText() const { return m_emptyText; }
+  // The width at which every number and header is whole with no sideways scrolling and each
+  // name whole on at most two lines: the narrowest its dock becomes when it gives way to the
+  // views.
+  int readableWidth() const;
 
  protected:
   void paintEvent(QPaintEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
+  // A name wider than its column (a dense task's "mean class accuracy" in a narrow dock)
+  // breaks onto a second line, the rows twice as tall, rather than being cut.
+  void fitNames(int nameWidth);
+
+  int m_lineRowHeight = 0;  // a row of one line, the style's default
   MetricsModel* m_model;
   ResultPtr m_result;  // keeps the evaluation the model was filled from alive
   QString m_classificationTip;
