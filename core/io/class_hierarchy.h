@@ -45,8 +45,6 @@ struct ClassHierarchy {
 
   int32_t depth() const { return static_cast<int32_t>(levels.size()); }
   int32_t classes() const { return static_cast<int32_t>(parent_of.size()); }
-  // The level of node `n`'s own depth, where it holds every class below it.
-  const ClassGroups& level_of(int32_t n) const { return levels[size_t(nodes[size_t(n)].depth)]; }
   // The nodes whose parent is `n` (-1: the top), in file order.
   std::vector<int32_t> children(int32_t n) const;
   // The classes whose own parent is `n`, ascending.

@@ -195,10 +195,16 @@ void GroupsPanel::fill() {
   const std::vector<int32_t> classRank = worstFirstRank(classes);
   std::vector<int32_t> groupOfNode(h.nodes.size());
   std::vector<std::vector<int32_t>> childNodes(h.nodes.size() + 1), ownClasses(h.nodes.size());
-  for (size_t n = 0; n < h.nodes.size(); ++n) {
-    groupOfNode[n] = h.level_of(int32_t(n)).group_of_node(int32_t(n));
-    childNodes[size_t(h.nodes[n].parent + 1)].push_back(int32_t(n));
+  // Each node's index on its own level, in one pass (a search per node would be quadratic in
+  // a file of a million groups).
+  for (int32_t l = 0; l < h.depth(); ++l) {
+    const ClassGroups& level = h.levels[size_t(l)];
+    for (int32_t g = 0; g < level.size(); ++g)
+      if (h.nodes[size_t(level.node[size_t(g)])].depth == l)
+        groupOfNode[size_t(level.node[size_t(g)])] = g;
   }
+  for (size_t n = 0; n < h.nodes.size(); ++n)
+    childNodes[size_t(h.nodes[n].parent + 1)].push_back(int32_t(n));
   for (int32_t c = 0; c < h.classes(); ++c) ownClasses[size_t(h.parent_of[size_t(c)])].push_back(c);
   const auto byRank = [&](std::vector<int32_t>& nodes) {
     std::sort(nodes.begin(), nodes.end(), [&](int32_t a, int32_t b) {
