@@ -1,6 +1,7 @@
 #include "core/torchsem/sync.h"
 
 #include <algorithm>
+#include <future>
 
 #include "core/torchsem/rank_sum.h"
 
@@ -20,13 +21,26 @@ Matrix all_reduce(const std::vector<Matrix>& per_rank, CounterDtype dtype) {
     constexpr size_t kBlock = 2048;
     double* out = sum.cells.data();
     const size_t n = sum.cells.size();
-    for (size_t begin = 0; begin < n; begin += kBlock) {
-      const size_t end = std::min(n, begin + kBlock);
-      for (const Matrix& m : per_rank) {
-        const double* in = m.cells.data();
-        for (size_t i = begin; i < end; ++i) out[i] += in[i];
+    const auto add = [&](size_t first, size_t last) {
+      for (size_t begin = first; begin < last; begin += kBlock) {
+        const size_t end = std::min(last, begin + kBlock);
+        for (const Matrix& m : per_rank) {
+          const double* in = m.cells.data();
+          for (size_t i = begin; i < end; ++i) out[i] += in[i];
+        }
       }
+    };
+    // At 1000 classes the cells' second half on a second core (each cell's additions stay in
+    // the ranks' order, so the sum is the same).
+    constexpr double kHalvedCells = double(1 << 22);
+    if (double(n) * double(per_rank.size()) < kHalvedCells) {
+      add(0, n);
+      return sum;
     }
+    const size_t half = n / 2 / kBlock * kBlock;
+    auto second = std::async(std::launch::async, add, half, n);
+    add(0, half);
+    second.get();
     return sum;
   }
   for (const Matrix& m : per_rank) {

@@ -223,3 +223,32 @@ TEST(EvaluationReuse, RankSumAndTheSyncedMatrixGiveEachOtherExactly) {
   EXPECT_EQ(rank_sum_from_synced(SyncStrategy::AllReduce, CounterDtype::Int64, sum, 0),
             std::nullopt);
 }
+
+// At 1000 classes the int64 all-reduce adds its two halves of cells on two cores and the
+// ranks' totals are read beside the diagnosis: the same sums as one pass in the ranks' order
+// and as Matrix::total().
+TEST(EvaluationReuse, TheLargeAllReduceAndTalliesEqualPlainSums) {
+  constexpr int32_t kClasses = 1000;
+  std::vector<Matrix> ranks(5, Matrix(kClasses));
+  for (size_t r = 0; r < ranks.size(); ++r)
+    for (size_t i = 0; i < ranks[r].cells.size(); i += 7 + r)
+      ranks[r].cells[i] = double(i % 13 + r);
+  Matrix plain(kClasses);
+  for (const Matrix& m : ranks)
+    for (size_t i = 0; i < plain.cells.size(); ++i) plain.cells[i] += m.cells[i];
+  SyncInputs in;
+  in.per_rank = &ranks;
+  EXPECT_EQ(synchronize(SyncStrategy::AllReduce, in), plain);
+
+  Scenario s;
+  s.dataset = "synthetic:classes=1000,per-class=3";
+  s.sampler.world_size = 2;
+  s.sampler.shuffle = true;
+  const Evaluation e = simulate(s);
+  ASSERT_EQ(e.rank_totals.size(), 2u);
+  for (size_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(e.rank_totals[r], e.per_rank[r].total());
+    EXPECT_EQ(e.rank_correct[r], e.per_rank[r].diagonal_sum());
+  }
+  EXPECT_EQ(e.rank_totals[0] + e.rank_totals[1], 3000);
+}
