@@ -49,6 +49,30 @@ class TestDriftFigure : public QObject {
   Q_OBJECT
 
  private slots:
+  // What the columns share is said once under them: epochs numbered under "epoch", one
+  // epoch's validations numbered under "validation (epoch 1)" (every other one was labelled
+  // "epoch 1, validation 0"), anything else whole under "evaluation".
+  void columnsSayWhatTheyShareOnce() {
+    RowDrift epochs;
+    epochs.columns = {"epoch 0", "epoch 1", "epoch 2"};
+    DriftColumns c = driftColumns(epochs);
+    QCOMPARE(c.labels, (std::vector<QString>{"0", "1", "2"}));
+    QCOMPARE(c.axisTitle, QStringLiteral("epoch"));
+    QCOMPARE(c.word, QStringLiteral("epoch"));
+    RowDrift validations;
+    validations.columns = {"epoch 1, validation 0", "epoch 1, validation 1",
+                           "epoch 1, validation 2"};
+    c = driftColumns(validations);
+    QCOMPARE(c.labels, (std::vector<QString>{"0", "1", "2"}));
+    QCOMPARE(c.axisTitle, QStringLiteral("validation (epoch 1)"));
+    QCOMPARE(c.word, QStringLiteral("validation"));
+    RowDrift mixed;
+    mixed.columns = {"epoch 0, validation 1", "epoch 1, validation 0"};
+    c = driftColumns(mixed);
+    QCOMPARE(c.labels, (std::vector<QString>{"epoch 0, validation 1", "epoch 1, validation 0"}));
+    QCOMPARE(c.axisTitle, QStringLiteral("evaluation"));
+  }
+
   void cellsAreRowSumsMinusTrueCounts() {
     for (const Scenario& s : {load_preset("seed-lesson"), imagenetLimited()}) {
       const std::vector<Evaluation> runs = epochsOf(s, 3);

@@ -226,6 +226,42 @@ class TestFigureText : public QObject {
   Q_OBJECT
 
  private slots:
+  // A caption too long for a line breaks between its " — " parts where they fit a line,
+  // never inside "Synced − expected" (it read "… — Synced −" / "expected").
+  void titlesBreakBetweenTheirParts() {
+    HeatmapData d;
+    d.title = QStringLiteral(
+        "Accelerate: prepare() of a loader that already has a DistributedSampler — Synced − "
+        "expected");
+    HeatmapStyle s;
+    QFont font = heatmapFont(s, true);
+    font.setPixelSize(s.fontPixels + 2);  // a full-size panel's title font
+    // Wide enough for "… — Synced −", where a break between words fell.
+    const double width =
+        QFontMetricsF(font).horizontalAdvance(d.title.section(QStringLiteral(" — "), 0, 0) +
+                                              QStringLiteral(" — Synced −")) +
+        2;
+    const TitleLines t = layoutTitle(d, s, width, 10 * QFontMetricsF(font).height());
+    QCOMPARE(t.lines,
+             QStringList({QStringLiteral("Accelerate: prepare() of a loader that already has a "
+                                         "DistributedSampler —"),
+                          QStringLiteral("Synced − expected")}));
+  }
+
+  // An all-zero difference has no range to span: its bar says "all 0", not "±1".
+  void anAllZeroRangeIsSaid() {
+    HeatmapData d;
+    d.classes = 2;
+    d.values = {0, 0, 0, 0};
+    d.diverging = true;
+    d.valueMax = 0;
+    noteColourRange(d, ColourRange::Own);
+    QCOMPARE(d.rangeNote, QStringLiteral("all 0"));
+    d.valueMax = 7;
+    noteColourRange(d, ColourRange::Own);
+    QCOMPARE(d.rangeNote, QStringLiteral("±7 per view"));
+  }
+
   // The check itself: text running off the right edge is caught, whole text inside is not.
   void recorderSeesOverflow() {
     RecordingDevice device(QSizeF(100, 40));

@@ -39,9 +39,13 @@ LayoutMetrics layoutMetrics(const HeatmapData& d, const HeatmapStyle& s, double 
   const double widestSum = widestNumberText(heatmapFont(s), {&d.rowObserved, &d.rowExpected}, 0,
                                             size_t(-1), d.diverging);
   const double icon = line + 2;
-  m.rowSums = d.hasExpectedRows() && !s.compact
+  // "obs ≠ exp" where a row is wrong, else "obs ✓": no room kept for texts never drawn (an
+  // expected matrix's 150 rows left a blank band as wide as two sums beside the grid).
+  const bool checked = d.hasExpectedRows() && !s.compact;
+  m.rowSums = checked && d.mismatchCount() > 0
                   ? icon + 2 * widestSum + fm.horizontalAdvance(QStringLiteral(" ≠ ")) + 8
-                  : icon + widestSum + 8;
+              : checked ? icon + widestSum + fm.horizontalAdvance(QStringLiteral(" ✓")) + 8
+                        : icon + widestSum + 8;
   m.rowSums = std::max(m.rowSums, fm.horizontalAdvance(QStringLiteral("Σ row")) + 4);
   // Bar (12), tick and gap, the widest end label, then the bar's own label.
   const double ticks =
