@@ -224,9 +224,10 @@ TEST(EvaluationReuse, RankSumAndTheSyncedMatrixGiveEachOtherExactly) {
             std::nullopt);
 }
 
-// At 1000 classes the int64 all-reduce adds its two halves of cells on two cores and the
-// ranks' totals are read beside the diagnosis: the same sums as one pass in the ranks' order
-// and as Matrix::total().
+// At 1000 classes the int64 all-reduce adds its two halves of cells on two cores, the ranks'
+// totals are read beside the diagnosis and a toggle copies the per-rank matrices on two
+// cores: the same sums as one pass in the ranks' order and as Matrix::total(), the same
+// evaluation as from scratch.
 TEST(EvaluationReuse, TheLargeAllReduceAndTalliesEqualPlainSums) {
   constexpr int32_t kClasses = 1000;
   std::vector<Matrix> ranks(5, Matrix(kClasses));
@@ -251,4 +252,12 @@ TEST(EvaluationReuse, TheLargeAllReduceAndTalliesEqualPlainSums) {
     EXPECT_EQ(e.rank_correct[r], e.per_rank[r].diagonal_sum());
   }
   EXPECT_EQ(e.rank_totals[0] + e.rank_totals[1], 3000);
+
+  // A sync toggled on 5 ranks of 1000 classes: the per-rank matrices are copied on two cores.
+  s.sampler.world_size = 5;
+  const auto inputs = load_inputs(s);
+  const Evaluation shown = evaluate(s, inputs);
+  s.sync = SyncStrategy::Double;
+  expect_same(evaluate(s, inputs, nullptr, &shown), evaluate(s, load_inputs(s)),
+              "1000 classes, double");
 }
