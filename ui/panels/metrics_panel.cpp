@@ -103,7 +103,7 @@ QVariant MetricsModel::headerData(int section, Qt::Orientation o, int role) cons
     case Difference:
       return tr("Difference");
     case PerRankMean:
-      return tr("Per-rank mean");
+      return tr("Per-rank\nmean");  // two lines: the column no wider than its numbers
     default:
       return {};
   }
