@@ -463,6 +463,35 @@ std::string svg_title(const fs::path& svg) {
 // Every figure's title and the report say the settings the evaluation had: the padding
 // lesson on 64 ranks is no longer "510 samples on 4 ranks", and a shuffled evaluation names
 // its epoch, the first one too.
+// Pixel counts are drawn on a log scale by default (ADE20K's wall class beside a rare one:
+// a linear scale was a dark square), said on the colour bar; --colour-scale linear and
+// --log-scale choose for every figure; the two together are refused.
+TEST(Cli, ExportColourScaleIsLogForPixelsByDefault) {
+  const auto synced_svg = [](const std::string& preset, const std::string& flags) {
+    std::string name = "scale-" + preset + flags;
+    std::replace(name.begin(), name.end(), ' ', '_');
+    const fs::path dir = temp_dir() / name;
+    const Result r =
+        run("export --preset " + preset + " --formats svg" + flags + " --out " + dir.string());
+    EXPECT_EQ(r.code, 0) << r.err;
+    return shardlens::read_file_bytes((dir / "synced.svg").string());
+  };
+  const Result probe = run("export --preset ade20k-batch-limit --formats png --out " +
+                           (temp_dir() / "scale-probe").string());
+  if (!figures_built(probe)) return;
+  EXPECT_NE(synced_svg("ade20k-batch-limit", "").find("pixels, 0–"), std::string::npos);
+  EXPECT_NE(synced_svg("ade20k-batch-limit", "").find("log scale"), std::string::npos);
+  EXPECT_EQ(synced_svg("ade20k-batch-limit", " --colour-scale linear").find("log scale"),
+            std::string::npos);
+  EXPECT_EQ(synced_svg("padding-duplicates", "").find("log scale"), std::string::npos);
+  EXPECT_NE(synced_svg("padding-duplicates", " --log-scale").find("log scale"), std::string::npos);
+  expect_bad_input(
+      "export --preset padding-duplicates --formats png --log-scale "
+      "--colour-scale linear --out " +
+          (temp_dir() / "scale-bad").string(),
+      "--log-scale");
+}
+
 TEST(Cli, ExportedTitlesFollowTheSettings) {
   const fs::path wide = temp_dir() / "figs-64-ranks";
   const Result r = run("export --preset padding-duplicates --world-size 64 --formats svg --out " +
