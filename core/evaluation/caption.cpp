@@ -23,10 +23,10 @@ std::string value_text(const ScenarioSetting& row, const Scenario& s) {
 }
 
 // A value short enough for a title line: a list of 64 rank seeds is cut, not wrapped over
-// the figure; a dataset spec ("synthetic:classes=1000,per-class=50", 35 characters) is
-// whole, the change a figure at another class count must name.
+// the figure; a dataset spec ("synthetic:classes=1000,per-class=50,layout=blocks", 49
+// characters) is whole, the change a figure at another class count must name.
 std::string short_value(const std::string& text) {
-  constexpr size_t kMax = 48;
+  constexpr size_t kMax = 60;
   if (text.size() <= kMax) return text;
   size_t cut = kMax;
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // UTF-8

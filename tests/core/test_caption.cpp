@@ -121,6 +121,9 @@ TEST(Caption, AnotherDatasetIsNamedWhole) {
   Scenario s = load_lesson_like(dir);
   set(s, "dataset", "synthetic:classes=1000,per-class=50");
   EXPECT_EQ(scenario_title(s), "padding (modified: Dataset synthetic:classes=1000,per-class=50)");
+  set(s, "dataset", "synthetic:classes=1000,per-class=50,layout=blocks");
+  EXPECT_EQ(scenario_title(s),
+            "padding (modified: Dataset synthetic:classes=1000,per-class=50,layout=blocks)");
 }
 
 TEST(Caption, ManyChangesNameThreeAndCountTheRest) {
