@@ -260,6 +260,9 @@ class TestFigureText : public QObject {
     d.valueMax = 7;
     noteColourRange(d, ColourRange::Own);
     QCOMPARE(d.rangeNote, QStringLiteral("±7 per view"));
+    // A run's shared range: its epochs, or the validations of one epoch (not "over epochs").
+    noteColourRange(d, ColourRange::OverEpochs);
+    QCOMPARE(d.rangeNote, QStringLiteral("±7 over the run"));
   }
 
   // The check itself: text running off the right edge is caught, whole text inside is not.

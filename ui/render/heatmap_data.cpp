@@ -111,7 +111,7 @@ const char* rangeNoteFormat(ColourRange kind) {
     case ColourRange::Fixed:
       return "fixed range %1";
     case ColourRange::OverEpochs:
-      return "%1 over epochs";
+      return "%1 over the run";  // its epochs, or one epoch's validations
     case ColourRange::Own:
       break;
   }

@@ -117,7 +117,7 @@ enum class ColourRange { Own, Shared, SharedByRanks, Fixed, OverEpochs };
 // The range as numbers, "0–9" or "±7" for a difference.
 QString colourRangeText(const HeatmapData& d);
 // Sets d.rangeNote for its valueMax: "0–9 per view", "shared range 0–50", "0–3 shared by
-// ranks", "fixed range 0–60", "0–12 over epochs".
+// ranks", "fixed range 0–60", "0–12 over the run".
 void noteColourRange(HeatmapData& d, ColourRange kind);
 
 // From this many classes a sequential heatmap draws its zero cells blank (white) instead of
