@@ -3,7 +3,8 @@
 // grid with its axis titles whole, every rank's view can be scrolled to and is not cut at the
 // edge, the Metrics dock shows its headers and numbers whole and the shard strip its header.
 // The synced view uses the height beside the expected and difference views rather than
-// leaving a blank band below it, and the right-hand dock tabs read their titles whole. Two
+// leaving a blank band below it, those two stand in one row where they fit, and the
+// right-hand dock tabs read their titles whole. Two
 // lessons join the synthetic cases: counter-precision's five-digit counts and VOC's
 // pixel counts and task metrics, whose wide matrices stack the views.
 // Each case grabs the window (a screenshot, written to $SHARDLENS_TEST_SHOTS when it is set).
@@ -152,6 +153,21 @@ class TestScreenSizes : public QObject {
                               .arg(blank)
                               .arg(where(QStringLiteral("grid"), grid))
                               .arg(side.height())));
+    }
+
+    // Expected and difference that fit side by side at their readable widths stand in one
+    // row (beside or below the synced view), not one above the other past the window's
+    // bottom: the difference view starts in sight, unscrolled.
+    const int pairWidth = 2 * std::max(matrices->expectedView()->minimumSizeHint().width(),
+                                       matrices->differenceView()->minimumSizeHint().width()) +
+                          6 + 8;
+    const bool besideSynced = side.left() > synced->geometry().right();
+    if (!besideSynced && scroll->viewport()->width() >= pairWidth) {
+      QCOMPARE(matrices->expectedView()->geometry().top(),
+               matrices->differenceView()->geometry().top());
+      QVERIFY2(matrices->differenceView()->geometry().top() < scroll->viewport()->height(),
+               qPrintable(where(QStringLiteral("difference view"),
+                                matrices->differenceView()->geometry())));
     }
 
     // Every rank's view: scrolled to, it is shown whole.

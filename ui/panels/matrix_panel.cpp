@@ -34,7 +34,7 @@ MatrixPanel::MatrixPanel(QWidget* parent)
   // The reported matrix gets the most room; expected and difference stack beside it, or
   // below it where the panel is too narrow for both readable (arrange()).
   m_top = new QGridLayout;
-  placeTopViews(false);
+  placeTopViews(Arrangement::SideBySide);
   m_rankTitle->setText(tr("<b>Per rank</b> (as accumulated on each rank, one colour range)"));
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
@@ -70,22 +70,33 @@ int MatrixPanel::roomWidth() const {
   return parentWidget() ? parentWidget()->width() : width();
 }
 
-void MatrixPanel::placeTopViews(bool stacked) {
+void MatrixPanel::placeTopViews(Arrangement arrangement) {
   for (HeatmapView* v : {m_synced, m_expected, m_difference}) m_top->removeWidget(v);
-  if (stacked) {
-    m_top->addWidget(m_synced, 0, 0);
-    m_top->addWidget(m_expected, 1, 0);
-    m_top->addWidget(m_difference, 2, 0);
-    m_top->setColumnStretch(0, 1);
-    m_top->setColumnStretch(1, 0);
-  } else {
-    m_top->addWidget(m_synced, 0, 0, 2, 1);
-    m_top->addWidget(m_expected, 0, 1);
-    m_top->addWidget(m_difference, 1, 1);
-    m_top->setColumnStretch(0, 3);
-    m_top->setColumnStretch(1, 2);
+  switch (arrangement) {
+    case Arrangement::Stacked:
+      m_top->addWidget(m_synced, 0, 0);
+      m_top->addWidget(m_expected, 1, 0);
+      m_top->addWidget(m_difference, 2, 0);
+      m_top->setColumnStretch(0, 1);
+      m_top->setColumnStretch(1, 0);
+      break;
+    case Arrangement::PairBelow:
+      m_top->addWidget(m_synced, 0, 0, 1, 2);
+      m_top->addWidget(m_expected, 1, 0);
+      m_top->addWidget(m_difference, 1, 1);
+      m_top->setColumnStretch(0, 1);
+      m_top->setColumnStretch(1, 1);
+      m_top->setAlignment(m_synced, Qt::Alignment());
+      break;
+    case Arrangement::SideBySide:
+      m_top->addWidget(m_synced, 0, 0, 2, 1);
+      m_top->addWidget(m_expected, 0, 1);
+      m_top->addWidget(m_difference, 1, 1);
+      m_top->setColumnStretch(0, 3);
+      m_top->setColumnStretch(1, 2);
+      break;
   }
-  m_stacked = stacked;
+  m_arrangement = arrangement;
 }
 
 int MatrixPanel::sideMinimumWidth() const {
@@ -100,8 +111,10 @@ void MatrixPanel::arrange() {
   // Side by side while both columns keep a readable grid; else one above the other, each
   // the panel's width (the panel scrolls down to them).
   const int room = roomWidth() - 8;
-  const bool stacked = roomWidth() < sideBySideWidth();
-  if (stacked != m_stacked) placeTopViews(stacked);
+  const Arrangement arrangement = roomWidth() >= sideBySideWidth()     ? Arrangement::SideBySide
+                                  : room >= 2 * sideMinimumWidth() + 6 ? Arrangement::PairBelow
+                                                                       : Arrangement::Stacked;
+  if (arrangement != m_arrangement) placeTopViews(arrangement);
   // As many rank columns as fit whole, up to four: never a rank cut at the right edge.
   const int rankWidth = m_ranks.empty() ? 1 : m_ranks.front()->minimumSizeHint().width() + 6;
   const int columns = std::clamp((room + 6) / rankWidth, 1, kMaxRankColumns);
@@ -127,12 +140,29 @@ int MatrixPanel::rankColumns() const {
 void MatrixPanel::fitHeights() {
   const int w = width() - 8;
   const int columns = rankColumns();
-  if (m_stacked) {
+  const auto fixSquare = [](HeatmapView* v, int width) {
+    v->setFixedHeight(std::max(v->minimumSizeHint().height(), v->idealHeight(width)));
+  };
+  if (m_arrangement != Arrangement::SideBySide)
+    for (HeatmapView* v : m_ranks) fixSquare(v, w / columns - 6);
+  if (m_arrangement == Arrangement::Stacked) {
     // One view above the other at the panel's width: each as tall as its square grid needs.
-    for (HeatmapView* v : {m_synced, m_expected, m_difference})
-      v->setFixedHeight(std::max(v->minimumSizeHint().height(), v->idealHeight(w)));
-    for (HeatmapView* v : m_ranks)
-      v->setFixedHeight(std::max(v->minimumSizeHint().height(), v->idealHeight(w / columns - 6)));
+    for (HeatmapView* v : {m_synced, m_expected, m_difference}) fixSquare(v, w);
+    return;
+  }
+  if (m_arrangement == Arrangement::PairBelow) {
+    // The pair at half the width each, below the synced view, which leaves them in sight:
+    // it is as tall as the viewport less the pair, never below its readable minimum nor
+    // past its square (the synced view never shorter than the pair).
+    const int half = (w - 6) / 2;
+    int pair = 0;  // one height for the row, so the two start and end together
+    for (HeatmapView* v : {m_expected, m_difference})
+      pair = std::max({pair, v->minimumSizeHint().height(), v->idealHeight(half)});
+    m_expected->setFixedHeight(pair);
+    m_difference->setFixedHeight(pair);
+    const int viewport = parentWidget() ? parentWidget()->height() : height();
+    const int square = std::max(m_synced->minimumSizeHint().height(), m_synced->idealHeight(w));
+    m_synced->setFixedHeight(std::min(square, std::max(viewport - pair - 14, pair)));
     return;
   }
   // Side by side the expected and difference views take what height the layout gives them.

@@ -72,9 +72,13 @@ class MatrixPanel : public QWidget {
  private:
   // Four rank columns at most: beyond that the small multiples get too small to read.
   static constexpr int kMaxRankColumns = 4;
-  // Chooses side by side or stacked views and the rank columns for the room there is.
+  // How the synced, expected and difference views stand: the synced view beside the other
+  // two; above them, the two side by side below it (a centre too narrow for three columns'
+  // worth, wide enough for the pair); or each above the next.
+  enum class Arrangement { SideBySide, PairBelow, Stacked };
+  // Chooses the arrangement and the rank columns for the room there is.
   void arrange();
-  void placeTopViews(bool stacked);
+  void placeTopViews(Arrangement arrangement);
   void placeRankViews();
   int rankColumns() const;
   int roomWidth() const;  // the scroll area's viewport, where the panel is shown
@@ -118,7 +122,7 @@ class MatrixPanel : public QWidget {
   // The ranks whose maps a task makes for the views shown.
   std::set<int> m_ranksPreparing;
   QGridLayout* m_top = nullptr;  // synced | expected over difference, or all stacked
-  bool m_stacked = false;
+  Arrangement m_arrangement = Arrangement::SideBySide;
   int m_rankColumns = kMaxRankColumns;
   QLabel* m_rankTitle;
 };

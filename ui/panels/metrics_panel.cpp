@@ -207,7 +207,7 @@ int MetricsPanel::readableWidth() const {
                                     fm.horizontalAdvance(words.sliced(k).join(QLatin1Char(' ')))));
     names = std::max(names, best + 6);  // the item's text margins
   }
-  return width + names + MetricsModel::ColumnCount;  // and the grid lines
+  return width + names + 1;  // and the name column's grid line
 }
 
 void MetricsPanel::paintEvent(QPaintEvent* event) {
