@@ -2,6 +2,7 @@
 // height, its value axis starts from the data (and its title says where), else from 0.
 #include <QChart>
 #include <QChartView>
+#include <QGraphicsTextItem>
 #include <QValueAxis>
 #include <QtTest>
 #include <cmath>
@@ -66,6 +67,29 @@ class TestCharts : public QObject {
     panel.setResult(resultOf(4, "5"));
     QCOMPARE(valueAxis(panel.classChart())->min(), 0.0);
     QVERIFY(!panel.classChart()->chart()->title().contains(QStringLiteral("axis from")));
+  }
+
+  // The Charts dock at its narrowest (280 px, a 1280 x 800 screen): no axis label is cut to
+  // "ne…"; the category labels turn upright where they do not fit across. Shown first in a
+  // wide dock, as the window lays it out while the tab is hidden, then narrowed.
+  void categoryLabelsWholeInANarrowDock() {
+    ChartsPanel panel;
+    panel.resize(600, 700);
+    panel.setResult(resultOf(3));  // padding on every rank: three legend entries
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    for (const int width : {280, 330, 600}) {
+      panel.resize(width, 700);
+      QTest::qWait(50);
+      for (QChartView* view : panel.findChildren<QChartView*>()) {
+        if (!view->isVisible()) continue;
+        for (QGraphicsItem* item : view->scene()->items())
+          if (auto* text = dynamic_cast<QGraphicsTextItem*>(item))
+            QVERIFY2(!text->toPlainText().endsWith(QStringLiteral("...")) &&
+                         !text->toPlainText().endsWith(QChar(0x2026)),
+                     qPrintable(QStringLiteral("%1 at %2 px").arg(text->toPlainText()).arg(width)));
+      }
+    }
   }
 };
 

@@ -5,6 +5,7 @@
 #include <QBarSet>
 #include <QChart>
 #include <QChartView>
+#include <QLegendMarker>
 #include <QLineSeries>
 #include <QScatterSeries>
 #include <QStackedBarSeries>
@@ -85,7 +86,8 @@ void ChartsPanel::fitCategoryLabels(QChartView* view) {
     // Before the first layout the plot area is empty: the view's width is near enough.
     const double plot =
         chart->plotArea().width() > 0 ? chart->plotArea().width() : view->width() * 0.8;
-    const bool fits = widest + 8 <= plot / x->count();
+    // Qt Charts elides a label wider than about 3/4 of its category: room to spare, or upright.
+    const bool fits = widest * 1.4 + 8 <= plot / x->count();
     x->setLabelsAngle(fits ? 0 : -90);
   }
 }
@@ -216,6 +218,10 @@ void ChartsPanel::setResult(const ResultPtr& result) {
     auto* series = new QStackedBarSeries;
     series->append({real, padding, sanity, cut, never});
     chart->addSeries(series);
+    // Only what some rank has in the legend: five entries do not fit a narrow dock whole.
+    for (QBarSet* set : {padding, sanity, cut, never})
+      for (QLegendMarker* marker : chart->legend()->markers(series))
+        if (marker->label() == set->label()) marker->setVisible(set->sum() > 0);
     chart->setTitle(ranksNow.title);
     setAxes(chart, series, categories, top);
     fitCategoryLabels(m_ranks);
