@@ -106,6 +106,9 @@ FigureGrid naturalGrid(const Figure& f) {
   g.rows = static_cast<int>((f.panels.size() + size_t(g.columns) - 1) / size_t(g.columns));
   g.side = naturalSide(f);
   g.style = panelStyle(f);
+  // No blank bands beside the grid: rows too thin for their sums and none wrong (a figure
+  // never zooms, so they would stay empty).
+  if (!sumsDrawn(sizingPanel(f), g.style, g.side)) g.style.showSums = false;
   return g;
 }
 

@@ -90,6 +90,12 @@ LayoutMetrics panelMetrics(const HeatmapData& d, const HeatmapStyle& s, const QR
   return columnLabelsFitAcross(d, s, computeLayout(bounds, across).grid.width()) ? across : rotated;
 }
 
+bool sumsDrawn(const HeatmapData& d, const HeatmapStyle& s, double gridSide) {
+  if (d.classes <= 0 || d.mismatchCount() > 0) return true;
+  const double ch = gridSide / d.classes;
+  return ch >= QFontMetricsF(rowFont(s, ch)).height() * 0.9;
+}
+
 bool needsPooling(const HeatmapViewport& v, double scale) {
   return std::min(v.cellWidth(), v.cellHeight()) * scale < 1.0;
 }

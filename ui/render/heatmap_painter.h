@@ -36,6 +36,10 @@ LayoutMetrics withColumnLabelsAcross(LayoutMetrics m, const HeatmapStyle& s);
 // The metrics of the whole matrix painted into `bounds` (figures, exports): layoutMetrics,
 // with the column labels across where they fit at the grid size they leave.
 LayoutMetrics panelMetrics(const HeatmapData& d, const HeatmapStyle& s, const QRectF& bounds);
+// Whether a grid `gridSide` high draws anything in its sum bands: a wrong row's sum, or rows
+// tall enough for their sums' line (paintSums' test). A figure whose sums all stay blank
+// (an expected matrix of 150 or 1000 classes) leaves the bands out.
+bool sumsDrawn(const HeatmapData& d, const HeatmapStyle& s, double gridSide);
 
 // "⚠ 2 rows ≠ expected", or empty when every row is right.
 QString mismatchNote(const HeatmapData& d);
