@@ -190,6 +190,19 @@ class TestFigureRanges : public QObject {
              qPrintable(QStringLiteral("%1 vs %2").arg(linearDark).arg(dark)));
   }
 
+  // A figure's sums where they are drawn: not for 150 rows too thin for their line and none
+  // wrong (ADE20K's expected matrix: a blank band was kept beside it), yes for its wrong rows
+  // and for 10 classes.
+  void sumsOnlyWhereDrawn() {
+    const Evaluation ade = simulate_preset("ade20k-batch-limit");
+    const HeatmapStyle s;
+    QVERIFY(!sumsDrawn(expectedHeatmap(ade, {}), s, 640));
+    QVERIFY(sumsDrawn(syncedHeatmap(ade, {}), s, 640));  // its wrong rows' sums
+    QVERIFY(sumsDrawn(expectedHeatmap(ade, {}), s, 150 * 20));
+    const Evaluation ten = simulate_preset("padding-duplicates");
+    QVERIFY(sumsDrawn(expectedHeatmap(ten, {}), s, 320));
+  }
+
   // The automatic scale: log for counts of pixels, linear for a classification's counts and
   // for fractions (a normalized view); a chosen scale holds for every view.
   void automaticScaleFollowsWhatIsCounted() {
