@@ -2,6 +2,7 @@
 
 #include <QBrush>
 #include <QColor>
+#include <QEvent>
 #include <QHeaderView>
 #include <QPainter>
 #include <QScrollBar>
@@ -132,6 +133,8 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QTableView(parent), m_model(new Me
   setToolTip(m_classificationTip);
   setColumnHidden(MetricsModel::PerRankMean, true);
   m_lineRowHeight = verticalHeader()->defaultSectionSize();
+  // Rows filled by setResult or straight into the model (tests): their names measured.
+  connect(m_model, &QAbstractItemModel::modelReset, this, &MetricsPanel::measureNames);
   connect(horizontalHeader(), &QHeaderView::sectionResized, this,
           [this](int column, int, int width) {
             if (column == MetricsModel::Metric) fitNames(width);
@@ -145,14 +148,42 @@ void MetricsPanel::resizeEvent(QResizeEvent* event) {
 
 void MetricsPanel::fitNames(int nameWidth) {
   const int room = nameWidth - 6;  // the item's text margins
-  const QFontMetrics fm(font());
-  bool wrap = false;
-  for (int r = 0; r < m_model->rowCount() && !wrap; ++r)
-    wrap = fm.horizontalAdvance(m_model->index(r, MetricsModel::Metric).data().toString()) > room;
+  const bool wrap = m_widestName.oneLine > room;
   if (wrap == wordWrap()) return;
   setWordWrap(wrap);
+  const QFontMetrics fm(font());
   verticalHeader()->setDefaultSectionSize(wrap ? std::max(m_lineRowHeight, 2 * fm.lineSpacing() + 6)
                                                : m_lineRowHeight);
+}
+
+MetricsPanel::NameWidths MetricsPanel::nameWidths(const QString& name) const {
+  if (const auto known = m_nameWidths.constFind(name); known != m_nameWidths.cend()) return *known;
+  const QFontMetrics fm(font());
+  const auto isNumber = [](const QString& word) {
+    bool ok = false;
+    word.toLongLong(&ok);
+    return ok;
+  };
+  const QStringList words = name.split(QLatin1Char(' '));
+  NameWidths w;
+  w.oneLine = fm.horizontalAdvance(name);
+  w.twoLines = w.oneLine;
+  for (qsizetype k = 1; k < words.size(); ++k)
+    if (!isNumber(words[k]))
+      w.twoLines = std::min(w.twoLines,
+                            std::max(fm.horizontalAdvance(words.first(k).join(QLatin1Char(' '))),
+                                     fm.horizontalAdvance(words.sliced(k).join(QLatin1Char(' ')))));
+  m_nameWidths.insert(name, w);
+  return w;
+}
+
+void MetricsPanel::measureNames() {
+  m_widestName = {};
+  for (int r = 0; r < m_model->rowCount(); ++r) {
+    const NameWidths w = nameWidths(m_model->index(r, MetricsModel::Metric).data().toString());
+    m_widestName.oneLine = std::max(m_widestName.oneLine, w.oneLine);
+    m_widestName.twoLines = std::max(m_widestName.twoLines, w.twoLines);
+  }
 }
 
 void MetricsPanel::setResult(const ResultPtr& result) {
@@ -189,25 +220,17 @@ int MetricsPanel::readableWidth() const {
       width += std::max(sizeHintForColumn(c), horizontalHeader()->sectionSizeHint(c));
   // The names at most two lines (fitNames wraps them), each word whole, a class number on
   // the line of its measure ("precision 770" is not broken).
-  const QFontMetrics fm(font());
-  const auto isNumber = [](const QString& word) {
-    bool ok = false;
-    word.toLongLong(&ok);
-    return ok;
-  };
-  int names = horizontalHeader()->sectionSizeHint(MetricsModel::Metric);
-  for (int r = 0; r < m_model->rowCount(); ++r) {
-    const QStringList words =
-        m_model->index(r, MetricsModel::Metric).data().toString().split(QLatin1Char(' '));
-    int best = fm.horizontalAdvance(words.join(QLatin1Char(' ')));
-    for (qsizetype k = 1; k < words.size(); ++k)
-      if (!isNumber(words[k]))
-        best =
-            std::min(best, std::max(fm.horizontalAdvance(words.first(k).join(QLatin1Char(' '))),
-                                    fm.horizontalAdvance(words.sliced(k).join(QLatin1Char(' ')))));
-    names = std::max(names, best + 6);  // the item's text margins
-  }
-  return width + names + 1;  // and the name column's grid line
+  const int names = std::max(horizontalHeader()->sectionSizeHint(MetricsModel::Metric),
+                             m_widestName.twoLines + 6);  // the item's text margins
+  return width + names + 1;                               // and the name column's grid line
+}
+
+void MetricsPanel::changeEvent(QEvent* event) {
+  QTableView::changeEvent(event);
+  if (event->type() != QEvent::FontChange) return;
+  m_nameWidths.clear();  // measured in the old font
+  measureNames();
+  fitNames(columnWidth(MetricsModel::Metric));
 }
 
 void MetricsPanel::paintEvent(QPaintEvent* event) {
