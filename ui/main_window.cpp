@@ -420,7 +420,8 @@ void MainWindow::makeRoomForViews() {
   // The centre's width at which the synced view and the expected and difference views stand
   // side by side, each readable, with a vertical scroll bar beside them.
   const int scrollBar = style()->pixelMetric(QStyle::PM_ScrollBarExtent) + 4;
-  const int wanted = m_matrices->sideBySideWidth() + scrollBar;
+  // Wider still where the synced view would otherwise stretch upright beside them.
+  const int wanted = m_matrices->balancedWidth() + scrollBar;
   // The dock shown in an area (of tabbed ones, the raised tab: the others are not laid out).
   const auto shownIn = [this](Qt::DockWidgetArea area) -> QDockWidget* {
     QDockWidget* shown = nullptr;
@@ -469,7 +470,10 @@ void MainWindow::makeRoomForViews() {
 }
 
 int MainWindow::readableRightDockWidth() const {
-  int width = m_metrics->isVisible() ? m_metrics->readableWidth() : 0;
+  // The table's width and what its dock puts around it.
+  int width = m_metrics->isVisible() ? m_metrics->readableWidth() +
+                                           m_metrics->parentWidget()->width() - m_metrics->width()
+                                     : 0;
   // The tab bar of the right-hand docks, each title whole (QTabBar::sizeHint spans the
   // unelided tabs).
   const int centreRight = centralWidget()->geometry().right();

@@ -155,6 +155,24 @@ class TestScreenSizes : public QObject {
                               .arg(side.height())));
     }
 
+    // Stretched upright, the synced view is short of width: the right-hand docks have given
+    // theirs, down to where their tabs and the Metrics table still read whole.
+    if (side.left() > synced->geometry().right() &&
+        synced->layoutRects().grid.height() > 1.1 * synced->layoutRects().grid.width()) {
+      auto* metricsPanel = part<MetricsPanel>(w);
+      int readable = 280;
+      for (const QTabBar* bar : w.findChildren<QTabBar*>(QString(), Qt::FindDirectChildrenOnly))
+        if (bar->isVisible()) readable = std::max(readable, bar->sizeHint().width());
+      readable =
+          std::max(readable, metricsPanel->readableWidth() + metricsPanel->parentWidget()->width() -
+                                 metricsPanel->width());
+      const auto* dock = w.findChild<QDockWidget*>(QStringLiteral("diagnosisDock"));
+      QVERIFY2(dock->width() <= readable + 2,
+               qPrintable(QStringLiteral("right-hand docks %1 px, readable at %2")
+                              .arg(dock->width())
+                              .arg(readable)));
+    }
+
     // Expected and difference that fit side by side at their readable widths stand in one
     // row (beside or below the synced view), not one above the other past the window's
     // bottom: the difference view starts in sight, unscrolled.

@@ -107,6 +107,19 @@ int MatrixPanel::sideBySideWidth() const {
   return m_synced->minimumSizeHint().width() + sideMinimumWidth() + 6 + 8;  // spacing, margins
 }
 
+int MatrixPanel::balancedWidth() const {
+  // Nothing shown yet, the views' sizes say nothing of the matrices to come.
+  if (!m_result || m_arrangement != Arrangement::SideBySide) return sideBySideWidth();
+  const int sideColumn =
+      m_expected->minimumSizeHint().height() + m_difference->minimumSizeHint().height() + 6;
+  // The synced view's width for a square grid that tall: what surrounds the grid across,
+  // less what surrounds it down (its minimum size is the same grid plus each).
+  const QSize least = m_synced->minimumSizeHint();
+  const int synced = sideColumn + least.width() - least.height();
+  // fitHeights gives the synced view at most 70 % of the width, the side column the rest.
+  return std::max({sideBySideWidth(), synced + sideMinimumWidth() + 6 + 8, synced * 10 / 7 + 8});
+}
+
 void MatrixPanel::arrange() {
   // Side by side while both columns keep a readable grid; else one above the other, each
   // the panel's width (the panel scrolls down to them).

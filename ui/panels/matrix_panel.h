@@ -42,6 +42,10 @@ class MatrixPanel : public QWidget {
   // The width at which the synced view and the expected and difference views fit side by
   // side, each with a readable grid; narrower, they stack.
   int sideBySideWidth() const;
+  // Side by side, the width at which the synced view's square grid is as tall as the
+  // expected and difference views at their minimum beside it: narrower, it stretches upright
+  // (fitHeights). Otherwise sideBySideWidth().
+  int balancedWidth() const;
 
   HeatmapView* syncedView() const { return m_synced; }
   HeatmapView* expectedView() const { return m_expected; }
