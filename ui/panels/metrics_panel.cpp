@@ -221,8 +221,8 @@ int MetricsPanel::readableWidth() const {
   // The names at most two lines (fitNames wraps them), each word whole, a class number on
   // the line of its measure ("precision 770" is not broken).
   const int names = std::max(horizontalHeader()->sectionSizeHint(MetricsModel::Metric),
-                             m_widestName.twoLines + 6);  // the item's text margins
-  return width + names + 1;                               // and the name column's grid line
+                             m_widestName.twoLines + 6 + 2);  // the text margins, rounding
+  return width + names + 1;                                   // and the name column's grid line
 }
 
 void MetricsPanel::changeEvent(QEvent* event) {
