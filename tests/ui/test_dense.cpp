@@ -185,6 +185,14 @@ class TestDense : public QObject {
     QVERIFY2(diagnosis.contains(QStringLiteral("Pixels in the dataset (expected total)")),
              qPrintable(diagnosis));
     QVERIFY(diagnosis.contains(QStringLiteral("Images evaluated more than once")));
+    // Every count grouped alike, the expected total as the reported one: 10 x 1,001 samples
+    // padded to 10,012 on 4 ranks read "10,012" and "10,010", not "10,012" and "10010".
+    const QString grouped =
+        diagnosisHtml(simulate(test::syntheticScenario("grouped", 10, 1001, 4, 16)));
+    QVERIFY2(grouped.contains(QStringLiteral("<b>10,012</b>")), qPrintable(grouped));
+    QVERIFY2(grouped.contains(QStringLiteral("<b>10,010</b>")), qPrintable(grouped));
+    const QString table = grouped.left(grouped.indexOf(QStringLiteral("</table>")));
+    QVERIFY2(!table.contains(QStringLiteral("10010")), qPrintable(table));
     QVERIFY(diagnosis.contains(QStringLiteral("Distinct images evaluated")));
     QVERIFY(!diagnosis.contains(QStringLiteral("Samples never")));
 

@@ -78,6 +78,9 @@ QString diagnosisHtml(const Evaluation& e) {
   for (const std::string& note : unchecked(e))
     h += QObject::tr("<p><i>Not checked:</i> %1</p>").arg(esc(note));
   h += QStringLiteral("<table cellspacing=2>");
+  // Every count as the views print them (grouped from 10,000): "266,659,644" beside
+  // "265,184,441", never one of them ungrouped.
+  const auto count = [](auto n) { return render::formatValue(double(n), true); };
   const auto row = [&h](const QString& k, const QString& v) {
     h += QStringLiteral("<tr><td>%1</td><td align=right><b>%2</b></td></tr>").arg(k, v);
   };
@@ -93,17 +96,17 @@ QString diagnosisHtml(const Evaluation& e) {
       e.synced ? render::formatValue(d.reported_total, false) : QObject::tr("none (never synced)"));
   row(cells ? QObject::tr("%1 in the dataset (expected total)").arg(render::capitalized(counts))
             : QObject::tr("Dataset size (expected total)"),
-      QString::number(d.expected_total));
+      count(d.expected_total));
   row(cells ? QObject::tr("Records evaluated (%1)").arg(samples) : QObject::tr("Records evaluated"),
-      QString::number(d.evaluated_records));
-  row(QObject::tr("Distinct %1 evaluated").arg(samples), QString::number(d.distinct_evaluated));
+      count(d.evaluated_records));
+  row(QObject::tr("Distinct %1 evaluated").arg(samples), count(d.distinct_evaluated));
   row(QObject::tr("%1 evaluated more than once").arg(render::capitalized(samples)),
-      QString::number(d.duplicated_samples));
+      count(d.duplicated_samples));
   row(QObject::tr("%1 never evaluated").arg(render::capitalized(samples)),
-      QString::number(d.missing_samples));
+      count(d.missing_samples));
   row(cells ? QObject::tr("Rows ≠ the class's true %1").arg(counts)
             : QObject::tr("Rows ≠ class count"),
-      QString::number(d.mismatched_rows.size()));
+      count(d.mismatched_rows.size()));
   h += QStringLiteral("</table>");
   if (!d.mismatched_rows.empty())
     h += QObject::tr("<p>Wrong rows, by class: %1</p>").arg(classList(e, d.mismatched_rows));
