@@ -401,6 +401,13 @@ void MainWindow::capStripHeight() {
 
 void MainWindow::showOnScreen() {
   const QRect room = screen() ? screen()->availableGeometry() : QRect();
+  // The first start (no size of the user's yet) takes the whole screen, whatever its size:
+  // the views are what a 1920 x 1080 screen is for, not a 1600 x 1000 window in a corner.
+  if (Settings::windowGeometry().isEmpty() && !room.isEmpty()) {
+    setGeometry(room);  // the screen's size too where no window manager maximises
+    showMaximized();
+    return;
+  }
   if (room.isEmpty() || (width() <= room.width() && height() <= room.height())) {
     show();
     return;

@@ -84,8 +84,8 @@ class MainWindow : public QMainWindow {
   const QString& lastError() const { return m_lastError; }
   // Errors open a window-modal dialog unless turned off (tests read lastError()).
   void setErrorDialogs(bool on) { m_errorDialogs = on; }
-  // Shows the window within its screen: one smaller than the window (1280 x 800 on the first
-  // start) gets it maximised, not cut at the edges.
+  // Shows the window within its screen: maximised on the first start (no saved size), and
+  // where the screen is smaller than the saved size, not cut at the edges.
   void showOnScreen();
 
  signals:

@@ -44,6 +44,17 @@ class TestFirstStart : public QObject {
              QDir(m_dir.filePath(QStringLiteral("share/shardlens/lessons"))).canonicalPath());
   }
 
+  // No size of the user's yet: the window takes the whole screen, even one larger than its
+  // first-start size (here a window made smaller than the offscreen screen), maximised.
+  void firstStartTakesTheWholeScreen() {
+    QVERIFY(Settings::windowGeometry().isEmpty());
+    MainWindow w;
+    w.setErrorDialogs(false);
+    w.resize(320, 240);
+    w.showOnScreen();
+    QVERIFY(w.isMaximized());
+  }
+
   void firstStartShowsSeedLessonAndPanel() {
     MainWindow w;
     w.setErrorDialogs(false);
