@@ -625,6 +625,31 @@ class TestFigureText : public QObject {
     QVERIFY(fm.horizontalAdvance(tiny) <= noName / 2);
   }
 
+  // On a log scale the bar keeps saying so as it shortens: the range and "log scale", then
+  // "log", before the range alone; a log bar's ticks (0, 5,748, 33,056,078) do not say it.
+  void shortLogColourBarKeepsTheScale() {
+    HeatmapData d;
+    d.valueLabel = QStringLiteral("pixels");
+    d.valueMax = 33056078;
+    d.integral = true;
+    d.classes = 150;  // blank zeros from 100 classes
+    d.rangeNote = QStringLiteral("0–33,056,078 per view");
+    HeatmapStyle s;
+    s.scale = ColourScale::Log;
+    const QFontMetricsF fm(heatmapFont(s));
+    const QString whole = QStringLiteral("pixels, 0–33,056,078 per view, log scale, white = 0");
+    QCOMPARE(colorBarLabel(d, s), whole);
+    const auto fitted = [&](const QString& room) {
+      return fittedColorBarLabel(d, s, fm, fm.horizontalAdvance(room) + 1);
+    };
+    QCOMPARE(fitted(whole), whole);
+    for (const QString& form :
+         {QStringLiteral("0–33,056,078 per view, log scale, white = 0"),
+          QStringLiteral("0–33,056,078 per view, log scale"),
+          QStringLiteral("0–33,056,078 per view, log"), QStringLiteral("log scale")})
+      QCOMPARE(fitted(form), form);
+  }
+
   void colourBarLabelled() {
     const Evaluation e = paddedEvaluation(3, 3, 4);
     MatrixOptions o;
