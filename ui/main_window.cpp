@@ -154,7 +154,9 @@ void MainWindow::buildDocks() {
   scenarioLayout->setContentsMargins(0, 0, 0, 0);
   m_banner = new RunBanner(scenarioBox);
   m_banner->hide();
-  scenarioLayout->addWidget(m_banner);
+  // At the top of its cell: alone in the dock (an import without a scenario hides the panel)
+  // the cell is taller than the banner, which was centred halfway down the dock.
+  scenarioLayout->addWidget(m_banner, 0, Qt::AlignTop);
   scenarioLayout->addWidget(panelScroll, 1);
   scenarioLayout->addStretch(0);  // takes the room when a run without scenario hides the panel
   m_panelScroll = panelScroll;

@@ -234,6 +234,18 @@ class TestRunFile : public QObject {
     QVERIFY(shown.wait(30000));
     QVERIFY(
         part<RunBanner>(w)->detailsText().contains(QStringLiteral("Recorded settings: lightning")));
+    {
+      // No scenario recorded: the banner alone in the dock, at its top and whole (it sat
+      // halfway down, its last lines cut).
+      QVERIFY(!part<ScenarioPanel>(w)->isVisibleTo(&w));
+      QTest::qWait(100);  // the layout after the banner's new text
+      const RunBanner* banner = part<RunBanner>(w);
+      QVERIFY2(banner->y() <= 2, qPrintable(QString::number(banner->y())));
+      const int needed = banner->hasHeightForWidth() ? banner->heightForWidth(banner->width())
+                                                     : banner->sizeHint().height();
+      QVERIFY2(banner->height() >= needed,
+               qPrintable(QStringLiteral("%1 < %2").arg(banner->height()).arg(needed)));
+    }
     CompareDialog* again = comparison(w, [&](CompareController&) { action->trigger(); });
     QVERIFY(again);
     QVERIFY2(again->comparison().equal && again->comparison().ranks_equal(),

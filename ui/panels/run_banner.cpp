@@ -23,7 +23,9 @@ RunBanner::RunBanner(QWidget* parent)
       m_play(new QToolButton(m_epochs)) {
   setObjectName(QStringLiteral("runBanner"));
   setFrameShape(QFrame::StyledPanel);
-  setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum);
+  // Preferred, not Maximum: a maximum is the size hint at the hint's width, shorter than the
+  // wrapped text needs in a narrow dock (its last lines were cut).
+  setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred);
   // A tinted panel so the read-only state is noticed before someone tries to edit.
   setStyleSheet(QStringLiteral("#runBanner { background: #fff4d6; border: 1px solid #e0b84f; }"));
   m_title->setObjectName(QStringLiteral("runBannerTitle"));
