@@ -63,6 +63,18 @@ std::vector<RowCheck> check_group_levels(const Evaluation& e) {
   return out;
 }
 
+namespace {
+
+// "1 group", "2 groups"; "1 class", "3 classes".
+std::string groups_of(size_t n) {
+  return std::to_string(n) + (n == 1 ? " group" : " groups");
+}
+std::string classes_of(size_t n) {
+  return std::to_string(n) + (n == 1 ? " class" : " classes");
+}
+
+}  // namespace
+
 std::string class_groups_text(const Evaluation& e) {
   if (!e.class_groups) return "";
   const ClassHierarchy& h = *e.class_groups;
@@ -73,9 +85,9 @@ std::string class_groups_text(const Evaluation& e) {
     const RowCheck& groups = checks[size_t(l)];
     out << "\nGroups (hierarchy";
     if (h.depth() > 1) out << ", level " << l + 1 << " of " << h.depth();
-    out << "): " << level.size() << " groups of " << level.group_of.size() << " classes; "
-        << groups.wrong_rows.size() << " groups wrong, " << e.row_check.wrong_rows.size()
-        << " classes wrong\n";
+    out << "): " << groups_of(level.size()) << " of " << classes_of(level.group_of.size()) << "; "
+        << groups_of(groups.wrong_rows.size()) << " wrong, "
+        << classes_of(e.row_check.wrong_rows.size()) << " wrong\n";
     size_t shown = 0;
     for (int32_t g : groups.by_error) {
       if (!groups.is_wrong(g) || shown == kShownPerLevel) continue;

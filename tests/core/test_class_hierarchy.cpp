@@ -243,7 +243,7 @@ TEST(ClassGroups, TheRowCheckAppliesToGroupsWhereErrorsOfSiblingsCancel) {
   EXPECT_EQ(groups.off, (std::vector<double>{0, 2}));
   EXPECT_EQ(e.row_check.wrong_rows, (std::vector<int32_t>{0, 1, 2}));  // three classes wrong
   const std::string text = class_groups_text(e);
-  EXPECT_NE(text.find("2 groups of 4 classes; 1 groups wrong, 3 classes wrong"), std::string::npos)
+  EXPECT_NE(text.find("2 groups of 4 classes; 1 group wrong, 3 classes wrong"), std::string::npos)
       << text;
   EXPECT_NE(text.find("!! vehicle"), std::string::npos) << text;
   EXPECT_NE(text.find("(+2)   1 of 2 classes wrong"), std::string::npos) << text;
@@ -304,7 +304,7 @@ TEST(ClassGroups, EveryLevelIsCheckedAndAGroupWrongBelowARightOneIsShown) {
   EXPECT_EQ(check_group_rows(e, 3).rows(), 0);  // no fourth level
 
   const std::string text = class_groups_text(e);
-  EXPECT_NE(text.find("Groups (hierarchy, level 1 of 3): 2 groups of 6 classes; 1 groups wrong, "
+  EXPECT_NE(text.find("Groups (hierarchy, level 1 of 3): 2 groups of 6 classes; 1 group wrong, "
                       "4 classes wrong"),
             std::string::npos)
       << text;

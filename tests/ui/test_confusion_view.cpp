@@ -493,6 +493,7 @@ class TestConfusionView : public QObject {
 
     QCOMPARE(panel.levelBox()->count(), 3);
     QVERIFY(panel.levelBox()->isVisible());
+    QCOMPARE(panel.levelBox()->itemText(0), QStringLiteral("Level 1 of 3: 2 groups, 1 wrong"));
     QCOMPARE(panel.heatmap()->data().classes, 2);  // level 1: animal, vehicle
     // Tree click: animal's subgroups in the heatmap.
     emit tree->itemClicked(animal, 0);

@@ -162,32 +162,36 @@ void GroupsPanel::fill() {
   const ClassHierarchy& h = *e->class_groups;
   const std::vector<RowCheck> checks = check_group_levels(*e);
   const RowCheck& classes = e->row_check;
+  // "1 group", "2 groups"; "1 class wrong", "3 classes wrong".
+  const auto groupsText = [](int n) { return n == 1 ? tr("1 group") : tr("%1 groups").arg(n); };
+  const auto classesWrong = [](size_t n) {
+    return n == 1 ? tr("1 class wrong") : tr("%1 classes wrong").arg(n);
+  };
   QStringList wrongPerLevel;
   for (int l = 0; l < h.depth(); ++l) {
     const int size = h.levels[size_t(l)].size();
     const int wrong = int(checks[size_t(l)].wrong_rows.size());
     wrongPerLevel << QString::number(wrong);
-    m_levelBox->addItem(h.depth() > 1 ? tr("Level %1 of %2: %3 groups, %4 wrong")
+    m_levelBox->addItem(h.depth() > 1 ? tr("Level %1 of %2: %3, %4 wrong")
                                             .arg(l + 1)
                                             .arg(h.depth())
-                                            .arg(size)
+                                            .arg(groupsText(size))
                                             .arg(wrong)
-                                      : tr("%1 groups, %2 wrong").arg(size).arg(wrong));
+                                      : tr("%1, %2 wrong").arg(groupsText(size)).arg(wrong));
   }
   m_levelBox->setVisible(h.depth() > 1);
   m_status->setText(
       h.depth() > 1
-          ? tr("%1 levels of groups over %2 classes: %3 groups wrong (top level first), %4 "
-               "classes wrong")
+          ? tr("%1 levels of groups over %2 classes: %3 groups wrong (top level first), %4")
                 .arg(h.depth())
                 .arg(h.classes())
                 .arg(wrongPerLevel.join(QStringLiteral(" / ")))
-                .arg(classes.wrong_rows.size())
-          : tr("%1 groups of %2 classes: %3 groups wrong, %4 classes wrong")
-                .arg(h.levels[0].size())
+                .arg(classesWrong(classes.wrong_rows.size()))
+          : tr("%1 of %2 classes: %3 wrong, %4")
+                .arg(groupsText(h.levels[0].size()))
                 .arg(h.classes())
-                .arg(wrongPerLevel.front())
-                .arg(classes.wrong_rows.size()));
+                .arg(groupsText(int(checks.front().wrong_rows.size())))
+                .arg(classesWrong(classes.wrong_rows.size())));
 
   // The tree as the file nests it, worst first among siblings (every node's own level ranks it).
   std::vector<std::vector<int32_t>> rank;
