@@ -163,6 +163,7 @@ def non_regular(s, good_run):
         "idx": lambda p: ["simulate", "--dataset", "idx:" + p],
         "npy": lambda p: ["simulate", "--dataset", "npy:" + p],
         "names": lambda p: ["simulate", "--dataset", GOOD_DATASET + ",names=" + p],
+        "hierarchy": lambda p: ["simulate", "--dataset", GOOD_DATASET + ",hierarchy=" + p],
         "indices": lambda p: ["simulate", "--dataset", GOOD_DATASET + ",indices=" + p],
         "diagnose-run": lambda p: ["diagnose", "--run", p],
         "export-run": lambda p: ["export", "--run", p, "--out", s.path("nr-export"),
@@ -174,7 +175,7 @@ def non_regular(s, good_run):
         "compare-b": lambda p: ["compare", good_run, p],
     }
     suffix = {"scenario": ".json", "csv": ".csv", "idx": "-idx1-ubyte", "npy": ".npy",
-              "names": ".txt", "indices": ".npy", "diagnose-run": ".slrun",
+              "names": ".txt", "hierarchy": ".txt", "indices": ".npy", "diagnose-run": ".slrun",
               "export-run": ".slrun", "import-npz": "_rank0.npz", "import-npy": ".npy",
               "compare-a": ".slrun", "compare-b": ".slrun"}
     for kind, args in kinds.items():
@@ -928,6 +929,56 @@ def export_cases(s, members, meta, figures):
               exit=0, checks=checks)
 
 
+def hierarchy_cases(s, figures):
+    """Class hierarchy files (",hierarchy=FILE", core/io/class_hierarchy.h): every malformed
+    kind refused with the file named, and group names that attack the output formats exported
+    safely (the groups figures name them in SVG; the reports in JSON, CSV and LaTeX)."""
+    def hierarchy(label, data):
+        return s.write("hierarchy-" + label + ".txt", data)
+
+    deep = " > ".join("g%d" % k for k in range(33))  # kMaxHierarchyLevels is 32
+    refused = {
+        "name-100k": "0 " + "b" * 100_000 + "\n1 a\n2 a\n",
+        "too-deep": "0 %s\n1 %s\n2 %s\n" % (deep, deep, deep),
+        "empty-element": "0 a > > b\n1 a\n2 a\n",
+        "two-parents": "0 a > x\n1 b > x\n2 a\n",
+        "cycle": "0 a > b > a\n1 a\n2 a\n",
+        "escape-in-name": "0 red\x1b[31m\n1 a\n2 a\n",
+        "bell-in-path": "0 a > b\x07\n1 a\n2 a\n",
+        "nul-byte": "0 a\x00b\n1 a\n2 a\n",
+        "missing-class": "0 a\n1 a\n",
+        "class-twice": "0 a\n0 b\n1 a\n2 a\n",
+        "class-2^63": "9223372036854775808 a\n0 a\n1 a\n2 a\n",
+        "class-negative": "-1 a\n0 a\n1 a\n2 a\n",
+        "no-parent": "0\n1 a\n2 a\n",
+        # One class line, then 65 MB of comment: past kMaxClassNamesFileBytes (64 MiB).
+        "65MB": "0 a\n1 a\n2 a\n" + ("#" + "x" * 1023 + "\n") * (65 << 10),
+    }
+    for label, text in refused.items():
+        p = hierarchy(label, text)
+        s.add("hierarchy", "hierarchy-" + label,
+              ["simulate", "--dataset", GOOD_DATASET + ",hierarchy=" + p], needles=[p])
+    p = hierarchy("not-utf8", b"0 caf\xe9\n1 a\n2 a\n")
+    s.add("hierarchy", "hierarchy-not-utf8",
+          ["simulate", "--dataset", GOOD_DATASET + ",hierarchy=" + p], needles=[p])
+    # Group names that are code in another format: the export succeeds, every file is safe.
+    formats = "csv,json,latex,svg" if figures else "csv,json,latex"
+    attacks = {
+        "xml-markup": ("<svg onload=alert(1)>", "]]>&amp; \"quoted'"),
+        "latex-input": ("\\input{/etc/passwd}", "a_b&c%d$e#f {}~^"),
+        "csv-formula": ("=HYPERLINK(\"http://x\",\"y\")", "@SUM(A1) > +1+1"),
+    }
+    for label, (top, below) in attacks.items():
+        p = hierarchy("export-" + label, "0 %s > %s\n1 %s > %s\n2 %s\n" %
+                      (top, below, top, below, top))
+        out = s.path("export-hierarchy-" + label)
+        checks = [("svg_xml", out, ""), ("svg_inert", out, ""), ("text_clean", out, ""),
+                  ("csv_quoted", out, "[]"), ("tex_no_input", out, "")][0 if figures else 2:]
+        s.add("hierarchy", "export-hierarchy-" + label,
+              ["export", "--dataset", GOOD_DATASET + ",hierarchy=" + p, "--world-size", "3",
+               "--batch-size", "1", "--out", out, "--formats", formats], exit=0, checks=checks)
+
+
 def transaction_cases(s, good_run, figures):
     """Exports into places prepared to make them write outside --out, fail half way or trip
     on what an earlier one left: nothing outside --out changes, a failed export replaces no
@@ -1093,6 +1144,7 @@ def make(cli, out, figures=True):
     pt_cases(s)
     output_cases(s, good_run)
     export_cases(s, members, meta, figures)
+    hierarchy_cases(s, figures)
     output_text_cases(s, members, meta, figures)
     transaction_cases(s, good_run, figures)
     with open(os.path.join(out, "cases.json"), "w") as f:
