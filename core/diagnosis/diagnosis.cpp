@@ -317,10 +317,10 @@ void classify_counting(Classifier& c, const RecordStats& st, const std::vector<M
                        const Matrix& record_sum, const Matrix& rank_sum) {
   const DiagnosisInput& in = c.in();
   const int32_t classes = record_sum.classes;
-  // An exact counter's own matrices are the exact counts (diagnose() passes the same
-  // objects): no row was ignored and no cell differs, which W x C x C comparisons (64 x 10^6
-  // at 64 ranks and 1000 classes, every setting change) would only confirm.
-  const bool counted_exactly = &exact == in.per_rank && &record_sum == &rank_sum;
+  // An exact counter's own matrices are the exact counts (the stats hold no separate exact
+  // ones): no row was ignored and no cell differs, which W x C x C comparisons (64 x 10^6 at
+  // 64 ranks and 1000 classes, every setting change) would only confirm.
+  const bool counted_exactly = st.exact_per_rank.empty();
   std::vector<int32_t> ignored;
   if (!counted_exactly) {
     const auto record_rows = record_sum.row_sums();

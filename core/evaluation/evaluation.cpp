@@ -1,5 +1,7 @@
 #include "core/evaluation/evaluation.h"
 
+#include "core/evaluation/caption.h"
+
 #include <algorithm>
 #include <future>
 #include <tuple>
@@ -78,9 +80,10 @@ void describe_sampler(const Evaluation& e, DiagnosisInput& d) {
   if (e.scenario_recorded()) {
     const SamplerConfig& s = e.scenario().sampler;
     d.sampler = s.kind;
-    // A simulated shuffling sampler draws each epoch's order anew (seed + epoch, or the
-    // loader's next iteration); a run's one evaluation cannot show that.
-    d.reshuffled_each_epoch = s.shuffle;
+    // A simulated sampler whose order depends on the epoch draws it anew each epoch (seed +
+    // epoch, or the loader's next iteration); a run's one evaluation cannot show that. The
+    // captions ask the same question (caption.h).
+    d.reshuffled_each_epoch = order_depends_on_epoch(s);
     d.accelerate_input = s.accelerate_input;
     if (s.kind != SamplerKind::LightningWrapper) return;
     if (s.inner.kind != InnerSampler::Kind::Recorded)

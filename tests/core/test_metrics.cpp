@@ -145,4 +145,5 @@ TEST(Metrics, DifferenceOfZeroIsUnsignedAndSortsAsZero) {
       EXPECT_FALSE(zero_seen) << r.name << " sorts after a zero difference";
     }
   }
+  EXPECT_TRUE(zero_seen) << "no zero difference: the sort was not checked";
 }
